@@ -1,0 +1,347 @@
+//! Chunking that follows structure: a document is cut at headings first, then
+//! between blocks (paragraphs, list items, tables), then between sentences,
+//! then between words, so that every chunk's embedded text — a short context
+//! header (title and section path) plus the chunk — fits the encoder's window
+//! measured in model tokens. Nothing is truncated silently.
+//!
+//! Pure: token counting comes in through the `TokenCounter` trait.
+
+use folio_core::structured::RenderedText;
+use folio_core::{BlockKind, StructuredText};
+use unicode_segmentation::UnicodeSegmentation;
+
+/// Counts model tokens in a text, without special tokens.
+pub trait TokenCounter {
+    fn count(&self, text: &str) -> usize;
+}
+
+/// How big chunks are, in model tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChunkConfig {
+    /// Aim for chunks of about this many tokens (header included).
+    pub target_tokens: usize,
+    /// Never exceed this many tokens (header included): the encoder's window
+    /// less its special tokens.
+    pub max_tokens: usize,
+    /// When a section is cut into several chunks, repeat about this many
+    /// tokens of the previous chunk's tail at the start of the next.
+    pub overlap_tokens: usize,
+}
+
+impl ChunkConfig {
+    /// A configuration for an encoder window of `window` tokens (special
+    /// tokens included).
+    pub fn for_window(window: usize) -> Self {
+        let max_tokens = window.saturating_sub(2).max(16);
+        ChunkConfig { target_tokens: max_tokens * 4 / 5, max_tokens, overlap_tokens: max_tokens / 8 }
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        if self.max_tokens < 16 {
+            return Err("max_tokens must be at least 16".into());
+        }
+        if self.target_tokens == 0 || self.target_tokens > self.max_tokens {
+            return Err(format!("target_tokens must be between 1 and max_tokens ({})", self.max_tokens));
+        }
+        if self.overlap_tokens >= self.target_tokens {
+            return Err("overlap_tokens must be smaller than target_tokens".into());
+        }
+        Ok(())
+    }
+}
+
+/// A chunk before it has an id: its text is a slice of the rendered document
+/// text (`char_start..char_end`), and `embed_text` is what gets embedded and
+/// indexed: the context header followed by the text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChunkDraft {
+    pub text: String,
+    pub embed_text: String,
+    pub char_start: u64,
+    pub char_end: u64,
+    pub page_start: Option<u32>,
+    pub page_end: Option<u32>,
+    pub section_path: Vec<String>,
+    /// Tokens of `embed_text`, counted exactly.
+    pub token_count: u32,
+}
+
+/// A piece of text that is never cut further: a block, a sentence, a run of
+/// words or, for pathological input, a run of characters.
+#[derive(Debug, Clone, Copy)]
+struct Unit {
+    start: usize,
+    end: usize,
+    tokens: usize,
+    page: Option<u32>,
+}
+
+/// A heading-delimited run of units sharing one section path.
+struct Section {
+    path: Vec<String>,
+    units: Vec<Unit>,
+}
+
+/// The context header embedded and indexed with every chunk of a section:
+/// the document title and the heading chain.
+pub fn context_header(title: Option<&str>, section_path: &[String]) -> String {
+    let mut header = String::new();
+    if let Some(title) = title.map(str::trim).filter(|t| !t.is_empty()) {
+        header.push_str(title);
+        header.push('\n');
+    }
+    let path: Vec<&str> = section_path.iter().map(|s| s.trim()).filter(|s| !s.is_empty()).collect();
+    if !path.is_empty() && (path.len() > 1 || Some(path[0]) != title.map(str::trim)) {
+        header.push_str(&path.join(" > "));
+        header.push('\n');
+    }
+    header
+}
+
+/// Cuts `text` (whose rendering is `rendered`) into chunks.
+pub fn chunk(
+    text: &StructuredText,
+    rendered: &RenderedText,
+    config: &ChunkConfig,
+    counter: &dyn TokenCounter,
+) -> Vec<ChunkDraft> {
+    let chars: Vec<(usize, char)> = rendered.text.char_indices().collect();
+    let doc = Doc { text: &rendered.text, chars: &chars };
+    let mut drafts = Vec::new();
+    for section in sections(text, rendered, &doc, counter) {
+        let mut header = context_header(text.title.as_deref(), &section.path);
+        // A header may take at most a third of the window; beyond that it is
+        // context, not content, and is shortened.
+        while counter.count(&header) > config.max_tokens / 3 && header.chars().count() > 8 {
+            let keep = header.chars().count() * 2 / 3;
+            header = header.chars().take(keep).collect::<String>() + "\n";
+        }
+        let header_tokens = if header.is_empty() { 0 } else { counter.count(&header) };
+        let budget = Budget {
+            target: config.target_tokens.saturating_sub(header_tokens).max(8),
+            max: config.max_tokens.saturating_sub(header_tokens).max(8),
+            overlap: config.overlap_tokens,
+        };
+        let units = refine(&section.units, &doc, budget.max, counter);
+        for group in pack(&units, &budget) {
+            emit(&group, &doc, &header, &section.path, config.max_tokens, counter, &mut drafts);
+        }
+    }
+    drafts
+}
+
+#[derive(Clone, Copy)]
+struct Budget {
+    target: usize,
+    max: usize,
+    overlap: usize,
+}
+
+/// The rendered text with a char-index → byte-offset table.
+struct Doc<'a> {
+    text: &'a str,
+    chars: &'a [(usize, char)],
+}
+
+impl Doc<'_> {
+    fn byte(&self, char_index: usize) -> usize {
+        self.chars.get(char_index).map_or(self.text.len(), |(b, _)| *b)
+    }
+
+    fn slice(&self, start: usize, end: usize) -> &str {
+        &self.text[self.byte(start)..self.byte(end)]
+    }
+
+    fn char_index(&self, byte: usize) -> usize {
+        self.chars.partition_point(|(b, _)| *b < byte)
+    }
+}
+
+/// Groups blocks into sections at headings; every non-heading block becomes
+/// one unit carrying its page.
+fn sections(
+    text: &StructuredText,
+    rendered: &RenderedText,
+    doc: &Doc<'_>,
+    counter: &dyn TokenCounter,
+) -> Vec<Section> {
+    let mut out: Vec<Section> = Vec::new();
+    let mut path: Vec<(u8, String)> = Vec::new();
+    let mut current = Section { path: Vec::new(), units: Vec::new() };
+    for (block, &(start, end)) in text.blocks.iter().zip(&rendered.spans) {
+        let (start, end) = (start as usize, end as usize);
+        if let BlockKind::Heading(level) = block.kind {
+            if !current.units.is_empty() {
+                out.push(std::mem::replace(&mut current, Section { path: Vec::new(), units: Vec::new() }));
+            }
+            path.retain(|(l, _)| *l < level);
+            path.push((level, block.text.trim().to_string()));
+            current.path = path.iter().map(|(_, t)| t.clone()).collect();
+            continue;
+        }
+        if block.text.trim().is_empty() {
+            continue;
+        }
+        let tokens = counter.count(doc.slice(start, end));
+        current.units.push(Unit { start, end, tokens, page: block.page });
+    }
+    if !current.units.is_empty() {
+        out.push(current);
+    }
+    out
+}
+
+/// Splits units over `max` tokens: into sentences, then word runs, then chars.
+fn refine(units: &[Unit], doc: &Doc<'_>, max: usize, counter: &dyn TokenCounter) -> Vec<Unit> {
+    let mut out = Vec::with_capacity(units.len());
+    for unit in units {
+        if unit.tokens <= max {
+            out.push(*unit);
+            continue;
+        }
+        let text = doc.slice(unit.start, unit.end);
+        let base = doc.byte(unit.start);
+        let sentences: Vec<Unit> = text
+            .split_sentence_bound_indices()
+            .filter(|(_, s)| !s.trim().is_empty())
+            .map(|(offset, s)| {
+                let start = doc.char_index(base + offset);
+                let end = doc.char_index(base + offset + s.trim_end().len());
+                Unit { start, end, tokens: counter.count(s), page: unit.page }
+            })
+            .collect();
+        for sentence in sentences {
+            if sentence.tokens <= max {
+                out.push(sentence);
+            } else {
+                split_words(sentence, doc, max, counter, &mut out);
+            }
+        }
+    }
+    out
+}
+
+/// Cuts an over-long sentence into runs of whole words of at most `max`
+/// tokens; a single word longer than that is cut by characters.
+fn split_words(unit: Unit, doc: &Doc<'_>, max: usize, counter: &dyn TokenCounter, out: &mut Vec<Unit>) {
+    let mut start = unit.start;
+    let mut end = unit.start;
+    let mut tokens = 0;
+    let mut i = unit.start;
+    while i < unit.end {
+        // One word plus the whitespace before it.
+        let mut j = i;
+        while j < unit.end && doc.chars[j].1.is_whitespace() {
+            j += 1;
+        }
+        while j < unit.end && !doc.chars[j].1.is_whitespace() {
+            j += 1;
+        }
+        let word_tokens = counter.count(doc.slice(i, j));
+        if tokens + word_tokens > max && end > start {
+            out.push(Unit { start, end, tokens, page: unit.page });
+            start = i;
+            while start < j && doc.chars[start].1.is_whitespace() {
+                start += 1;
+            }
+            tokens = 0;
+        }
+        if word_tokens > max {
+            // A "word" longer than the window (a hash, base64): cut by chars.
+            let mut piece_start = start;
+            let step = max.max(1);
+            while piece_start < j {
+                let piece_end = (piece_start + step).min(j);
+                let t = counter.count(doc.slice(piece_start, piece_end));
+                out.push(Unit { start: piece_start, end: piece_end, tokens: t, page: unit.page });
+                piece_start = piece_end;
+            }
+            start = j;
+            end = j;
+            tokens = 0;
+        } else {
+            tokens += word_tokens;
+            end = j;
+        }
+        i = j;
+    }
+    if end > start {
+        out.push(Unit { start, end, tokens, page: unit.page });
+    }
+}
+
+/// Packs units greedily up to the target; when a section needs several
+/// chunks, each new chunk starts with the previous chunk's last units that fit
+/// in the overlap.
+fn pack(units: &[Unit], budget: &Budget) -> Vec<Vec<Unit>> {
+    let mut groups: Vec<Vec<Unit>> = Vec::new();
+    let mut group: Vec<Unit> = Vec::new();
+    let mut tokens = 0;
+    let mut fresh = 0; // units in `group` that are not overlap
+    for unit in units {
+        if fresh > 0 && tokens + unit.tokens > budget.target {
+            let done = std::mem::take(&mut group);
+            let mut overlap: Vec<Unit> = Vec::new();
+            let mut overlap_tokens = 0;
+            for u in done.iter().rev() {
+                if overlap_tokens + u.tokens > budget.overlap || overlap.len() + 1 >= done.len() {
+                    break;
+                }
+                overlap_tokens += u.tokens;
+                overlap.insert(0, *u);
+            }
+            groups.push(done);
+            if overlap_tokens + unit.tokens > budget.target {
+                overlap.clear();
+                overlap_tokens = 0;
+            }
+            group = overlap;
+            tokens = overlap_tokens;
+            fresh = 0;
+        }
+        group.push(*unit);
+        tokens += unit.tokens;
+        fresh += 1;
+    }
+    if fresh > 0 {
+        groups.push(group);
+    }
+    groups
+}
+
+/// Turns a group into a draft, verifying the exact token count of the
+/// embedded text; a group over the window is halved until it fits.
+fn emit(
+    group: &[Unit],
+    doc: &Doc<'_>,
+    header: &str,
+    path: &[String],
+    max_tokens: usize,
+    counter: &dyn TokenCounter,
+    out: &mut Vec<ChunkDraft>,
+) {
+    let (Some(first), Some(last)) = (group.first(), group.last()) else { return };
+    let text = doc.slice(first.start, last.end).to_string();
+    let embed_text = format!("{header}{text}");
+    let token_count = counter.count(&embed_text);
+    if token_count > max_tokens && group.len() > 1 {
+        let (a, b) = group.split_at(group.len() / 2);
+        emit(a, doc, header, path, max_tokens, counter, out);
+        emit(b, doc, header, path, max_tokens, counter, out);
+        return;
+    }
+    let pages = group.iter().filter_map(|u| u.page);
+    out.push(ChunkDraft {
+        text,
+        embed_text,
+        char_start: first.start as u64,
+        char_end: last.end as u64,
+        page_start: pages.clone().min(),
+        page_end: pages.max(),
+        section_path: path.to_vec(),
+        token_count: token_count as u32,
+    });
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,377 @@
+//! Command-line arguments and dispatch to the engine.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use folio_core::{Filter, LibraryName};
+use folio_engine::eval::EvalRequest;
+use folio_engine::{Engine, Fusion, IngestRequest, IngestTarget, Mode, ResponseMode, SearchRequest};
+use folio_store::Bm25;
+use serde_json::{Map, Value};
+
+use crate::config::{self, Overrides};
+use crate::progress::Bar;
+use crate::{Outcome, bench, output};
+
+/// A command-line mistake that clap cannot see (exit code 2).
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+fn usage(message: impl Into<String>) -> anyhow::Error {
+    UsageError(message.into()).into()
+}
+
+#[derive(Parser)]
+#[command(name = "folio", version, about = "Local-first document knowledge server for AI agents")]
+pub struct Cli {
+    /// Data directory (default $FOLIO_DATA_DIR, else ~/.local/share/folio/data).
+    #[arg(long, global = true)]
+    pub data_dir: Option<PathBuf>,
+    /// Configuration file (default $FOLIO_CONFIG, else ~/.config/folio/config.toml).
+    #[arg(long, global = true)]
+    pub config: Option<PathBuf>,
+    /// Print results as JSON.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Embedding backend: onnx, candle or openai.
+    #[arg(long, global = true)]
+    pub backend: Option<String>,
+    /// Model folder in Hugging Face layout.
+    #[arg(long, global = true)]
+    pub model_dir: Option<PathBuf>,
+    /// Encoder threads.
+    #[arg(long, global = true)]
+    pub threads: Option<usize>,
+    /// Log progress details to stderr.
+    #[arg(long, short, global = true)]
+    pub verbose: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Ingest files, folders (recursively) and URLs into a library.
+    Ingest(IngestArgs),
+    /// Search a library.
+    Search(SearchArgs),
+    /// Show a document (metadata, and text or chunks on request).
+    Get(GetArgs),
+    /// List libraries, or the documents of one library.
+    Ls(LsArgs),
+    /// Delete a document, or with --library a whole library.
+    Rm(RmArgs),
+    /// Statistics of a library.
+    Inspect { library: String },
+    /// Re-embed a library with the current model (after a model change).
+    Rebuild { library: String },
+    /// Evaluate retrieval on a BEIR directory (nDCG@10, Recall@100, MRR@10).
+    Eval(EvalArgs),
+    /// Benchmark search on a synthetic library, or the encoder on a corpus.
+    Bench(bench::BenchArgs),
+}
+
+#[derive(Args)]
+pub struct IngestArgs {
+    /// Files, folders or http(s) URLs.
+    #[arg(required = true)]
+    pub inputs: Vec<String>,
+    #[arg(long, short)]
+    pub library: String,
+    /// Title for the document (with a single input).
+    #[arg(long)]
+    pub title: Option<String>,
+    /// Metadata as KEY=VALUE (repeatable); numbers and true/false are typed.
+    #[arg(long = "meta", value_name = "KEY=VALUE")]
+    pub meta: Vec<String>,
+    /// Re-index even when unchanged.
+    #[arg(long)]
+    pub force: bool,
+    /// Allow URLs that resolve to private, loopback or link-local addresses.
+    #[arg(long)]
+    pub allow_private_urls: bool,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum FusionArg {
+    Weighted,
+    Rrf,
+}
+
+/// Fusion and BM25 parameters shared by search and eval.
+#[derive(Args, Clone)]
+pub struct RankingArgs {
+    /// hybrid (default), lexical or dense.
+    #[arg(long, default_value = "hybrid")]
+    pub mode: String,
+    /// Hybrid fusion: weighted (default) or rrf.
+    #[arg(long, value_enum)]
+    pub fusion: Option<FusionArg>,
+    /// RRF k.
+    #[arg(long)]
+    pub rrf_k: Option<f32>,
+    /// Weight of the lexical ranking (weighted: in [0, 1]; rrf: any >= 0).
+    #[arg(long)]
+    pub lexical_weight: Option<f32>,
+    /// Weight of the dense ranking (rrf).
+    #[arg(long)]
+    pub dense_weight: Option<f32>,
+    #[arg(long)]
+    pub k1: Option<f32>,
+    #[arg(long)]
+    pub b: Option<f32>,
+}
+
+impl RankingArgs {
+    fn mode(&self) -> Result<Mode> {
+        Mode::parse(&self.mode).ok_or_else(|| usage(format!("unknown mode {:?} (use hybrid, lexical or dense)", self.mode)))
+    }
+
+    fn fusion(&self) -> Option<Fusion> {
+        match self.fusion {
+            Some(FusionArg::Rrf) => Some(Fusion::Rrf {
+                k: self.rrf_k.unwrap_or(60.0),
+                lexical_weight: self.lexical_weight.unwrap_or(1.0),
+                dense_weight: self.dense_weight.unwrap_or(1.0),
+            }),
+            Some(FusionArg::Weighted) => Some(Fusion::Weighted { lexical_weight: self.lexical_weight.unwrap_or(0.5) }),
+            None => self.lexical_weight.map(|w| Fusion::Weighted { lexical_weight: w }),
+        }
+    }
+
+    fn bm25(&self) -> Option<Bm25> {
+        (self.k1.is_some() || self.b.is_some()).then(|| {
+            let d = Bm25::default();
+            Bm25 { k1: self.k1.unwrap_or(d.k1), b: self.b.unwrap_or(d.b) }
+        })
+    }
+}
+
+#[derive(Args)]
+pub struct SearchArgs {
+    pub query: String,
+    #[arg(long, short)]
+    pub library: String,
+    #[command(flatten)]
+    pub ranking: RankingArgs,
+    #[arg(long, short = 'k', default_value_t = 10)]
+    pub top_k: usize,
+    /// Filter as JSON, e.g. '{"year": {"gte": 2019}, "tags": ["ml"]}'.
+    #[arg(long)]
+    pub filter: Option<String>,
+    /// ids_only, metadata, preview (default) or full.
+    #[arg(long, default_value = "preview")]
+    pub response_mode: String,
+    /// Cap on each chunk's text in full mode.
+    #[arg(long, default_value_t = 1800)]
+    pub max_chars: usize,
+    /// One hit per chunk instead of per document.
+    #[arg(long)]
+    pub no_group: bool,
+}
+
+#[derive(Args)]
+pub struct GetArgs {
+    pub id: String,
+    /// Print the document text.
+    #[arg(long)]
+    pub text: bool,
+    /// Print the chunks.
+    #[arg(long)]
+    pub chunks: bool,
+}
+
+#[derive(Args)]
+pub struct LsArgs {
+    pub library: Option<String>,
+    #[arg(long, default_value_t = 0)]
+    pub offset: u64,
+    #[arg(long, default_value_t = 100)]
+    pub limit: u64,
+}
+
+#[derive(Args)]
+pub struct RmArgs {
+    /// Document id.
+    pub id: Option<String>,
+    /// Delete this whole library instead.
+    #[arg(long)]
+    pub library: Option<String>,
+}
+
+#[derive(Args)]
+pub struct EvalArgs {
+    pub dir: PathBuf,
+    #[command(flatten)]
+    pub ranking: RankingArgs,
+    #[arg(long)]
+    pub qrels: Option<PathBuf>,
+    /// Write the ranking as JSON {query_id: {doc_id: score}}.
+    #[arg(long)]
+    pub run: Option<PathBuf>,
+    /// Scratch library name (default eval.<dir name>).
+    #[arg(long)]
+    pub library: Option<String>,
+    /// Only the first N judged queries.
+    #[arg(long)]
+    pub max_queries: Option<usize>,
+}
+
+/// How long a writing command waits for another writer to finish.
+const LOCK_WAIT: Duration = Duration::from_secs(30);
+
+pub fn library(name: &str) -> Result<LibraryName> {
+    LibraryName::new(name).map_err(|e| usage(e.to_string()))
+}
+
+fn parse_meta(pairs: &[String]) -> Result<Map<String, Value>> {
+    let mut map = Map::new();
+    for pair in pairs {
+        let (key, value) = pair.split_once('=').ok_or_else(|| usage(format!("--meta {pair:?} is not KEY=VALUE")))?;
+        let value = match serde_json::from_str::<Value>(value) {
+            Ok(v @ (Value::Number(_) | Value::Bool(_))) => v,
+            _ => Value::String(value.to_string()),
+        };
+        map.insert(key.to_string(), value);
+    }
+    Ok(map)
+}
+
+fn is_url(input: &str) -> bool {
+    input.starts_with("http://") || input.starts_with("https://")
+}
+
+pub fn open(cli: &Cli, overrides: &Overrides, writable: bool) -> Result<Engine> {
+    let file = config::load_file(cli.config.as_deref())?;
+    let config = config::engine_config(file, overrides, writable.then_some(LOCK_WAIT))?;
+    Ok(Engine::open(config)?)
+}
+
+pub fn run(cli: Cli) -> Result<Outcome> {
+    let mut overrides = Overrides {
+        data_dir: cli.data_dir.clone(),
+        backend: cli.backend.clone(),
+        model_dir: cli.model_dir.clone(),
+        threads: cli.threads,
+        allow_private_urls: false,
+    };
+    let json = cli.json;
+    match &cli.command {
+        Command::Ingest(args) => {
+            overrides.allow_private_urls = args.allow_private_urls;
+            let engine = open(&cli, &overrides, true)?;
+            let targets = args
+                .inputs
+                .iter()
+                .map(|i| if is_url(i) { IngestTarget::Url(i.clone()) } else { IngestTarget::Path(PathBuf::from(i)) })
+                .collect();
+            let request = IngestRequest {
+                library: library(&args.library)?,
+                targets,
+                metadata: parse_meta(&args.meta)?,
+                title: args.title.clone(),
+                force: args.force,
+            };
+            let report = engine.ingest(&request, &Bar::new("ingest", !json))?;
+            output::ingest(&report, json)?;
+            Ok(if report.failed > 0 { Outcome::PartialFailure } else { Outcome::Success })
+        }
+        Command::Search(args) => {
+            let engine = open(&cli, &overrides, false)?;
+            let filter = match &args.filter {
+                Some(text) => {
+                    let value: Value = serde_json::from_str(text).map_err(|e| usage(format!("--filter is not JSON: {e}")))?;
+                    Filter::from_json(&value).map_err(|e| usage(e.to_string()))?
+                }
+                None => Filter::default(),
+            };
+            let mut request = SearchRequest::new(library(&args.library)?, args.query.clone());
+            request.mode = args.ranking.mode()?;
+            request.fusion = args.ranking.fusion();
+            request.bm25 = args.ranking.bm25();
+            request.top_k = args.top_k;
+            request.filter = filter;
+            request.response_mode = ResponseMode::parse(&args.response_mode)
+                .ok_or_else(|| usage(format!("unknown response mode {:?}", args.response_mode)))?;
+            request.max_chars_per_chunk = args.max_chars;
+            request.group_by_document = !args.no_group;
+            let response = engine.search(&request)?;
+            output::search(&response, json)?;
+            Ok(Outcome::Success)
+        }
+        Command::Get(args) => {
+            let engine = open(&cli, &overrides, false)?;
+            let document = engine.document(&args.id)?;
+            let chunks = if args.chunks { engine.chunks(&args.id, 0..u32::MAX)? } else { Vec::new() };
+            output::document(&document, &chunks, args.text, json)?;
+            Ok(Outcome::Success)
+        }
+        Command::Ls(args) => {
+            let engine = open(&cli, &overrides, false)?;
+            match &args.library {
+                None => output::libraries(&engine.libraries()?, json)?,
+                Some(name) => {
+                    let (documents, total) = engine.documents(&library(name)?, args.offset, args.limit)?;
+                    output::documents(&documents, total, args.offset, json)?;
+                }
+            }
+            Ok(Outcome::Success)
+        }
+        Command::Rm(args) => {
+            let engine = open(&cli, &overrides, true)?;
+            match (&args.id, &args.library) {
+                (Some(id), None) => {
+                    engine.delete_document(id)?;
+                    output::deleted("document", id, json)?;
+                }
+                (None, Some(name)) => {
+                    engine.delete_library(&library(name)?)?;
+                    output::deleted("library", name, json)?;
+                }
+                _ => return Err(usage("give either a document id or --library NAME")),
+            }
+            Ok(Outcome::Success)
+        }
+        Command::Inspect { library: name } => {
+            let engine = open(&cli, &overrides, false)?;
+            output::stats(&engine.inspect(&library(name)?)?, json)?;
+            Ok(Outcome::Success)
+        }
+        Command::Rebuild { library: name } => {
+            let engine = open(&cli, &overrides, true)?;
+            let count = engine.rebuild(&library(name)?, &Bar::new("rebuild", !json))?;
+            output::rebuilt(name, count, json)?;
+            Ok(Outcome::Success)
+        }
+        Command::Eval(args) => {
+            let engine = open(&cli, &overrides, true)?;
+            let request = EvalRequest {
+                dir: args.dir.clone(),
+                library: args.library.as_deref().map(library).transpose()?,
+                mode: args.ranking.mode()?,
+                qrels: args.qrels.clone(),
+                fusion: args.ranking.fusion(),
+                bm25: args.ranking.bm25(),
+                max_queries: args.max_queries,
+            };
+            let report = engine.eval(&request, &Bar::new("ingest corpus", !json))?;
+            if let Some(path) = &args.run {
+                let body = serde_json::to_vec(&report.run)?;
+                std::fs::write(path, body).with_context(|| format!("writing {}", path.display()))?;
+            }
+            output::eval(&report, json)?;
+            Ok(Outcome::Success)
+        }
+        Command::Bench(args) => bench::run(&cli, &overrides, args),
+    }
+}

@@ -1,0 +1,218 @@
+//! Configuration: defaults, then the TOML file, then environment variables,
+//! then command-line flags — each later source overriding the earlier.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use folio_core::Limits;
+use folio_embed::{ModelConfig, OpenAiOptions};
+use folio_engine::{ChunkingConfig, EmbedderConfig, EngineConfig, Fusion};
+use folio_store::Bm25;
+use serde::Deserialize;
+
+/// The TOML file's shape. Every field is optional.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FileConfig {
+    pub data_dir: Option<PathBuf>,
+    pub model: ModelSection,
+    pub openai: OpenAiSection,
+    pub limits: Limits,
+    pub chunking: ChunkingSection,
+    pub search: SearchSection,
+    pub ingest: IngestSection,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ModelSection {
+    /// onnx | candle | openai
+    pub backend: Option<String>,
+    pub dir: Option<PathBuf>,
+    pub id: Option<String>,
+    /// Path to libonnxruntime.so.
+    pub runtime: Option<PathBuf>,
+    pub threads: Option<usize>,
+    pub query_prefix: Option<String>,
+    pub passage_prefix: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct OpenAiSection {
+    pub url: Option<String>,
+    pub model: Option<String>,
+    /// Environment variable holding the API key.
+    pub api_key_env: Option<String>,
+    pub window: Option<usize>,
+    pub timeout_secs: Option<u64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ChunkingSection {
+    pub target_tokens: Option<usize>,
+    pub overlap_tokens: Option<usize>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SearchSection {
+    /// weighted | rrf
+    pub fusion: Option<String>,
+    pub lexical_weight: Option<f32>,
+    pub rrf_k: Option<f32>,
+    pub dense_weight: Option<f32>,
+    pub k1: Option<f32>,
+    pub b: Option<f32>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct IngestSection {
+    pub roots: Vec<PathBuf>,
+    pub allow_private_urls: bool,
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+fn home() -> PathBuf {
+    env("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from)
+}
+
+/// `$XDG_DATA_HOME/folio`, by default `~/.local/share/folio`.
+pub fn folio_home() -> PathBuf {
+    env("FOLIO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| env("XDG_DATA_HOME").map(|d| PathBuf::from(d).join("folio")))
+        .unwrap_or_else(|| home().join(".local/share/folio"))
+}
+
+/// `$XDG_CONFIG_HOME/folio/config.toml`.
+pub fn default_config_path() -> PathBuf {
+    env("XDG_CONFIG_HOME").map_or_else(|| home().join(".config"), PathBuf::from).join("folio/config.toml")
+}
+
+pub fn load_file(path: Option<&Path>) -> Result<FileConfig> {
+    let (path, required) = match path {
+        Some(p) => (p.to_path_buf(), true),
+        None => (env("FOLIO_CONFIG").map_or_else(default_config_path, PathBuf::from), env("FOLIO_CONFIG").is_some()),
+    };
+    match std::fs::read_to_string(&path) {
+        Ok(text) => toml::from_str(&text).with_context(|| format!("invalid config file {}", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => Ok(FileConfig::default()),
+        Err(e) => Err(e).with_context(|| format!("cannot read config file {}", path.display())),
+    }
+}
+
+/// The runtime library: explicit setting, else `ORT_DYLIB_PATH`, else the
+/// one `scripts/setup.sh` installed.
+fn find_runtime(configured: Option<PathBuf>) -> Option<PathBuf> {
+    configured.or_else(|| env("FOLIO_ORT_LIB").map(PathBuf::from)).or_else(|| env("ORT_DYLIB_PATH").map(PathBuf::from)).or_else(|| {
+        let dir = folio_home().join("runtime");
+        let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+            .ok()?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("libonnxruntime.so")))
+            .collect();
+        found.sort();
+        found.pop()
+    })
+}
+
+/// Overrides from the command line.
+#[derive(Debug, Default, Clone)]
+pub struct Overrides {
+    pub data_dir: Option<PathBuf>,
+    pub backend: Option<String>,
+    pub model_dir: Option<PathBuf>,
+    pub threads: Option<usize>,
+    pub allow_private_urls: bool,
+}
+
+/// Builds the engine configuration. `writable` is the lock wait for
+/// commands that write, `None` for read-only commands.
+pub fn engine_config(file: FileConfig, overrides: &Overrides, writable: Option<Duration>) -> Result<EngineConfig> {
+    let data_dir = overrides
+        .data_dir
+        .clone()
+        .or_else(|| env("FOLIO_DATA_DIR").map(PathBuf::from))
+        .or(file.data_dir)
+        .unwrap_or_else(|| folio_home().join("data"));
+    let m = file.model;
+    let model_dir = overrides
+        .model_dir
+        .clone()
+        .or_else(|| env("FOLIO_MODEL_DIR").map(PathBuf::from))
+        .or(m.dir)
+        .unwrap_or_else(|| folio_home().join("models/all-MiniLM-L6-v2"));
+    let threads = overrides
+        .threads
+        .or_else(|| env("FOLIO_THREADS").and_then(|t| t.parse().ok()))
+        .or(m.threads)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
+    let model = ModelConfig {
+        id: env("FOLIO_MODEL_ID").or(m.id),
+        query_prefix: m.query_prefix.unwrap_or_default(),
+        passage_prefix: m.passage_prefix.unwrap_or_default(),
+    };
+    let runtime = find_runtime(m.runtime);
+    let backend = overrides.backend.clone().or_else(|| env("FOLIO_BACKEND")).or(m.backend);
+    let onnx = |model_dir, runtime, model| EmbedderConfig::Onnx { model_dir, runtime, threads, model };
+    let embedder = match backend.as_deref() {
+        None => match runtime {
+            Some(runtime) if model_dir.join("model.onnx").exists() => onnx(model_dir, runtime, model),
+            _ => EmbedderConfig::Candle { model_dir, model },
+        },
+        Some("onnx") => match runtime {
+            Some(runtime) => onnx(model_dir, runtime, model),
+            None => bail!("the onnx backend needs the ONNX Runtime library: run scripts/setup.sh or set FOLIO_ORT_LIB"),
+        },
+        Some("candle") => EmbedderConfig::Candle { model_dir, model },
+        Some("openai") => {
+            let o = file.openai;
+            let url = env("FOLIO_OPENAI_URL").or(o.url).context("the openai backend needs [openai] url or FOLIO_OPENAI_URL")?;
+            let model_name = env("FOLIO_OPENAI_MODEL").or(o.model).context("the openai backend needs [openai] model")?;
+            EmbedderConfig::OpenAi(OpenAiOptions {
+                base_url: url,
+                model: model_name,
+                api_key: env(o.api_key_env.as_deref().unwrap_or("OPENAI_API_KEY")),
+                window: o.window.unwrap_or(512),
+                timeout: Duration::from_secs(o.timeout_secs.unwrap_or(60)),
+                query_prefix: model.query_prefix,
+                passage_prefix: model.passage_prefix,
+            })
+        }
+        Some(other) => bail!("unknown model backend {other:?} (use onnx, candle or openai)"),
+    };
+    let mut limits = file.limits;
+    if let Some(bytes) = env("FOLIO_MAX_FILE_BYTES").and_then(|v| v.parse().ok()) {
+        limits.max_file_bytes = bytes;
+    }
+    let s = file.search;
+    let fusion = match s.fusion.as_deref() {
+        None | Some("weighted") => Fusion::Weighted { lexical_weight: s.lexical_weight.unwrap_or(0.5) },
+        Some("rrf") => Fusion::Rrf {
+            k: s.rrf_k.unwrap_or(60.0),
+            lexical_weight: s.lexical_weight.unwrap_or(1.0),
+            dense_weight: s.dense_weight.unwrap_or(1.0),
+        },
+        Some(other) => bail!("unknown fusion {other:?} (use weighted or rrf)"),
+    };
+    let defaults = Bm25::default();
+    Ok(EngineConfig {
+        data_dir,
+        embedder,
+        limits,
+        chunking: ChunkingConfig { target_tokens: file.chunking.target_tokens, overlap_tokens: file.chunking.overlap_tokens },
+        roots: file.ingest.roots,
+        allow_private_urls: overrides.allow_private_urls || file.ingest.allow_private_urls,
+        fusion,
+        bm25: Bm25 { k1: s.k1.unwrap_or(defaults.k1), b: s.b.unwrap_or(defaults.b) },
+        writable,
+    })
+}

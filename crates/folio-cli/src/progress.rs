@@ -1,0 +1,43 @@
+//! Progress bars on stderr (indicatif), hidden when stderr is not a terminal
+//! or output is JSON.
+
+use std::io::IsTerminal;
+
+use folio_engine::Progress;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+pub struct Bar {
+    bar: ProgressBar,
+}
+
+impl Bar {
+    pub fn new(label: &str, visible: bool) -> Self {
+        let bar = ProgressBar::hidden();
+        if visible && std::io::stderr().is_terminal() {
+            bar.set_draw_target(ProgressDrawTarget::stderr());
+        }
+        let style = ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} {per_sec} eta {eta} {wide_msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> ");
+        bar.set_style(style);
+        bar.set_prefix(label.to_string());
+        Bar { bar }
+    }
+}
+
+impl Progress for Bar {
+    fn start(&self, total: u64) {
+        self.bar.set_length(total);
+    }
+
+    fn advance(&self, done: u64, message: &str) {
+        self.bar.inc(done);
+        if !message.is_empty() {
+            self.bar.set_message(message.rsplit('/').next().unwrap_or(message).to_string());
+        }
+    }
+
+    fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}

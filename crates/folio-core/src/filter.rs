@@ -1,0 +1,186 @@
+//! Metadata filters: conditions on document fields and chunk structure, all of
+//! which must hold. Filters are applied before ranking by every retriever.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One condition. Field names address document fields (`format`,
+/// `source_kind`, `title`, `document_id`) or keys of the document metadata.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Condition {
+    /// The field equals the value; for a list field, the list contains it.
+    Equals { field: String, value: Value },
+    /// The field equals one of the values (or a list field contains one).
+    AnyOf { field: String, values: Vec<Value> },
+    /// A range on a number or on an ISO-8601 date string; bounds are optional.
+    Range {
+        field: String,
+        gte: Option<Value>,
+        gt: Option<Value>,
+        lte: Option<Value>,
+        lt: Option<Value>,
+    },
+    /// The source locator (path or URL) starts with the prefix.
+    PathPrefix(String),
+    /// The chunk's section path, joined with " > ", starts with the prefix
+    /// (case-insensitive).
+    SectionPrefix(String),
+}
+
+/// A conjunction of conditions. The empty filter matches everything.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Filter {
+    pub conditions: Vec<Condition>,
+}
+
+/// Why a filter was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid filter: {0}")]
+pub struct FilterError(pub String);
+
+/// Joins a section path the way `SectionPrefix` matches it.
+pub fn join_section_path(path: &[String]) -> String {
+    path.join(" > ")
+}
+
+fn valid_field(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+}
+
+fn scalar(value: &Value) -> bool {
+    matches!(value, Value::String(_) | Value::Number(_) | Value::Bool(_))
+}
+
+fn bound(value: &Value, field: &str) -> Result<(), FilterError> {
+    match value {
+        Value::Number(_) | Value::String(_) => Ok(()),
+        _ => Err(FilterError(format!("range bound on {field:?} must be a number or a date string"))),
+    }
+}
+
+impl Filter {
+    pub fn is_empty(&self) -> bool {
+        self.conditions.is_empty()
+    }
+
+    /// Parses the JSON filter syntax used by the CLI and the transports:
+    ///
+    /// ```json
+    /// {"year": {"gte": 2019, "lt": 2024}, "tags": ["ml", "nlp"], "author": "Smith",
+    ///  "path_prefix": "/papers/", "section_prefix": "Methods"}
+    /// ```
+    ///
+    /// A scalar means equality, an array means any-of, an object holds
+    /// operators (`eq`, `any`, `gte`, `gt`, `lte`, `lt`).
+    pub fn from_json(value: &Value) -> Result<Filter, FilterError> {
+        let object = match value {
+            Value::Null => return Ok(Filter::default()),
+            Value::Object(object) => object,
+            _ => return Err(FilterError("a filter must be a JSON object".into())),
+        };
+        let mut conditions = Vec::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "path_prefix" | "section_prefix" => {
+                    let Value::String(prefix) = value else {
+                        return Err(FilterError(format!("{key} must be a string")));
+                    };
+                    conditions.push(if key == "path_prefix" {
+                        Condition::PathPrefix(prefix.clone())
+                    } else {
+                        Condition::SectionPrefix(prefix.clone())
+                    });
+                    continue;
+                }
+                _ if !valid_field(key) => {
+                    return Err(FilterError(format!(
+                        "field name {key:?} must be 1-64 letters, digits, '_', '-' or '.'"
+                    )));
+                }
+                _ => {}
+            }
+            let field = key.clone();
+            match value {
+                v if scalar(v) => conditions.push(Condition::Equals { field, value: v.clone() }),
+                Value::Array(values) => {
+                    if values.is_empty() || !values.iter().all(scalar) {
+                        return Err(FilterError(format!("{key}: any-of needs a non-empty list of scalars")));
+                    }
+                    conditions.push(Condition::AnyOf { field, values: values.clone() });
+                }
+                Value::Object(ops) => {
+                    let (mut gte, mut gt, mut lte, mut lt) = (None, None, None, None);
+                    for (op, operand) in ops {
+                        match op.as_str() {
+                            "eq" if scalar(operand) => {
+                                conditions.push(Condition::Equals { field: field.clone(), value: operand.clone() })
+                            }
+                            "any" | "in" => match operand {
+                                Value::Array(values) if !values.is_empty() && values.iter().all(scalar) => conditions
+                                    .push(Condition::AnyOf { field: field.clone(), values: values.clone() }),
+                                _ => return Err(FilterError(format!("{key}.{op} needs a non-empty list of scalars"))),
+                            },
+                            "gte" => (bound(operand, key)?, gte = Some(operand.clone())).1,
+                            "gt" => (bound(operand, key)?, gt = Some(operand.clone())).1,
+                            "lte" => (bound(operand, key)?, lte = Some(operand.clone())).1,
+                            "lt" => (bound(operand, key)?, lt = Some(operand.clone())).1,
+                            _ => {
+                                return Err(FilterError(format!(
+                                    "{key}: unknown operator {op:?} (use eq, any, gte, gt, lte, lt)"
+                                )));
+                            }
+                        }
+                    }
+                    if gte.is_some() || gt.is_some() || lte.is_some() || lt.is_some() {
+                        conditions.push(Condition::Range { field, gte, gt, lte, lt });
+                    }
+                }
+                _ => return Err(FilterError(format!("{key}: null is not a filter value"))),
+            }
+        }
+        Ok(Filter { conditions })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn parses_every_form() {
+        let f = Filter::from_json(&json!({
+            "author": "Smith", "tags": ["a", "b"], "year": {"gte": 2019, "lt": 2024},
+            "path_prefix": "/p", "section_prefix": "Methods"
+        }))
+        .unwrap();
+        assert_eq!(f.conditions.len(), 5);
+        assert!(f.conditions.contains(&Condition::Equals { field: "author".into(), value: json!("Smith") }));
+        assert!(f.conditions.contains(&Condition::AnyOf { field: "tags".into(), values: vec![json!("a"), json!("b")] }));
+        assert!(f.conditions.contains(&Condition::Range {
+            field: "year".into(),
+            gte: Some(json!(2019)),
+            gt: None,
+            lte: None,
+            lt: Some(json!(2024))
+        }));
+    }
+
+    #[test]
+    fn refuses_bad_filters() {
+        for bad in [
+            json!([1]),
+            json!({"a b": 1}),
+            json!({"x": []}),
+            json!({"x": {"near": 1}}),
+            json!({"x": null}),
+            json!({"x": {"gte": [1]}}),
+            json!({"path_prefix": 3}),
+        ] {
+            assert!(Filter::from_json(&bad).is_err(), "{bad}");
+        }
+    }
+}

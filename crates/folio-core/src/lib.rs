@@ -1,0 +1,19 @@
+//! folio's domain types: libraries, documents, chunks, structured text, filters,
+//! limits and the error-code catalogue. Every other crate speaks these; none of
+//! them knows about storage, models or transports.
+
+pub mod chunk;
+pub mod document;
+pub mod error;
+pub mod filter;
+pub mod library;
+pub mod limits;
+pub mod structured;
+
+pub use chunk::{Chunk, ChunkId};
+pub use document::{Document, DocumentId, DocumentSummary, SourceKind, content_hash};
+pub use error::ErrorCode;
+pub use filter::{Condition, Filter, FilterError};
+pub use library::{EmbeddingSpace, LibraryName, LibraryNameError, Pooling};
+pub use limits::Limits;
+pub use structured::{Block, BlockKind, StructuredText};

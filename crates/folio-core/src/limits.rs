@@ -1,0 +1,75 @@
+//! Limits are data: one validated structure holds every bound folio enforces,
+//! so the CLI, the servers and the tests read and override them in one place.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// Every limit folio enforces on input and output. Build with `Limits::default()`
+/// and override fields from configuration; call `validate` after overriding.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Limits {
+    /// Largest file accepted for ingestion, in bytes.
+    pub max_file_bytes: u64,
+    /// Largest total decompressed size of a container format (DOCX, EPUB, ...).
+    pub max_decompressed_bytes: u64,
+    /// Largest decompressed/compressed ratio of one zip member: a bomb guard.
+    pub max_compression_ratio: u64,
+    /// Pages read from one paged document.
+    pub max_pages: u32,
+    /// Chunks produced from one document.
+    pub max_chunks_per_document: u32,
+    /// Characters in a query.
+    pub max_query_chars: usize,
+    /// Results per search request.
+    pub max_top_k: usize,
+    /// Bytes fetched from one URL.
+    pub max_url_bytes: u64,
+    /// Time allowed for one URL fetch, in seconds.
+    pub url_timeout_secs: u64,
+    /// Redirects followed for one URL.
+    pub max_redirects: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_file_bytes: 200 * 1024 * 1024,
+            max_decompressed_bytes: 500 * 1024 * 1024,
+            max_compression_ratio: 200,
+            max_pages: 5_000,
+            max_chunks_per_document: 20_000,
+            max_query_chars: 4_000,
+            max_top_k: 100,
+            max_url_bytes: 50 * 1024 * 1024,
+            url_timeout_secs: 30,
+            max_redirects: 5,
+        }
+    }
+}
+
+impl Limits {
+    /// Checks that every limit is positive.
+    pub fn validate(&self) -> Result<(), String> {
+        let zero = [
+            ("max_file_bytes", self.max_file_bytes == 0),
+            ("max_decompressed_bytes", self.max_decompressed_bytes == 0),
+            ("max_compression_ratio", self.max_compression_ratio == 0),
+            ("max_pages", self.max_pages == 0),
+            ("max_chunks_per_document", self.max_chunks_per_document == 0),
+            ("max_query_chars", self.max_query_chars == 0),
+            ("max_top_k", self.max_top_k == 0),
+            ("max_url_bytes", self.max_url_bytes == 0),
+            ("url_timeout_secs", self.url_timeout_secs == 0),
+        ];
+        match zero.iter().find(|(_, is_zero)| *is_zero) {
+            Some((name, _)) => Err(format!("limit {name} must be positive")),
+            None => Ok(()),
+        }
+    }
+
+    pub fn url_timeout(&self) -> Duration {
+        Duration::from_secs(self.url_timeout_secs)
+    }
+}

@@ -1,0 +1,113 @@
+//! Structured text: what extraction produces and chunking consumes. A document
+//! is a sequence of blocks (headings, paragraphs, list items, tables, code),
+//! each with the page it sits on when the format has pages.
+
+use serde::{Deserialize, Serialize};
+
+/// The kind of a block of text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "level")]
+pub enum BlockKind {
+    /// A heading of level 1 (outermost) to 6.
+    Heading(u8),
+    Paragraph,
+    ListItem,
+    /// A table rendered as text, one row per line, cells separated by ` | `.
+    Table,
+    Code,
+}
+
+/// One block of a document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Block {
+    pub kind: BlockKind,
+    pub text: String,
+    /// 1-based page number, for paged formats.
+    pub page: Option<u32>,
+}
+
+impl Block {
+    pub fn new(kind: BlockKind, text: impl Into<String>, page: Option<u32>) -> Self {
+        Block { kind, text: text.into(), page }
+    }
+
+    /// The block as it appears in the document's Markdown text.
+    pub fn render(&self) -> String {
+        match self.kind {
+            BlockKind::Heading(level) => format!("{} {}", "#".repeat(level.clamp(1, 6) as usize), self.text),
+            BlockKind::ListItem => format!("- {}", self.text),
+            BlockKind::Code => format!("```\n{}\n```", self.text),
+            BlockKind::Paragraph | BlockKind::Table => self.text.clone(),
+        }
+    }
+}
+
+/// A document's text with its structure and the metadata its format carries.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StructuredText {
+    pub title: Option<String>,
+    pub blocks: Vec<Block>,
+    /// Format metadata: front matter, PDF info, Office core properties.
+    pub metadata: serde_json::Map<String, serde_json::Value>,
+    /// Number of pages, for paged formats.
+    pub page_count: Option<u32>,
+}
+
+/// The document text with each block's char span in it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RenderedText {
+    pub text: String,
+    /// `(char_start, char_end)` of each block's rendering, in block order.
+    pub spans: Vec<(u64, u64)>,
+}
+
+/// Blocks are separated by a blank line in the document text.
+pub const BLOCK_SEPARATOR: &str = "\n\n";
+
+impl StructuredText {
+    /// True when no block carries any non-whitespace text.
+    pub fn is_empty(&self) -> bool {
+        self.blocks.iter().all(|b| b.text.trim().is_empty())
+    }
+
+    /// Renders the blocks to Markdown, recording each block's char span.
+    pub fn render(&self) -> RenderedText {
+        let mut text = String::new();
+        let mut spans = Vec::with_capacity(self.blocks.len());
+        let mut chars = 0u64;
+        for (i, block) in self.blocks.iter().enumerate() {
+            if i > 0 {
+                text.push_str(BLOCK_SEPARATOR);
+                chars += BLOCK_SEPARATOR.len() as u64;
+            }
+            let rendered = block.render();
+            let len = rendered.chars().count() as u64;
+            spans.push((chars, chars + len));
+            text.push_str(&rendered);
+            chars += len;
+        }
+        RenderedText { text, spans }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn render_records_char_spans() {
+        let text = StructuredText {
+            blocks: vec![
+                Block::new(BlockKind::Heading(2), "Über", None),
+                Block::new(BlockKind::Paragraph, "body", None),
+            ],
+            ..Default::default()
+        };
+        let r = text.render();
+        assert_eq!(r.text, "## Über\n\nbody");
+        let chars: Vec<char> = r.text.chars().collect();
+        let (s, e) = r.spans[1];
+        assert_eq!(chars[s as usize..e as usize].iter().collect::<String>(), "body");
+        assert_eq!(r.spans[0], (0, 7));
+    }
+}

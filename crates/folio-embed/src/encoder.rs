@@ -1,0 +1,96 @@
+//! The shared shape of a local encoder: prefix, tokenize, batch by length,
+//! run the network, pool, normalise. Backends supply only the forward pass.
+
+use folio_core::EmbeddingSpace;
+
+use crate::{EmbedError, Embedder, LocalModel, batch, pool};
+
+/// A network that maps a batch of token-id sequences to pooled vectors.
+pub trait Forward: Send + Sync {
+    /// Runs one batch (sequences of different lengths; the backend pads) and
+    /// returns one pooled vector per sequence, in order.
+    fn forward(&self, model: &LocalModel, batch: &[&[u32]]) -> Result<Vec<Vec<f32>>, EmbedError>;
+
+    fn name(&self) -> &'static str;
+}
+
+/// A local encoder: a model folder plus a forward pass.
+pub struct Encoder<F> {
+    pub(crate) model: LocalModel,
+    pub(crate) forward: F,
+}
+
+impl<F: Forward> Encoder<F> {
+    /// Embeds whole documents cut to the window, as a benchmark would feed
+    /// any encoder; returns the vectors and the number of tokens encoded.
+    pub fn embed_cut_to_window(&self, texts: &[String]) -> Result<(Vec<Vec<f32>>, usize), EmbedError> {
+        let ids = self.model.encode(texts, true)?;
+        let tokens = ids.iter().map(Vec::len).sum();
+        Ok((batch::run_batches(&ids, |b| self.forward.forward(&self.model, b))?, tokens))
+    }
+
+    fn embed(&self, texts: Vec<String>, cut: bool) -> Result<Vec<Vec<f32>>, EmbedError> {
+        if texts.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids = self.model.encode(&texts, cut)?;
+        batch::run_batches(&ids, |b| self.forward.forward(&self.model, b))
+    }
+}
+
+impl<F: Forward> Embedder for Encoder<F> {
+    fn space(&self) -> &EmbeddingSpace {
+        &self.model.space
+    }
+
+    fn window(&self) -> usize {
+        self.model.window
+    }
+
+    fn count_tokens(&self, text: &str) -> usize {
+        self.model.count_tokens(text)
+    }
+
+    fn embed_passages(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let prefix = &self.model.space.passage_prefix;
+        self.embed(texts.iter().map(|t| format!("{prefix}{t}")).collect(), false)
+    }
+
+    fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
+        let prefix = &self.model.space.query_prefix;
+        let mut out = self.embed(vec![format!("{prefix}{text}")], true)?;
+        out.pop().ok_or_else(|| EmbedError::Inference("no vector returned".into()))
+    }
+
+    fn backend(&self) -> &'static str {
+        self.forward.name()
+    }
+}
+
+/// Pads a batch to its longest sequence: ids, attention mask, and lengths.
+pub(crate) fn pad(batch: &[&[u32]]) -> (usize, Vec<i64>, Vec<i64>, Vec<usize>) {
+    let seq = batch.iter().map(|s| s.len()).max().unwrap_or(0);
+    let mut ids = vec![0i64; batch.len() * seq];
+    let mut mask = vec![0i64; batch.len() * seq];
+    for (row, sequence) in batch.iter().enumerate() {
+        for (col, &id) in sequence.iter().enumerate() {
+            ids[row * seq + col] = i64::from(id);
+            mask[row * seq + col] = 1;
+        }
+    }
+    (seq, ids, mask, batch.iter().map(|s| s.len()).collect())
+}
+
+/// Pools each padded sequence of a batch's hidden states (`batch × seq × dim`)
+/// over its real length.
+pub(crate) fn pool_batch(model: &LocalModel, hidden: &[f32], seq: usize, lengths: &[usize]) -> Vec<Vec<f32>> {
+    let dim = model.hidden_size;
+    lengths
+        .iter()
+        .enumerate()
+        .map(|(i, &len)| {
+            let rows = &hidden[i * seq * dim..(i + 1) * seq * dim];
+            pool::pool(rows, len, dim, model.space.pooling, model.space.normalized)
+        })
+        .collect()
+}

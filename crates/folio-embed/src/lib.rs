@@ -1,0 +1,53 @@
+//! Dense embedding behind one `Embedder` trait, with three implementations:
+//! ONNX Runtime (the fast in-process path, `ort` with a dynamically loaded
+//! runtime), candle (pure Rust, no native library) and any OpenAI-compatible
+//! `/v1/embeddings` server (Ollama, vLLM, TEI, hosted APIs).
+//!
+//! Local encoders read BERT-family models in Hugging Face layout (config.json,
+//! tokenizer.json, model.safetensors, optionally model.onnx), pool over the
+//! attention mask and L2-normalise as the model's sentence-transformers
+//! configuration says. Inputs are sorted by length and batched so padding
+//! wastes little work.
+
+mod batch;
+mod candle_encoder;
+mod encoder;
+mod error;
+mod model;
+mod onnx_encoder;
+mod openai;
+mod pool;
+
+pub use candle_encoder::CandleEncoder;
+pub use error::EmbedError;
+pub use model::{LocalModel, ModelConfig};
+pub use onnx_encoder::OnnxEncoder;
+pub use openai::{OpenAiEmbedder, OpenAiOptions};
+
+use folio_core::EmbeddingSpace;
+
+/// Turns text into vectors of one embedding space. Implementations are
+/// thread-safe; a call may use every core.
+pub trait Embedder: Send + Sync {
+    /// The space the vectors live in (model, dimension, pooling, prefixes).
+    fn space(&self) -> &EmbeddingSpace;
+
+    /// The encoder's window in tokens, special tokens included.
+    fn window(&self) -> usize;
+
+    /// Tokens of `text` without special tokens (exact for local models, an
+    /// estimate for remote ones).
+    fn count_tokens(&self, text: &str) -> usize;
+
+    /// Embeds passages (the passage prefix is added here). Texts longer than
+    /// the window are an error, never silently truncated: the chunker sizes
+    /// chunks to fit.
+    fn embed_passages(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
+
+    /// Embeds a query (the query prefix is added here). A query longer than
+    /// the window is cut to the window: only its dense side loses the tail.
+    fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError>;
+
+    /// A short name of the backend, for logs and `server_info`.
+    fn backend(&self) -> &'static str;
+}

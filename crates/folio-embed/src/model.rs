@@ -1,0 +1,142 @@
+//! A local model folder in Hugging Face layout: its configuration, tokenizer
+//! and the embedding space it defines.
+
+use std::path::{Path, PathBuf};
+
+use folio_core::{EmbeddingSpace, Pooling};
+use serde::Deserialize;
+use tokenizers::Tokenizer;
+
+use crate::EmbedError;
+
+/// Per-model options that the folder cannot tell: the id recorded in the
+/// library's embedding space and the e5/bge-style prefixes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ModelConfig {
+    /// The model id; defaults to `folio.json`'s `id` in the folder, else the
+    /// folder name.
+    pub id: Option<String>,
+    pub query_prefix: String,
+    pub passage_prefix: String,
+}
+
+/// A loaded model folder: tokenizer (padding and truncation off), the
+/// embedding space and the encoder window.
+pub struct LocalModel {
+    pub dir: PathBuf,
+    pub tokenizer: Tokenizer,
+    pub space: EmbeddingSpace,
+    pub window: usize,
+    pub hidden_size: usize,
+}
+
+#[derive(Deserialize)]
+struct BertConfig {
+    hidden_size: usize,
+    max_position_embeddings: Option<usize>,
+}
+
+#[derive(Deserialize)]
+struct SentenceBertConfig {
+    max_seq_length: Option<usize>,
+}
+
+#[derive(Deserialize)]
+struct PoolingConfig {
+    #[serde(default)]
+    pooling_mode_cls_token: bool,
+}
+
+#[derive(Deserialize)]
+struct Module {
+    #[serde(rename = "type")]
+    kind: String,
+}
+
+#[derive(Deserialize)]
+struct FolioModelFile {
+    id: String,
+}
+
+fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Option<T>, EmbedError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(EmbedError::Load { path: path.display().to_string(), reason: e.to_string() }),
+    };
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|e| EmbedError::Load { path: path.display().to_string(), reason: e.to_string() })
+}
+
+impl LocalModel {
+    /// Loads the folder's configuration and tokenizer (not the weights).
+    pub fn open(dir: &Path, options: &ModelConfig) -> Result<Self, EmbedError> {
+        let load_err = |reason: String| EmbedError::Load { path: dir.display().to_string(), reason };
+        let config: BertConfig =
+            read_json(&dir.join("config.json"))?.ok_or_else(|| load_err("config.json is missing".into()))?;
+        let sbert: Option<SentenceBertConfig> = read_json(&dir.join("sentence_bert_config.json"))?;
+        let pooling: Option<PoolingConfig> = read_json(&dir.join("1_Pooling/config.json"))?;
+        let modules: Option<Vec<Module>> = read_json(&dir.join("modules.json"))?;
+        let normalized = modules.as_ref().is_none_or(|m| m.iter().any(|m| m.kind.ends_with("Normalize")));
+        let window = sbert
+            .and_then(|s| s.max_seq_length)
+            .or(config.max_position_embeddings)
+            .unwrap_or(512)
+            .min(config.max_position_embeddings.unwrap_or(512));
+
+        let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
+            .map_err(|e| load_err(format!("tokenizer.json: {e}")))?;
+        // The shipped tokenizer.json of many sentence-transformers models pads
+        // every input to a fixed length and truncates: both would corrupt
+        // token counts and pooling, so they are switched off.
+        tokenizer.with_padding(None);
+        tokenizer.with_truncation(None).map_err(|e| load_err(e.to_string()))?;
+
+        let id = match &options.id {
+            Some(id) => id.clone(),
+            None => match read_json::<FolioModelFile>(&dir.join("folio.json"))? {
+                Some(file) => file.id,
+                None => dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "local".into()),
+            },
+        };
+        let space = EmbeddingSpace {
+            model: id,
+            dim: config.hidden_size as u32,
+            pooling: if pooling.is_some_and(|p| p.pooling_mode_cls_token) { Pooling::Cls } else { Pooling::Mean },
+            normalized,
+            query_prefix: options.query_prefix.clone(),
+            passage_prefix: options.passage_prefix.clone(),
+        };
+        Ok(LocalModel { dir: dir.to_path_buf(), tokenizer, space, window, hidden_size: config.hidden_size })
+    }
+
+    /// Tokens of `text`, special tokens excluded.
+    pub fn count_tokens(&self, text: &str) -> usize {
+        self.tokenizer.encode_fast(text, false).map(|e| e.len()).unwrap_or(text.len() / 3 + 1)
+    }
+
+    /// Token ids (with special tokens) of each text. Passages longer than the
+    /// window are refused; queries are cut to it.
+    pub fn encode(&self, texts: &[String], cut: bool) -> Result<Vec<Vec<u32>>, EmbedError> {
+        let encodings = self
+            .tokenizer
+            .encode_batch_fast(texts.to_vec(), true)
+            .map_err(|e| EmbedError::Inference(format!("tokenizer: {e}")))?;
+        encodings
+            .into_iter()
+            .map(|e| {
+                let mut ids = e.get_ids().to_vec();
+                if ids.len() > self.window {
+                    if !cut {
+                        return Err(EmbedError::TooLong { tokens: ids.len(), window: self.window });
+                    }
+                    let last = *ids.last().expect("non-empty: longer than the window");
+                    ids.truncate(self.window - 1);
+                    ids.push(last);
+                }
+                Ok(ids)
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,87 @@
+//! The fast path: ONNX Runtime through `ort`, with the runtime library loaded
+//! at run time (`load-dynamic`), so nothing is downloaded at build time.
+
+use std::path::Path;
+use std::sync::{Mutex, OnceLock};
+
+use ndarray::Array2;
+use ort::environment::Environment;
+use ort::session::Session;
+use ort::session::builder::GraphOptimizationLevel;
+use ort::value::TensorRef;
+
+use crate::encoder::{Encoder, Forward, pad, pool_batch};
+use crate::{EmbedError, LocalModel, ModelConfig};
+
+/// ONNX Runtime forward pass over `model.onnx` (inputs input_ids,
+/// attention_mask, token_type_ids; output last_hidden_state).
+pub struct OnnxForward {
+    session: Mutex<Session>,
+}
+
+/// The local encoder on ONNX Runtime.
+pub type OnnxEncoder = Encoder<OnnxForward>;
+
+static RUNTIME: OnceLock<Result<Environment, String>> = OnceLock::new();
+
+/// Loads the ONNX Runtime library once per process (the first path wins).
+fn load_runtime(library: &Path) -> Result<&'static Environment, EmbedError> {
+    let result = RUNTIME.get_or_init(|| {
+        let builder = ort::init_from(library).map_err(|e| e.to_string())?;
+        builder.with_name("folio").build().map_err(|e| e.to_string())
+    });
+    result.as_ref().map_err(|reason| EmbedError::Runtime { path: library.display().to_string(), reason: reason.clone() })
+}
+
+impl OnnxEncoder {
+    /// Loads the runtime library, the model folder and its `model.onnx` (or
+    /// `onnx/model.onnx`, the hub's layout), with `threads` intra-op threads.
+    pub fn load(dir: &Path, options: &ModelConfig, runtime: &Path, threads: usize) -> Result<Self, EmbedError> {
+        let environment = load_runtime(runtime)?;
+        let model = LocalModel::open(dir, options)?;
+        let onnx = [dir.join("model.onnx"), dir.join("onnx/model.onnx")]
+            .into_iter()
+            .find(|p| p.exists())
+            .ok_or_else(|| EmbedError::Load {
+                path: dir.display().to_string(),
+                reason: "no model.onnx (run scripts/setup.sh, or use the candle backend)".into(),
+            })?;
+        let fail = |e: String| EmbedError::Load { path: onnx.display().to_string(), reason: e };
+        let session = Session::builder(environment)
+            .map_err(|e| fail(e.to_string()))?
+            .with_optimization_level(GraphOptimizationLevel::All)
+            .map_err(|e| fail(e.to_string()))?
+            .with_intra_threads(threads.max(1))
+            .map_err(|e| fail(e.to_string()))?
+            .commit_from_file(&onnx)
+            .map_err(|e| fail(e.to_string()))?;
+        Ok(Encoder { model, forward: OnnxForward { session: Mutex::new(session) } })
+    }
+}
+
+impl Forward for OnnxForward {
+    fn forward(&self, model: &LocalModel, batch: &[&[u32]]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let err = |e: ort::Error| EmbedError::Inference(e.to_string());
+        let (seq, ids, mask, lengths) = pad(batch);
+        let shape = (batch.len(), seq);
+        let ids = Array2::from_shape_vec(shape, ids).map_err(|e| EmbedError::Inference(e.to_string()))?;
+        let mask = Array2::from_shape_vec(shape, mask).map_err(|e| EmbedError::Inference(e.to_string()))?;
+        let types = Array2::<i64>::zeros(shape);
+        // A poisoned lock only means another thread panicked mid-run; the
+        // session itself holds no state between runs.
+        let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
+        let outputs = session
+            .run(ort::inputs![
+                "input_ids" => TensorRef::from_array_view(&ids).map_err(err)?,
+                "attention_mask" => TensorRef::from_array_view(&mask).map_err(err)?,
+                "token_type_ids" => TensorRef::from_array_view(&types).map_err(err)?,
+            ])
+            .map_err(err)?;
+        let (_, hidden) = outputs[0].try_extract_tensor::<f32>().map_err(err)?;
+        Ok(pool_batch(model, hidden, seq, &lengths))
+    }
+
+    fn name(&self) -> &'static str {
+        "onnxruntime"
+    }
+}

@@ -1,0 +1,465 @@
+//! Ingestion: targets (paths, folders, URLs, raw content) become sources,
+//! sources become documents (read, dedup check, extract, chunk), documents
+//! are embedded in length-sorted groups and written — each atomically, each
+//! reported. A failing source is reported and the rest carry on.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use folio_chunk::{ChunkDraft, TokenCounter};
+use folio_core::{Chunk, ChunkId, Document, DocumentId, ErrorCode, LibraryName, SourceKind, content_hash};
+use folio_embed::Embedder;
+use folio_extract::{Format, Input};
+use folio_source::{CanonicalPath, FetchPolicy};
+use folio_store::{NewDocument, PutOutcome, StoreError};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::{Engine, EngineError, Result};
+
+/// What to ingest.
+#[derive(Debug, Clone)]
+pub enum IngestTarget {
+    /// A file or a folder (recursively).
+    Path(PathBuf),
+    /// An http(s) URL.
+    Url(String),
+    /// Raw content under a caller-chosen name (the source locator);
+    /// `format` is `text`, `markdown` or `html` (default: from the name).
+    Content { name: String, text: String, format: Option<String>, title: Option<String> },
+}
+
+#[derive(Debug, Clone)]
+pub struct IngestRequest {
+    pub library: LibraryName,
+    pub targets: Vec<IngestTarget>,
+    /// Metadata merged over what extraction finds (front matter, PDF info).
+    pub metadata: Map<String, Value>,
+    /// A title for the document (meaningful with a single target).
+    pub title: Option<String>,
+    /// Re-index even when the content hash is unchanged.
+    pub force: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IngestStatus {
+    Indexed,
+    Replaced,
+    Skipped,
+    Failed,
+}
+
+impl From<PutOutcome> for IngestStatus {
+    fn from(outcome: PutOutcome) -> Self {
+        match outcome {
+            PutOutcome::Indexed => IngestStatus::Indexed,
+            PutOutcome::Replaced => IngestStatus::Replaced,
+            PutOutcome::Skipped => IngestStatus::Skipped,
+        }
+    }
+}
+
+/// The outcome for one source.
+#[derive(Debug, Clone, Serialize)]
+pub struct IngestItem {
+    pub source: String,
+    pub status: IngestStatus,
+    pub document_id: Option<String>,
+    pub title: Option<String>,
+    pub format: Option<String>,
+    pub chunks: u32,
+    pub pages: Option<u32>,
+    pub error: Option<EngineError>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct IngestReport {
+    pub library: String,
+    pub items: Vec<IngestItem>,
+    pub indexed: usize,
+    pub replaced: usize,
+    pub skipped: usize,
+    pub failed: usize,
+    pub chunks: u64,
+    pub cancelled: bool,
+    pub elapsed_ms: u64,
+}
+
+/// Progress of long work, for progress bars and MCP progress notifications.
+pub trait Progress: Send + Sync {
+    fn start(&self, total: u64);
+    fn advance(&self, done: u64, message: &str);
+    fn finish(&self);
+    /// Polled between sources: true stops the work after the current group.
+    fn cancelled(&self) -> bool {
+        false
+    }
+}
+
+/// Reports nothing.
+pub struct SilentProgress;
+
+impl Progress for SilentProgress {
+    fn start(&self, _: u64) {}
+    fn advance(&self, _: u64, _: &str) {}
+    fn finish(&self) {}
+}
+
+/// Chunks embedded together: enough to batch well, small enough that
+/// progress moves and memory stays flat.
+const GROUP_CHUNKS: usize = 256;
+
+enum Source {
+    File(CanonicalPath),
+    Url(String),
+    Content { name: String, text: String, format: Option<String>, title: Option<String> },
+}
+
+impl Source {
+    fn locator(&self) -> String {
+        match self {
+            Source::File(path) => path.locator(),
+            Source::Url(url) => url.clone(),
+            Source::Content { name, .. } => name.clone(),
+        }
+    }
+}
+
+/// A document ready to embed.
+struct Prepared {
+    document: Document,
+    drafts: Vec<ChunkDraft>,
+}
+
+struct Counter<'a>(&'a dyn Embedder);
+
+impl TokenCounter for Counter<'_> {
+    fn count(&self, text: &str) -> usize {
+        self.0.count_tokens(text)
+    }
+}
+
+fn failed(source: String, error: EngineError) -> IngestItem {
+    IngestItem { source, status: IngestStatus::Failed, document_id: None, title: None, format: None, chunks: 0, pages: None, error: Some(error) }
+}
+
+/// A title from a path or URL: the last segment without its extension.
+fn title_from_locator(locator: &str) -> Option<String> {
+    let last = locator.trim_end_matches('/').rsplit('/').next()?;
+    let last = last.split(['?', '#']).next()?;
+    let stem = last.rsplit_once('.').map_or(last, |(stem, _)| stem);
+    (!stem.is_empty()).then(|| stem.to_string())
+}
+
+fn content_format_name(name: &str, format: Option<&str>) -> Result<String> {
+    Ok(match format {
+        None => name.to_string(),
+        Some("text" | "txt") => "content.txt".into(),
+        Some("markdown" | "md") => "content.md".into(),
+        Some("html") => "content.html".into(),
+        Some(other) => return Err(EngineError::invalid(format!("unknown content format {other:?} (use text, markdown or html)"))),
+    })
+}
+
+impl Engine {
+    /// Ingests every target into the library (created on first write,
+    /// pinned to the model's embedding space).
+    pub fn ingest(&self, request: &IngestRequest, progress: &dyn Progress) -> Result<IngestReport> {
+        let started = Instant::now();
+        let embedder = self.embedder()?;
+        match self.store.library(&request.library) {
+            Ok(info) => {
+                if let Some(difference) = info.space.difference(embedder.space()) {
+                    return Err(EngineError::from(StoreError::EmbeddingMismatch {
+                        library: request.library.to_string(),
+                        difference,
+                    }));
+                }
+            }
+            Err(StoreError::LibraryNotFound(_)) => {}
+            Err(e) => return Err(e.into()),
+        }
+        let mut items = Vec::new();
+        let mut sources = Vec::new();
+        for target in &request.targets {
+            match self.expand(target) {
+                Ok(expanded) => {
+                    for source in expanded {
+                        match source {
+                            Ok(source) => sources.push(source),
+                            Err((locator, error)) => items.push(failed(locator, error)),
+                        }
+                    }
+                }
+                Err((locator, error)) => items.push(failed(locator, error)),
+            }
+        }
+        progress.start(sources.len() as u64);
+        let chunk_config = self.chunk_config(&*embedder)?;
+        let counter = Counter(&*embedder);
+        let mut group: Vec<Prepared> = Vec::new();
+        let mut cancelled = false;
+        for source in sources {
+            if progress.cancelled() {
+                cancelled = true;
+                break;
+            }
+            let locator = source.locator();
+            match self.prepare(request, source, &chunk_config, &counter) {
+                Ok(Some(prepared)) => group.push(prepared),
+                Ok(None) => {
+                    let id = DocumentId::derive(&request.library, &locator);
+                    items.push(IngestItem {
+                        source: locator.clone(),
+                        status: IngestStatus::Skipped,
+                        document_id: Some(id.to_string()),
+                        title: None,
+                        format: None,
+                        chunks: 0,
+                        pages: None,
+                        error: None,
+                    });
+                    progress.advance(1, &locator);
+                }
+                Err(error) => {
+                    items.push(failed(locator.clone(), error.about(locator.clone())));
+                    progress.advance(1, &locator);
+                }
+            }
+            if group.iter().map(|p| p.drafts.len()).sum::<usize>() >= GROUP_CHUNKS {
+                self.write_group(request, &*embedder, std::mem::take(&mut group), &mut items, progress);
+            }
+        }
+        if !group.is_empty() {
+            self.write_group(request, &*embedder, group, &mut items, progress);
+        }
+        self.store.flush()?;
+        progress.finish();
+        let count = |s: IngestStatus| items.iter().filter(|i| i.status == s).count();
+        Ok(IngestReport {
+            library: request.library.to_string(),
+            indexed: count(IngestStatus::Indexed),
+            replaced: count(IngestStatus::Replaced),
+            skipped: count(IngestStatus::Skipped),
+            failed: count(IngestStatus::Failed),
+            chunks: items.iter().map(|i| u64::from(i.chunks)).sum(),
+            cancelled,
+            elapsed_ms: started.elapsed().as_millis() as u64,
+            items,
+        })
+    }
+
+    /// Turns a target into sources: a folder into its files (those with an
+    /// extension folio reads), a path into a confined canonical path.
+    #[allow(clippy::type_complexity)]
+    fn expand(&self, target: &IngestTarget) -> std::result::Result<Vec<std::result::Result<Source, (String, EngineError)>>, (String, EngineError)> {
+        match target {
+            IngestTarget::Path(path) => {
+                let shown = path.display().to_string();
+                let canonical = self.roots.confine(path).map_err(|e| (shown.clone(), EngineError::from(e)))?;
+                if canonical.as_path().is_dir() {
+                    let wanted = |p: &Path| {
+                        p.extension().and_then(|e| e.to_str()).and_then(Format::from_extension).is_some()
+                    };
+                    Ok(folio_source::walk(&canonical, &self.roots, &wanted)
+                        .into_iter()
+                        .map(|r| r.map(Source::File).map_err(|e| {
+                            let error = EngineError::from(e);
+                            (error.input.clone().unwrap_or_else(|| shown.clone()), error)
+                        }))
+                        .collect())
+                } else {
+                    Ok(vec![Ok(Source::File(canonical))])
+                }
+            }
+            IngestTarget::Url(url) => {
+                let parsed = url::Url::parse(url)
+                    .map_err(|e| (url.clone(), EngineError::new(ErrorCode::UrlNotAllowed, format!("not a URL: {e}"))))?;
+                Ok(vec![Ok(Source::Url(parsed.to_string()))])
+            }
+            IngestTarget::Content { name, text, format, title } => {
+                if name.trim().is_empty() {
+                    return Err((name.clone(), EngineError::invalid("content needs a non-empty name")));
+                }
+                Ok(vec![Ok(Source::Content {
+                    name: name.clone(),
+                    text: text.clone(),
+                    format: format.clone(),
+                    title: title.clone(),
+                })])
+            }
+        }
+    }
+
+    /// Reads, dedup-checks, extracts and chunks one source. `Ok(None)` when
+    /// the stored document has the same content hash (skipped).
+    fn prepare(
+        &self,
+        request: &IngestRequest,
+        source: Source,
+        config: &folio_chunk::ChunkConfig,
+        counter: &Counter<'_>,
+    ) -> Result<Option<Prepared>> {
+        let limits = &self.config.limits;
+        let locator = source.locator();
+        let id = DocumentId::derive(&request.library, &locator);
+        let mut metadata = Map::new();
+        let mut source_title = None;
+        let (bytes, name, mime, kind) = match source {
+            Source::File(path) => {
+                let bytes = folio_source::read_file(&path, limits.max_file_bytes)?;
+                (bytes, locator.clone(), None, SourceKind::File)
+            }
+            Source::Url(url) => {
+                let policy = FetchPolicy {
+                    allow_private: self.config.allow_private_urls,
+                    max_bytes: limits.max_url_bytes,
+                    timeout: limits.url_timeout(),
+                    max_redirects: limits.max_redirects,
+                };
+                let fetched = folio_source::fetch(&url, &policy)?;
+                metadata.insert("url".into(), Value::String(fetched.url.clone()));
+                (fetched.bytes, fetched.url, fetched.content_type, SourceKind::Url)
+            }
+            Source::Content { name, text, format, title } => {
+                source_title = title;
+                let name = content_format_name(&name, format.as_deref())?;
+                (text.into_bytes(), name, None, SourceKind::Content)
+            }
+        };
+        let hash = content_hash(&bytes);
+        if !request.force && self.store.content_hash(&id)?.as_deref() == Some(hash.as_str()) {
+            return Ok(None);
+        }
+        let (format, structured) = folio_extract::extract(Input { bytes: &bytes, name: Some(&name), mime: mime.as_deref() }, limits)?;
+        drop(bytes);
+        let rendered = structured.render();
+        let title = request
+            .title
+            .clone()
+            .or(source_title)
+            .or_else(|| structured.title.clone())
+            .or_else(|| title_from_locator(&locator));
+        let mut for_chunking = structured;
+        for_chunking.title = title.clone();
+        let drafts = folio_chunk::chunk(&for_chunking, &rendered, config, counter);
+        if drafts.is_empty() {
+            return Err(EngineError::new(ErrorCode::EmptyContent, "no text to index"));
+        }
+        if drafts.len() as u64 > u64::from(limits.max_chunks_per_document) {
+            return Err(EngineError::new(
+                ErrorCode::TooLarge,
+                format!("{} chunks, over the limit of {}", drafts.len(), limits.max_chunks_per_document),
+            ));
+        }
+        let mut merged = for_chunking.metadata;
+        merged.extend(metadata);
+        merged.extend(request.metadata.clone());
+        let document = Document {
+            id,
+            library: request.library.clone(),
+            source: locator,
+            source_kind: kind,
+            format: format.as_str().to_string(),
+            title,
+            content_hash: hash,
+            metadata: merged,
+            page_count: for_chunking.page_count,
+            chunk_count: drafts.len() as u32,
+            text: rendered.text,
+            ingested_at: self.now(),
+        };
+        Ok(Some(Prepared { document, drafts }))
+    }
+
+    /// Embeds a group of prepared documents together and writes them in one
+    /// commit; on failure every document of the group is reported failed.
+    fn write_group(
+        &self,
+        request: &IngestRequest,
+        embedder: &dyn Embedder,
+        group: Vec<Prepared>,
+        items: &mut Vec<IngestItem>,
+        progress: &dyn Progress,
+    ) {
+        let count = group.len() as u64;
+        let sources: Vec<String> = group.iter().map(|p| p.document.source.clone()).collect();
+        let result = self.embed_and_put(request, embedder, group);
+        match result {
+            Ok(done) => items.extend(done),
+            Err(error) => items.extend(sources.into_iter().map(|s| failed(s.clone(), error.clone().about(s)))),
+        }
+        progress.advance(count, "");
+    }
+
+    fn embed_and_put(&self, request: &IngestRequest, embedder: &dyn Embedder, group: Vec<Prepared>) -> Result<Vec<IngestItem>> {
+        let texts: Vec<&str> = group.iter().flat_map(|p| p.drafts.iter().map(|d| d.embed_text.as_str())).collect();
+        let mut vectors = embedder.embed_passages(&texts)?.into_iter();
+        let space = embedder.space().clone();
+        let mut documents = Vec::with_capacity(group.len());
+        for prepared in group {
+            let count = prepared.drafts.len() as u32;
+            let id = prepared.document.id.clone();
+            let chunks: Vec<Chunk> = prepared
+                .drafts
+                .into_iter()
+                .enumerate()
+                .map(|(i, d)| {
+                    let context = d.embed_text[..d.embed_text.len() - d.text.len()].to_string();
+                    Chunk {
+                        id: ChunkId::new(&id, i as u32),
+                        document_id: id.clone(),
+                        index: i as u32,
+                        count,
+                        text: d.text,
+                        char_start: d.char_start,
+                        char_end: d.char_end,
+                        page_start: d.page_start,
+                        page_end: d.page_end,
+                        section_path: d.section_path,
+                        context,
+                        token_count: d.token_count,
+                    }
+                })
+                .collect();
+            let vectors: Vec<Vec<f32>> = vectors.by_ref().take(chunks.len()).collect();
+            documents.push(NewDocument { document: prepared.document, chunks, vectors, space: space.clone() });
+        }
+        self.store.create_library(&request.library, &space)?;
+        let summaries: Vec<(String, String, Option<String>, String, u32, Option<u32>)> = documents
+            .iter()
+            .map(|d| {
+                let doc = &d.document;
+                (doc.source.clone(), doc.id.to_string(), doc.title.clone(), doc.format.clone(), doc.chunk_count, doc.page_count)
+            })
+            .collect();
+        let outcomes = self.store.put_documents(documents, request.force)?;
+        Ok(summaries
+            .into_iter()
+            .zip(outcomes)
+            .map(|((source, id, title, format, chunks, pages), outcome)| IngestItem {
+                source,
+                status: outcome.into(),
+                document_id: Some(id),
+                title,
+                format: Some(format),
+                chunks: if outcome == PutOutcome::Skipped { 0 } else { chunks },
+                pages,
+                error: None,
+            })
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn titles_from_locators() {
+        assert_eq!(title_from_locator("/a/b/Paper Title.pdf").as_deref(), Some("Paper Title"));
+        assert_eq!(title_from_locator("https://e.org/docs/page.html?x=1").as_deref(), Some("page"));
+        assert_eq!(title_from_locator("https://e.org/docs/").as_deref(), Some("docs"));
+    }
+}

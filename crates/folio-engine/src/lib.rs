@@ -1,0 +1,253 @@
+//! The engine: folio's API boundary. Plain request and response structs in,
+//! plain structs out; the CLI and the servers are thin layers over it, and
+//! only they know about terminals, JSON-RPC, MCP or HTTP.
+//!
+//! The engine wires the pipeline — source → extract → chunk → embed → store
+//! → search — and owns the policies around it: limits, root confinement,
+//! URL safety, dedup, and lazy loading of the embedding model (so servers
+//! answer their first requests before the model is loaded).
+
+mod error;
+pub mod eval;
+mod ingest;
+mod search;
+mod timestamp;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+pub use error::EngineError;
+use folio_chunk::ChunkConfig;
+use folio_core::{Chunk, ChunkId, Document, DocumentId, DocumentSummary, ErrorCode, LibraryName, Limits};
+use folio_embed::{Embedder, ModelConfig};
+use folio_source::Roots;
+use folio_store::{Bm25, LibraryInfo, LibraryStats, Store};
+use folio_store_embedded::{Access, EmbeddedStore};
+pub use folio_search::{Fusion, Mode};
+pub use ingest::{IngestItem, IngestReport, IngestRequest, IngestStatus, IngestTarget, Progress, SilentProgress};
+pub use search::{ResponseMode, SearchHit, SearchRequest, SearchResponse};
+pub use timestamp::{Clock, SystemClock, rfc3339};
+
+pub type Result<T, E = EngineError> = std::result::Result<T, E>;
+
+/// Which encoder computes dense vectors.
+#[derive(Debug, Clone)]
+pub enum EmbedderConfig {
+    /// ONNX Runtime, the fast path: the model folder (with model.onnx) and
+    /// the runtime library (libonnxruntime.so).
+    Onnx { model_dir: PathBuf, runtime: PathBuf, threads: usize, model: ModelConfig },
+    /// candle, pure Rust: the model folder (model.safetensors).
+    Candle { model_dir: PathBuf, model: ModelConfig },
+    /// An OpenAI-compatible server.
+    OpenAi(folio_embed::OpenAiOptions),
+}
+
+/// Chunk sizing overrides; unset fields follow the encoder's window.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ChunkingConfig {
+    pub target_tokens: Option<usize>,
+    pub overlap_tokens: Option<usize>,
+}
+
+/// Everything the engine needs to start.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    pub data_dir: PathBuf,
+    pub embedder: EmbedderConfig,
+    pub limits: Limits,
+    pub chunking: ChunkingConfig,
+    /// Folders file ingestion may read; empty means unrestricted.
+    pub roots: Vec<PathBuf>,
+    pub allow_private_urls: bool,
+    pub fusion: Fusion,
+    pub bm25: Bm25,
+    /// Open for writing (waiting this long for the write lock) or read-only.
+    pub writable: Option<Duration>,
+}
+
+/// The engine façade. Cheap to share behind an `Arc`; every method is
+/// synchronous (async callers use a blocking pool).
+pub struct Engine {
+    config: EngineConfig,
+    store: Arc<dyn Store>,
+    embedded: Option<Arc<EmbeddedStore>>,
+    embedder: Mutex<Option<Arc<dyn Embedder>>>,
+    roots: Roots,
+    clock: Box<dyn Clock>,
+}
+
+impl Engine {
+    /// Opens the store; the model is loaded on first use.
+    pub fn open(config: EngineConfig) -> Result<Self> {
+        config.limits.validate().map_err(EngineError::invalid)?;
+        config.fusion.validate().map_err(EngineError::invalid)?;
+        let access = match config.writable {
+            Some(lock_wait) => Access::ReadWrite { lock_wait },
+            None => Access::ReadOnly,
+        };
+        let store = Arc::new(EmbeddedStore::open(&config.data_dir, access)?);
+        let roots = Roots::new(&config.roots)?;
+        Ok(Engine {
+            store: store.clone(),
+            embedded: Some(store),
+            embedder: Mutex::new(None),
+            roots,
+            clock: Box::new(SystemClock),
+            config,
+        })
+    }
+
+    /// Uses `embedder` instead of loading one from the configuration.
+    pub fn with_embedder(self, embedder: Arc<dyn Embedder>) -> Self {
+        *self.embedder.lock().unwrap_or_else(|p| p.into_inner()) = Some(embedder);
+        self
+    }
+
+    pub fn with_clock(mut self, clock: Box<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    pub fn store(&self) -> &dyn Store {
+        &*self.store
+    }
+
+    /// The embedded backend, when that is the store in use (benchmarks).
+    pub fn embedded_store(&self) -> Option<&EmbeddedStore> {
+        self.embedded.as_deref()
+    }
+
+    /// The embedder, loading the model on first call.
+    pub fn embedder(&self) -> Result<Arc<dyn Embedder>> {
+        let mut slot = self.embedder.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(embedder) = &*slot {
+            return Ok(embedder.clone());
+        }
+        let embedder: Arc<dyn Embedder> = match &self.config.embedder {
+            EmbedderConfig::Onnx { model_dir, runtime, threads, model } => {
+                Arc::new(folio_embed::OnnxEncoder::load(model_dir, model, runtime, *threads)?)
+            }
+            EmbedderConfig::Candle { model_dir, model } => Arc::new(folio_embed::CandleEncoder::load(model_dir, model)?),
+            EmbedderConfig::OpenAi(options) => Arc::new(folio_embed::OpenAiEmbedder::connect(options.clone())?),
+        };
+        *slot = Some(embedder.clone());
+        Ok(embedder)
+    }
+
+    /// Whether the model has been loaded yet.
+    pub fn embedder_loaded(&self) -> bool {
+        self.embedder.lock().unwrap_or_else(|p| p.into_inner()).is_some()
+    }
+
+    fn chunk_config(&self, embedder: &dyn Embedder) -> Result<ChunkConfig> {
+        let mut config = ChunkConfig::for_window(embedder.window());
+        if let Some(target) = self.config.chunking.target_tokens {
+            config.target_tokens = target.min(config.max_tokens);
+        }
+        if let Some(overlap) = self.config.chunking.overlap_tokens {
+            config.overlap_tokens = overlap;
+        }
+        config.validate().map_err(EngineError::invalid)?;
+        Ok(config)
+    }
+
+    pub fn now(&self) -> String {
+        rfc3339(self.clock.now())
+    }
+
+    pub fn libraries(&self) -> Result<Vec<LibraryInfo>> {
+        Ok(self.store.libraries()?)
+    }
+
+    pub fn library(&self, name: &LibraryName) -> Result<LibraryInfo> {
+        Ok(self.store.library(name)?)
+    }
+
+    pub fn inspect(&self, name: &LibraryName) -> Result<LibraryStats> {
+        Ok(self.store.stats(name)?)
+    }
+
+    pub fn delete_library(&self, name: &LibraryName) -> Result<()> {
+        Ok(self.store.delete_library(name)?)
+    }
+
+    pub fn documents(&self, library: &LibraryName, offset: u64, limit: u64) -> Result<(Vec<DocumentSummary>, u64)> {
+        Ok(self.store.documents(library, offset, limit)?)
+    }
+
+    pub fn document(&self, id: &str) -> Result<Document> {
+        let id = parse_document_id(id)?;
+        Ok(self.store.document(&id)?)
+    }
+
+    pub fn delete_document(&self, id: &str) -> Result<()> {
+        let id = parse_document_id(id)?;
+        self.store.delete_document(&id)?;
+        self.store.flush()?;
+        Ok(())
+    }
+
+    /// A document's chunks with indices in `range`.
+    pub fn chunks(&self, id: &str, range: std::ops::Range<u32>) -> Result<Vec<Chunk>> {
+        let id = parse_document_id(id)?;
+        self.store.document(&id)?;
+        Ok(self.store.chunks(&id, range)?)
+    }
+
+    /// A chunk with up to `before` and `after` neighbours, in order.
+    pub fn chunk_with_neighbours(&self, chunk: &str, before: u32, after: u32) -> Result<Vec<Chunk>> {
+        let (document, index) = ChunkId::parse(chunk)
+            .ok_or_else(|| EngineError::invalid("a chunk id looks like <16 hex digits>:<index>").about(chunk))?;
+        let chunks = self.store.chunks(&document, index.saturating_sub(before)..index.saturating_add(after).saturating_add(1))?;
+        if !chunks.iter().any(|c| c.index == index) {
+            return Err(EngineError::new(ErrorCode::NotFound, "no such chunk").about(chunk));
+        }
+        Ok(chunks)
+    }
+
+    /// Re-embeds every chunk of a library with the current model and pins
+    /// the library to the model's space: the explicit path out of an
+    /// embedding mismatch.
+    pub fn rebuild(&self, library: &LibraryName, progress: &dyn Progress) -> Result<usize> {
+        let embedder = self.embedder()?;
+        let texts = self.store.chunk_texts(library)?;
+        progress.start(texts.len() as u64);
+        let mut vectors = Vec::with_capacity(texts.len());
+        for part in texts.chunks(256) {
+            let refs: Vec<&str> = part.iter().map(|(_, t)| t.as_str()).collect();
+            let embedded = embedder.embed_passages(&refs)?;
+            vectors.extend(part.iter().map(|(id, _)| id.clone()).zip(embedded));
+            progress.advance(part.len() as u64, "");
+        }
+        let count = vectors.len();
+        self.store.replace_vectors(library, embedder.space(), vectors)?;
+        progress.finish();
+        Ok(count)
+    }
+
+    /// Bytes the data directory takes on disk.
+    pub fn disk_bytes(&self) -> u64 {
+        folio_store_embedded::dir_size(&self.config.data_dir)
+    }
+
+    pub fn flush(&self) -> Result<()> {
+        Ok(self.store.flush()?)
+    }
+}
+
+pub(crate) fn parse_document_id(id: &str) -> Result<DocumentId> {
+    DocumentId::parse(id).ok_or_else(|| EngineError::invalid("a document id is 16 lower-case hex digits").about(id))
+}
+
+pub(crate) fn bm25_or(config: &EngineConfig, requested: Option<Bm25>) -> Result<Bm25> {
+    let bm25 = requested.unwrap_or(config.bm25);
+    if !(bm25.k1 >= 0.0 && bm25.k1.is_finite() && (0.0..=1.0).contains(&bm25.b)) {
+        return Err(EngineError::invalid("BM25 needs k1 >= 0 and b in [0, 1]"));
+    }
+    Ok(bm25)
+}

@@ -1,0 +1,354 @@
+//! Search: validate, retrieve (lexical, dense or both, filtered before
+//! ranking), fuse, group chunks by document, and shape the hits to the
+//! requested response mode and size caps. Every hit carries its citation.
+
+use std::time::Instant;
+
+use folio_core::{ErrorCode, Filter, LibraryName};
+use folio_search::{Fused, Fusion, Mode, Scored};
+use folio_store::{Bm25, ChunkWithDocument, Hit};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::{Engine, EngineError, Result, bm25_or};
+
+/// How much of each hit to return: progressive disclosure for agents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ResponseMode {
+    /// Ids, rank and score only.
+    IdsOnly,
+    /// Citation fields, no text.
+    Metadata,
+    /// Citation fields and the first ~200 characters.
+    #[default]
+    Preview,
+    /// Citation fields and the chunk text (capped per chunk).
+    Full,
+}
+
+impl ResponseMode {
+    pub fn parse(text: &str) -> Option<Self> {
+        Some(match text {
+            "ids_only" | "ids" => ResponseMode::IdsOnly,
+            "metadata" => ResponseMode::Metadata,
+            "preview" => ResponseMode::Preview,
+            "full" => ResponseMode::Full,
+            _ => return None,
+        })
+    }
+}
+
+/// Characters in a preview.
+pub const PREVIEW_CHARS: usize = 200;
+
+#[derive(Debug, Clone)]
+pub struct SearchRequest {
+    pub library: LibraryName,
+    pub query: String,
+    pub mode: Mode,
+    /// Documents (or chunks, without grouping) to return.
+    pub top_k: usize,
+    pub filter: Filter,
+    pub fusion: Option<Fusion>,
+    pub bm25: Option<Bm25>,
+    pub response_mode: ResponseMode,
+    /// Cap on each returned chunk text, in characters (full mode).
+    pub max_chars_per_chunk: usize,
+    /// Merge chunks of one document into one hit (the default).
+    pub group_by_document: bool,
+    /// Chunks each retriever returns before fusion; default from top_k.
+    pub candidates: Option<usize>,
+}
+
+impl SearchRequest {
+    pub fn new(library: LibraryName, query: impl Into<String>) -> Self {
+        SearchRequest {
+            library,
+            query: query.into(),
+            mode: Mode::Hybrid,
+            top_k: 10,
+            filter: Filter::default(),
+            fusion: None,
+            bm25: None,
+            response_mode: ResponseMode::Preview,
+            max_chars_per_chunk: 1_800,
+            group_by_document: true,
+            candidates: None,
+        }
+    }
+}
+
+/// Another matching chunk of the same document.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OtherChunk {
+    pub chunk_id: String,
+    pub chunk_index: u32,
+    pub score: f32,
+    pub page_start: Option<u32>,
+    pub page_end: Option<u32>,
+    pub section_path: Vec<String>,
+}
+
+/// One result. Optional fields are absent in leaner response modes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchHit {
+    pub rank: u32,
+    /// In [0, 1]; higher is better.
+    pub score: f32,
+    pub document_id: String,
+    pub chunk_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_kind: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub format: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub section_path: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page_start: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page_end: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chunk_index: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chunk_count: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub char_start: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub char_end: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub token_count: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lexical_score: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lexical_rank: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dense_score: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dense_rank: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Map<String, Value>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preview: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// True when `text` was cut at `max_chars_per_chunk`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub other_chunks: Vec<OtherChunk>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchResponse {
+    pub library: String,
+    pub query: String,
+    pub mode: Mode,
+    pub hits: Vec<SearchHit>,
+    /// Distinct chunks the retrievers returned before grouping and cutting.
+    pub candidates: usize,
+    pub embed_ms: f64,
+    pub search_ms: f64,
+}
+
+/// Chunks of one document shown under its best chunk.
+const OTHER_CHUNKS_PER_DOCUMENT: usize = 3;
+
+fn scored(hits: Vec<Hit>) -> Vec<Scored> {
+    hits.into_iter().map(|h| Scored { chunk: h.chunk, score: h.score }).collect()
+}
+
+/// The first `max` characters of `text` and whether anything was cut.
+pub fn cut_chars(text: &str, max: usize) -> (String, bool) {
+    match text.char_indices().nth(max) {
+        Some((byte, _)) => (text[..byte].to_string(), true),
+        None => (text.to_string(), false),
+    }
+}
+
+/// A preview: about `PREVIEW_CHARS` characters, ending at a word boundary.
+pub fn preview(text: &str) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let (cut, truncated) = cut_chars(&flat, PREVIEW_CHARS);
+    if !truncated {
+        return cut;
+    }
+    let end = cut.rfind(' ').filter(|&i| i > PREVIEW_CHARS / 2).unwrap_or(cut.len());
+    format!("{}…", &cut[..end])
+}
+
+impl Engine {
+    pub fn search(&self, request: &SearchRequest) -> Result<SearchResponse> {
+        let limits = &self.config.limits;
+        let query = request.query.trim();
+        if query.is_empty() {
+            return Err(EngineError::invalid("the query is empty"));
+        }
+        if query.chars().count() > limits.max_query_chars {
+            return Err(EngineError::invalid(format!("the query is longer than {} characters", limits.max_query_chars)));
+        }
+        if request.top_k == 0 || request.top_k > limits.max_top_k {
+            return Err(EngineError::invalid(format!("top_k must be between 1 and {}", limits.max_top_k)));
+        }
+        if request.max_chars_per_chunk == 0 {
+            return Err(EngineError::invalid("max_chars_per_chunk must be positive"));
+        }
+        let fusion = request.fusion.unwrap_or(self.config.fusion);
+        fusion.validate().map_err(EngineError::invalid)?;
+        let bm25 = bm25_or(&self.config, request.bm25)?;
+        let library = self.store.library(&request.library)?;
+        let depth = request.candidates.unwrap_or((request.top_k * 5).max(50)).clamp(request.top_k, 1_000);
+
+        let started = Instant::now();
+        let mut embed_ms = 0.0;
+        let dense = if request.mode == Mode::Lexical {
+            Vec::new()
+        } else {
+            let embedder = self.embedder()?;
+            if let Some(difference) = library.space.difference(embedder.space()) {
+                return Err(EngineError::new(
+                    ErrorCode::EmbeddingMismatch,
+                    format!("the library is pinned to another embedding space ({difference}); run `folio rebuild {}`", request.library),
+                ));
+            }
+            let vector = embedder.embed_query(query)?;
+            embed_ms = started.elapsed().as_secs_f64() * 1e3;
+            scored(self.store.dense(&request.library, &vector, &request.filter, depth)?)
+        };
+        let lexical = if request.mode == Mode::Dense {
+            Vec::new()
+        } else {
+            scored(self.store.lexical(&request.library, query, &request.filter, depth, bm25)?)
+        };
+        let fused: Vec<Fused> = match request.mode {
+            Mode::Hybrid => folio_search::fuse(&lexical, &dense, fusion),
+            Mode::Lexical => folio_search::single(&lexical, Mode::Lexical),
+            Mode::Dense => folio_search::single(&dense, Mode::Dense),
+        };
+        let candidates = fused.len();
+        let groups: Vec<Vec<Fused>> = if request.group_by_document {
+            folio_search::group_by_document(&fused, request.top_k, 1 + OTHER_CHUNKS_PER_DOCUMENT)
+                .into_iter()
+                .map(|g| g.hits)
+                .collect()
+        } else {
+            fused.into_iter().take(request.top_k).map(|f| vec![f]).collect()
+        };
+        let hits = self.shape(groups, request)?;
+        Ok(SearchResponse {
+            library: request.library.to_string(),
+            query: query.to_string(),
+            mode: request.mode,
+            hits,
+            candidates,
+            embed_ms,
+            search_ms: started.elapsed().as_secs_f64() * 1e3 - embed_ms,
+        })
+    }
+
+    /// Loads the chunks behind the hits and shapes them per response mode.
+    fn shape(&self, groups: Vec<Vec<Fused>>, request: &SearchRequest) -> Result<Vec<SearchHit>> {
+        let ids: Vec<_> = groups.iter().flat_map(|g| g.iter().map(|f| f.chunk.clone())).collect();
+        let loaded: Vec<ChunkWithDocument> = if request.response_mode == ResponseMode::IdsOnly {
+            Vec::new()
+        } else {
+            self.store.chunks_with_documents(&ids)?
+        };
+        let find = |id: &folio_core::ChunkId| loaded.iter().find(|c| &c.chunk.id == id);
+        let mut hits = Vec::with_capacity(groups.len());
+        for (rank, group) in groups.into_iter().enumerate() {
+            let best = &group[0];
+            let Some((document_id, _)) = folio_core::ChunkId::parse(best.chunk.as_str()) else { continue };
+            let mut hit = SearchHit {
+                rank: rank as u32 + 1,
+                score: best.score,
+                document_id: document_id.to_string(),
+                chunk_id: best.chunk.to_string(),
+                title: None,
+                source: None,
+                source_kind: None,
+                format: None,
+                section_path: None,
+                page_start: None,
+                page_end: None,
+                chunk_index: None,
+                chunk_count: None,
+                char_start: None,
+                char_end: None,
+                token_count: None,
+                lexical_score: best.lexical.map(|p| p.score),
+                lexical_rank: best.lexical.map(|p| p.rank),
+                dense_score: best.dense.map(|p| p.score),
+                dense_rank: best.dense.map(|p| p.rank),
+                metadata: None,
+                context: None,
+                preview: None,
+                text: None,
+                truncated: false,
+                other_chunks: Vec::new(),
+            };
+            if request.response_mode != ResponseMode::IdsOnly {
+                let Some(found) = find(&best.chunk) else { continue };
+                let (c, d) = (&found.chunk, &found.document);
+                hit.title = d.title.clone();
+                hit.source = Some(d.source.clone());
+                hit.source_kind = Some(d.source_kind.as_str().to_string());
+                hit.format = Some(d.format.clone());
+                hit.section_path = Some(c.section_path.clone());
+                hit.page_start = c.page_start;
+                hit.page_end = c.page_end;
+                hit.chunk_index = Some(c.index);
+                hit.chunk_count = Some(c.count);
+                hit.char_start = Some(c.char_start);
+                hit.char_end = Some(c.char_end);
+                hit.token_count = Some(c.token_count);
+                hit.metadata = Some(d.metadata.clone());
+                match request.response_mode {
+                    ResponseMode::Preview => hit.preview = Some(preview(&c.text)),
+                    ResponseMode::Full => {
+                        let (text, truncated) = cut_chars(&c.text, request.max_chars_per_chunk);
+                        hit.text = Some(text);
+                        hit.truncated = truncated;
+                        hit.context = Some(c.context.trim_end().to_string());
+                    }
+                    ResponseMode::IdsOnly | ResponseMode::Metadata => {}
+                }
+                hit.other_chunks = group[1..]
+                    .iter()
+                    .filter_map(|f| find(&f.chunk).map(|o| (f, o)))
+                    .map(|(f, o)| OtherChunk {
+                        chunk_id: f.chunk.to_string(),
+                        chunk_index: o.chunk.index,
+                        score: f.score,
+                        page_start: o.chunk.page_start,
+                        page_end: o.chunk.page_end,
+                        section_path: o.chunk.section_path.clone(),
+                    })
+                    .collect();
+            }
+            hits.push(hit);
+        }
+        Ok(hits)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn previews_and_caps() {
+        assert_eq!(cut_chars("héllo", 2), ("hé".to_string(), true));
+        assert_eq!(cut_chars("hé", 5), ("hé".to_string(), false));
+        let long = "word ".repeat(100);
+        let p = preview(&long);
+        assert!(p.ends_with('…') && p.chars().count() <= PREVIEW_CHARS + 1);
+        assert_eq!(preview("a\n\nb"), "a b");
+    }
+}

@@ -1,0 +1,106 @@
+//! Zip containers (DOCX, PPTX, EPUB) read under a decompression budget, so a
+//! zip bomb is refused instead of filling memory.
+
+use std::io::{Cursor, Read};
+
+use folio_core::Limits;
+use zip::ZipArchive;
+
+use crate::{ExtractError, Format};
+
+/// A zip archive whose members are read against a shared byte budget and a
+/// per-member compression-ratio cap.
+pub(crate) struct Container<'a> {
+    archive: ZipArchive<Cursor<&'a [u8]>>,
+    format: Format,
+    budget: u64,
+    limit: u64,
+    max_ratio: u64,
+}
+
+/// Members smaller than this are never ratio-checked: tiny XML compresses well.
+const RATIO_FLOOR: u64 = 1 << 20;
+
+impl<'a> Container<'a> {
+    pub fn open(bytes: &'a [u8], format: Format, limits: &Limits) -> Result<Self, ExtractError> {
+        let archive = ZipArchive::new(Cursor::new(bytes)).map_err(|e| ExtractError::malformed(format, e))?;
+        Ok(Container {
+            archive,
+            format,
+            budget: limits.max_decompressed_bytes,
+            limit: limits.max_decompressed_bytes,
+            max_ratio: limits.max_compression_ratio,
+        })
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.archive.file_names().filter_map(|n| n.ok().map(|n| n.into_owned())).collect()
+    }
+
+    /// Reads a member; `Ok(None)` when the archive has no such member.
+    pub fn read(&mut self, name: &str) -> Result<Option<Vec<u8>>, ExtractError> {
+        let mut file = match self.archive.by_name(name) {
+            Ok(file) => file,
+            Err(zip::result::ZipError::FileNotFound) => return Ok(None),
+            Err(e) => return Err(ExtractError::malformed(self.format, format!("{name}: {e}"))),
+        };
+        let declared = file.size();
+        let compressed = file.compressed_size().max(1);
+        let bomb = || ExtractError::Bomb { what: format!("{} member {name}", self.format), limit: self.limit };
+        if declared > self.budget || (declared > RATIO_FLOOR && declared / compressed > self.max_ratio) {
+            return Err(bomb());
+        }
+        let mut out = Vec::with_capacity(declared.min(self.budget) as usize);
+        // The declared size can lie: cap the actual read too.
+        (&mut file)
+            .take(self.budget + 1)
+            .read_to_end(&mut out)
+            .map_err(|e| ExtractError::malformed(self.format, format!("{name}: {e}")))?;
+        let actual = out.len() as u64;
+        if actual > self.budget || (actual > RATIO_FLOOR && actual / compressed > self.max_ratio) {
+            return Err(bomb());
+        }
+        self.budget -= actual;
+        Ok(Some(out))
+    }
+
+    /// Reads a member the format requires.
+    pub fn require(&mut self, name: &str) -> Result<Vec<u8>, ExtractError> {
+        self.read(name)?
+            .ok_or_else(|| ExtractError::malformed(self.format, format!("missing {name}")))
+    }
+}
+
+/// Dublin Core properties (`docProps/core.xml`) as metadata: title, authors,
+/// created date. Shared by DOCX and PPTX.
+pub(crate) fn core_properties(
+    container: &mut Container<'_>,
+) -> Result<serde_json::Map<String, serde_json::Value>, ExtractError> {
+    let mut metadata = serde_json::Map::new();
+    let Some(xml) = container.read("docProps/core.xml")? else {
+        return Ok(metadata);
+    };
+    let mut current: Option<String> = None;
+    let mut text = String::new();
+    crate::xml::walk(&xml, container.format, |node| match node {
+        crate::xml::Node::Open { name, .. } => {
+            current = Some(name.to_string());
+            text.clear();
+        }
+        crate::xml::Node::Text(t) => text.push_str(t),
+        crate::xml::Node::Close { name } => {
+            if current.as_deref() == Some(name) && !text.trim().is_empty() {
+                let value = text.trim().to_string();
+                match name {
+                    "title" => drop(metadata.insert("title".into(), value.into())),
+                    "creator" => drop(metadata.insert("authors".into(), serde_json::json!([value]))),
+                    "created" => drop(metadata.insert("date".into(), value.into())),
+                    "subject" | "description" | "keywords" => drop(metadata.insert(name.into(), value.into())),
+                    _ => {}
+                }
+            }
+            current = None;
+        }
+    })?;
+    Ok(metadata)
+}

@@ -1,0 +1,38 @@
+//! Extraction errors: each names the reason, and maps to one error code.
+
+use folio_core::ErrorCode;
+
+use crate::Format;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ExtractError {
+    #[error("the input is empty (zero bytes)")]
+    Empty,
+    #[error("{what} is {actual} bytes, over the limit of {limit}")]
+    TooLarge { what: &'static str, limit: u64, actual: u64 },
+    #[error("the data looks binary, not text")]
+    Binary,
+    #[error("unsupported format{}", .hint.as_deref().map(|h| format!(": {h}")).unwrap_or_default())]
+    Unsupported { hint: Option<String> },
+    #[error("malformed {format}: {reason}")]
+    Malformed { format: Format, reason: String },
+    #[error("{what} exceeds the decompression limit ({limit} bytes or ratio): refused as a possible zip bomb")]
+    Bomb { what: String, limit: u64 },
+    #[error("the {format} document contains no extractable text")]
+    NoText { format: Format },
+}
+
+impl ExtractError {
+    pub(crate) fn malformed(format: Format, reason: impl std::fmt::Display) -> Self {
+        ExtractError::Malformed { format, reason: reason.to_string() }
+    }
+
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            ExtractError::Empty | ExtractError::NoText { .. } => ErrorCode::EmptyContent,
+            ExtractError::TooLarge { .. } | ExtractError::Bomb { .. } => ErrorCode::TooLarge,
+            ExtractError::Binary | ExtractError::Malformed { .. } => ErrorCode::MalformedInput,
+            ExtractError::Unsupported { .. } => ErrorCode::UnsupportedFormat,
+        }
+    }
+}

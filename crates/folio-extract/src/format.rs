@@ -1,0 +1,143 @@
+//! Format detection from magic bytes, MIME type and file extension.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{ExtractError, Input};
+
+/// A format folio extracts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Format {
+    Text,
+    Markdown,
+    Html,
+    Pdf,
+    Docx,
+    Pptx,
+    Epub,
+}
+
+impl Format {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Text => "text",
+            Format::Markdown => "markdown",
+            Format::Html => "html",
+            Format::Pdf => "pdf",
+            Format::Docx => "docx",
+            Format::Pptx => "pptx",
+            Format::Epub => "epub",
+        }
+    }
+
+    /// Formats whose text is organised in pages.
+    pub fn is_paged(self) -> bool {
+        matches!(self, Format::Pdf | Format::Pptx)
+    }
+
+    /// The format a file extension names, if folio reads it.
+    pub fn from_extension(ext: &str) -> Option<Format> {
+        Some(match ext.to_ascii_lowercase().as_str() {
+            "txt" | "text" | "log" | "csv" | "tsv" | "rst" | "org" | "tex" | "json" | "yaml" | "yml" | "toml" => {
+                Format::Text
+            }
+            "md" | "markdown" | "mdx" => Format::Markdown,
+            "html" | "htm" | "xhtml" => Format::Html,
+            "pdf" => Format::Pdf,
+            "docx" => Format::Docx,
+            "pptx" => Format::Pptx,
+            "epub" => Format::Epub,
+            _ => return None,
+        })
+    }
+
+    fn from_mime(mime: &str) -> Option<Format> {
+        let essence = mime.split(';').next()?.trim().to_ascii_lowercase();
+        Some(match essence.as_str() {
+            "text/html" | "application/xhtml+xml" => Format::Html,
+            "text/markdown" | "text/x-markdown" => Format::Markdown,
+            "application/pdf" => Format::Pdf,
+            "application/vnd.openxmlformats-officedocument.wordprocessingml.document" => Format::Docx,
+            "application/vnd.openxmlformats-officedocument.presentationml.presentation" => Format::Pptx,
+            "application/epub+zip" => Format::Epub,
+            m if m.starts_with("text/") => Format::Text,
+            _ => return None,
+        })
+    }
+}
+
+impl std::fmt::Display for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+fn extension(name: &str) -> Option<&str> {
+    let file = name.rsplit(['/', '\\']).next()?;
+    let file = file.split(['?', '#']).next()?;
+    file.rsplit_once('.').map(|(_, ext)| ext).filter(|e| !e.is_empty())
+}
+
+/// Picks the format: magic bytes win for PDF and zip containers (a `.txt`
+/// that is really a PDF is read as a PDF), then the MIME type, then the
+/// extension, then a sniff of the content for HTML and plain text.
+pub fn detect(input: Input<'_>) -> Result<Format, ExtractError> {
+    let bytes = input.bytes;
+    let by_ext = input.name.and_then(extension).and_then(Format::from_extension);
+    if bytes.starts_with(b"%PDF-") || bytes.get(..1024).is_some_and(|head| find(head, b"%PDF-").is_some()) {
+        return Ok(Format::Pdf);
+    }
+    if bytes.starts_with(b"PK\x03\x04") {
+        return match by_ext {
+            Some(f @ (Format::Docx | Format::Pptx | Format::Epub)) => Ok(f),
+            _ if find(bytes, b"word/document.xml").is_some() => Ok(Format::Docx),
+            _ if find(bytes, b"ppt/presentation.xml").is_some() => Ok(Format::Pptx),
+            _ if find(bytes, b"application/epub+zip").is_some() => Ok(Format::Epub),
+            _ => Err(ExtractError::Unsupported { hint: Some("a zip archive that is not DOCX, PPTX or EPUB".into()) }),
+        };
+    }
+    if let Some(format) = input.mime.and_then(Format::from_mime) {
+        if format != Format::Text || by_ext.is_none() {
+            return Ok(format);
+        }
+    }
+    if let Some(format) = by_ext {
+        if matches!(format, Format::Pdf | Format::Docx | Format::Pptx | Format::Epub) {
+            return Err(ExtractError::malformed(format, "the file does not start with the format's signature"));
+        }
+        return Ok(format);
+    }
+    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(1024)]).to_ascii_lowercase();
+    let head = head.trim_start_matches('\u{feff}').trim_start();
+    if head.starts_with("<!doctype html") || head.starts_with("<html") {
+        return Ok(Format::Html);
+    }
+    match input.name.and_then(extension) {
+        Some(ext) => Err(ExtractError::Unsupported { hint: Some(format!("files ending in .{ext}")) }),
+        None => Ok(Format::Text),
+    }
+}
+
+pub(crate) fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn detect_of(bytes: &[u8], name: Option<&str>, mime: Option<&str>) -> Result<Format, ExtractError> {
+        detect(Input { bytes, name, mime })
+    }
+
+    #[test]
+    fn magic_extension_mime_and_sniffing() {
+        assert_eq!(detect_of(b"%PDF-1.7 ...", Some("a.txt"), None).unwrap(), Format::Pdf);
+        assert_eq!(detect_of(b"# hi", Some("notes.md"), None).unwrap(), Format::Markdown);
+        assert_eq!(detect_of(b"<p>x</p>", Some("https://e.org/page?x=1"), Some("text/html; charset=utf-8")).unwrap(), Format::Html);
+        assert_eq!(detect_of(b"<!DOCTYPE html><html>", None, None).unwrap(), Format::Html);
+        assert_eq!(detect_of(b"plain", None, None).unwrap(), Format::Text);
+        assert!(matches!(detect_of(b"\x7fELF", Some("a.exe"), None), Err(ExtractError::Unsupported { .. })));
+        assert!(matches!(detect_of(b"not a pdf", Some("a.pdf"), None), Err(ExtractError::Malformed { .. })));
+    }
+}

@@ -1,0 +1,71 @@
+//! Extraction: bytes in, structured text out (blocks with heading levels and
+//! page numbers). Pure functions: no file system, network or clock; the caller
+//! hands in the bytes, a name to guess the format from, and the limits.
+
+mod container;
+mod docx;
+mod xml;
+mod epub;
+mod error;
+mod format;
+mod html;
+mod markdown;
+mod pdf;
+mod pptx;
+mod text;
+
+pub use error::ExtractError;
+pub use format::Format;
+
+use folio_core::{Limits, StructuredText};
+
+/// What to extract: the raw bytes plus the hints that pick a format.
+#[derive(Debug, Clone, Copy)]
+pub struct Input<'a> {
+    pub bytes: &'a [u8],
+    /// File name or URL path, for the extension.
+    pub name: Option<&'a str>,
+    /// MIME type, when the source declares one (HTTP Content-Type).
+    pub mime: Option<&'a str>,
+}
+
+/// Detects the format of `input` and extracts it. Refuses input over the size
+/// limits, binary data, and formats folio cannot read, with an error naming
+/// the reason; never panics on malformed input.
+pub fn extract(input: Input<'_>, limits: &Limits) -> Result<(Format, StructuredText), ExtractError> {
+    if input.bytes.is_empty() {
+        return Err(ExtractError::Empty);
+    }
+    if input.bytes.len() as u64 > limits.max_file_bytes {
+        return Err(ExtractError::TooLarge {
+            what: "file",
+            limit: limits.max_file_bytes,
+            actual: input.bytes.len() as u64,
+        });
+    }
+    let format = format::detect(input)?;
+    let text = extract_as(format, input.bytes, limits)?;
+    if text.is_empty() {
+        return Err(ExtractError::NoText { format });
+    }
+    Ok((format, text))
+}
+
+/// Extracts `bytes` as the given format. A panic inside a third-party parser
+/// on hostile input is caught and reported as malformed input.
+pub fn extract_as(format: Format, bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| extract_unguarded(format, bytes, limits)))
+        .unwrap_or_else(|_| Err(ExtractError::malformed(format, "the parser failed on this input")))
+}
+
+fn extract_unguarded(format: Format, bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractError> {
+    match format {
+        Format::Text => text::decode(bytes).map(|t| text::extract_plain(&t)),
+        Format::Markdown => text::decode(bytes).map(|t| markdown::extract(&t)),
+        Format::Html => text::decode(bytes).map(|t| html::extract(&t)),
+        Format::Pdf => pdf::extract(bytes, limits),
+        Format::Docx => docx::extract(bytes, limits),
+        Format::Pptx => pptx::extract(bytes, limits),
+        Format::Epub => epub::extract(bytes, limits),
+    }
+}

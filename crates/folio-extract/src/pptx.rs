@@ -1,0 +1,93 @@
+//! PPTX (Office Open XML presentations): one page per slide in presentation
+//! order; the slide title becomes a heading, other text paragraphs.
+
+use std::collections::HashMap;
+
+use folio_core::{Block, BlockKind, Limits, StructuredText};
+
+use crate::container::{Container, core_properties};
+use crate::xml::{Node, attr, walk};
+use crate::{ExtractError, Format};
+
+/// Slide part names in presentation order: `presentation.xml`'s slide id list
+/// resolved through its relationships; falls back to numeric file order.
+fn slide_order(container: &mut Container<'_>) -> Result<Vec<String>, ExtractError> {
+    let mut rel_ids = Vec::new();
+    if let Some(xml) = container.read("ppt/presentation.xml")? {
+        walk(&xml, Format::Pptx, |node| {
+            if let Node::Open { name: "sldId", attrs } = node {
+                if let Some(id) = attr(attrs, "r:id") {
+                    rel_ids.push(id.to_string());
+                }
+            }
+        })?;
+    }
+    let mut targets = HashMap::new();
+    if let Some(xml) = container.read("ppt/_rels/presentation.xml.rels")? {
+        walk(&xml, Format::Pptx, |node| {
+            if let Node::Open { name: "Relationship", attrs } = node {
+                if let (Some(id), Some(target)) = (attr(attrs, "Id"), attr(attrs, "Target")) {
+                    let target = target.trim_start_matches('/').trim_start_matches("ppt/");
+                    targets.insert(id.to_string(), format!("ppt/{target}"));
+                }
+            }
+        })?;
+    }
+    let ordered: Vec<String> = rel_ids.iter().filter_map(|id| targets.get(id).cloned()).collect();
+    if !ordered.is_empty() {
+        return Ok(ordered);
+    }
+    let mut slides: Vec<(u32, String)> = container
+        .names()
+        .into_iter()
+        .filter_map(|n| {
+            let number = n.strip_prefix("ppt/slides/slide")?.strip_suffix(".xml")?.parse().ok()?;
+            Some((number, n))
+        })
+        .collect();
+    slides.sort();
+    Ok(slides.into_iter().map(|(_, n)| n).collect())
+}
+
+pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractError> {
+    let mut container = Container::open(bytes, Format::Pptx, limits)?;
+    let slides = slide_order(&mut container)?;
+    if slides.is_empty() {
+        return Err(ExtractError::malformed(Format::Pptx, "no slides"));
+    }
+    if slides.len() as u64 > u64::from(limits.max_pages) {
+        return Err(ExtractError::TooLarge { what: "slide count", limit: limits.max_pages.into(), actual: slides.len() as u64 });
+    }
+    let mut metadata = core_properties(&mut container)?;
+    let mut blocks = Vec::new();
+    for (index, part) in slides.iter().enumerate() {
+        let page = Some(index as u32 + 1);
+        let Some(xml) = container.read(part)? else { continue };
+        let mut is_title = false;
+        let mut paragraph = String::new();
+        let mut in_text = false;
+        walk(&xml, Format::Pptx, |node| match node {
+            Node::Open { name: "sp", .. } => is_title = false,
+            Node::Open { name: "ph", attrs } => {
+                is_title = matches!(attr(attrs, "type"), Some("title" | "ctrTitle"));
+            }
+            Node::Open { name: "t", .. } => in_text = true,
+            Node::Close { name: "t" } => in_text = false,
+            Node::Text(t) if in_text => paragraph.push_str(t),
+            Node::Open { name: "br", .. } => paragraph.push('\n'),
+            Node::Close { name: "p" } => {
+                let text = std::mem::take(&mut paragraph).trim().to_string();
+                if !text.is_empty() {
+                    let kind = if is_title { BlockKind::Heading(1) } else { BlockKind::Paragraph };
+                    blocks.push(Block::new(kind, text, page));
+                }
+            }
+            _ => {}
+        })?;
+    }
+    let title = metadata
+        .remove("title")
+        .and_then(|v| v.as_str().map(str::to_string))
+        .or_else(|| blocks.iter().find(|b| matches!(b.kind, BlockKind::Heading(_))).map(|b| b.text.clone()));
+    Ok(StructuredText { title, blocks, metadata, page_count: Some(slides.len() as u32) })
+}

@@ -1,0 +1,219 @@
+//! The lexical index: tantivy holds the postings (English analyser: lower
+//! case, ASCII folding, stop words, Snowball stemming); folio scores them with
+//! its own BM25 so k1 and b are parameters and the filter's allowed set is
+//! honoured while scoring, not after.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::Mutex;
+
+use folio_store::{Bm25, StoreError};
+use tantivy::schema::{Field, INDEXED, IndexRecordOption, STRING, Schema, TextFieldIndexing, TextOptions, FAST};
+use tantivy::tokenizer::{
+    AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter, TextAnalyzer,
+};
+use tantivy::postings::Postings;
+use tantivy::{DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, TERMINATED, TantivyDocument, Term};
+
+const ANALYZER: &str = "folio_en";
+
+/// The English analyser used for documents and queries alike.
+fn analyzer() -> TextAnalyzer {
+    let builder = TextAnalyzer::builder(SimpleTokenizer::default())
+        .filter(RemoveLongFilter::limit(40))
+        .filter(LowerCaser)
+        .filter(AsciiFoldingFilter);
+    match StopWordFilter::new(Language::English) {
+        Some(stop) => builder.filter(stop).filter(Stemmer::new(Language::English)).build(),
+        None => builder.filter(Stemmer::new(Language::English)).build(),
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Fields {
+    key: Field,
+    document: Field,
+    text: Field,
+}
+
+fn schema() -> (Schema, Fields) {
+    let mut builder = Schema::builder();
+    let key = builder.add_u64_field("key", INDEXED | FAST);
+    let document = builder.add_text_field("document", STRING);
+    let indexing = TextFieldIndexing::default().set_tokenizer(ANALYZER).set_index_option(IndexRecordOption::WithFreqs);
+    let text = builder.add_text_field("text", TextOptions::default().set_indexing_options(indexing));
+    (builder.build(), Fields { key, document, text })
+}
+
+fn err(context: &str) -> impl Fn(tantivy::TantivyError) -> StoreError + '_ {
+    move |e| StoreError::io(context, e)
+}
+
+/// One library's lexical index.
+pub struct Lexical {
+    index: Index,
+    reader: IndexReader,
+    writer: Option<Mutex<IndexWriter>>,
+    fields: Fields,
+}
+
+impl Lexical {
+    /// Opens (or, with `writable`, creates) the index in `dir`. A writable
+    /// index holds tantivy's writer; a read-only one only reads commits.
+    pub fn open(dir: &Path, writable: bool) -> Result<Option<Self>, StoreError> {
+        let (schema, fields) = schema();
+        let exists = dir.join("meta.json").exists();
+        if !exists && !writable {
+            return Ok(None);
+        }
+        let index = if exists {
+            Index::open_in_dir(dir).map_err(err("opening the lexical index"))?
+        } else {
+            std::fs::create_dir_all(dir).map_err(|e| StoreError::io(dir.display().to_string(), e))?;
+            Index::create_in_dir(dir, schema).map_err(err("creating the lexical index"))?
+        };
+        index.tokenizers().register(ANALYZER, analyzer());
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()
+            .map_err(err("opening the lexical reader"))?;
+        let writer = if writable {
+            let writer: IndexWriter = index.writer_with_num_threads(1, 50_000_000).map_err(err("opening the lexical writer"))?;
+            Some(Mutex::new(writer))
+        } else {
+            None
+        };
+        Ok(Some(Lexical { index, reader, writer, fields }))
+    }
+
+    /// The change-log sequence number the last commit covers.
+    pub fn watermark(&self) -> Result<i64, StoreError> {
+        let metas = self.index.load_metas().map_err(err("reading lexical metadata"))?;
+        Ok(metas.payload.as_deref().and_then(|p| p.parse().ok()).unwrap_or(0))
+    }
+
+    /// Sees the latest commit (another process's, in read-only mode).
+    pub fn reload(&self) -> Result<(), StoreError> {
+        self.reader.reload().map_err(err("reloading the lexical index"))
+    }
+
+    /// Replaces the postings of `documents`: each document's old chunks are
+    /// deleted and its current `chunks` (key, text) added; commits with the
+    /// watermark so a restart knows what is covered.
+    pub fn apply(&self, documents: &[(String, Vec<(u64, String)>)], watermark: i64) -> Result<(), StoreError> {
+        let Some(writer) = &self.writer else {
+            return Err(StoreError::io("lexical index", "not writable in this process"));
+        };
+        // A poisoned lock means a panic mid-update; tantivy discards
+        // uncommitted work on rollback, so continuing is safe.
+        let mut writer = writer.lock().unwrap_or_else(|p| p.into_inner());
+        for (document, chunks) in documents {
+            writer.delete_term(Term::from_field_text(self.fields.document, document));
+            for (key, text) in chunks {
+                let mut doc = TantivyDocument::default();
+                doc.add_u64(self.fields.key, *key);
+                doc.add_text(self.fields.document, document);
+                doc.add_text(self.fields.text, text);
+                writer.add_document(doc).map_err(err("adding to the lexical index"))?;
+            }
+        }
+        let mut commit = writer.prepare_commit().map_err(err("preparing the lexical commit"))?;
+        commit.set_payload(&watermark.to_string());
+        commit.commit().map_err(err("committing the lexical index"))?;
+        drop(writer);
+        self.reload()
+    }
+
+    /// Analysed query terms, deduplicated, in order.
+    fn terms(&self, query: &str) -> Vec<Term> {
+        let mut analyzer = analyzer();
+        let mut stream = analyzer.token_stream(query);
+        let mut seen = HashSet::new();
+        let mut terms = Vec::new();
+        while stream.advance() {
+            let text = stream.token().text.clone();
+            if seen.insert(text.clone()) {
+                terms.push(Term::from_field_text(self.fields.text, &text));
+            }
+        }
+        terms
+    }
+
+    /// BM25 top `k` among chunks whose key is in `allowed` (all when `None`).
+    /// Term-at-a-time over the postings: exact, and fast enough at 10^5
+    /// chunks (a few ms per query).
+    pub fn search(&self, query: &str, allowed: Option<&HashSet<u64>>, k: usize, bm25: Bm25) -> Result<Vec<(u64, f32)>, StoreError> {
+        let searcher = self.reader.searcher();
+        let terms = self.terms(query);
+        let n = searcher.num_docs() as f32;
+        if terms.is_empty() || n == 0.0 || k == 0 {
+            return Ok(Vec::new());
+        }
+        let mut total_tokens = 0u64;
+        for segment in searcher.segment_readers() {
+            total_tokens += segment.inverted_index(self.fields.text).map_err(err("lexical search"))?.total_num_tokens();
+        }
+        let avgdl = (total_tokens as f32 / n).max(1.0);
+        let mut idfs = Vec::with_capacity(terms.len());
+        for term in &terms {
+            let df = searcher.doc_freq(term).map_err(err("lexical search"))? as f32;
+            idfs.push((1.0 + (n - df + 0.5) / (df + 0.5)).ln());
+        }
+        let mut scored: Vec<(u64, f32)> = Vec::new();
+        for segment in searcher.segment_readers() {
+            let inverted = segment.inverted_index(self.fields.text).map_err(err("lexical search"))?;
+            let norms = segment.get_fieldnorms_reader(self.fields.text).map_err(err("lexical search"))?;
+            let keys = segment.fast_fields().u64("key").map_err(err("lexical search"))?;
+            let alive = segment.alive_bitset();
+            let mut acc = vec![0f32; segment.max_doc() as usize];
+            let mut touched = Vec::new();
+            for (term, idf) in terms.iter().zip(&idfs) {
+                let Some(mut postings) = inverted
+                    .read_postings(term, IndexRecordOption::WithFreqs)
+                    .map_err(|e| StoreError::io("lexical search", e))?
+                else {
+                    continue;
+                };
+                let mut doc = postings.doc();
+                while doc != TERMINATED {
+                    if alive.is_none_or(|a| a.is_alive(doc)) {
+                        let tf = postings.term_freq() as f32;
+                        let dl = norms.fieldnorm(doc) as f32;
+                        let score = idf * tf * (bm25.k1 + 1.0) / (tf + bm25.k1 * (1.0 - bm25.b + bm25.b * dl / avgdl));
+                        let slot = &mut acc[doc as usize];
+                        if *slot == 0.0 {
+                            touched.push(doc);
+                        }
+                        *slot += score;
+                    }
+                    doc = postings.advance();
+                }
+            }
+            for doc in touched {
+                let Some(key) = keys.first(doc) else { continue };
+                if allowed.is_none_or(|a| a.contains(&key)) {
+                    scored.push((key, acc[doc as usize]));
+                }
+            }
+        }
+        Ok(top_k(scored, k))
+    }
+
+    /// Chunks in the index (live documents).
+    pub fn len(&self) -> u64 {
+        self.reader.searcher().num_docs()
+    }
+}
+
+/// The `k` best (key, score) pairs, best first; ties broken by key for
+/// stable output.
+pub fn top_k(mut scored: Vec<(u64, f32)>, k: usize) -> Vec<(u64, f32)> {
+    let order = |a: &(u64, f32), b: &(u64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    if scored.len() > k {
+        scored.select_nth_unstable_by(k, order);
+        scored.truncate(k);
+    }
+    scored.sort_by(order);
+    scored
+}

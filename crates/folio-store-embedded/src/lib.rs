@@ -1,0 +1,730 @@
+//! folio's embedded store: SQLite (WAL, full fsync) is the single source of
+//! truth for libraries, documents, chunks and vectors; per library, a tantivy
+//! index (BM25 postings) and a usearch index (HNSW) are derived from it.
+//!
+//! Every write appends to a change log in the same SQLite transaction as the
+//! data, and each derived index records the log position it covers (tantivy:
+//! the commit payload; usearch: a metadata file written after the index). On
+//! open, and before each search, anything newer is replayed from SQLite —
+//! vectors come from SQLite, nothing is re-embedded — so a crash costs
+//! replay, never data, and a document is visible in full or not at all.
+//!
+//! One process owns writes (`write.lock`, an OS file lock released even on
+//! kill -9). Read-only processes read SQLite, reload tantivy commits and
+//! replay the vector log tail in memory.
+
+mod filter_sql;
+mod lexical;
+mod lock;
+mod rows;
+mod schema;
+mod vectors;
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::time::Duration;
+
+use folio_core::{Chunk, ChunkId, Document, DocumentId, DocumentSummary, EmbeddingSpace, Filter, LibraryName};
+use folio_store::{
+    Bm25, ChunkWithDocument, Hit, LibraryInfo, LibraryStats, NewDocument, PutOutcome, Result, Store, StoreError,
+};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params, params_from_iter};
+
+use crate::lexical::Lexical;
+pub use crate::lock::WriteLock;
+use crate::rows::{CHUNK_COLUMNS, DOCUMENT_COLUMNS, chunk_from_row, document_from_row, summary_from_row, vector_bytes};
+use crate::vectors::Vectors;
+
+/// How a process opens a data directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Owns writes: waits up to `lock_wait` for the write lock, then fails
+    /// with `StoreBusy`.
+    ReadWrite { lock_wait: Duration },
+    /// Reads only; never takes the lock.
+    ReadOnly,
+}
+
+/// Chunks replayed into the vector index since its last save before it is
+/// saved again, bounding the replay a restart or a reader must do.
+const SAVE_EVERY_CHUNKS: u64 = 20_000;
+
+struct LibraryIndex {
+    id: i64,
+    dim: usize,
+    dir: PathBuf,
+    lexical: Option<Lexical>,
+    vectors: Vectors,
+    marks: Mutex<Marks>,
+}
+
+#[derive(Default)]
+struct Marks {
+    lexical: i64,
+    vectors: i64,
+    saved: i64,
+    unsaved_chunks: u64,
+}
+
+struct LibraryRow {
+    id: i64,
+    info: LibraryInfo,
+}
+
+pub struct EmbeddedStore {
+    dir: PathBuf,
+    conn: Mutex<Connection>,
+    lock: Option<WriteLock>,
+    indexes: RwLock<HashMap<i64, Arc<LibraryIndex>>>,
+}
+
+fn sql_err(context: &'static str) -> impl Fn(rusqlite::Error) -> StoreError {
+    move |e| StoreError::io(context, e)
+}
+
+impl EmbeddedStore {
+    /// Opens (creating if needed) the store in `dir`.
+    pub fn open(dir: &Path, access: Access) -> Result<Self> {
+        std::fs::create_dir_all(dir).map_err(|e| StoreError::io(dir.display().to_string(), e))?;
+        let lock = match access {
+            Access::ReadWrite { lock_wait } => Some(WriteLock::acquire(dir, lock_wait)?),
+            Access::ReadOnly => None,
+        };
+        let conn = Connection::open(dir.join("folio.sqlite")).map_err(sql_err("opening the database"))?;
+        schema::prepare(&conn)
+            .map_err(sql_err("preparing the database"))?
+            .map_err(|reason| StoreError::io("database schema", reason))?;
+        Ok(EmbeddedStore { dir: dir.to_path_buf(), conn: Mutex::new(conn), lock, indexes: RwLock::new(HashMap::new()) })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn is_writable(&self) -> bool {
+        self.lock.is_some()
+    }
+
+    fn conn(&self) -> MutexGuard<'_, Connection> {
+        // A poisoned lock means a panic while holding the connection; SQLite
+        // rolls back any open transaction, so the connection is still sound.
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn require_writable(&self) -> Result<()> {
+        match self.lock {
+            Some(_) => Ok(()),
+            None => Err(StoreError::io("write", "this store was opened read-only")),
+        }
+    }
+
+    fn library_row(conn: &Connection, name: &LibraryName) -> Result<LibraryRow> {
+        let row = conn
+            .query_row(
+                "SELECT l.id, l.space, l.created_at,
+                        (SELECT COUNT(*) FROM documents d WHERE d.library_id = l.id),
+                        (SELECT COALESCE(SUM(chunk_count), 0) FROM documents d WHERE d.library_id = l.id)
+                 FROM libraries l WHERE l.name = ?",
+                [name.as_str()],
+                |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, i64>(3)?, r.get::<_, i64>(4)?)),
+            )
+            .optional()
+            .map_err(sql_err("reading a library"))?
+            .ok_or_else(|| StoreError::LibraryNotFound(name.to_string()))?;
+        let space: EmbeddingSpace =
+            serde_json::from_str(&row.1).map_err(|e| StoreError::io("library embedding space", e))?;
+        Ok(LibraryRow {
+            id: row.0,
+            info: LibraryInfo {
+                name: name.clone(),
+                space,
+                created_at: row.2,
+                document_count: row.3 as u64,
+                chunk_count: row.4 as u64,
+            },
+        })
+    }
+
+    fn index_dir(&self, id: i64) -> PathBuf {
+        self.dir.join("indexes").join(id.to_string())
+    }
+
+    /// The library's derived indexes, opened on first use and brought up to
+    /// the change log's head.
+    fn index(&self, conn: &Connection, library: &LibraryRow) -> Result<Arc<LibraryIndex>> {
+        let existing = self.indexes.read().unwrap_or_else(|p| p.into_inner()).get(&library.id).cloned();
+        let index = match existing {
+            Some(index) => index,
+            None => {
+                let dir = self.index_dir(library.id);
+                std::fs::create_dir_all(&dir).map_err(|e| StoreError::io(dir.display().to_string(), e))?;
+                let dim = library.info.space.dim as usize;
+                let lexical = Lexical::open(&dir.join("lexical"), self.is_writable())?;
+                let (vectors, mark) = match Vectors::load(&dir, dim) {
+                    Some(loaded) => loaded,
+                    None => (Vectors::new(dim)?, 0),
+                };
+                let marks = Marks { lexical: 0, vectors: mark, saved: mark, unsaved_chunks: 0 };
+                let index = Arc::new(LibraryIndex { id: library.id, dim, dir, lexical, vectors, marks: Mutex::new(marks) });
+                self.indexes.write().unwrap_or_else(|p| p.into_inner()).entry(library.id).or_insert(index).clone()
+            }
+        };
+        self.catch_up(conn, &index)?;
+        Ok(index)
+    }
+
+    /// Replays change-log entries newer than what each derived index covers.
+    fn catch_up(&self, conn: &Connection, index: &LibraryIndex) -> Result<()> {
+        let head: i64 = conn
+            .query_row("SELECT COALESCE(MAX(seq), 0) FROM changes WHERE library_id = ?", [index.id], |r| r.get(0))
+            .map_err(sql_err("reading the change log"))?;
+        let mut marks = index.marks.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(lexical) = &index.lexical {
+            if self.is_writable() {
+                marks.lexical = lexical.watermark()?;
+                if marks.lexical < head {
+                    let documents = changed_documents(conn, index.id, marks.lexical, head)?;
+                    let mut batch = Vec::with_capacity(documents.len());
+                    for document in &documents {
+                        let mut stmt = conn
+                            .prepare_cached("SELECT key, context || text FROM chunks WHERE document_id = ? ORDER BY idx")
+                            .map_err(sql_err("replaying the change log"))?;
+                        let chunks = stmt
+                            .query_map([document], |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, String>(1)?)))
+                            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+                            .map_err(sql_err("replaying the change log"))?;
+                        batch.push((document.clone(), chunks));
+                    }
+                    lexical.apply(&batch, head)?;
+                    marks.lexical = head;
+                }
+            } else if marks.lexical < head {
+                lexical.reload()?;
+                marks.lexical = lexical.watermark()?;
+            }
+        }
+        if marks.vectors < head {
+            let removed = removed_keys(conn, index.id, marks.vectors, head)?;
+            index.vectors.remove(&removed)?;
+            let mut added = 0u64;
+            for document in changed_documents(conn, index.id, marks.vectors, head)? {
+                let mut stmt = conn
+                    .prepare_cached("SELECT key, vector FROM chunks WHERE document_id = ?")
+                    .map_err(sql_err("replaying the change log"))?;
+                let items = stmt
+                    .query_map([&document], |r| Ok((r.get::<_, i64>(0)? as u64, rows::vector_from_bytes(&r.get::<_, Vec<u8>>(1)?))))
+                    .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+                    .map_err(sql_err("replaying the change log"))?;
+                added += items.len() as u64;
+                index.vectors.add(&items)?;
+            }
+            marks.vectors = head;
+            marks.unsaved_chunks += added;
+            if self.is_writable() && marks.unsaved_chunks >= SAVE_EVERY_CHUNKS {
+                index.vectors.save(&index.dir, head)?;
+                marks.saved = head;
+                marks.unsaved_chunks = 0;
+            }
+        }
+        Ok(())
+    }
+
+    /// Chunk keys that pass the filter within the library.
+    fn allowed_keys(conn: &Connection, library_id: i64, filter: &Filter) -> Result<Option<HashSet<u64>>> {
+        if filter.is_empty() {
+            return Ok(None);
+        }
+        let (clause, mut params) = filter_sql::where_clause(filter);
+        params.insert(0, rusqlite::types::Value::Integer(library_id));
+        let sql = format!(
+            "SELECT c.key FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.library_id = ?{clause}"
+        );
+        let mut stmt = conn.prepare(&sql).map_err(sql_err("evaluating a filter"))?;
+        let keys = stmt
+            .query_map(params_from_iter(params), |r| r.get::<_, i64>(0))
+            .and_then(|rows| rows.map(|k| k.map(|k| k as u64)).collect::<rusqlite::Result<HashSet<u64>>>())
+            .map_err(sql_err("evaluating a filter"))?;
+        Ok(Some(keys))
+    }
+
+    /// Turns (key, score) pairs into hits with chunk ids.
+    fn hits(conn: &Connection, scored: Vec<(u64, f32)>) -> Result<Vec<Hit>> {
+        let mut stmt = conn
+            .prepare_cached("SELECT document_id, idx FROM chunks WHERE key = ?")
+            .map_err(sql_err("resolving hits"))?;
+        let mut hits = Vec::with_capacity(scored.len());
+        for (key, score) in scored {
+            let id = stmt
+                .query_row([key as i64], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
+                .optional()
+                .map_err(sql_err("resolving hits"))?;
+            // A key missing here was deleted after the index was read.
+            if let Some((document, index)) = id {
+                if let Some(document) = DocumentId::parse(&document) {
+                    hits.push(Hit { chunk: ChunkId::new(&document, index as u32), score });
+                }
+            }
+        }
+        Ok(hits)
+    }
+
+    /// Saves every vector index with unsaved changes.
+    fn save_vectors(&self) -> Result<()> {
+        if !self.is_writable() {
+            return Ok(());
+        }
+        let indexes: Vec<Arc<LibraryIndex>> =
+            self.indexes.read().unwrap_or_else(|p| p.into_inner()).values().cloned().collect();
+        for index in indexes {
+            let mut marks = index.marks.lock().unwrap_or_else(|p| p.into_inner());
+            if marks.saved < marks.vectors {
+                index.vectors.save(&index.dir, marks.vectors)?;
+                marks.saved = marks.vectors;
+                marks.unsaved_chunks = 0;
+            }
+        }
+        Ok(())
+    }
+
+    /// Approximate (HNSW) vector search, bypassing the exact path: used by
+    /// the benchmark to measure the graph's recall against exact search.
+    pub fn dense_graph(&self, library: &LibraryName, vector: &[f32], k: usize) -> Result<Vec<Hit>> {
+        let conn = self.conn();
+        let row = Self::library_row(&conn, library)?;
+        let index = self.index(&conn, &row)?;
+        let scored = index.vectors.search_graph(vector, k)?;
+        Self::hits(&conn, scored)
+    }
+}
+
+impl Drop for EmbeddedStore {
+    fn drop(&mut self) {
+        if let Err(e) = self.save_vectors() {
+            tracing::warn!(error = %e, "saving vector indexes on close failed; they will be replayed on next open");
+        }
+    }
+}
+
+/// Distinct documents touched by log entries in (from, to], in log order.
+fn changed_documents(conn: &Connection, library_id: i64, from: i64, to: i64) -> Result<Vec<String>> {
+    let mut stmt = conn
+        .prepare_cached("SELECT document_id FROM changes WHERE library_id = ? AND seq > ? AND seq <= ? ORDER BY seq")
+        .map_err(sql_err("reading the change log"))?;
+    let all = stmt
+        .query_map(params![library_id, from, to], |r| r.get::<_, String>(0))
+        .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+        .map_err(sql_err("reading the change log"))?;
+    let mut seen = HashSet::new();
+    Ok(all.into_iter().filter(|d| seen.insert(d.clone())).collect())
+}
+
+/// Chunk keys removed by log entries in (from, to].
+fn removed_keys(conn: &Connection, library_id: i64, from: i64, to: i64) -> Result<Vec<u64>> {
+    let mut stmt = conn
+        .prepare_cached("SELECT removed_keys FROM changes WHERE library_id = ? AND seq > ? AND seq <= ? AND removed_keys != '[]'")
+        .map_err(sql_err("reading the change log"))?;
+    let lists = stmt
+        .query_map(params![library_id, from, to], |r| r.get::<_, String>(0))
+        .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+        .map_err(sql_err("reading the change log"))?;
+    let mut keys = BTreeSet::new();
+    for list in lists {
+        let parsed: Vec<u64> = serde_json::from_str(&list).map_err(|e| StoreError::io("change log", e))?;
+        keys.extend(parsed);
+    }
+    Ok(keys.into_iter().collect())
+}
+
+/// Deletes a document's chunks and row inside `tx`; returns the removed keys.
+fn remove_document_rows(tx: &Connection, id: &str) -> Result<Vec<u64>> {
+    let mut stmt = tx.prepare_cached("SELECT key FROM chunks WHERE document_id = ?").map_err(sql_err("deleting"))?;
+    let keys = stmt
+        .query_map([id], |r| r.get::<_, i64>(0).map(|k| k as u64))
+        .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+        .map_err(sql_err("deleting"))?;
+    tx.execute("DELETE FROM chunks WHERE document_id = ?", [id]).map_err(sql_err("deleting"))?;
+    tx.execute("DELETE FROM documents WHERE id = ?", [id]).map_err(sql_err("deleting"))?;
+    Ok(keys)
+}
+
+fn log_change(tx: &Connection, library_id: i64, document: &str, removed: &[u64]) -> Result<()> {
+    let removed = serde_json::to_string(removed).map_err(|e| StoreError::io("change log", e))?;
+    tx.execute(
+        "INSERT INTO changes (library_id, document_id, removed_keys) VALUES (?, ?, ?)",
+        params![library_id, document, removed],
+    )
+    .map_err(sql_err("writing the change log"))?;
+    Ok(())
+}
+
+fn validate(new: &NewDocument, space: &EmbeddingSpace) -> Result<()> {
+    let invalid = |m: String| Err(StoreError::InvalidArgument(format!("document {}: {m}", new.document.id)));
+    if new.chunks.len() != new.vectors.len() {
+        return invalid(format!("{} chunks but {} vectors", new.chunks.len(), new.vectors.len()));
+    }
+    if new.chunks.is_empty() {
+        return invalid("no chunks".into());
+    }
+    if let Some(v) = new.vectors.iter().find(|v| v.len() != space.dim as usize) {
+        return invalid(format!("a vector of dimension {} in a {}-d library", v.len(), space.dim));
+    }
+    if new.vectors.iter().flatten().any(|x| !x.is_finite()) {
+        return invalid("a vector holds NaN or infinity".into());
+    }
+    let count = new.chunks.len() as u32;
+    for (i, chunk) in new.chunks.iter().enumerate() {
+        if chunk.document_id != new.document.id || chunk.index != i as u32 || chunk.count != count {
+            return invalid(format!("chunk {} is out of place (index {}, count {})", chunk.id, chunk.index, chunk.count));
+        }
+    }
+    Ok(())
+}
+
+impl Store for EmbeddedStore {
+    fn create_library(&self, name: &LibraryName, space: &EmbeddingSpace) -> Result<LibraryInfo> {
+        self.require_writable()?;
+        let conn = self.conn();
+        match Self::library_row(&conn, name) {
+            Ok(row) => match row.info.space.difference(space) {
+                None => Ok(row.info),
+                Some(difference) => Err(StoreError::EmbeddingMismatch { library: name.to_string(), difference }),
+            },
+            Err(StoreError::LibraryNotFound(_)) => {
+                let space_json = serde_json::to_string(space).map_err(|e| StoreError::io("library", e))?;
+                conn.execute(
+                    "INSERT INTO libraries (name, space, created_at) VALUES (?, ?, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))",
+                    params![name.as_str(), space_json],
+                )
+                .map_err(sql_err("creating a library"))?;
+                Ok(Self::library_row(&conn, name)?.info)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn library(&self, name: &LibraryName) -> Result<LibraryInfo> {
+        Ok(Self::library_row(&self.conn(), name)?.info)
+    }
+
+    fn libraries(&self) -> Result<Vec<LibraryInfo>> {
+        let conn = self.conn();
+        let names: Vec<String> = conn
+            .prepare("SELECT name FROM libraries ORDER BY name")
+            .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+            .map_err(sql_err("listing libraries"))?;
+        names
+            .into_iter()
+            .filter_map(|n| LibraryName::new(n).ok())
+            .map(|n| Self::library_row(&conn, &n).map(|r| r.info))
+            .collect()
+    }
+
+    fn delete_library(&self, name: &LibraryName) -> Result<()> {
+        self.require_writable()?;
+        let mut conn = self.conn();
+        let row = Self::library_row(&conn, name)?;
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql_err("deleting a library"))?;
+        for sql in [
+            "DELETE FROM chunks WHERE document_id IN (SELECT id FROM documents WHERE library_id = ?1)",
+            "DELETE FROM documents WHERE library_id = ?1",
+            "DELETE FROM changes WHERE library_id = ?1",
+            "DELETE FROM libraries WHERE id = ?1",
+        ] {
+            tx.execute(sql, [row.id]).map_err(sql_err("deleting a library"))?;
+        }
+        tx.commit().map_err(sql_err("deleting a library"))?;
+        self.indexes.write().unwrap_or_else(|p| p.into_inner()).remove(&row.id);
+        // Library ids are never reused, so a leftover folder is harmless.
+        let _ = std::fs::remove_dir_all(self.index_dir(row.id));
+        Ok(())
+    }
+
+    fn content_hash(&self, id: &DocumentId) -> Result<Option<String>> {
+        self.conn()
+            .query_row("SELECT content_hash FROM documents WHERE id = ?", [id.as_str()], |r| r.get(0))
+            .optional()
+            .map_err(sql_err("reading a document"))
+    }
+
+    fn put_documents(&self, documents: Vec<NewDocument>, force: bool) -> Result<Vec<PutOutcome>> {
+        self.require_writable()?;
+        let mut conn = self.conn();
+        let mut libraries: HashMap<LibraryName, LibraryRow> = HashMap::new();
+        for new in &documents {
+            if !libraries.contains_key(&new.document.library) {
+                let row = Self::library_row(&conn, &new.document.library)?;
+                libraries.insert(new.document.library.clone(), row);
+            }
+            let row = &libraries[&new.document.library];
+            if let Some(difference) = row.info.space.difference(&new.space) {
+                return Err(StoreError::EmbeddingMismatch { library: row.info.name.to_string(), difference });
+            }
+            validate(new, &row.info.space)?;
+        }
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql_err("writing documents"))?;
+        let mut outcomes = Vec::with_capacity(documents.len());
+        let mut touched = HashSet::new();
+        for new in &documents {
+            let doc = &new.document;
+            let library_id = libraries[&doc.library].id;
+            let existing: Option<(String, i64)> = tx
+                .query_row("SELECT content_hash, library_id FROM documents WHERE id = ?", [doc.id.as_str()], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })
+                .optional()
+                .map_err(sql_err("writing documents"))?;
+            let (outcome, removed) = match existing {
+                Some((hash, _)) if hash == doc.content_hash && !force => {
+                    outcomes.push(PutOutcome::Skipped);
+                    continue;
+                }
+                Some(_) => (PutOutcome::Replaced, remove_document_rows(&tx, doc.id.as_str())?),
+                None => (PutOutcome::Indexed, Vec::new()),
+            };
+            rows::insert_document(&tx, library_id, doc)?;
+            for (chunk, vector) in new.chunks.iter().zip(&new.vectors) {
+                rows::insert_chunk(&tx, chunk, &vector_bytes(vector))?;
+            }
+            log_change(&tx, library_id, doc.id.as_str(), &removed)?;
+            touched.insert(library_id);
+            outcomes.push(outcome);
+        }
+        tx.commit().map_err(sql_err("committing documents"))?;
+        for row in libraries.values().filter(|r| touched.contains(&r.id)) {
+            self.index(&conn, row)?;
+        }
+        Ok(outcomes)
+    }
+
+    fn document(&self, id: &DocumentId) -> Result<Document> {
+        let conn = self.conn();
+        conn.query_row(&format!("SELECT {DOCUMENT_COLUMNS}, d.text FROM documents d JOIN libraries l ON l.id = d.library_id WHERE d.id = ?"), [id.as_str()], document_from_row)
+            .optional()
+            .map_err(sql_err("reading a document"))?
+            .ok_or_else(|| StoreError::NotFound { what: "document", id: id.to_string() })
+    }
+
+    fn documents(&self, library: &LibraryName, offset: u64, limit: u64) -> Result<(Vec<DocumentSummary>, u64)> {
+        let conn = self.conn();
+        let row = Self::library_row(&conn, library)?;
+        let mut stmt = conn
+            .prepare_cached(&format!(
+                "SELECT {DOCUMENT_COLUMNS} FROM documents d JOIN libraries l ON l.id = d.library_id
+                 WHERE d.library_id = ? ORDER BY d.source, d.id LIMIT ? OFFSET ?"
+            ))
+            .map_err(sql_err("listing documents"))?;
+        let documents = stmt
+            .query_map(params![row.id, limit as i64, offset as i64], summary_from_row)
+            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+            .map_err(sql_err("listing documents"))?;
+        Ok((documents, row.info.document_count))
+    }
+
+    fn delete_document(&self, id: &DocumentId) -> Result<()> {
+        self.require_writable()?;
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql_err("deleting"))?;
+        let library_id: i64 = tx
+            .query_row("SELECT library_id FROM documents WHERE id = ?", [id.as_str()], |r| r.get(0))
+            .optional()
+            .map_err(sql_err("deleting"))?
+            .ok_or_else(|| StoreError::NotFound { what: "document", id: id.to_string() })?;
+        let removed = remove_document_rows(&tx, id.as_str())?;
+        log_change(&tx, library_id, id.as_str(), &removed)?;
+        tx.commit().map_err(sql_err("deleting"))?;
+        let name: String = conn
+            .query_row("SELECT name FROM libraries WHERE id = ?", [library_id], |r| r.get(0))
+            .map_err(sql_err("deleting"))?;
+        let name = LibraryName::new(name).map_err(|e| StoreError::io("library name", e))?;
+        let row = Self::library_row(&conn, &name)?;
+        self.index(&conn, &row)?;
+        Ok(())
+    }
+
+    fn chunks(&self, id: &DocumentId, range: Range<u32>) -> Result<Vec<Chunk>> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare_cached(&format!(
+                "SELECT {CHUNK_COLUMNS} FROM chunks c WHERE c.document_id = ? AND c.idx >= ? AND c.idx < ? ORDER BY c.idx"
+            ))
+            .map_err(sql_err("reading chunks"))?;
+        stmt.query_map(params![id.as_str(), range.start, range.end], chunk_from_row)
+            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+            .map_err(sql_err("reading chunks"))
+    }
+
+    fn chunks_with_documents(&self, ids: &[ChunkId]) -> Result<Vec<ChunkWithDocument>> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare_cached(&format!(
+                "SELECT {CHUNK_COLUMNS}, {DOCUMENT_COLUMNS} FROM chunks c
+                 JOIN documents d ON d.id = c.document_id JOIN libraries l ON l.id = d.library_id
+                 WHERE c.document_id = ? AND c.idx = ?"
+            ))
+            .map_err(sql_err("reading chunks"))?;
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            let Some((document, index)) = ChunkId::parse(id.as_str()) else { continue };
+            let found = stmt
+                .query_row(params![document.as_str(), index], |r| {
+                    Ok(ChunkWithDocument { chunk: chunk_from_row(r)?, document: rows::summary_from_row_at(r, rows::CHUNK_COLUMN_COUNT)? })
+                })
+                .optional()
+                .map_err(sql_err("reading chunks"))?;
+            out.extend(found);
+        }
+        Ok(out)
+    }
+
+    fn lexical(&self, library: &LibraryName, query: &str, filter: &Filter, k: usize, bm25: Bm25) -> Result<Vec<Hit>> {
+        let conn = self.conn();
+        let row = Self::library_row(&conn, library)?;
+        let index = self.index(&conn, &row)?;
+        let Some(lexical) = &index.lexical else { return Ok(Vec::new()) };
+        let allowed = Self::allowed_keys(&conn, row.id, filter)?;
+        let scored = lexical.search(query, allowed.as_ref(), k, bm25)?;
+        Self::hits(&conn, scored)
+    }
+
+    fn dense(&self, library: &LibraryName, vector: &[f32], filter: &Filter, k: usize) -> Result<Vec<Hit>> {
+        let conn = self.conn();
+        let row = Self::library_row(&conn, library)?;
+        if vector.len() != row.info.space.dim as usize {
+            return Err(StoreError::EmbeddingMismatch {
+                library: library.to_string(),
+                difference: format!("query dimension {} vs {}", vector.len(), row.info.space.dim),
+            });
+        }
+        let index = self.index(&conn, &row)?;
+        let allowed = Self::allowed_keys(&conn, row.id, filter)?;
+        let scored = index.vectors.search(vector, allowed.as_ref(), k)?;
+        Self::hits(&conn, scored)
+    }
+
+    fn chunk_texts(&self, library: &LibraryName) -> Result<Vec<(ChunkId, String)>> {
+        let conn = self.conn();
+        let row = Self::library_row(&conn, library)?;
+        let mut stmt = conn
+            .prepare(
+                "SELECT c.document_id, c.idx, c.context || c.text FROM chunks c JOIN documents d ON d.id = c.document_id
+                 WHERE d.library_id = ? ORDER BY c.key",
+            )
+            .map_err(sql_err("reading chunks"))?;
+        let rows = stmt
+            .query_map([row.id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?)))
+            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+            .map_err(sql_err("reading chunks"))?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(d, i, t)| Some((ChunkId::new(&DocumentId::parse(&d)?, i as u32), t)))
+            .collect())
+    }
+
+    fn replace_vectors(&self, library: &LibraryName, space: &EmbeddingSpace, vectors: Vec<(ChunkId, Vec<f32>)>) -> Result<()> {
+        self.require_writable()?;
+        let mut conn = self.conn();
+        let row = Self::library_row(&conn, library)?;
+        if vectors.len() as u64 != row.info.chunk_count {
+            return Err(StoreError::InvalidArgument(format!(
+                "{} vectors for a library of {} chunks",
+                vectors.len(),
+                row.info.chunk_count
+            )));
+        }
+        if let Some((id, v)) = vectors.iter().find(|(_, v)| v.len() != space.dim as usize) {
+            return Err(StoreError::InvalidArgument(format!("vector for {id} has dimension {}, not {}", v.len(), space.dim)));
+        }
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql_err("rebuilding"))?;
+        {
+            let mut stmt = tx
+                .prepare("UPDATE chunks SET vector = ? WHERE document_id = ? AND idx = ?")
+                .map_err(sql_err("rebuilding"))?;
+            for (id, vector) in &vectors {
+                let Some((document, index)) = ChunkId::parse(id.as_str()) else {
+                    return Err(StoreError::InvalidArgument(format!("bad chunk id {id}")));
+                };
+                if stmt.execute(params![vector_bytes(vector), document.as_str(), index]).map_err(sql_err("rebuilding"))? != 1 {
+                    return Err(StoreError::NotFound { what: "chunk", id: id.to_string() });
+                }
+            }
+        }
+        let space_json = serde_json::to_string(space).map_err(|e| StoreError::io("library", e))?;
+        tx.execute("UPDATE libraries SET space = ? WHERE id = ?", params![space_json, row.id]).map_err(sql_err("rebuilding"))?;
+        tx.commit().map_err(sql_err("rebuilding"))?;
+        // The vector index is derived: drop it and replay the whole log.
+        self.indexes.write().unwrap_or_else(|p| p.into_inner()).remove(&row.id);
+        Vectors::remove_files(&self.index_dir(row.id));
+        let row = Self::library_row(&conn, library)?;
+        self.index(&conn, &row)?;
+        drop(conn);
+        self.save_vectors()
+    }
+
+    fn stats(&self, library: &LibraryName) -> Result<LibraryStats> {
+        let conn = self.conn();
+        let row = Self::library_row(&conn, library)?;
+        let formats: Vec<(String, u64)> = conn
+            .prepare("SELECT format, COUNT(*) FROM documents WHERE library_id = ? GROUP BY format ORDER BY 2 DESC, 1")
+            .and_then(|mut s| s.query_map([row.id], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64)))?.collect())
+            .map_err(sql_err("library statistics"))?;
+        let (chars, last): (i64, Option<String>) = conn
+            .query_row(
+                "SELECT COALESCE(SUM(char_count), 0), MAX(ingested_at) FROM documents WHERE library_id = ?",
+                [row.id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .map_err(sql_err("library statistics"))?;
+        let tokens: i64 = conn
+            .query_row(
+                "SELECT COALESCE(SUM(c.token_count), 0) FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.library_id = ?",
+                [row.id],
+                |r| r.get(0),
+            )
+            .map_err(sql_err("library statistics"))?;
+        let index = self.index(&conn, &row)?;
+        let marks = index.marks.lock().unwrap_or_else(|p| p.into_inner());
+        let vectors = index.vectors.len();
+        let details = serde_json::json!({
+            "backend": "embedded",
+            "dense_search": if vectors <= vectors::EXACT_MAX { "exact" } else { "hnsw" },
+            "vectors": vectors,
+            "vector_dim": index.dim,
+            "vector_memory_bytes": index.vectors.memory_bytes(),
+            "lexical_chunks": index.lexical.as_ref().map_or(0, |l| l.len()),
+            "lexical_watermark": marks.lexical,
+            "vector_watermark": marks.vectors,
+            "disk_bytes": dir_size(&index.dir),
+        });
+        Ok(LibraryStats {
+            info: row.info,
+            formats,
+            total_chars: chars as u64,
+            total_tokens: tokens as u64,
+            last_ingested_at: last,
+            index: details,
+        })
+    }
+
+    fn flush(&self) -> Result<()> {
+        self.save_vectors()
+    }
+}
+
+/// Bytes used by the files under `path`.
+pub fn dir_size(path: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(path) else {
+        return std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    };
+    entries
+        .flatten()
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => dir_size(&e.path()),
+            _ => e.metadata().map(|m| m.len()).unwrap_or(0),
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,68 @@
+//! The data directory's write lock: one process at a time owns writes. The
+//! lock is an OS file lock, so it is released when the owner dies, even by
+//! kill -9; the pid written into the file only helps the error message.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use folio_store::StoreError;
+
+/// Held while the process may write. Dropping it releases the lock.
+#[derive(Debug)]
+pub struct WriteLock {
+    file: File,
+}
+
+impl WriteLock {
+    /// Takes the lock, waiting up to `wait` for another owner to finish.
+    pub fn acquire(dir: &Path, wait: Duration) -> Result<Self, StoreError> {
+        let path = dir.join("write.lock");
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| StoreError::io(path.display().to_string(), e))?;
+        let start = Instant::now();
+        loop {
+            match file.try_lock() {
+                Ok(()) => break,
+                Err(std::fs::TryLockError::WouldBlock) if start.elapsed() < wait => {
+                    std::thread::sleep(Duration::from_millis(25));
+                }
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    let mut pid = String::new();
+                    let _ = file.read_to_string(&mut pid);
+                    return Err(StoreError::Busy {
+                        path: dir.display().to_string(),
+                        pid: pid.trim().to_string(),
+                        waited_ms: start.elapsed().as_millis() as u64,
+                    });
+                }
+                Err(std::fs::TryLockError::Error(e)) => return Err(StoreError::io(path.display().to_string(), e)),
+            }
+        }
+        let _ = file.set_len(0);
+        let _ = file.seek(SeekFrom::Start(0));
+        let _ = write!(file, "{}", std::process::id());
+        Ok(WriteLock { file })
+    }
+
+    /// Takes the lock only if it is free right now.
+    pub fn try_acquire(dir: &Path) -> Result<Option<Self>, StoreError> {
+        match Self::acquire(dir, Duration::ZERO) {
+            Ok(lock) => Ok(Some(lock)),
+            Err(StoreError::Busy { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+impl Drop for WriteLock {
+    fn drop(&mut self) {
+        let _ = self.file.unlock();
+    }
+}

@@ -1,0 +1,154 @@
+//! Mapping between SQLite rows and domain types.
+
+use folio_core::{Chunk, ChunkId, Document, DocumentId, DocumentSummary, LibraryName, SourceKind};
+use folio_core::filter::join_section_path;
+use folio_store::{Result, StoreError};
+use rusqlite::{Connection, Row, params};
+
+/// Document columns, in the order the row mappers read them.
+pub const DOCUMENT_COLUMNS: &str = "d.id, l.name, d.source, d.source_kind, d.format, d.title, d.content_hash, \
+     d.metadata, d.page_count, d.chunk_count, d.char_count, d.ingested_at";
+const DOCUMENT_COLUMN_COUNT: usize = 12;
+
+/// Chunk columns, in the order `chunk_from_row` reads them.
+pub const CHUNK_COLUMNS: &str = "c.document_id, c.idx, c.count, c.text, c.context, c.char_start, c.char_end, \
+     c.page_start, c.page_end, c.section_path, c.token_count";
+pub const CHUNK_COLUMN_COUNT: usize = 11;
+
+fn conversion(index: usize, what: &str) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(index, rusqlite::types::Type::Text, format!("invalid {what}").into())
+}
+
+fn json_map(text: &str, index: usize) -> rusqlite::Result<serde_json::Map<String, serde_json::Value>> {
+    serde_json::from_str(text).map_err(|_| conversion(index, "metadata"))
+}
+
+/// A document summary from `DOCUMENT_COLUMNS` starting at column `at`.
+pub fn summary_from_row_at(r: &Row<'_>, at: usize) -> rusqlite::Result<DocumentSummary> {
+    let id: String = r.get(at)?;
+    let library: String = r.get(at + 1)?;
+    let kind: String = r.get(at + 3)?;
+    Ok(DocumentSummary {
+        id: DocumentId::parse(&id).ok_or_else(|| conversion(at, "document id"))?,
+        library: LibraryName::new(library).map_err(|_| conversion(at + 1, "library name"))?,
+        source: r.get(at + 2)?,
+        source_kind: SourceKind::parse(&kind).ok_or_else(|| conversion(at + 3, "source kind"))?,
+        format: r.get(at + 4)?,
+        title: r.get(at + 5)?,
+        content_hash: r.get(at + 6)?,
+        metadata: json_map(&r.get::<_, String>(at + 7)?, at + 7)?,
+        page_count: r.get(at + 8)?,
+        chunk_count: r.get(at + 9)?,
+        char_count: r.get::<_, i64>(at + 10)? as u64,
+        ingested_at: r.get(at + 11)?,
+    })
+}
+
+pub fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<DocumentSummary> {
+    summary_from_row_at(r, 0)
+}
+
+/// A full document from `DOCUMENT_COLUMNS` followed by `d.text`.
+pub fn document_from_row(r: &Row<'_>) -> rusqlite::Result<Document> {
+    let s = summary_from_row(r)?;
+    Ok(Document {
+        id: s.id,
+        library: s.library,
+        source: s.source,
+        source_kind: s.source_kind,
+        format: s.format,
+        title: s.title,
+        content_hash: s.content_hash,
+        metadata: s.metadata,
+        page_count: s.page_count,
+        chunk_count: s.chunk_count,
+        text: r.get(DOCUMENT_COLUMN_COUNT)?,
+        ingested_at: s.ingested_at,
+    })
+}
+
+pub fn chunk_from_row(r: &Row<'_>) -> rusqlite::Result<Chunk> {
+    let document: String = r.get(0)?;
+    let document = DocumentId::parse(&document).ok_or_else(|| conversion(0, "document id"))?;
+    let index: u32 = r.get(1)?;
+    let path: String = r.get(9)?;
+    Ok(Chunk {
+        id: ChunkId::new(&document, index),
+        document_id: document,
+        index,
+        count: r.get(2)?,
+        text: r.get(3)?,
+        context: r.get(4)?,
+        char_start: r.get::<_, i64>(5)? as u64,
+        char_end: r.get::<_, i64>(6)? as u64,
+        page_start: r.get(7)?,
+        page_end: r.get(8)?,
+        section_path: serde_json::from_str(&path).map_err(|_| conversion(9, "section path"))?,
+        token_count: r.get(10)?,
+    })
+}
+
+pub fn insert_document(tx: &Connection, library_id: i64, d: &Document) -> Result<()> {
+    let metadata = serde_json::to_string(&d.metadata).map_err(|e| StoreError::io("document metadata", e))?;
+    tx.prepare_cached(
+        "INSERT INTO documents (id, library_id, source, source_kind, format, title, content_hash, metadata,
+                                page_count, chunk_count, char_count, text, ingested_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .and_then(|mut s| {
+        s.execute(params![
+            d.id.as_str(),
+            library_id,
+            d.source,
+            d.source_kind.as_str(),
+            d.format,
+            d.title,
+            d.content_hash,
+            metadata,
+            d.page_count,
+            d.chunk_count,
+            d.text.chars().count() as i64,
+            d.text,
+            d.ingested_at
+        ])
+    })
+    .map_err(|e| StoreError::io("writing a document", e))?;
+    Ok(())
+}
+
+pub fn insert_chunk(tx: &Connection, c: &Chunk, vector: &[u8]) -> Result<()> {
+    let path = serde_json::to_string(&c.section_path).map_err(|e| StoreError::io("section path", e))?;
+    tx.prepare_cached(
+        "INSERT INTO chunks (document_id, idx, count, text, context, char_start, char_end, page_start, page_end,
+                             section_path, section, token_count, vector)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .and_then(|mut s| {
+        s.execute(params![
+            c.document_id.as_str(),
+            c.index,
+            c.count,
+            c.text,
+            c.context,
+            c.char_start as i64,
+            c.char_end as i64,
+            c.page_start,
+            c.page_end,
+            path,
+            join_section_path(&c.section_path),
+            c.token_count,
+            vector
+        ])
+    })
+    .map_err(|e| StoreError::io("writing a chunk", e))?;
+    Ok(())
+}
+
+/// Vectors are stored as little-endian f32 bytes.
+pub fn vector_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+pub fn vector_from_bytes(bytes: &[u8]) -> Vec<f32> {
+    bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()
+}

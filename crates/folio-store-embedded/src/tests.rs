@@ -1,0 +1,157 @@
+//! The conformance suite, plus what only the embedded backend promises:
+//! persistence across reopen, rebuild of lost derived indexes, replay after a
+//! crash, the write lock, and readers in other processes.
+
+use std::time::Duration;
+
+use folio_core::{Filter, LibraryName};
+use folio_store::conformance::{self, axis, document, space};
+use folio_store::{Bm25, Store, StoreError};
+use serde_json::json;
+
+use super::*;
+
+fn writable(dir: &Path) -> EmbeddedStore {
+    EmbeddedStore::open(dir, Access::ReadWrite { lock_wait: Duration::from_millis(200) }).unwrap()
+}
+
+fn lib() -> LibraryName {
+    LibraryName::new("lib").unwrap()
+}
+
+#[test]
+fn conformance_suite() {
+    let dirs = std::sync::Mutex::new(Vec::new());
+    conformance::run(&|| {
+        let dir = tempfile::tempdir().unwrap();
+        let store = writable(dir.path());
+        dirs.lock().unwrap().push(dir);
+        Box::new(store)
+    });
+}
+
+fn seed(store: &EmbeddedStore) {
+    store.create_library(&lib(), &space()).unwrap();
+    store
+        .put_documents(
+            vec![
+                document(&lib(), "a.txt", &["apples and pears"], &[0], json!({})),
+                document(&lib(), "b.txt", &["bananas"], &[1], json!({})),
+            ],
+            false,
+        )
+        .unwrap();
+}
+
+fn search_both(store: &EmbeddedStore) -> (usize, usize) {
+    let lexical = store.lexical(&lib(), "apples bananas", &Filter::default(), 10, Bm25::default()).unwrap();
+    let dense = store.dense(&lib(), &axis(0, 0.0), &Filter::default(), 10).unwrap();
+    (lexical.len(), dense.len())
+}
+
+#[test]
+fn data_survives_reopen_and_lost_indexes_are_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    seed(&writable(dir.path()));
+    assert_eq!(search_both(&writable(dir.path())), (2, 2));
+    // Derived indexes are disposable: delete them and they come back.
+    std::fs::remove_dir_all(dir.path().join("indexes")).unwrap();
+    assert_eq!(search_both(&writable(dir.path())), (2, 2));
+    // A corrupt vector file is detected and rebuilt too.
+    let store = writable(dir.path());
+    search_both(&store);
+    drop(store);
+    let vectors = dir.path().join("indexes/1/vectors.usearch");
+    std::fs::write(&vectors, b"garbage").unwrap();
+    assert_eq!(search_both(&writable(dir.path())), (2, 2));
+}
+
+#[test]
+fn unsaved_vectors_are_replayed_from_the_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = writable(dir.path());
+    seed(&store);
+    store.flush().unwrap();
+    store.put_documents(vec![document(&lib(), "c.txt", &["cherries"], &[2], json!({}))], false).unwrap();
+    // Simulate a crash: skip the save that Drop would do. (The forgotten
+    // store keeps the write lock, so the reader below replays in memory.)
+    std::mem::forget(store);
+    let reopened = EmbeddedStore::open(dir.path(), Access::ReadOnly).unwrap();
+    let dense = reopened.dense(&lib(), &axis(2, 0.0), &Filter::default(), 1).unwrap();
+    assert_eq!(dense.len(), 1);
+    assert!(dense[0].chunk.as_str().starts_with(DocumentId::derive(&lib(), "c.txt").as_str()));
+}
+
+#[test]
+fn a_second_writer_gets_a_clear_busy_error_and_readers_see_commits() {
+    let dir = tempfile::tempdir().unwrap();
+    let writer = writable(dir.path());
+    seed(&writer);
+    match EmbeddedStore::open(dir.path(), Access::ReadWrite { lock_wait: Duration::from_millis(100) }) {
+        Err(StoreError::Busy { pid, .. }) => assert_eq!(pid, std::process::id().to_string()),
+        other => panic!("expected Busy, got {:?}", other.map(|_| ())),
+    }
+    let reader = EmbeddedStore::open(dir.path(), Access::ReadOnly).unwrap();
+    assert_eq!(search_both(&reader), (2, 2));
+    assert!(reader.put_documents(vec![document(&lib(), "x.txt", &["x"], &[0], json!({}))], false).is_err());
+    // A later commit by the writer becomes visible to the open reader.
+    writer.put_documents(vec![document(&lib(), "c.txt", &["apples again"], &[0], json!({}))], false).unwrap();
+    assert_eq!(search_both(&reader), (3, 3));
+    drop(writer);
+    assert!(EmbeddedStore::open(dir.path(), Access::ReadWrite { lock_wait: Duration::ZERO }).is_ok());
+}
+
+#[test]
+fn rebuild_repins_the_space_and_swaps_vectors() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = writable(dir.path());
+    seed(&store);
+    let texts = store.chunk_texts(&lib()).unwrap();
+    let mut new_space = space();
+    new_space.model = "test/other".into();
+    new_space.dim = 2;
+    let vectors = texts.iter().enumerate().map(|(i, (id, _))| (id.clone(), if i == 0 { vec![0.0, 1.0] } else { vec![1.0, 0.0] })).collect();
+    store.replace_vectors(&lib(), &new_space, vectors).unwrap();
+    assert_eq!(store.library(&lib()).unwrap().space, new_space);
+    let hits = store.dense(&lib(), &[0.0, 1.0], &Filter::default(), 1).unwrap();
+    assert_eq!(hits[0].chunk, texts[0].0);
+    assert!(matches!(store.dense(&lib(), &axis(0, 0.0), &Filter::default(), 1), Err(StoreError::EmbeddingMismatch { .. })));
+}
+
+#[test]
+fn many_vectors_use_the_graph_with_high_recall() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = writable(dir.path());
+    let mut space = space();
+    space.dim = 16;
+    store.create_library(&lib(), &space).unwrap();
+    // Deterministic pseudo-random unit vectors.
+    let mut state = 0x2545F4914F6CDD1Du64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % 2000) as f32 / 1000.0 - 1.0
+    };
+    let mut docs = Vec::new();
+    for i in 0..3000 {
+        let mut d = document(&lib(), &format!("{i}.txt"), &["x"], &[0], json!({}));
+        let mut v: Vec<f32> = (0..16).map(|_| next()).collect();
+        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.iter_mut().for_each(|x| *x /= n);
+        d.vectors = vec![v];
+        d.space = space.clone();
+        docs.push(d);
+    }
+    store.put_documents(docs, false).unwrap();
+    let mut found = 0;
+    let queries = 50;
+    for _ in 0..queries {
+        let q: Vec<f32> = (0..16).map(|_| next()).collect();
+        let exact = store.dense(&lib(), &q, &Filter::default(), 10).unwrap();
+        let graph = store.dense_graph(&lib(), &q, 10).unwrap();
+        found += graph.iter().filter(|h| exact.iter().any(|e| e.chunk == h.chunk)).count();
+    }
+    let recall = found as f64 / (queries * 10) as f64;
+    assert!(recall >= 0.95, "HNSW recall@10 {recall}");
+}

