@@ -6,8 +6,9 @@ use folio_core::StructuredText;
 use crate::markdown;
 
 /// Elements that never carry document content.
-const SKIPPED: [&str; 12] =
-    ["script", "style", "noscript", "nav", "header", "footer", "aside", "form", "iframe", "svg", "template", "button"];
+const SKIPPED: [&str; 13] = [
+    "head", "script", "style", "noscript", "nav", "header", "footer", "aside", "form", "iframe", "svg", "template", "button",
+];
 
 /// Readability's content must have at least this many characters to be trusted
 /// over the whole page.
