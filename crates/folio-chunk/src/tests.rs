@@ -15,23 +15,44 @@ impl TokenCounter for Words {
 }
 
 fn words(n: usize, tag: &str) -> String {
-    (0..n).map(|i| format!("{tag}{i}")).collect::<Vec<_>>().join(" ")
+    (0..n)
+        .map(|i| format!("{tag}{i}"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn run(blocks: Vec<Block>, config: ChunkConfig) -> (StructuredText, Vec<ChunkDraft>) {
-    let text = StructuredText { title: Some("Doc".into()), blocks, ..Default::default() };
+    let text = StructuredText {
+        title: Some("Doc".into()),
+        blocks,
+        ..Default::default()
+    };
     let rendered = text.render();
     let drafts = chunk(&text, &rendered, &config, &Words);
     for d in &drafts {
-        let slice: String = rendered.text.chars().skip(d.char_start as usize).take((d.char_end - d.char_start) as usize).collect();
+        let slice: String = rendered
+            .text
+            .chars()
+            .skip(d.char_start as usize)
+            .take((d.char_end - d.char_start) as usize)
+            .collect();
         assert_eq!(slice, d.text, "offsets must address the chunk text");
-        assert!(d.token_count as usize <= config.max_tokens, "{} > {}", d.token_count, config.max_tokens);
+        assert!(
+            d.token_count as usize <= config.max_tokens,
+            "{} > {}",
+            d.token_count,
+            config.max_tokens
+        );
         assert_eq!(d.token_count as usize, Words.count(&d.embed_text));
     }
     (text, drafts)
 }
 
-const CFG: ChunkConfig = ChunkConfig { target_tokens: 40, max_tokens: 50, overlap_tokens: 8 };
+const CFG: ChunkConfig = ChunkConfig {
+    target_tokens: 40,
+    max_tokens: 50,
+    overlap_tokens: 8,
+};
 
 #[test]
 fn headings_start_new_chunks_and_form_section_paths() {
@@ -47,16 +68,31 @@ fn headings_start_new_chunks_and_form_section_paths() {
         CFG,
     );
     let paths: Vec<Vec<String>> = drafts.iter().map(|d| d.section_path.clone()).collect();
-    assert_eq!(paths, vec![vec!["Intro".to_string()], vec!["Intro".into(), "Background".into()], vec!["Methods".into()]]);
-    assert_eq!(drafts[1].embed_text, format!("Doc\nIntro > Background\n{}", words(5, "b")));
+    assert_eq!(
+        paths,
+        vec![
+            vec!["Intro".to_string()],
+            vec!["Intro".into(), "Background".into()],
+            vec!["Methods".into()]
+        ]
+    );
+    assert_eq!(
+        drafts[1].embed_text,
+        format!("Doc\nIntro > Background\n{}", words(5, "b"))
+    );
 }
 
 #[test]
 fn small_blocks_pack_together_up_to_the_target() {
-    let blocks = (0..10).map(|i| Block::new(BlockKind::Paragraph, words(9, &format!("p{i}w")), None)).collect();
+    let blocks = (0..10)
+        .map(|i| Block::new(BlockKind::Paragraph, words(9, &format!("p{i}w")), None))
+        .collect();
     let (_, drafts) = run(blocks, CFG);
     // header "Doc" is 1 token: 39 tokens of budget, 4 paragraphs of 9 per chunk.
-    let counts: Vec<usize> = drafts.iter().map(|d| d.text.split("\n\n").count()).collect();
+    let counts: Vec<usize> = drafts
+        .iter()
+        .map(|d| d.text.split("\n\n").count())
+        .collect();
     assert_eq!(counts, vec![4, 4, 2], "{drafts:#?}");
     // The overlap repeats the previous chunk's last paragraph (9 tokens > 8: none).
     assert!(drafts[1].text.starts_with("p4w0"));
@@ -65,8 +101,13 @@ fn small_blocks_pack_together_up_to_the_target() {
 #[test]
 fn long_paragraphs_split_at_sentences_with_overlap() {
     // Sentences start with a capital letter, as UAX #29 expects.
-    let sentences: Vec<String> = (0..12).map(|i| format!("{}.", words(6, &format!("S{i}w")))).collect();
-    let (_, drafts) = run(vec![Block::new(BlockKind::Paragraph, sentences.join(" "), None)], CFG);
+    let sentences: Vec<String> = (0..12)
+        .map(|i| format!("{}.", words(6, &format!("S{i}w"))))
+        .collect();
+    let (_, drafts) = run(
+        vec![Block::new(BlockKind::Paragraph, sentences.join(" "), None)],
+        CFG,
+    );
     assert!(drafts.len() >= 2);
     for d in &drafts {
         assert!(d.text.ends_with('.'), "cut inside a sentence: {:?}", d.text);
@@ -74,17 +115,37 @@ fn long_paragraphs_split_at_sentences_with_overlap() {
     // Each later chunk starts with the previous chunk's last sentence (6 tokens ≤ 8).
     for pair in drafts.windows(2) {
         let last_sentence = pair[0].text.rsplit(". ").next().unwrap();
-        assert!(pair[1].text.starts_with(last_sentence.trim_end_matches('.')), "{pair:#?}");
+        assert!(
+            pair[1]
+                .text
+                .starts_with(last_sentence.trim_end_matches('.')),
+            "{pair:#?}"
+        );
     }
 }
 
 #[test]
 fn a_sentence_over_the_window_splits_at_words_and_a_giant_word_by_chars() {
-    let (_, drafts) = run(vec![Block::new(BlockKind::Paragraph, words(130, "w"), None)], CFG);
-    assert_eq!(drafts.iter().map(|d| d.text.split_whitespace().count()).sum::<usize>(), 130);
+    let (_, drafts) = run(
+        vec![Block::new(BlockKind::Paragraph, words(130, "w"), None)],
+        CFG,
+    );
+    assert_eq!(
+        drafts
+            .iter()
+            .map(|d| d.text.split_whitespace().count())
+            .sum::<usize>(),
+        130
+    );
     let giant = "x".repeat(500);
-    let (_, drafts) = run(vec![Block::new(BlockKind::Paragraph, giant.clone(), None)], CFG);
-    assert_eq!(drafts.iter().map(|d| d.text.clone()).collect::<String>(), giant);
+    let (_, drafts) = run(
+        vec![Block::new(BlockKind::Paragraph, giant.clone(), None)],
+        CFG,
+    );
+    assert_eq!(
+        drafts.iter().map(|d| d.text.clone()).collect::<String>(),
+        giant
+    );
 }
 
 #[test]
@@ -97,14 +158,27 @@ fn page_spans_follow_blocks() {
         ],
         CFG,
     );
-    assert_eq!((drafts[0].page_start, drafts[0].page_end), (Some(1), Some(2)));
-    assert_eq!((drafts.last().unwrap().page_start, drafts.last().unwrap().page_end), (Some(3), Some(3)));
+    assert_eq!(
+        (drafts[0].page_start, drafts[0].page_end),
+        (Some(1), Some(2))
+    );
+    assert_eq!(
+        (
+            drafts.last().unwrap().page_start,
+            drafts.last().unwrap().page_end
+        ),
+        (Some(3), Some(3))
+    );
 }
 
 #[test]
 fn multibyte_text_keeps_char_offsets() {
     let (_, drafts) = run(
-        vec![Block::new(BlockKind::Paragraph, "Über die Straße — naïve café. ".repeat(20), None)],
+        vec![Block::new(
+            BlockKind::Paragraph,
+            "Über die Straße — naïve café. ".repeat(20),
+            None,
+        )],
         CFG,
     );
     assert!(drafts.len() > 1);
@@ -113,6 +187,22 @@ fn multibyte_text_keeps_char_offsets() {
 #[test]
 fn config_validation() {
     assert!(ChunkConfig::for_window(256).validate().is_ok());
-    assert!(ChunkConfig { target_tokens: 60, max_tokens: 50, overlap_tokens: 1 }.validate().is_err());
-    assert!(ChunkConfig { target_tokens: 40, max_tokens: 50, overlap_tokens: 40 }.validate().is_err());
+    assert!(
+        ChunkConfig {
+            target_tokens: 60,
+            max_tokens: 50,
+            overlap_tokens: 1
+        }
+        .validate()
+        .is_err()
+    );
+    assert!(
+        ChunkConfig {
+            target_tokens: 40,
+            max_tokens: 50,
+            overlap_tokens: 40
+        }
+        .validate()
+        .is_err()
+    );
 }

@@ -72,12 +72,18 @@ impl Rng {
 }
 
 const SYLLABLES: [&str; 24] = [
-    "ka", "lo", "mi", "ren", "sa", "tu", "vel", "no", "pra", "gi", "dor", "be", "xu", "fen", "qua", "ly", "mar", "ton",
-    "si", "hep", "ro", "din", "cal", "mo",
+    "ka", "lo", "mi", "ren", "sa", "tu", "vel", "no", "pra", "gi", "dor", "be", "xu", "fen", "qua",
+    "ly", "mar", "ton", "si", "hep", "ro", "din", "cal", "mo",
 ];
 
 fn vocabulary(size: usize, rng: &mut Rng) -> Vec<String> {
-    (0..size).map(|_| (0..2 + rng.below(3)).map(|_| SYLLABLES[rng.below(SYLLABLES.len())]).collect()).collect()
+    (0..size)
+        .map(|_| {
+            (0..2 + rng.below(3))
+                .map(|_| SYLLABLES[rng.below(SYLLABLES.len())])
+                .collect()
+        })
+        .collect()
 }
 
 /// Zipf-like word choice: low indices are much more frequent.
@@ -88,7 +94,12 @@ fn zipf_word<'a>(vocabulary: &'a [String], rng: &mut Rng) -> &'a str {
 }
 
 fn normalized(mut v: Vec<f32>) -> Vec<f32> {
-    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(f32::EPSILON);
+    let n = v
+        .iter()
+        .map(|x| x * x)
+        .sum::<f32>()
+        .sqrt()
+        .max(f32::EPSILON);
     v.iter_mut().for_each(|x| *x /= n);
     v
 }
@@ -119,7 +130,11 @@ fn proc_status_kib(field: &str) -> Option<u64> {
 pub fn run(cli_args: &Cli, overrides: &Overrides, args: &BenchArgs) -> Result<Outcome> {
     let report = match &args.what {
         BenchKind::Search { chunks, queries } => search(cli_args, overrides, *chunks, *queries)?,
-        BenchKind::Encoder { corpus, docs, backends } => encoder(cli_args, overrides, corpus, *docs, backends)?,
+        BenchKind::Encoder {
+            corpus,
+            docs,
+            backends,
+        } => encoder(cli_args, overrides, corpus, *docs, backends)?,
     };
     println!("{}", serde_json::to_string_pretty(&report)?);
     Ok(Outcome::Success)
@@ -128,7 +143,12 @@ pub fn run(cli_args: &Cli, overrides: &Overrides, args: &BenchArgs) -> Result<Ou
 const CHUNKS_PER_DOCUMENT: usize = 10;
 const CLUSTERS: usize = 200;
 
-fn search(cli_args: &Cli, overrides: &Overrides, chunks: usize, queries: usize) -> Result<serde_json::Value> {
+fn search(
+    cli_args: &Cli,
+    overrides: &Overrides,
+    chunks: usize,
+    queries: usize,
+) -> Result<serde_json::Value> {
     let engine = cli::open(cli_args, overrides, true)?;
     let embedder = engine.embedder()?;
     let space = embedder.space().clone();
@@ -136,14 +156,19 @@ fn search(cli_args: &Cli, overrides: &Overrides, chunks: usize, queries: usize) 
     let library = LibraryName::new(format!("bench.synthetic-{chunks}")).context("library name")?;
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let vocabulary = vocabulary(20_000, &mut rng);
-    let centroids: Vec<Vec<f32>> = (0..CLUSTERS).map(|_| normalized((0..dim).map(|_| rng.normal()).collect())).collect();
+    let centroids: Vec<Vec<f32>> = (0..CLUSTERS)
+        .map(|_| normalized((0..dim).map(|_| rng.normal()).collect()))
+        .collect();
     let make_vector = |rng: &mut Rng| {
         let c = &centroids[rng.below(CLUSTERS)];
         normalized(c.iter().map(|x| x + 0.08 * rng.normal()).collect())
     };
 
     let store = engine.store();
-    let existing = store.library(&library).map(|l| l.chunk_count as usize).unwrap_or(0);
+    let existing = store
+        .library(&library)
+        .map(|l| l.chunk_count as usize)
+        .unwrap_or(0);
     let mut all_vectors: Vec<(ChunkId, Vec<f32>)> = Vec::with_capacity(chunks);
     let documents = chunks.div_ceil(CHUNKS_PER_DOCUMENT);
     let build_started = Instant::now();
@@ -200,7 +225,10 @@ fn search(cli_args: &Cli, overrides: &Overrides, chunks: usize, queries: usize) 
                 format: "text".into(),
                 title: Some(format!("Synthetic {d}")),
                 content_hash: folio_core::content_hash(text.as_bytes()),
-                metadata: json!({"year": 2000 + (d % 25), "group": format!("g{}", d % 10)}).as_object().cloned().unwrap_or_default(),
+                metadata: json!({"year": 2000 + (d % 25), "group": format!("g{}", d % 10)})
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default(),
                 page_count: None,
                 chunk_count: n as u32,
                 text,
@@ -228,8 +256,14 @@ fn search(cli_args: &Cli, overrides: &Overrides, chunks: usize, queries: usize) 
     // Reopen read-only, as a searching process would.
     let engine = cli::open(cli_args, overrides, false)?;
     let open_started = Instant::now();
-    let query_texts: Vec<String> =
-        (0..queries + 10).map(|_| (0..6).map(|_| zipf_word(&vocabulary, &mut rng)).collect::<Vec<_>>().join(" ")).collect();
+    let query_texts: Vec<String> = (0..queries + 10)
+        .map(|_| {
+            (0..6)
+                .map(|_| zipf_word(&vocabulary, &mut rng))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
     let mut first = SearchRequest::new(library.clone(), query_texts[0].clone());
     first.top_k = 10;
     engine.search(&first)?;
@@ -276,8 +310,10 @@ fn search(cli_args: &Cli, overrides: &Overrides, chunks: usize, queries: usize) 
     let mut graph_ms = Vec::new();
     for _ in 0..recall_queries {
         let q = make_vector(&mut rng);
-        let mut exact: Vec<(f32, &ChunkId)> =
-            all_vectors.iter().map(|(id, v)| (v.iter().zip(&q).map(|(a, b)| a * b).sum::<f32>(), id)).collect();
+        let mut exact: Vec<(f32, &ChunkId)> = all_vectors
+            .iter()
+            .map(|(id, v)| (v.iter().zip(&q).map(|(a, b)| a * b).sum::<f32>(), id))
+            .collect();
         exact.select_nth_unstable_by(10, |a, b| b.0.total_cmp(&a.0));
         let truth: Vec<&ChunkId> = exact[..10].iter().map(|(_, id)| *id).collect();
         let t = Instant::now();
@@ -304,18 +340,31 @@ fn search(cli_args: &Cli, overrides: &Overrides, chunks: usize, queries: usize) 
     }))
 }
 
-fn encoder(cli_args: &Cli, overrides: &Overrides, corpus: &PathBuf, docs: usize, backends: &str) -> Result<serde_json::Value> {
+fn encoder(
+    cli_args: &Cli,
+    overrides: &Overrides,
+    corpus: &PathBuf,
+    docs: usize,
+    backends: &str,
+) -> Result<serde_json::Value> {
     let file = crate::config::load_file(cli_args.config.as_deref())?;
     let mut forced = overrides.clone();
     forced.backend = Some("onnx".into());
     let config = crate::config::engine_config(file, &forced, None);
-    let text = std::fs::read_to_string(corpus).with_context(|| format!("reading {}", corpus.display()))?;
+    let text =
+        std::fs::read_to_string(corpus).with_context(|| format!("reading {}", corpus.display()))?;
     let texts: Vec<String> = text
         .lines()
         .take(docs)
         .map(|l| {
             let v: serde_json::Value = serde_json::from_str(l)?;
-            Ok(format!("{} {}", v["title"].as_str().unwrap_or(""), v["text"].as_str().unwrap_or("")).trim().to_string())
+            Ok(format!(
+                "{} {}",
+                v["title"].as_str().unwrap_or(""),
+                v["text"].as_str().unwrap_or("")
+            )
+            .trim()
+            .to_string())
         })
         .collect::<Result<_>>()?;
     let threads = overrides.threads.unwrap_or(2);
@@ -323,7 +372,10 @@ fn encoder(cli_args: &Cli, overrides: &Overrides, corpus: &PathBuf, docs: usize,
     report.insert("documents".into(), json!(texts.len()));
     report.insert("threads".into(), json!(threads));
     let mut vectors: Vec<Vec<Vec<f32>>> = Vec::new();
-    let run = |name: &str, embed: &dyn Fn() -> Result<(Vec<Vec<f32>>, usize)>, report: &mut serde_json::Map<String, serde_json::Value>| -> Result<Vec<Vec<f32>>> {
+    let run = |name: &str,
+               embed: &dyn Fn() -> Result<(Vec<Vec<f32>>, usize)>,
+               report: &mut serde_json::Map<String, serde_json::Value>|
+     -> Result<Vec<Vec<f32>>> {
         let t = Instant::now();
         let (v, tokens) = embed()?;
         let seconds = t.elapsed().as_secs_f64();
@@ -333,12 +385,23 @@ fn encoder(cli_args: &Cli, overrides: &Overrides, corpus: &PathBuf, docs: usize,
         Ok(v)
     };
     let (model_dir, runtime) = match config {
-        Ok(folio_engine::EngineConfig { embedder: EmbedderConfig::Onnx { model_dir, runtime, .. }, .. }) => (model_dir, Some(runtime)),
-        Ok(folio_engine::EngineConfig { embedder: EmbedderConfig::Candle { model_dir, .. }, .. }) => (model_dir, None),
+        Ok(folio_engine::EngineConfig {
+            embedder: EmbedderConfig::Onnx {
+                model_dir, runtime, ..
+            },
+            ..
+        }) => (model_dir, Some(runtime)),
+        Ok(folio_engine::EngineConfig {
+            embedder: EmbedderConfig::Candle { model_dir, .. },
+            ..
+        }) => (model_dir, None),
         Ok(_) => bail!("the encoder benchmark runs local models"),
         Err(e) if backends == "candle" => {
             tracing::info!(error = %e, "no ONNX Runtime; benchmarking candle only");
-            (crate::config::folio_home().join("models/all-MiniLM-L6-v2"), None)
+            (
+                crate::config::folio_home().join("models/all-MiniLM-L6-v2"),
+                None,
+            )
         }
         Err(e) => return Err(e),
     };
@@ -348,13 +411,21 @@ fn encoder(cli_args: &Cli, overrides: &Overrides, corpus: &PathBuf, docs: usize,
         let encoder = OnnxEncoder::load(&model_dir, &model, &runtime, threads)?;
         let warm: Vec<String> = texts.iter().take(16).cloned().collect();
         encoder.embed_cut_to_window(&warm)?;
-        vectors.push(run("onnxruntime", &|| Ok(encoder.embed_cut_to_window(&texts)?), &mut report)?);
+        vectors.push(run(
+            "onnxruntime",
+            &|| Ok(encoder.embed_cut_to_window(&texts)?),
+            &mut report,
+        )?);
     }
     if backends == "candle" || backends == "both" {
         let encoder = CandleEncoder::load(&model_dir, &model)?;
         let warm: Vec<String> = texts.iter().take(16).cloned().collect();
         encoder.embed_cut_to_window(&warm)?;
-        vectors.push(run("candle", &|| Ok(encoder.embed_cut_to_window(&texts)?), &mut report)?);
+        vectors.push(run(
+            "candle",
+            &|| Ok(encoder.embed_cut_to_window(&texts)?),
+            &mut report,
+        )?);
     }
     if vectors.len() == 2 {
         let min_cos = vectors[0]

@@ -7,7 +7,9 @@ use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use folio_core::{Filter, LibraryName};
 use folio_engine::eval::EvalRequest;
-use folio_engine::{Engine, Fusion, IngestRequest, IngestTarget, Mode, ResponseMode, SearchRequest};
+use folio_engine::{
+    Engine, Fusion, IngestRequest, IngestTarget, Mode, ResponseMode, SearchRequest,
+};
 use folio_store::Bm25;
 use serde_json::{Map, Value};
 
@@ -32,7 +34,11 @@ fn usage(message: impl Into<String>) -> anyhow::Error {
 }
 
 #[derive(Parser)]
-#[command(name = "folio", version, about = "Local-first document knowledge server for AI agents")]
+#[command(
+    name = "folio",
+    version,
+    about = "Local-first document knowledge server for AI agents"
+)]
 pub struct Cli {
     /// Data directory (default $FOLIO_DATA_DIR, else ~/.local/share/folio/data).
     #[arg(long, global = true)]
@@ -134,7 +140,12 @@ pub struct RankingArgs {
 
 impl RankingArgs {
     fn mode(&self) -> Result<Mode> {
-        Mode::parse(&self.mode).ok_or_else(|| usage(format!("unknown mode {:?} (use hybrid, lexical or dense)", self.mode)))
+        Mode::parse(&self.mode).ok_or_else(|| {
+            usage(format!(
+                "unknown mode {:?} (use hybrid, lexical or dense)",
+                self.mode
+            ))
+        })
     }
 
     fn fusion(&self) -> Option<Fusion> {
@@ -144,15 +155,22 @@ impl RankingArgs {
                 lexical_weight: self.lexical_weight.unwrap_or(1.0),
                 dense_weight: self.dense_weight.unwrap_or(1.0),
             }),
-            Some(FusionArg::Weighted) => Some(Fusion::Weighted { lexical_weight: self.lexical_weight.unwrap_or(0.5) }),
-            None => self.lexical_weight.map(|w| Fusion::Weighted { lexical_weight: w }),
+            Some(FusionArg::Weighted) => Some(Fusion::Weighted {
+                lexical_weight: self.lexical_weight.unwrap_or(0.5),
+            }),
+            None => self
+                .lexical_weight
+                .map(|w| Fusion::Weighted { lexical_weight: w }),
         }
     }
 
     fn bm25(&self) -> Option<Bm25> {
         (self.k1.is_some() || self.b.is_some()).then(|| {
             let d = Bm25::default();
-            Bm25 { k1: self.k1.unwrap_or(d.k1), b: self.b.unwrap_or(d.b) }
+            Bm25 {
+                k1: self.k1.unwrap_or(d.k1),
+                b: self.b.unwrap_or(d.b),
+            }
         })
     }
 }
@@ -237,7 +255,9 @@ pub fn library(name: &str) -> Result<LibraryName> {
 fn parse_meta(pairs: &[String]) -> Result<Map<String, Value>> {
     let mut map = Map::new();
     for pair in pairs {
-        let (key, value) = pair.split_once('=').ok_or_else(|| usage(format!("--meta {pair:?} is not KEY=VALUE")))?;
+        let (key, value) = pair
+            .split_once('=')
+            .ok_or_else(|| usage(format!("--meta {pair:?} is not KEY=VALUE")))?;
         let value = match serde_json::from_str::<Value>(value) {
             Ok(v @ (Value::Number(_) | Value::Bool(_))) => v,
             _ => Value::String(value.to_string()),
@@ -253,7 +273,11 @@ fn is_url(input: &str) -> bool {
 
 pub fn open(cli: &Cli, overrides: &Overrides, writable: bool) -> Result<Engine> {
     let file = config::load_file(cli.config.as_deref())?;
-    let config = config::engine_config(file, overrides, writable.then_some(LOCK_WAIT))?;
+    let wait = std::env::var("FOLIO_LOCK_WAIT_MS")
+        .ok()
+        .and_then(|ms| ms.parse().ok())
+        .map_or(LOCK_WAIT, Duration::from_millis);
+    let config = config::engine_config(file, overrides, writable.then_some(wait))?;
     Ok(Engine::open(config)?)
 }
 
@@ -273,7 +297,13 @@ pub fn run(cli: Cli) -> Result<Outcome> {
             let targets = args
                 .inputs
                 .iter()
-                .map(|i| if is_url(i) { IngestTarget::Url(i.clone()) } else { IngestTarget::Path(PathBuf::from(i)) })
+                .map(|i| {
+                    if is_url(i) {
+                        IngestTarget::Url(i.clone())
+                    } else {
+                        IngestTarget::Path(PathBuf::from(i))
+                    }
+                })
                 .collect();
             let request = IngestRequest {
                 library: library(&args.library)?,
@@ -284,13 +314,18 @@ pub fn run(cli: Cli) -> Result<Outcome> {
             };
             let report = engine.ingest(&request, &Bar::new("ingest", !json))?;
             output::ingest(&report, json)?;
-            Ok(if report.failed > 0 { Outcome::PartialFailure } else { Outcome::Success })
+            Ok(if report.failed > 0 {
+                Outcome::PartialFailure
+            } else {
+                Outcome::Success
+            })
         }
         Command::Search(args) => {
             let engine = open(&cli, &overrides, false)?;
             let filter = match &args.filter {
                 Some(text) => {
-                    let value: Value = serde_json::from_str(text).map_err(|e| usage(format!("--filter is not JSON: {e}")))?;
+                    let value: Value = serde_json::from_str(text)
+                        .map_err(|e| usage(format!("--filter is not JSON: {e}")))?;
                     Filter::from_json(&value).map_err(|e| usage(e.to_string()))?
                 }
                 None => Filter::default(),
@@ -312,7 +347,11 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Command::Get(args) => {
             let engine = open(&cli, &overrides, false)?;
             let document = engine.document(&args.id)?;
-            let chunks = if args.chunks { engine.chunks(&args.id, 0..u32::MAX)? } else { Vec::new() };
+            let chunks = if args.chunks {
+                engine.chunks(&args.id, 0..u32::MAX)?
+            } else {
+                Vec::new()
+            };
             output::document(&document, &chunks, args.text, json)?;
             Ok(Outcome::Success)
         }
@@ -321,7 +360,8 @@ pub fn run(cli: Cli) -> Result<Outcome> {
             match &args.library {
                 None => output::libraries(&engine.libraries()?, json)?,
                 Some(name) => {
-                    let (documents, total) = engine.documents(&library(name)?, args.offset, args.limit)?;
+                    let (documents, total) =
+                        engine.documents(&library(name)?, args.offset, args.limit)?;
                     output::documents(&documents, total, args.offset, json)?;
                 }
             }
@@ -367,7 +407,8 @@ pub fn run(cli: Cli) -> Result<Outcome> {
             let report = engine.eval(&request, &Bar::new("ingest corpus", !json))?;
             if let Some(path) = &args.run {
                 let body = serde_json::to_vec(&report.run)?;
-                std::fs::write(path, body).with_context(|| format!("writing {}", path.display()))?;
+                std::fs::write(path, body)
+                    .with_context(|| format!("writing {}", path.display()))?;
             }
             output::eval(&report, json)?;
             Ok(Outcome::Success)

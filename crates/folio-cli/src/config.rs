@@ -93,17 +93,26 @@ pub fn folio_home() -> PathBuf {
 
 /// `$XDG_CONFIG_HOME/folio/config.toml`.
 pub fn default_config_path() -> PathBuf {
-    env("XDG_CONFIG_HOME").map_or_else(|| home().join(".config"), PathBuf::from).join("folio/config.toml")
+    env("XDG_CONFIG_HOME")
+        .map_or_else(|| home().join(".config"), PathBuf::from)
+        .join("folio/config.toml")
 }
 
 pub fn load_file(path: Option<&Path>) -> Result<FileConfig> {
     let (path, required) = match path {
         Some(p) => (p.to_path_buf(), true),
-        None => (env("FOLIO_CONFIG").map_or_else(default_config_path, PathBuf::from), env("FOLIO_CONFIG").is_some()),
+        None => (
+            env("FOLIO_CONFIG").map_or_else(default_config_path, PathBuf::from),
+            env("FOLIO_CONFIG").is_some(),
+        ),
     };
     match std::fs::read_to_string(&path) {
-        Ok(text) => toml::from_str(&text).with_context(|| format!("invalid config file {}", path.display())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => Ok(FileConfig::default()),
+        Ok(text) => {
+            toml::from_str(&text).with_context(|| format!("invalid config file {}", path.display()))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => {
+            Ok(FileConfig::default())
+        }
         Err(e) => Err(e).with_context(|| format!("cannot read config file {}", path.display())),
     }
 }
@@ -111,17 +120,23 @@ pub fn load_file(path: Option<&Path>) -> Result<FileConfig> {
 /// The runtime library: explicit setting, else `ORT_DYLIB_PATH`, else the
 /// one `scripts/setup.sh` installed.
 fn find_runtime(configured: Option<PathBuf>) -> Option<PathBuf> {
-    configured.or_else(|| env("FOLIO_ORT_LIB").map(PathBuf::from)).or_else(|| env("ORT_DYLIB_PATH").map(PathBuf::from)).or_else(|| {
-        let dir = folio_home().join("runtime");
-        let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
-            .ok()?
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("libonnxruntime.so")))
-            .collect();
-        found.sort();
-        found.pop()
-    })
+    configured
+        .or_else(|| env("FOLIO_ORT_LIB").map(PathBuf::from))
+        .or_else(|| env("ORT_DYLIB_PATH").map(PathBuf::from))
+        .or_else(|| {
+            let dir = folio_home().join("runtime");
+            let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+                .ok()?
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with("libonnxruntime.so"))
+                })
+                .collect();
+            found.sort();
+            found.pop()
+        })
 }
 
 /// Overrides from the command line.
@@ -136,7 +151,11 @@ pub struct Overrides {
 
 /// Builds the engine configuration. `writable` is the lock wait for
 /// commands that write, `None` for read-only commands.
-pub fn engine_config(file: FileConfig, overrides: &Overrides, writable: Option<Duration>) -> Result<EngineConfig> {
+pub fn engine_config(
+    file: FileConfig,
+    overrides: &Overrides,
+    writable: Option<Duration>,
+) -> Result<EngineConfig> {
     let data_dir = overrides
         .data_dir
         .clone()
@@ -161,22 +180,39 @@ pub fn engine_config(file: FileConfig, overrides: &Overrides, writable: Option<D
         passage_prefix: m.passage_prefix.unwrap_or_default(),
     };
     let runtime = find_runtime(m.runtime);
-    let backend = overrides.backend.clone().or_else(|| env("FOLIO_BACKEND")).or(m.backend);
-    let onnx = |model_dir, runtime, model| EmbedderConfig::Onnx { model_dir, runtime, threads, model };
+    let backend = overrides
+        .backend
+        .clone()
+        .or_else(|| env("FOLIO_BACKEND"))
+        .or(m.backend);
+    let onnx = |model_dir, runtime, model| EmbedderConfig::Onnx {
+        model_dir,
+        runtime,
+        threads,
+        model,
+    };
     let embedder = match backend.as_deref() {
         None => match runtime {
-            Some(runtime) if model_dir.join("model.onnx").exists() => onnx(model_dir, runtime, model),
+            Some(runtime) if model_dir.join("model.onnx").exists() => {
+                onnx(model_dir, runtime, model)
+            }
             _ => EmbedderConfig::Candle { model_dir, model },
         },
         Some("onnx") => match runtime {
             Some(runtime) => onnx(model_dir, runtime, model),
-            None => bail!("the onnx backend needs the ONNX Runtime library: run scripts/setup.sh or set FOLIO_ORT_LIB"),
+            None => bail!(
+                "the onnx backend needs the ONNX Runtime library: run scripts/setup.sh or set FOLIO_ORT_LIB"
+            ),
         },
         Some("candle") => EmbedderConfig::Candle { model_dir, model },
         Some("openai") => {
             let o = file.openai;
-            let url = env("FOLIO_OPENAI_URL").or(o.url).context("the openai backend needs [openai] url or FOLIO_OPENAI_URL")?;
-            let model_name = env("FOLIO_OPENAI_MODEL").or(o.model).context("the openai backend needs [openai] model")?;
+            let url = env("FOLIO_OPENAI_URL")
+                .or(o.url)
+                .context("the openai backend needs [openai] url or FOLIO_OPENAI_URL")?;
+            let model_name = env("FOLIO_OPENAI_MODEL")
+                .or(o.model)
+                .context("the openai backend needs [openai] model")?;
             EmbedderConfig::OpenAi(OpenAiOptions {
                 base_url: url,
                 model: model_name,
@@ -195,7 +231,9 @@ pub fn engine_config(file: FileConfig, overrides: &Overrides, writable: Option<D
     }
     let s = file.search;
     let fusion = match s.fusion.as_deref() {
-        None | Some("weighted") => Fusion::Weighted { lexical_weight: s.lexical_weight.unwrap_or(0.5) },
+        None | Some("weighted") => Fusion::Weighted {
+            lexical_weight: s.lexical_weight.unwrap_or(0.5),
+        },
         Some("rrf") => Fusion::Rrf {
             k: s.rrf_k.unwrap_or(60.0),
             lexical_weight: s.lexical_weight.unwrap_or(1.0),
@@ -208,11 +246,17 @@ pub fn engine_config(file: FileConfig, overrides: &Overrides, writable: Option<D
         data_dir,
         embedder,
         limits,
-        chunking: ChunkingConfig { target_tokens: file.chunking.target_tokens, overlap_tokens: file.chunking.overlap_tokens },
+        chunking: ChunkingConfig {
+            target_tokens: file.chunking.target_tokens,
+            overlap_tokens: file.chunking.overlap_tokens,
+        },
         roots: file.ingest.roots,
         allow_private_urls: overrides.allow_private_urls || file.ingest.allow_private_urls,
         fusion,
-        bm25: Bm25 { k1: s.k1.unwrap_or(defaults.k1), b: s.b.unwrap_or(defaults.b) },
+        bm25: Bm25 {
+            k1: s.k1.unwrap_or(defaults.k1),
+            b: s.b.unwrap_or(defaults.b),
+        },
         writable,
     })
 }

@@ -32,8 +32,13 @@ pub enum Outcome {
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
     let filter = tracing_subscriber::EnvFilter::try_from_env("FOLIO_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(if args.verbose { "info" } else { "warn" }));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+        .unwrap_or_else(|_| // Parsers log their recoveries from malformed input; folio reports
+        // the outcome itself, so their chatter is off unless asked for.
+        tracing_subscriber::EnvFilter::new(if args.verbose { "info,pdf_oxide=warn" } else { "warn,pdf_oxide=off,tantivy=error" }));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
     let json = args.json;
     match cli::run(args) {
         Ok(Outcome::Success) => ExitCode::SUCCESS,

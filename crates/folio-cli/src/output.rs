@@ -27,16 +27,27 @@ fn pages(start: Option<u32>, end: Option<u32>) -> Option<String> {
 /// Summary on stdout; one line per failed input on stderr (the bulk
 /// ingestion contract).
 pub fn ingest(report: &IngestReport, json: bool) -> Result<()> {
-    for item in report.items.iter().filter(|i| i.status == IngestStatus::Failed) {
+    for item in report
+        .items
+        .iter()
+        .filter(|i| i.status == IngestStatus::Failed)
+    {
         if let Some(error) = &item.error {
-            eprintln!("failed: {}: [{}] {}", item.source, error.code, error.message);
+            eprintln!(
+                "failed: {}: [{}] {}",
+                item.source, error.code, error.message
+            );
         }
     }
     if json {
         return print_json(report);
     }
     let mut out = std::io::stdout().lock();
-    for item in report.items.iter().filter(|i| i.status != IngestStatus::Failed) {
+    for item in report
+        .items
+        .iter()
+        .filter(|i| i.status != IngestStatus::Failed)
+    {
         let status = serde_json::to_value(item.status)?;
         writeln!(
             out,
@@ -68,7 +79,11 @@ pub fn search(response: &SearchResponse, json: bool) -> Result<()> {
     }
     let mut out = std::io::stdout().lock();
     if response.hits.is_empty() {
-        writeln!(out, "no results for {:?} in {}", response.query, response.library)?;
+        writeln!(
+            out,
+            "no results for {:?} in {}",
+            response.query, response.library
+        )?;
     }
     for hit in &response.hits {
         let title = hit.title.as_deref().unwrap_or("(untitled)");
@@ -101,7 +116,15 @@ pub fn search(response: &SearchResponse, json: bool) -> Result<()> {
             let others: Vec<String> = hit
                 .other_chunks
                 .iter()
-                .map(|o| format!("{}{}", o.chunk_index + 1, pages(o.page_start, o.page_end).map(|p| format!(" ({p})")).unwrap_or_default()))
+                .map(|o| {
+                    format!(
+                        "{}{}",
+                        o.chunk_index + 1,
+                        pages(o.page_start, o.page_end)
+                            .map(|p| format!(" ({p})"))
+                            .unwrap_or_default()
+                    )
+                })
                 .collect();
             writeln!(out, "   also matching chunks {}", others.join(", "))?;
         }
@@ -124,7 +147,12 @@ pub fn document(document: &Document, chunks: &[Chunk], text: bool, json: bool) -
     writeln!(out, "{}", document.title.as_deref().unwrap_or("(untitled)"))?;
     writeln!(out, "id       {}", document.id)?;
     writeln!(out, "library  {}", document.library)?;
-    writeln!(out, "source   {} ({})", document.source, document.source_kind.as_str())?;
+    writeln!(
+        out,
+        "source   {} ({})",
+        document.source,
+        document.source_kind.as_str()
+    )?;
     writeln!(out, "format   {}", document.format)?;
     if let Some(pages) = document.page_count {
         writeln!(out, "pages    {pages}")?;
@@ -136,7 +164,10 @@ pub fn document(document: &Document, chunks: &[Chunk], text: bool, json: bool) -
         writeln!(out, "meta     {key} = {value}")?;
     }
     for chunk in chunks {
-        let mut cite = vec![format!("chunk {} of {}", chunk.index + 1, chunk.count), format!("{} tokens", chunk.token_count)];
+        let mut cite = vec![
+            format!("chunk {} of {}", chunk.index + 1, chunk.count),
+            format!("{} tokens", chunk.token_count),
+        ];
         cite.extend(pages(chunk.page_start, chunk.page_end));
         if !chunk.section_path.is_empty() {
             cite.push(format!("§ {}", chunk.section_path.join(" > ")));
@@ -159,20 +190,40 @@ pub fn libraries(libraries: &[LibraryInfo], json: bool) -> Result<()> {
         writeln!(out, "no libraries yet: folio ingest PATH --library NAME")?;
     }
     for l in libraries {
-        writeln!(out, "{:<24} {:>7} documents {:>8} chunks  {} ({}-d)", l.name, l.document_count, l.chunk_count, l.space.model, l.space.dim)?;
+        writeln!(
+            out,
+            "{:<24} {:>7} documents {:>8} chunks  {} ({}-d)",
+            l.name, l.document_count, l.chunk_count, l.space.model, l.space.dim
+        )?;
     }
     Ok(())
 }
 
 pub fn documents(documents: &[DocumentSummary], total: u64, offset: u64, json: bool) -> Result<()> {
     if json {
-        return print_json(&serde_json::json!({"total": total, "offset": offset, "documents": documents}));
+        return print_json(
+            &serde_json::json!({"total": total, "offset": offset, "documents": documents}),
+        );
     }
     let mut out = std::io::stdout().lock();
     for d in documents {
-        writeln!(out, "{}  {:<8} {:>5} chunks  {}  {}", d.id, d.format, d.chunk_count, d.title.as_deref().unwrap_or("-"), d.source)?;
+        writeln!(
+            out,
+            "{}  {:<8} {:>5} chunks  {}  {}",
+            d.id,
+            d.format,
+            d.chunk_count,
+            d.title.as_deref().unwrap_or("-"),
+            d.source
+        )?;
     }
-    writeln!(out, "{} of {} documents (from {})", documents.len(), total, offset)?;
+    writeln!(
+        out,
+        "{} of {} documents (from {})",
+        documents.len(),
+        total,
+        offset
+    )?;
     Ok(())
 }
 
@@ -203,9 +254,17 @@ pub fn stats(stats: &LibraryStats, json: bool) -> Result<()> {
     writeln!(out, "chunks     {}", i.chunk_count)?;
     writeln!(out, "tokens     {}", stats.total_tokens)?;
     writeln!(out, "chars      {}", stats.total_chars)?;
-    let formats: Vec<String> = stats.formats.iter().map(|(f, n)| format!("{f} {n}")).collect();
+    let formats: Vec<String> = stats
+        .formats
+        .iter()
+        .map(|(f, n)| format!("{f} {n}"))
+        .collect();
     writeln!(out, "formats    {}", formats.join(", "))?;
-    writeln!(out, "model      {} ({}-d, {:?} pooling, normalised: {})", i.space.model, i.space.dim, i.space.pooling, i.space.normalized)?;
+    writeln!(
+        out,
+        "model      {} ({}-d, {:?} pooling, normalised: {})",
+        i.space.model, i.space.dim, i.space.pooling, i.space.normalized
+    )?;
     writeln!(out, "created    {}", i.created_at)?;
     if let Some(last) = &stats.last_ingested_at {
         writeln!(out, "updated    {last}")?;
@@ -219,13 +278,30 @@ pub fn eval(report: &EvalReport, json: bool) -> Result<()> {
         return print_json(report);
     }
     let mut out = std::io::stdout().lock();
-    writeln!(out, "library     {} ({} documents; {} indexed, {} skipped, {} failed; {:.1} s)",
-        report.library, report.documents, report.ingest_indexed, report.ingest_skipped, report.ingest_failed, report.ingest_seconds)?;
-    writeln!(out, "qrels       {} ({} queries)", report.qrels, report.queries)?;
+    writeln!(
+        out,
+        "library     {} ({} documents; {} indexed, {} skipped, {} failed; {:.1} s)",
+        report.library,
+        report.documents,
+        report.ingest_indexed,
+        report.ingest_skipped,
+        report.ingest_failed,
+        report.ingest_seconds
+    )?;
+    writeln!(
+        out,
+        "qrels       {} ({} queries)",
+        report.qrels, report.queries
+    )?;
     writeln!(out, "mode        {}", report.mode.as_str())?;
     writeln!(out, "nDCG@10     {:.4}", report.ndcg_at_10)?;
     writeln!(out, "Recall@100  {:.4}", report.recall_at_100)?;
     writeln!(out, "MRR@10      {:.4}", report.mrr_at_10)?;
-    writeln!(out, "search      {:.1} s ({:.1} ms/query)", report.search_seconds, report.search_seconds * 1e3 / report.queries.max(1) as f64)?;
+    writeln!(
+        out,
+        "search      {:.1} s ({:.1} ms/query)",
+        report.search_seconds,
+        report.search_seconds * 1e3 / report.queries.max(1) as f64
+    )?;
     Ok(())
 }

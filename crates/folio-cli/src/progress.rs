@@ -16,9 +16,11 @@ impl Bar {
         if visible && std::io::stderr().is_terminal() {
             bar.set_draw_target(ProgressDrawTarget::stderr());
         }
-        let style = ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} {per_sec} eta {eta} {wide_msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> ");
+        let style = ProgressStyle::with_template(
+            "{prefix} [{bar:30}] {pos}/{len} {per_sec} eta {eta} {wide_msg}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> ");
         bar.set_style(style);
         bar.set_prefix(label.to_string());
         Bar { bar }
@@ -33,7 +35,8 @@ impl Progress for Bar {
     fn advance(&self, done: u64, message: &str) {
         self.bar.inc(done);
         if !message.is_empty() {
-            self.bar.set_message(message.rsplit('/').next().unwrap_or(message).to_string());
+            self.bar
+                .set_message(message.rsplit('/').next().unwrap_or(message).to_string());
         }
     }
 

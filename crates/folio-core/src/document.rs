@@ -24,8 +24,11 @@ impl DocumentId {
 
     /// Accepts an id given by a user; it must look like one folio made.
     pub fn parse(text: &str) -> Option<Self> {
-        (text.len() == 16 && text.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()))
-            .then(|| DocumentId(text.to_string()))
+        (text.len() == 16
+            && text
+                .bytes()
+                .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()))
+        .then(|| DocumentId(text.to_string()))
     }
 
     pub fn as_str(&self) -> &str {
@@ -141,8 +144,14 @@ mod tests {
     fn ids_are_deterministic_and_scoped_by_library() {
         let a = LibraryName::new("a").unwrap();
         let b = LibraryName::new("b").unwrap();
-        assert_eq!(DocumentId::derive(&a, "/x.pdf"), DocumentId::derive(&a, "/x.pdf"));
-        assert_ne!(DocumentId::derive(&a, "/x.pdf"), DocumentId::derive(&b, "/x.pdf"));
+        assert_eq!(
+            DocumentId::derive(&a, "/x.pdf"),
+            DocumentId::derive(&a, "/x.pdf")
+        );
+        assert_ne!(
+            DocumentId::derive(&a, "/x.pdf"),
+            DocumentId::derive(&b, "/x.pdf")
+        );
         let id = DocumentId::derive(&a, "/x.pdf");
         assert_eq!(DocumentId::parse(id.as_str()), Some(id));
         assert_eq!(DocumentId::parse("xyz"), None);

@@ -47,7 +47,9 @@ pub fn join_section_path(path: &[String]) -> String {
 fn valid_field(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 64
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
 }
 
 fn scalar(value: &Value) -> bool {
@@ -57,7 +59,9 @@ fn scalar(value: &Value) -> bool {
 fn bound(value: &Value, field: &str) -> Result<(), FilterError> {
     match value {
         Value::Number(_) | Value::String(_) => Ok(()),
-        _ => Err(FilterError(format!("range bound on {field:?} must be a number or a date string"))),
+        _ => Err(FilterError(format!(
+            "range bound on {field:?} must be a number or a date string"
+        ))),
     }
 }
 
@@ -104,24 +108,43 @@ impl Filter {
             }
             let field = key.clone();
             match value {
-                v if scalar(v) => conditions.push(Condition::Equals { field, value: v.clone() }),
+                v if scalar(v) => conditions.push(Condition::Equals {
+                    field,
+                    value: v.clone(),
+                }),
                 Value::Array(values) => {
                     if values.is_empty() || !values.iter().all(scalar) {
-                        return Err(FilterError(format!("{key}: any-of needs a non-empty list of scalars")));
+                        return Err(FilterError(format!(
+                            "{key}: any-of needs a non-empty list of scalars"
+                        )));
                     }
-                    conditions.push(Condition::AnyOf { field, values: values.clone() });
+                    conditions.push(Condition::AnyOf {
+                        field,
+                        values: values.clone(),
+                    });
                 }
                 Value::Object(ops) => {
                     let (mut gte, mut gt, mut lte, mut lt) = (None, None, None, None);
                     for (op, operand) in ops {
                         match op.as_str() {
-                            "eq" if scalar(operand) => {
-                                conditions.push(Condition::Equals { field: field.clone(), value: operand.clone() })
-                            }
+                            "eq" if scalar(operand) => conditions.push(Condition::Equals {
+                                field: field.clone(),
+                                value: operand.clone(),
+                            }),
                             "any" | "in" => match operand {
-                                Value::Array(values) if !values.is_empty() && values.iter().all(scalar) => conditions
-                                    .push(Condition::AnyOf { field: field.clone(), values: values.clone() }),
-                                _ => return Err(FilterError(format!("{key}.{op} needs a non-empty list of scalars"))),
+                                Value::Array(values)
+                                    if !values.is_empty() && values.iter().all(scalar) =>
+                                {
+                                    conditions.push(Condition::AnyOf {
+                                        field: field.clone(),
+                                        values: values.clone(),
+                                    })
+                                }
+                                _ => {
+                                    return Err(FilterError(format!(
+                                        "{key}.{op} needs a non-empty list of scalars"
+                                    )));
+                                }
                             },
                             "gte" => (bound(operand, key)?, gte = Some(operand.clone())).1,
                             "gt" => (bound(operand, key)?, gt = Some(operand.clone())).1,
@@ -135,7 +158,13 @@ impl Filter {
                         }
                     }
                     if gte.is_some() || gt.is_some() || lte.is_some() || lt.is_some() {
-                        conditions.push(Condition::Range { field, gte, gt, lte, lt });
+                        conditions.push(Condition::Range {
+                            field,
+                            gte,
+                            gt,
+                            lte,
+                            lt,
+                        });
                     }
                 }
                 _ => return Err(FilterError(format!("{key}: null is not a filter value"))),
@@ -158,8 +187,14 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(f.conditions.len(), 5);
-        assert!(f.conditions.contains(&Condition::Equals { field: "author".into(), value: json!("Smith") }));
-        assert!(f.conditions.contains(&Condition::AnyOf { field: "tags".into(), values: vec![json!("a"), json!("b")] }));
+        assert!(f.conditions.contains(&Condition::Equals {
+            field: "author".into(),
+            value: json!("Smith")
+        }));
+        assert!(f.conditions.contains(&Condition::AnyOf {
+            field: "tags".into(),
+            values: vec![json!("a"), json!("b")]
+        }));
         assert!(f.conditions.contains(&Condition::Range {
             field: "year".into(),
             gte: Some(json!(2019)),

@@ -20,7 +20,12 @@ pub struct LibraryNameError {
 impl LibraryName {
     pub fn new(name: impl Into<String>) -> Result<Self, LibraryNameError> {
         let name = name.into();
-        let fail = |reason| Err(LibraryNameError { name: name.clone(), reason });
+        let fail = |reason| {
+            Err(LibraryNameError {
+                name: name.clone(),
+                reason,
+            })
+        };
         if name.is_empty() {
             return fail("it is empty");
         }

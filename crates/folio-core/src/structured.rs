@@ -28,13 +28,19 @@ pub struct Block {
 
 impl Block {
     pub fn new(kind: BlockKind, text: impl Into<String>, page: Option<u32>) -> Self {
-        Block { kind, text: text.into(), page }
+        Block {
+            kind,
+            text: text.into(),
+            page,
+        }
     }
 
     /// The block as it appears in the document's Markdown text.
     pub fn render(&self) -> String {
         match self.kind {
-            BlockKind::Heading(level) => format!("{} {}", "#".repeat(level.clamp(1, 6) as usize), self.text),
+            BlockKind::Heading(level) => {
+                format!("{} {}", "#".repeat(level.clamp(1, 6) as usize), self.text)
+            }
             BlockKind::ListItem => format!("- {}", self.text),
             BlockKind::Code => format!("```\n{}\n```", self.text),
             BlockKind::Paragraph | BlockKind::Table => self.text.clone(),
@@ -107,7 +113,10 @@ mod tests {
         assert_eq!(r.text, "## Über\n\nbody");
         let chars: Vec<char> = r.text.chars().collect();
         let (s, e) = r.spans[1];
-        assert_eq!(chars[s as usize..e as usize].iter().collect::<String>(), "body");
+        assert_eq!(
+            chars[s as usize..e as usize].iter().collect::<String>(),
+            "body"
+        );
         assert_eq!(r.spans[0], (0, 7));
     }
 }

@@ -15,7 +15,9 @@ pub fn batches(lengths: &[usize]) -> Vec<Vec<usize>> {
     let mut current: Vec<usize> = Vec::new();
     for i in order {
         let longest = lengths[i].max(1);
-        if !current.is_empty() && (current.len() >= MAX_BATCH || (current.len() + 1) * longest > MAX_BATCH_TOKENS) {
+        if !current.is_empty()
+            && (current.len() >= MAX_BATCH || (current.len() + 1) * longest > MAX_BATCH_TOKENS)
+        {
             out.push(std::mem::take(&mut current));
         }
         current.push(i);
@@ -54,8 +56,14 @@ mod tests {
         assert_eq!(b.concat().len(), 5);
         assert_eq!(b[0][0], 1);
         let ids: Vec<Vec<u32>> = lengths.iter().map(|&n| vec![7; n]).collect();
-        let out = run_batches(&ids, |batch| Ok::<_, ()>(batch.iter().map(|s| vec![s.len() as f32]).collect())).unwrap();
-        assert_eq!(out, vec![vec![5.0], vec![1.0], vec![300.0], vec![2.0], vec![4.0]]);
+        let out = run_batches(&ids, |batch| {
+            Ok::<_, ()>(batch.iter().map(|s| vec![s.len() as f32]).collect())
+        })
+        .unwrap();
+        assert_eq!(
+            out,
+            vec![vec![5.0], vec![1.0], vec![300.0], vec![2.0], vec![4.0]]
+        );
     }
 
     #[test]

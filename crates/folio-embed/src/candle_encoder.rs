@@ -21,16 +21,23 @@ pub type CandleEncoder = Encoder<CandleForward>;
 impl CandleEncoder {
     pub fn load(dir: &Path, options: &ModelConfig) -> Result<Self, EmbedError> {
         let model = LocalModel::open(dir, options)?;
-        let fail = |e: String| EmbedError::Load { path: dir.display().to_string(), reason: e };
+        let fail = |e: String| EmbedError::Load {
+            path: dir.display().to_string(),
+            reason: e,
+        };
         let config: Config = serde_json::from_str(
             &std::fs::read_to_string(dir.join("config.json")).map_err(|e| fail(e.to_string()))?,
         )
         .map_err(|e| fail(format!("config.json: {e}")))?;
-        let weights = std::fs::read(dir.join("model.safetensors")).map_err(|e| fail(format!("model.safetensors: {e}")))?;
+        let weights = std::fs::read(dir.join("model.safetensors"))
+            .map_err(|e| fail(format!("model.safetensors: {e}")))?;
         let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
             .map_err(|e| fail(e.to_string()))?;
         let bert = BertModel::load(vb, &config).map_err(|e| fail(e.to_string()))?;
-        Ok(Encoder { model, forward: CandleForward { bert } })
+        Ok(Encoder {
+            model,
+            forward: CandleForward { bert },
+        })
     }
 }
 
@@ -43,7 +50,10 @@ impl Forward for CandleForward {
         let mask = Tensor::from_vec(mask, shape, &Device::Cpu).map_err(err)?;
         let types = ids.zeros_like().map_err(err)?;
         let hidden = self.bert.forward(&ids, &types, Some(&mask)).map_err(err)?;
-        let hidden: Vec<f32> = hidden.flatten_all().and_then(|t| t.to_vec1()).map_err(err)?;
+        let hidden: Vec<f32> = hidden
+            .flatten_all()
+            .and_then(|t| t.to_vec1())
+            .map_err(err)?;
         Ok(pool_batch(model, &hidden, seq, &lengths))
     }
 

@@ -23,10 +23,16 @@ pub struct Encoder<F> {
 impl<F: Forward> Encoder<F> {
     /// Embeds whole documents cut to the window, as a benchmark would feed
     /// any encoder; returns the vectors and the number of tokens encoded.
-    pub fn embed_cut_to_window(&self, texts: &[String]) -> Result<(Vec<Vec<f32>>, usize), EmbedError> {
+    pub fn embed_cut_to_window(
+        &self,
+        texts: &[String],
+    ) -> Result<(Vec<Vec<f32>>, usize), EmbedError> {
         let ids = self.model.encode(texts, true)?;
         let tokens = ids.iter().map(Vec::len).sum();
-        Ok((batch::run_batches(&ids, |b| self.forward.forward(&self.model, b))?, tokens))
+        Ok((
+            batch::run_batches(&ids, |b| self.forward.forward(&self.model, b))?,
+            tokens,
+        ))
     }
 
     fn embed(&self, texts: Vec<String>, cut: bool) -> Result<Vec<Vec<f32>>, EmbedError> {
@@ -53,13 +59,17 @@ impl<F: Forward> Embedder for Encoder<F> {
 
     fn embed_passages(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let prefix = &self.model.space.passage_prefix;
-        self.embed(texts.iter().map(|t| format!("{prefix}{t}")).collect(), false)
+        self.embed(
+            texts.iter().map(|t| format!("{prefix}{t}")).collect(),
+            false,
+        )
     }
 
     fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
         let prefix = &self.model.space.query_prefix;
         let mut out = self.embed(vec![format!("{prefix}{text}")], true)?;
-        out.pop().ok_or_else(|| EmbedError::Inference("no vector returned".into()))
+        out.pop()
+            .ok_or_else(|| EmbedError::Inference("no vector returned".into()))
     }
 
     fn backend(&self) -> &'static str {
@@ -83,7 +93,12 @@ pub(crate) fn pad(batch: &[&[u32]]) -> (usize, Vec<i64>, Vec<i64>, Vec<usize>) {
 
 /// Pools each padded sequence of a batch's hidden states (`batch × seq × dim`)
 /// over its real length.
-pub(crate) fn pool_batch(model: &LocalModel, hidden: &[f32], seq: usize, lengths: &[usize]) -> Vec<Vec<f32>> {
+pub(crate) fn pool_batch(
+    model: &LocalModel,
+    hidden: &[f32],
+    seq: usize,
+    lengths: &[usize],
+) -> Vec<Vec<f32>> {
     let dim = model.hidden_size;
     lengths
         .iter()

@@ -21,7 +21,9 @@ impl EmbedError {
         match self {
             EmbedError::TooLong { .. } => ErrorCode::InvalidArgument,
             EmbedError::Remote { .. } => ErrorCode::FetchFailed,
-            EmbedError::Load { .. } | EmbedError::Runtime { .. } | EmbedError::Inference(_) => ErrorCode::Model,
+            EmbedError::Load { .. } | EmbedError::Runtime { .. } | EmbedError::Inference(_) => {
+                ErrorCode::Model
+            }
         }
     }
 }

@@ -62,23 +62,36 @@ fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Option<T>, Emb
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(EmbedError::Load { path: path.display().to_string(), reason: e.to_string() }),
+        Err(e) => {
+            return Err(EmbedError::Load {
+                path: path.display().to_string(),
+                reason: e.to_string(),
+            });
+        }
     };
     serde_json::from_str(&text)
         .map(Some)
-        .map_err(|e| EmbedError::Load { path: path.display().to_string(), reason: e.to_string() })
+        .map_err(|e| EmbedError::Load {
+            path: path.display().to_string(),
+            reason: e.to_string(),
+        })
 }
 
 impl LocalModel {
     /// Loads the folder's configuration and tokenizer (not the weights).
     pub fn open(dir: &Path, options: &ModelConfig) -> Result<Self, EmbedError> {
-        let load_err = |reason: String| EmbedError::Load { path: dir.display().to_string(), reason };
-        let config: BertConfig =
-            read_json(&dir.join("config.json"))?.ok_or_else(|| load_err("config.json is missing".into()))?;
+        let load_err = |reason: String| EmbedError::Load {
+            path: dir.display().to_string(),
+            reason,
+        };
+        let config: BertConfig = read_json(&dir.join("config.json"))?
+            .ok_or_else(|| load_err("config.json is missing".into()))?;
         let sbert: Option<SentenceBertConfig> = read_json(&dir.join("sentence_bert_config.json"))?;
         let pooling: Option<PoolingConfig> = read_json(&dir.join("1_Pooling/config.json"))?;
         let modules: Option<Vec<Module>> = read_json(&dir.join("modules.json"))?;
-        let normalized = modules.as_ref().is_none_or(|m| m.iter().any(|m| m.kind.ends_with("Normalize")));
+        let normalized = modules
+            .as_ref()
+            .is_none_or(|m| m.iter().any(|m| m.kind.ends_with("Normalize")));
         let window = sbert
             .and_then(|s| s.max_seq_length)
             .or(config.max_position_embeddings)
@@ -91,29 +104,47 @@ impl LocalModel {
         // every input to a fixed length and truncates: both would corrupt
         // token counts and pooling, so they are switched off.
         tokenizer.with_padding(None);
-        tokenizer.with_truncation(None).map_err(|e| load_err(e.to_string()))?;
+        tokenizer
+            .with_truncation(None)
+            .map_err(|e| load_err(e.to_string()))?;
 
         let id = match &options.id {
             Some(id) => id.clone(),
             None => match read_json::<FolioModelFile>(&dir.join("folio.json"))? {
                 Some(file) => file.id,
-                None => dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "local".into()),
+                None => dir
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| "local".into()),
             },
         };
         let space = EmbeddingSpace {
             model: id,
             dim: config.hidden_size as u32,
-            pooling: if pooling.is_some_and(|p| p.pooling_mode_cls_token) { Pooling::Cls } else { Pooling::Mean },
+            pooling: if pooling.is_some_and(|p| p.pooling_mode_cls_token) {
+                Pooling::Cls
+            } else {
+                Pooling::Mean
+            },
             normalized,
             query_prefix: options.query_prefix.clone(),
             passage_prefix: options.passage_prefix.clone(),
         };
-        Ok(LocalModel { dir: dir.to_path_buf(), tokenizer, space, window, hidden_size: config.hidden_size })
+        Ok(LocalModel {
+            dir: dir.to_path_buf(),
+            tokenizer,
+            space,
+            window,
+            hidden_size: config.hidden_size,
+        })
     }
 
     /// Tokens of `text`, special tokens excluded.
     pub fn count_tokens(&self, text: &str) -> usize {
-        self.tokenizer.encode_fast(text, false).map(|e| e.len()).unwrap_or(text.len() / 3 + 1)
+        self.tokenizer
+            .encode_fast(text, false)
+            .map(|e| e.len())
+            .unwrap_or(text.len() / 3 + 1)
     }
 
     /// Token ids (with special tokens) of each text. Passages longer than the
@@ -129,7 +160,10 @@ impl LocalModel {
                 let mut ids = e.get_ids().to_vec();
                 if ids.len() > self.window {
                     if !cut {
-                        return Err(EmbedError::TooLong { tokens: ids.len(), window: self.window });
+                        return Err(EmbedError::TooLong {
+                            tokens: ids.len(),
+                            window: self.window,
+                        });
                     }
                     let last = *ids.last().expect("non-empty: longer than the window");
                     ids.truncate(self.window - 1);

@@ -28,15 +28,26 @@ static RUNTIME: OnceLock<Result<Environment, String>> = OnceLock::new();
 fn load_runtime(library: &Path) -> Result<&'static Environment, EmbedError> {
     let result = RUNTIME.get_or_init(|| {
         let builder = ort::init_from(library).map_err(|e| e.to_string())?;
-        builder.with_name("folio").build().map_err(|e| e.to_string())
+        builder
+            .with_name("folio")
+            .build()
+            .map_err(|e| e.to_string())
     });
-    result.as_ref().map_err(|reason| EmbedError::Runtime { path: library.display().to_string(), reason: reason.clone() })
+    result.as_ref().map_err(|reason| EmbedError::Runtime {
+        path: library.display().to_string(),
+        reason: reason.clone(),
+    })
 }
 
 impl OnnxEncoder {
     /// Loads the runtime library, the model folder and its `model.onnx` (or
     /// `onnx/model.onnx`, the hub's layout), with `threads` intra-op threads.
-    pub fn load(dir: &Path, options: &ModelConfig, runtime: &Path, threads: usize) -> Result<Self, EmbedError> {
+    pub fn load(
+        dir: &Path,
+        options: &ModelConfig,
+        runtime: &Path,
+        threads: usize,
+    ) -> Result<Self, EmbedError> {
         let environment = load_runtime(runtime)?;
         let model = LocalModel::open(dir, options)?;
         let onnx = [dir.join("model.onnx"), dir.join("onnx/model.onnx")]
@@ -46,7 +57,10 @@ impl OnnxEncoder {
                 path: dir.display().to_string(),
                 reason: "no model.onnx (run scripts/setup.sh, or use the candle backend)".into(),
             })?;
-        let fail = |e: String| EmbedError::Load { path: onnx.display().to_string(), reason: e };
+        let fail = |e: String| EmbedError::Load {
+            path: onnx.display().to_string(),
+            reason: e,
+        };
         let session = Session::builder(environment)
             .map_err(|e| fail(e.to_string()))?
             .with_optimization_level(GraphOptimizationLevel::All)
@@ -55,7 +69,12 @@ impl OnnxEncoder {
             .map_err(|e| fail(e.to_string()))?
             .commit_from_file(&onnx)
             .map_err(|e| fail(e.to_string()))?;
-        Ok(Encoder { model, forward: OnnxForward { session: Mutex::new(session) } })
+        Ok(Encoder {
+            model,
+            forward: OnnxForward {
+                session: Mutex::new(session),
+            },
+        })
     }
 }
 
@@ -64,8 +83,10 @@ impl Forward for OnnxForward {
         let err = |e: ort::Error| EmbedError::Inference(e.to_string());
         let (seq, ids, mask, lengths) = pad(batch);
         let shape = (batch.len(), seq);
-        let ids = Array2::from_shape_vec(shape, ids).map_err(|e| EmbedError::Inference(e.to_string()))?;
-        let mask = Array2::from_shape_vec(shape, mask).map_err(|e| EmbedError::Inference(e.to_string()))?;
+        let ids =
+            Array2::from_shape_vec(shape, ids).map_err(|e| EmbedError::Inference(e.to_string()))?;
+        let mask = Array2::from_shape_vec(shape, mask)
+            .map_err(|e| EmbedError::Inference(e.to_string()))?;
         let types = Array2::<i64>::zeros(shape);
         // A poisoned lock only means another thread panicked mid-run; the
         // session itself holds no state between runs.

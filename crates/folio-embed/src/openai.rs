@@ -49,7 +49,10 @@ impl OpenAiEmbedder {
         let client = reqwest::blocking::Client::builder()
             .timeout(options.timeout)
             .build()
-            .map_err(|e| EmbedError::Remote { url: options.base_url.clone(), reason: e.to_string() })?;
+            .map_err(|e| EmbedError::Remote {
+                url: options.base_url.clone(),
+                reason: e.to_string(),
+            })?;
         let mut embedder = OpenAiEmbedder {
             space: EmbeddingSpace {
                 model: format!("openai:{}", options.model),
@@ -71,27 +74,42 @@ impl OpenAiEmbedder {
     }
 
     fn remote_error(&self, reason: impl Into<String>) -> EmbedError {
-        EmbedError::Remote { url: self.options.base_url.clone(), reason: reason.into() }
+        EmbedError::Remote {
+            url: self.options.base_url.clone(),
+            reason: reason.into(),
+        }
     }
 
     fn request(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let url = format!("{}/embeddings", self.options.base_url.trim_end_matches('/'));
         let body = serde_json::json!({ "model": self.options.model, "input": texts });
-        let mut request = self.client.post(&url).header("content-type", "application/json").body(body.to_string());
+        let mut request = self
+            .client
+            .post(&url)
+            .header("content-type", "application/json")
+            .body(body.to_string());
         if let Some(key) = &self.options.api_key {
             request = request.bearer_auth(key);
         }
-        let response = request.send().map_err(|e| self.remote_error(e.to_string()))?;
+        let response = request
+            .send()
+            .map_err(|e| self.remote_error(e.to_string()))?;
         let status = response.status();
-        let text = response.text().map_err(|e| self.remote_error(e.to_string()))?;
+        let text = response
+            .text()
+            .map_err(|e| self.remote_error(e.to_string()))?;
         if !status.is_success() {
             let excerpt: String = text.chars().take(300).collect();
             return Err(self.remote_error(format!("HTTP {status}: {excerpt}")));
         }
-        let mut parsed: Response =
-            serde_json::from_str(&text).map_err(|e| self.remote_error(format!("unexpected response: {e}")))?;
+        let mut parsed: Response = serde_json::from_str(&text)
+            .map_err(|e| self.remote_error(format!("unexpected response: {e}")))?;
         if parsed.data.len() != texts.len() {
-            return Err(self.remote_error(format!("asked for {} vectors, got {}", texts.len(), parsed.data.len())));
+            return Err(self.remote_error(format!(
+                "asked for {} vectors, got {}",
+                texts.len(),
+                parsed.data.len()
+            )));
         }
         parsed.data.sort_by_key(|item| item.index);
         Ok(parsed
@@ -110,7 +128,11 @@ impl OpenAiEmbedder {
         for part in texts.chunks(REQUEST_BATCH) {
             let vectors = self.request(part)?;
             if let Some(v) = vectors.iter().find(|v| v.len() != self.space.dim as usize) {
-                return Err(self.remote_error(format!("dimension changed from {} to {}", self.space.dim, v.len())));
+                return Err(self.remote_error(format!(
+                    "dimension changed from {} to {}",
+                    self.space.dim,
+                    v.len()
+                )));
             }
             out.extend(vectors);
         }
@@ -142,7 +164,9 @@ impl Embedder for OpenAiEmbedder {
 
     fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
         let prefix = &self.space.query_prefix;
-        self.embed(vec![format!("{prefix}{text}")])?.pop().ok_or_else(|| self.remote_error("no vector returned"))
+        self.embed(vec![format!("{prefix}{text}")])?
+            .pop()
+            .ok_or_else(|| self.remote_error("no vector returned"))
     }
 
     fn backend(&self) -> &'static str {

@@ -15,7 +15,11 @@ pub struct EngineError {
 
 impl EngineError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        EngineError { code, message: message.into(), input: None }
+        EngineError {
+            code,
+            message: message.into(),
+            input: None,
+        }
     }
 
     pub fn invalid(message: impl Into<String>) -> Self {

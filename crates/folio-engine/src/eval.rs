@@ -14,7 +14,9 @@ use folio_search::{Fusion, Mode};
 use folio_store::Bm25;
 use serde::{Deserialize, Serialize};
 
-use crate::{Engine, EngineError, IngestRequest, IngestTarget, Progress, ResponseMode, Result, SearchRequest};
+use crate::{
+    Engine, EngineError, IngestRequest, IngestTarget, Progress, ResponseMode, Result, SearchRequest,
+};
 
 #[derive(Debug, Clone)]
 pub struct EvalRequest {
@@ -67,14 +69,16 @@ struct QueryLine {
 }
 
 fn read_lines<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Vec<T>> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| EngineError::invalid(format!("cannot read: {e}")).about(path.display().to_string()))?;
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        EngineError::invalid(format!("cannot read: {e}")).about(path.display().to_string())
+    })?;
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
         .map(|(i, l)| {
             serde_json::from_str(l).map_err(|e| {
-                EngineError::invalid(format!("line {}: {e}", i + 1)).about(path.display().to_string())
+                EngineError::invalid(format!("line {}: {e}", i + 1))
+                    .about(path.display().to_string())
             })
         })
         .collect()
@@ -82,8 +86,9 @@ fn read_lines<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Vec<T>> {
 
 /// Reads a qrels TSV (query-id, corpus-id, score; header optional).
 pub fn read_qrels(path: &Path) -> Result<HashMap<String, Judgements>> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| EngineError::invalid(format!("cannot read: {e}")).about(path.display().to_string()))?;
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        EngineError::invalid(format!("cannot read: {e}")).about(path.display().to_string())
+    })?;
     let mut qrels: HashMap<String, Judgements> = HashMap::new();
     for (i, line) in text.lines().enumerate() {
         let fields: Vec<&str> = line.split('\t').collect();
@@ -91,9 +96,17 @@ pub fn read_qrels(path: &Path) -> Result<HashMap<String, Judgements>> {
             continue;
         }
         let grade: i64 = fields[2].trim().parse().map_err(|_| {
-            EngineError::invalid(format!("line {}: score {:?} is not an integer", i + 1, fields[2])).about(path.display().to_string())
+            EngineError::invalid(format!(
+                "line {}: score {:?} is not an integer",
+                i + 1,
+                fields[2]
+            ))
+            .about(path.display().to_string())
         })?;
-        qrels.entry(fields[0].to_string()).or_default().insert(fields[1].to_string(), grade.max(0) as u32);
+        qrels
+            .entry(fields[0].to_string())
+            .or_default()
+            .insert(fields[1].to_string(), grade.max(0) as u32);
     }
     Ok(qrels)
 }
@@ -105,7 +118,10 @@ fn default_qrels(dir: &Path) -> Result<PathBuf> {
             return Ok(path);
         }
     }
-    Err(EngineError::invalid("no qrels/test.tsv, dev.tsv or train.tsv; pass --qrels").about(dir.display().to_string()))
+    Err(
+        EngineError::invalid("no qrels/test.tsv, dev.tsv or train.tsv; pass --qrels")
+            .about(dir.display().to_string()),
+    )
 }
 
 /// The source locator of a corpus document in the scratch library.
@@ -117,14 +133,28 @@ impl Engine {
     pub fn eval(&self, request: &EvalRequest, progress: &dyn Progress) -> Result<EvalReport> {
         let dir = &request.dir;
         if !dir.join("corpus.jsonl").exists() {
-            return Err(EngineError::invalid("not a BEIR directory (no corpus.jsonl)").about(dir.display().to_string()));
+            return Err(
+                EngineError::invalid("not a BEIR directory (no corpus.jsonl)")
+                    .about(dir.display().to_string()),
+            );
         }
         let library = match &request.library {
             Some(library) => library.clone(),
             None => {
-                let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "beir".into());
-                let cleaned: String =
-                    name.chars().map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '-' }).collect();
+                let name = dir
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| "beir".into());
+                let cleaned: String = name
+                    .chars()
+                    .map(|c| {
+                        if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                            c
+                        } else {
+                            '-'
+                        }
+                    })
+                    .collect();
                 LibraryName::new(format!("eval.{cleaned}"))?
             }
         };
@@ -141,7 +171,10 @@ impl Engine {
         let targets: Vec<IngestTarget> = corpus
             .into_iter()
             .map(|doc| {
-                by_document.insert(DocumentId::derive(&library, &locator(&doc.id)), doc.id.clone());
+                by_document.insert(
+                    DocumentId::derive(&library, &locator(&doc.id)),
+                    doc.id.clone(),
+                );
                 IngestTarget::Content {
                     name: locator(&doc.id),
                     text: doc.text,
@@ -152,12 +185,21 @@ impl Engine {
             .collect();
         let documents = targets.len();
         let ingest = self.ingest(
-            &IngestRequest { library: library.clone(), targets, metadata: Default::default(), title: None, force: false },
+            &IngestRequest {
+                library: library.clone(),
+                targets,
+                metadata: Default::default(),
+                title: None,
+                force: false,
+            },
             progress,
         )?;
         let ingest_seconds = ingest_started.elapsed().as_secs_f64();
 
-        let mut judged: Vec<&QueryLine> = queries.iter().filter(|q| qrels.get(&q.id).is_some_and(|j| j.values().any(|&g| g > 0))).collect();
+        let mut judged: Vec<&QueryLine> = queries
+            .iter()
+            .filter(|q| qrels.get(&q.id).is_some_and(|j| j.values().any(|&g| g > 0)))
+            .collect();
         if let Some(max) = request.max_queries {
             judged.truncate(max);
         }

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use folio_chunk::{ChunkDraft, TokenCounter};
-use folio_core::{Chunk, ChunkId, Document, DocumentId, ErrorCode, LibraryName, SourceKind, content_hash};
+use folio_core::{
+    Chunk, ChunkId, Document, DocumentId, ErrorCode, LibraryName, SourceKind, content_hash,
+};
 use folio_embed::Embedder;
 use folio_extract::{Format, Input};
 use folio_source::{CanonicalPath, FetchPolicy};
@@ -26,7 +28,12 @@ pub enum IngestTarget {
     Url(String),
     /// Raw content under a caller-chosen name (the source locator);
     /// `format` is `text`, `markdown` or `html` (default: from the name).
-    Content { name: String, text: String, format: Option<String>, title: Option<String> },
+    Content {
+        name: String,
+        text: String,
+        format: Option<String>,
+        title: Option<String>,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -113,7 +120,12 @@ const GROUP_CHUNKS: usize = 256;
 enum Source {
     File(CanonicalPath),
     Url(String),
-    Content { name: String, text: String, format: Option<String>, title: Option<String> },
+    Content {
+        name: String,
+        text: String,
+        format: Option<String>,
+        title: Option<String>,
+    },
 }
 
 impl Source {
@@ -141,7 +153,16 @@ impl TokenCounter for Counter<'_> {
 }
 
 fn failed(source: String, error: EngineError) -> IngestItem {
-    IngestItem { source, status: IngestStatus::Failed, document_id: None, title: None, format: None, chunks: 0, pages: None, error: Some(error) }
+    IngestItem {
+        source,
+        status: IngestStatus::Failed,
+        document_id: None,
+        title: None,
+        format: None,
+        chunks: 0,
+        pages: None,
+        error: Some(error),
+    }
 }
 
 /// A title from a path or URL: the last segment without its extension.
@@ -158,7 +179,11 @@ fn content_format_name(name: &str, format: Option<&str>) -> Result<String> {
         Some("text" | "txt") => "content.txt".into(),
         Some("markdown" | "md") => "content.md".into(),
         Some("html") => "content.html".into(),
-        Some(other) => return Err(EngineError::invalid(format!("unknown content format {other:?} (use text, markdown or html)"))),
+        Some(other) => {
+            return Err(EngineError::invalid(format!(
+                "unknown content format {other:?} (use text, markdown or html)"
+            )));
+        }
     })
 }
 
@@ -228,7 +253,13 @@ impl Engine {
                 }
             }
             if group.iter().map(|p| p.drafts.len()).sum::<usize>() >= GROUP_CHUNKS {
-                self.write_group(request, &*embedder, std::mem::take(&mut group), &mut items, progress);
+                self.write_group(
+                    request,
+                    &*embedder,
+                    std::mem::take(&mut group),
+                    &mut items,
+                    progress,
+                );
             }
         }
         if !group.is_empty() {
@@ -253,34 +284,60 @@ impl Engine {
     /// Turns a target into sources: a folder into its files (those with an
     /// extension folio reads), a path into a confined canonical path.
     #[allow(clippy::type_complexity)]
-    fn expand(&self, target: &IngestTarget) -> std::result::Result<Vec<std::result::Result<Source, (String, EngineError)>>, (String, EngineError)> {
+    fn expand(
+        &self,
+        target: &IngestTarget,
+    ) -> std::result::Result<
+        Vec<std::result::Result<Source, (String, EngineError)>>,
+        (String, EngineError),
+    > {
         match target {
             IngestTarget::Path(path) => {
                 let shown = path.display().to_string();
-                let canonical = self.roots.confine(path).map_err(|e| (shown.clone(), EngineError::from(e)))?;
+                let canonical = self
+                    .roots
+                    .confine(path)
+                    .map_err(|e| (shown.clone(), EngineError::from(e)))?;
                 if canonical.as_path().is_dir() {
                     let wanted = |p: &Path| {
-                        p.extension().and_then(|e| e.to_str()).and_then(Format::from_extension).is_some()
+                        p.extension()
+                            .and_then(|e| e.to_str())
+                            .and_then(Format::from_extension)
+                            .is_some()
                     };
                     Ok(folio_source::walk(&canonical, &self.roots, &wanted)
                         .into_iter()
-                        .map(|r| r.map(Source::File).map_err(|e| {
-                            let error = EngineError::from(e);
-                            (error.input.clone().unwrap_or_else(|| shown.clone()), error)
-                        }))
+                        .map(|r| {
+                            r.map(Source::File).map_err(|e| {
+                                let error = EngineError::from(e);
+                                (error.input.clone().unwrap_or_else(|| shown.clone()), error)
+                            })
+                        })
                         .collect())
                 } else {
                     Ok(vec![Ok(Source::File(canonical))])
                 }
             }
             IngestTarget::Url(url) => {
-                let parsed = url::Url::parse(url)
-                    .map_err(|e| (url.clone(), EngineError::new(ErrorCode::UrlNotAllowed, format!("not a URL: {e}"))))?;
+                let parsed = url::Url::parse(url).map_err(|e| {
+                    (
+                        url.clone(),
+                        EngineError::new(ErrorCode::UrlNotAllowed, format!("not a URL: {e}")),
+                    )
+                })?;
                 Ok(vec![Ok(Source::Url(parsed.to_string()))])
             }
-            IngestTarget::Content { name, text, format, title } => {
+            IngestTarget::Content {
+                name,
+                text,
+                format,
+                title,
+            } => {
                 if name.trim().is_empty() {
-                    return Err((name.clone(), EngineError::invalid("content needs a non-empty name")));
+                    return Err((
+                        name.clone(),
+                        EngineError::invalid("content needs a non-empty name"),
+                    ));
                 }
                 Ok(vec![Ok(Source::Content {
                     name: name.clone(),
@@ -320,9 +377,19 @@ impl Engine {
                 };
                 let fetched = folio_source::fetch(&url, &policy)?;
                 metadata.insert("url".into(), Value::String(fetched.url.clone()));
-                (fetched.bytes, fetched.url, fetched.content_type, SourceKind::Url)
+                (
+                    fetched.bytes,
+                    fetched.url,
+                    fetched.content_type,
+                    SourceKind::Url,
+                )
             }
-            Source::Content { name, text, format, title } => {
+            Source::Content {
+                name,
+                text,
+                format,
+                title,
+            } => {
                 source_title = title;
                 let name = content_format_name(&name, format.as_deref())?;
                 (text.into_bytes(), name, None, SourceKind::Content)
@@ -332,7 +399,14 @@ impl Engine {
         if !request.force && self.store.content_hash(&id)?.as_deref() == Some(hash.as_str()) {
             return Ok(None);
         }
-        let (format, structured) = folio_extract::extract(Input { bytes: &bytes, name: Some(&name), mime: mime.as_deref() }, limits)?;
+        let (format, structured) = folio_extract::extract(
+            Input {
+                bytes: &bytes,
+                name: Some(&name),
+                mime: mime.as_deref(),
+            },
+            limits,
+        )?;
         drop(bytes);
         let rendered = structured.render();
         let title = request
@@ -345,12 +419,19 @@ impl Engine {
         for_chunking.title = title.clone();
         let drafts = folio_chunk::chunk(&for_chunking, &rendered, config, counter);
         if drafts.is_empty() {
-            return Err(EngineError::new(ErrorCode::EmptyContent, "no text to index"));
+            return Err(EngineError::new(
+                ErrorCode::EmptyContent,
+                "no text to index",
+            ));
         }
         if drafts.len() as u64 > u64::from(limits.max_chunks_per_document) {
             return Err(EngineError::new(
                 ErrorCode::TooLarge,
-                format!("{} chunks, over the limit of {}", drafts.len(), limits.max_chunks_per_document),
+                format!(
+                    "{} chunks, over the limit of {}",
+                    drafts.len(),
+                    limits.max_chunks_per_document
+                ),
             ));
         }
         let mut merged = for_chunking.metadata;
@@ -388,13 +469,25 @@ impl Engine {
         let result = self.embed_and_put(request, embedder, group);
         match result {
             Ok(done) => items.extend(done),
-            Err(error) => items.extend(sources.into_iter().map(|s| failed(s.clone(), error.clone().about(s)))),
+            Err(error) => items.extend(
+                sources
+                    .into_iter()
+                    .map(|s| failed(s.clone(), error.clone().about(s))),
+            ),
         }
         progress.advance(count, "");
     }
 
-    fn embed_and_put(&self, request: &IngestRequest, embedder: &dyn Embedder, group: Vec<Prepared>) -> Result<Vec<IngestItem>> {
-        let texts: Vec<&str> = group.iter().flat_map(|p| p.drafts.iter().map(|d| d.embed_text.as_str())).collect();
+    fn embed_and_put(
+        &self,
+        request: &IngestRequest,
+        embedder: &dyn Embedder,
+        group: Vec<Prepared>,
+    ) -> Result<Vec<IngestItem>> {
+        let texts: Vec<&str> = group
+            .iter()
+            .flat_map(|p| p.drafts.iter().map(|d| d.embed_text.as_str()))
+            .collect();
         let mut vectors = embedder.embed_passages(&texts)?.into_iter();
         let space = embedder.space().clone();
         let mut documents = Vec::with_capacity(group.len());
@@ -424,30 +517,48 @@ impl Engine {
                 })
                 .collect();
             let vectors: Vec<Vec<f32>> = vectors.by_ref().take(chunks.len()).collect();
-            documents.push(NewDocument { document: prepared.document, chunks, vectors, space: space.clone() });
+            documents.push(NewDocument {
+                document: prepared.document,
+                chunks,
+                vectors,
+                space: space.clone(),
+            });
         }
         self.store.create_library(&request.library, &space)?;
         let summaries: Vec<(String, String, Option<String>, String, u32, Option<u32>)> = documents
             .iter()
             .map(|d| {
                 let doc = &d.document;
-                (doc.source.clone(), doc.id.to_string(), doc.title.clone(), doc.format.clone(), doc.chunk_count, doc.page_count)
+                (
+                    doc.source.clone(),
+                    doc.id.to_string(),
+                    doc.title.clone(),
+                    doc.format.clone(),
+                    doc.chunk_count,
+                    doc.page_count,
+                )
             })
             .collect();
         let outcomes = self.store.put_documents(documents, request.force)?;
         Ok(summaries
             .into_iter()
             .zip(outcomes)
-            .map(|((source, id, title, format, chunks, pages), outcome)| IngestItem {
-                source,
-                status: outcome.into(),
-                document_id: Some(id),
-                title,
-                format: Some(format),
-                chunks: if outcome == PutOutcome::Skipped { 0 } else { chunks },
-                pages,
-                error: None,
-            })
+            .map(
+                |((source, id, title, format, chunks, pages), outcome)| IngestItem {
+                    source,
+                    status: outcome.into(),
+                    document_id: Some(id),
+                    title,
+                    format: Some(format),
+                    chunks: if outcome == PutOutcome::Skipped {
+                        0
+                    } else {
+                        chunks
+                    },
+                    pages,
+                    error: None,
+                },
+            )
             .collect())
     }
 }
@@ -458,8 +569,17 @@ mod tests {
 
     #[test]
     fn titles_from_locators() {
-        assert_eq!(title_from_locator("/a/b/Paper Title.pdf").as_deref(), Some("Paper Title"));
-        assert_eq!(title_from_locator("https://e.org/docs/page.html?x=1").as_deref(), Some("page"));
-        assert_eq!(title_from_locator("https://e.org/docs/").as_deref(), Some("docs"));
+        assert_eq!(
+            title_from_locator("/a/b/Paper Title.pdf").as_deref(),
+            Some("Paper Title")
+        );
+        assert_eq!(
+            title_from_locator("https://e.org/docs/page.html?x=1").as_deref(),
+            Some("page")
+        );
+        assert_eq!(
+            title_from_locator("https://e.org/docs/").as_deref(),
+            Some("docs")
+        );
     }
 }

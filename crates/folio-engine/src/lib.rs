@@ -19,13 +19,17 @@ use std::time::Duration;
 
 pub use error::EngineError;
 use folio_chunk::ChunkConfig;
-use folio_core::{Chunk, ChunkId, Document, DocumentId, DocumentSummary, ErrorCode, LibraryName, Limits};
+use folio_core::{
+    Chunk, ChunkId, Document, DocumentId, DocumentSummary, ErrorCode, LibraryName, Limits,
+};
 use folio_embed::{Embedder, ModelConfig};
+pub use folio_search::{Fusion, Mode};
 use folio_source::Roots;
 use folio_store::{Bm25, LibraryInfo, LibraryStats, Store};
 use folio_store_embedded::{Access, EmbeddedStore};
-pub use folio_search::{Fusion, Mode};
-pub use ingest::{IngestItem, IngestReport, IngestRequest, IngestStatus, IngestTarget, Progress, SilentProgress};
+pub use ingest::{
+    IngestItem, IngestReport, IngestRequest, IngestStatus, IngestTarget, Progress, SilentProgress,
+};
 pub use search::{ResponseMode, SearchHit, SearchRequest, SearchResponse};
 pub use timestamp::{Clock, SystemClock, rfc3339};
 
@@ -36,9 +40,17 @@ pub type Result<T, E = EngineError> = std::result::Result<T, E>;
 pub enum EmbedderConfig {
     /// ONNX Runtime, the fast path: the model folder (with model.onnx) and
     /// the runtime library (libonnxruntime.so).
-    Onnx { model_dir: PathBuf, runtime: PathBuf, threads: usize, model: ModelConfig },
+    Onnx {
+        model_dir: PathBuf,
+        runtime: PathBuf,
+        threads: usize,
+        model: ModelConfig,
+    },
     /// candle, pure Rust: the model folder (model.safetensors).
-    Candle { model_dir: PathBuf, model: ModelConfig },
+    Candle {
+        model_dir: PathBuf,
+        model: ModelConfig,
+    },
     /// An OpenAI-compatible server.
     OpenAi(folio_embed::OpenAiOptions),
 }
@@ -129,11 +141,20 @@ impl Engine {
             return Ok(embedder.clone());
         }
         let embedder: Arc<dyn Embedder> = match &self.config.embedder {
-            EmbedderConfig::Onnx { model_dir, runtime, threads, model } => {
-                Arc::new(folio_embed::OnnxEncoder::load(model_dir, model, runtime, *threads)?)
+            EmbedderConfig::Onnx {
+                model_dir,
+                runtime,
+                threads,
+                model,
+            } => Arc::new(folio_embed::OnnxEncoder::load(
+                model_dir, model, runtime, *threads,
+            )?),
+            EmbedderConfig::Candle { model_dir, model } => {
+                Arc::new(folio_embed::CandleEncoder::load(model_dir, model)?)
             }
-            EmbedderConfig::Candle { model_dir, model } => Arc::new(folio_embed::CandleEncoder::load(model_dir, model)?),
-            EmbedderConfig::OpenAi(options) => Arc::new(folio_embed::OpenAiEmbedder::connect(options.clone())?),
+            EmbedderConfig::OpenAi(options) => {
+                Arc::new(folio_embed::OpenAiEmbedder::connect(options.clone())?)
+            }
         };
         *slot = Some(embedder.clone());
         Ok(embedder)
@@ -141,7 +162,10 @@ impl Engine {
 
     /// Whether the model has been loaded yet.
     pub fn embedder_loaded(&self) -> bool {
-        self.embedder.lock().unwrap_or_else(|p| p.into_inner()).is_some()
+        self.embedder
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some()
     }
 
     fn chunk_config(&self, embedder: &dyn Embedder) -> Result<ChunkConfig> {
@@ -176,7 +200,12 @@ impl Engine {
         Ok(self.store.delete_library(name)?)
     }
 
-    pub fn documents(&self, library: &LibraryName, offset: u64, limit: u64) -> Result<(Vec<DocumentSummary>, u64)> {
+    pub fn documents(
+        &self,
+        library: &LibraryName,
+        offset: u64,
+        limit: u64,
+    ) -> Result<(Vec<DocumentSummary>, u64)> {
         Ok(self.store.documents(library, offset, limit)?)
     }
 
@@ -200,10 +229,19 @@ impl Engine {
     }
 
     /// A chunk with up to `before` and `after` neighbours, in order.
-    pub fn chunk_with_neighbours(&self, chunk: &str, before: u32, after: u32) -> Result<Vec<Chunk>> {
-        let (document, index) = ChunkId::parse(chunk)
-            .ok_or_else(|| EngineError::invalid("a chunk id looks like <16 hex digits>:<index>").about(chunk))?;
-        let chunks = self.store.chunks(&document, index.saturating_sub(before)..index.saturating_add(after).saturating_add(1))?;
+    pub fn chunk_with_neighbours(
+        &self,
+        chunk: &str,
+        before: u32,
+        after: u32,
+    ) -> Result<Vec<Chunk>> {
+        let (document, index) = ChunkId::parse(chunk).ok_or_else(|| {
+            EngineError::invalid("a chunk id looks like <16 hex digits>:<index>").about(chunk)
+        })?;
+        let chunks = self.store.chunks(
+            &document,
+            index.saturating_sub(before)..index.saturating_add(after).saturating_add(1),
+        )?;
         if !chunks.iter().any(|c| c.index == index) {
             return Err(EngineError::new(ErrorCode::NotFound, "no such chunk").about(chunk));
         }
@@ -225,7 +263,8 @@ impl Engine {
             progress.advance(part.len() as u64, "");
         }
         let count = vectors.len();
-        self.store.replace_vectors(library, embedder.space(), vectors)?;
+        self.store
+            .replace_vectors(library, embedder.space(), vectors)?;
         progress.finish();
         Ok(count)
     }
@@ -241,7 +280,8 @@ impl Engine {
 }
 
 pub(crate) fn parse_document_id(id: &str) -> Result<DocumentId> {
-    DocumentId::parse(id).ok_or_else(|| EngineError::invalid("a document id is 16 lower-case hex digits").about(id))
+    DocumentId::parse(id)
+        .ok_or_else(|| EngineError::invalid("a document id is 16 lower-case hex digits").about(id))
 }
 
 pub(crate) fn bm25_or(config: &EngineConfig, requested: Option<Bm25>) -> Result<Bm25> {

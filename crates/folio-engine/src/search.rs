@@ -161,7 +161,12 @@ pub struct SearchResponse {
 const OTHER_CHUNKS_PER_DOCUMENT: usize = 3;
 
 fn scored(hits: Vec<Hit>) -> Vec<Scored> {
-    hits.into_iter().map(|h| Scored { chunk: h.chunk, score: h.score }).collect()
+    hits.into_iter()
+        .map(|h| Scored {
+            chunk: h.chunk,
+            score: h.score,
+        })
+        .collect()
 }
 
 /// The first `max` characters of `text` and whether anything was cut.
@@ -179,7 +184,10 @@ pub fn preview(text: &str) -> String {
     if !truncated {
         return cut;
     }
-    let end = cut.rfind(' ').filter(|&i| i > PREVIEW_CHARS / 2).unwrap_or(cut.len());
+    let end = cut
+        .rfind(' ')
+        .filter(|&i| i > PREVIEW_CHARS / 2)
+        .unwrap_or(cut.len());
     format!("{}…", &cut[..end])
 }
 
@@ -191,10 +199,16 @@ impl Engine {
             return Err(EngineError::invalid("the query is empty"));
         }
         if query.chars().count() > limits.max_query_chars {
-            return Err(EngineError::invalid(format!("the query is longer than {} characters", limits.max_query_chars)));
+            return Err(EngineError::invalid(format!(
+                "the query is longer than {} characters",
+                limits.max_query_chars
+            )));
         }
         if request.top_k == 0 || request.top_k > limits.max_top_k {
-            return Err(EngineError::invalid(format!("top_k must be between 1 and {}", limits.max_top_k)));
+            return Err(EngineError::invalid(format!(
+                "top_k must be between 1 and {}",
+                limits.max_top_k
+            )));
         }
         if request.max_chars_per_chunk == 0 {
             return Err(EngineError::invalid("max_chars_per_chunk must be positive"));
@@ -203,7 +217,10 @@ impl Engine {
         fusion.validate().map_err(EngineError::invalid)?;
         let bm25 = bm25_or(&self.config, request.bm25)?;
         let library = self.store.library(&request.library)?;
-        let depth = request.candidates.unwrap_or((request.top_k * 5).max(50)).clamp(request.top_k, 1_000);
+        let depth = request
+            .candidates
+            .unwrap_or((request.top_k * 5).max(50))
+            .clamp(request.top_k, 1_000);
 
         let started = Instant::now();
         let mut embed_ms = 0.0;
@@ -214,17 +231,26 @@ impl Engine {
             if let Some(difference) = library.space.difference(embedder.space()) {
                 return Err(EngineError::new(
                     ErrorCode::EmbeddingMismatch,
-                    format!("the library is pinned to another embedding space ({difference}); run `folio rebuild {}`", request.library),
+                    format!(
+                        "the library is pinned to another embedding space ({difference}); run `folio rebuild {}`",
+                        request.library
+                    ),
                 ));
             }
             let vector = embedder.embed_query(query)?;
             embed_ms = started.elapsed().as_secs_f64() * 1e3;
-            scored(self.store.dense(&request.library, &vector, &request.filter, depth)?)
+            scored(
+                self.store
+                    .dense(&request.library, &vector, &request.filter, depth)?,
+            )
         };
         let lexical = if request.mode == Mode::Dense {
             Vec::new()
         } else {
-            scored(self.store.lexical(&request.library, query, &request.filter, depth, bm25)?)
+            scored(
+                self.store
+                    .lexical(&request.library, query, &request.filter, depth, bm25)?,
+            )
         };
         let fused: Vec<Fused> = match request.mode {
             Mode::Hybrid => folio_search::fuse(&lexical, &dense, fusion),
@@ -238,7 +264,11 @@ impl Engine {
                 .map(|g| g.hits)
                 .collect()
         } else {
-            fused.into_iter().take(request.top_k).map(|f| vec![f]).collect()
+            fused
+                .into_iter()
+                .take(request.top_k)
+                .map(|f| vec![f])
+                .collect()
         };
         let hits = self.shape(groups, request)?;
         Ok(SearchResponse {
@@ -254,7 +284,10 @@ impl Engine {
 
     /// Loads the chunks behind the hits and shapes them per response mode.
     fn shape(&self, groups: Vec<Vec<Fused>>, request: &SearchRequest) -> Result<Vec<SearchHit>> {
-        let ids: Vec<_> = groups.iter().flat_map(|g| g.iter().map(|f| f.chunk.clone())).collect();
+        let ids: Vec<_> = groups
+            .iter()
+            .flat_map(|g| g.iter().map(|f| f.chunk.clone()))
+            .collect();
         let loaded: Vec<ChunkWithDocument> = if request.response_mode == ResponseMode::IdsOnly {
             Vec::new()
         } else {
@@ -264,7 +297,9 @@ impl Engine {
         let mut hits = Vec::with_capacity(groups.len());
         for (rank, group) in groups.into_iter().enumerate() {
             let best = &group[0];
-            let Some((document_id, _)) = folio_core::ChunkId::parse(best.chunk.as_str()) else { continue };
+            let Some((document_id, _)) = folio_core::ChunkId::parse(best.chunk.as_str()) else {
+                continue;
+            };
             let mut hit = SearchHit {
                 rank: rank as u32 + 1,
                 score: best.score,
@@ -294,7 +329,9 @@ impl Engine {
                 other_chunks: Vec::new(),
             };
             if request.response_mode != ResponseMode::IdsOnly {
-                let Some(found) = find(&best.chunk) else { continue };
+                let Some(found) = find(&best.chunk) else {
+                    continue;
+                };
                 let (c, d) = (&found.chunk, &found.document);
                 hit.title = d.title.clone();
                 hit.source = Some(d.source.clone());

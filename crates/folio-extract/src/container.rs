@@ -23,7 +23,8 @@ const RATIO_FLOOR: u64 = 1 << 20;
 
 impl<'a> Container<'a> {
     pub fn open(bytes: &'a [u8], format: Format, limits: &Limits) -> Result<Self, ExtractError> {
-        let archive = ZipArchive::new(Cursor::new(bytes)).map_err(|e| ExtractError::malformed(format, e))?;
+        let archive =
+            ZipArchive::new(Cursor::new(bytes)).map_err(|e| ExtractError::malformed(format, e))?;
         Ok(Container {
             archive,
             format,
@@ -34,7 +35,10 @@ impl<'a> Container<'a> {
     }
 
     pub fn names(&self) -> Vec<String> {
-        self.archive.file_names().filter_map(|n| n.ok().map(|n| n.into_owned())).collect()
+        self.archive
+            .file_names()
+            .filter_map(|n| n.ok().map(|n| n.into_owned()))
+            .collect()
     }
 
     /// Reads a member; `Ok(None)` when the archive has no such member.
@@ -46,8 +50,13 @@ impl<'a> Container<'a> {
         };
         let declared = file.size();
         let compressed = file.compressed_size().max(1);
-        let bomb = || ExtractError::Bomb { what: format!("{} member {name}", self.format), limit: self.limit };
-        if declared > self.budget || (declared > RATIO_FLOOR && declared / compressed > self.max_ratio) {
+        let bomb = || ExtractError::Bomb {
+            what: format!("{} member {name}", self.format),
+            limit: self.limit,
+        };
+        if declared > self.budget
+            || (declared > RATIO_FLOOR && declared / compressed > self.max_ratio)
+        {
             return Err(bomb());
         }
         let mut out = Vec::with_capacity(declared.min(self.budget) as usize);
@@ -93,9 +102,13 @@ pub(crate) fn core_properties(
                 let value = text.trim().to_string();
                 match name {
                     "title" => drop(metadata.insert("title".into(), value.into())),
-                    "creator" => drop(metadata.insert("authors".into(), serde_json::json!([value]))),
+                    "creator" => {
+                        drop(metadata.insert("authors".into(), serde_json::json!([value])))
+                    }
                     "created" => drop(metadata.insert("date".into(), value.into())),
-                    "subject" | "description" | "keywords" => drop(metadata.insert(name.into(), value.into())),
+                    "subject" | "description" | "keywords" => {
+                        drop(metadata.insert(name.into(), value.into()))
+                    }
                     _ => {}
                 }
             }

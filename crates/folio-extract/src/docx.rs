@@ -23,21 +23,38 @@ fn style_roles(xml: &[u8]) -> Result<HashMap<String, StyleRole>, ExtractError> {
     let mut roles = HashMap::new();
     let mut current: Option<String> = None;
     walk(xml, Format::Docx, |node| match node {
-        Node::Open { name: "style", attrs } => current = attr(attrs, "styleId").map(str::to_string),
-        Node::Open { name: "name", attrs } => {
+        Node::Open {
+            name: "style",
+            attrs,
+        } => current = attr(attrs, "styleId").map(str::to_string),
+        Node::Open {
+            name: "name",
+            attrs,
+        } => {
             if let (Some(id), Some(name)) = (&current, attr(attrs, "val")) {
                 let lower = name.to_ascii_lowercase();
                 if lower == "title" {
                     roles.insert(id.clone(), StyleRole::Title);
-                } else if let Some(level) = lower.strip_prefix("heading ").and_then(|n| n.trim().parse::<u8>().ok()) {
+                } else if let Some(level) = lower
+                    .strip_prefix("heading ")
+                    .and_then(|n| n.trim().parse::<u8>().ok())
+                {
                     roles.insert(id.clone(), StyleRole::Heading(level.clamp(1, 6)));
                 }
             }
         }
-        Node::Open { name: "outlineLvl", attrs } => {
-            if let (Some(id), Some(level)) = (&current, attr(attrs, "val").and_then(|v| v.parse::<u8>().ok())) {
+        Node::Open {
+            name: "outlineLvl",
+            attrs,
+        } => {
+            if let (Some(id), Some(level)) = (
+                &current,
+                attr(attrs, "val").and_then(|v| v.parse::<u8>().ok()),
+            ) {
                 if level < 9 {
-                    roles.entry(id.clone()).or_insert(StyleRole::Heading((level + 1).min(6)));
+                    roles
+                        .entry(id.clone())
+                        .or_insert(StyleRole::Heading((level + 1).min(6)));
                 }
             }
         }
@@ -78,7 +95,10 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
     let mut in_text = false;
     walk(&document, Format::Docx, |node| match node {
         Node::Open { name: "p", .. } => paragraphs.push(Paragraph::default()),
-        Node::Open { name: "pStyle", attrs } => {
+        Node::Open {
+            name: "pStyle",
+            attrs,
+        } => {
             if let (Some(p), Some(id)) = (paragraphs.last_mut(), attr(attrs, "val")) {
                 p.role = roles.get(id).copied().or_else(|| {
                     // Documents without styles.xml still use the built-in ids.
@@ -86,13 +106,22 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
                     if lower == "title" {
                         Some(StyleRole::Title)
                     } else {
-                        lower.strip_prefix("heading").and_then(|n| n.parse::<u8>().ok()).map(|l| StyleRole::Heading(l.clamp(1, 6)))
+                        lower
+                            .strip_prefix("heading")
+                            .and_then(|n| n.parse::<u8>().ok())
+                            .map(|l| StyleRole::Heading(l.clamp(1, 6)))
                     }
                 });
             }
         }
-        Node::Open { name: "outlineLvl", attrs } => {
-            if let (Some(p), Some(level)) = (paragraphs.last_mut(), attr(attrs, "val").and_then(|v| v.parse::<u8>().ok())) {
+        Node::Open {
+            name: "outlineLvl",
+            attrs,
+        } => {
+            if let (Some(p), Some(level)) = (
+                paragraphs.last_mut(),
+                attr(attrs, "val").and_then(|v| v.parse::<u8>().ok()),
+            ) {
                 if level < 9 && p.role.is_none() {
                     p.role = Some(StyleRole::Heading((level + 1).min(6)));
                 }
@@ -115,7 +144,9 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
                 p.text.push('\t');
             }
         }
-        Node::Open { name: "br" | "cr", .. } => {
+        Node::Open {
+            name: "br" | "cr", ..
+        } => {
             if let Some(p) = paragraphs.last_mut() {
                 p.text.push('\n');
             }
@@ -171,6 +202,14 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
         }
         _ => {}
     })?;
-    let title = metadata.remove("title").and_then(|v| v.as_str().map(str::to_string)).or(title);
-    Ok(StructuredText { title, blocks, metadata, page_count: None })
+    let title = metadata
+        .remove("title")
+        .and_then(|v| v.as_str().map(str::to_string))
+        .or(title);
+    Ok(StructuredText {
+        title,
+        blocks,
+        metadata,
+        page_count: None,
+    })
 }

@@ -11,7 +11,10 @@ use crate::{ExtractError, Format, html, markdown};
 
 fn resolve(base: &str, href: &str) -> String {
     let href = href.split('#').next().unwrap_or(href);
-    let mut parts: Vec<&str> = base.rsplit_once('/').map(|(dir, _)| dir.split('/').collect()).unwrap_or_default();
+    let mut parts: Vec<&str> = base
+        .rsplit_once('/')
+        .map(|(dir, _)| dir.split('/').collect())
+        .unwrap_or_default();
     for segment in href.split('/') {
         match segment {
             ".." => drop(parts.pop()),
@@ -27,11 +30,18 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
     let manifest_xml = container.require("META-INF/container.xml")?;
     let mut package_path = None;
     walk(&manifest_xml, Format::Epub, |node| {
-        if let Node::Open { name: "rootfile", attrs } = node {
-            package_path = package_path.take().or_else(|| attr(attrs, "full-path").map(str::to_string));
+        if let Node::Open {
+            name: "rootfile",
+            attrs,
+        } = node
+        {
+            package_path = package_path
+                .take()
+                .or_else(|| attr(attrs, "full-path").map(str::to_string));
         }
     })?;
-    let package_path = package_path.ok_or_else(|| ExtractError::malformed(Format::Epub, "no rootfile in container.xml"))?;
+    let package_path = package_path
+        .ok_or_else(|| ExtractError::malformed(Format::Epub, "no rootfile in container.xml"))?;
     let package = container.require(&package_path)?;
 
     let mut items = HashMap::new();
@@ -41,13 +51,22 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
     let mut field: Option<String> = None;
     let mut text = String::new();
     walk(&package, Format::Epub, |node| match node {
-        Node::Open { name: "item", attrs } => {
+        Node::Open {
+            name: "item",
+            attrs,
+        } => {
             if let (Some(id), Some(href)) = (attr(attrs, "id"), attr(attrs, "href")) {
                 items.insert(id.to_string(), resolve(&package_path, href));
             }
         }
-        Node::Open { name: "itemref", attrs } => spine.extend(attr(attrs, "idref").map(str::to_string)),
-        Node::Open { name: name @ ("title" | "creator" | "language" | "date" | "identifier"), .. } => {
+        Node::Open {
+            name: "itemref",
+            attrs,
+        } => spine.extend(attr(attrs, "idref").map(str::to_string)),
+        Node::Open {
+            name: name @ ("title" | "creator" | "language" | "date" | "identifier"),
+            ..
+        } => {
             field = Some(name.to_string());
             text.clear();
         }
@@ -71,20 +90,35 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
     let mut blocks = Vec::new();
     for id in &spine {
         let Some(path) = items.get(id) else { continue };
-        let Some(part) = container.read(path)? else { continue };
+        let Some(part) = container.read(path)? else {
+            continue;
+        };
         let part = String::from_utf8_lossy(&part);
         blocks.extend(markdown::blocks(&html::to_markdown(&part), None));
     }
-    let title = metadata.remove("title").and_then(|v| v.as_str().map(str::to_string));
-    Ok(StructuredText { title, blocks, metadata, page_count: None })
+    let title = metadata
+        .remove("title")
+        .and_then(|v| v.as_str().map(str::to_string));
+    Ok(StructuredText {
+        title,
+        blocks,
+        metadata,
+        page_count: None,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     #[test]
     fn resolves_relative_hrefs() {
-        assert_eq!(super::resolve("OEBPS/content.opf", "text/ch1.xhtml"), "OEBPS/text/ch1.xhtml");
-        assert_eq!(super::resolve("OEBPS/content.opf", "../x.xhtml#a"), "x.xhtml");
+        assert_eq!(
+            super::resolve("OEBPS/content.opf", "text/ch1.xhtml"),
+            "OEBPS/text/ch1.xhtml"
+        );
+        assert_eq!(
+            super::resolve("OEBPS/content.opf", "../x.xhtml#a"),
+            "x.xhtml"
+        );
         assert_eq!(super::resolve("content.opf", "ch1.xhtml"), "ch1.xhtml");
     }
 }

@@ -9,14 +9,20 @@ pub enum ExtractError {
     #[error("the input is empty (zero bytes)")]
     Empty,
     #[error("{what} is {actual} bytes, over the limit of {limit}")]
-    TooLarge { what: &'static str, limit: u64, actual: u64 },
+    TooLarge {
+        what: &'static str,
+        limit: u64,
+        actual: u64,
+    },
     #[error("the data looks binary, not text")]
     Binary,
     #[error("unsupported format{}", .hint.as_deref().map(|h| format!(": {h}")).unwrap_or_default())]
     Unsupported { hint: Option<String> },
     #[error("malformed {format}: {reason}")]
     Malformed { format: Format, reason: String },
-    #[error("{what} exceeds the decompression limit ({limit} bytes or ratio): refused as a possible zip bomb")]
+    #[error(
+        "{what} exceeds the decompression limit ({limit} bytes or ratio): refused as a possible zip bomb"
+    )]
     Bomb { what: String, limit: u64 },
     #[error("the {format} document contains no extractable text")]
     NoText { format: Format },
@@ -24,7 +30,10 @@ pub enum ExtractError {
 
 impl ExtractError {
     pub(crate) fn malformed(format: Format, reason: impl std::fmt::Display) -> Self {
-        ExtractError::Malformed { format, reason: reason.to_string() }
+        ExtractError::Malformed {
+            format,
+            reason: reason.to_string(),
+        }
     }
 
     pub fn code(&self) -> ErrorCode {

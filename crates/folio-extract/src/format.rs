@@ -38,9 +38,8 @@ impl Format {
     /// The format a file extension names, if folio reads it.
     pub fn from_extension(ext: &str) -> Option<Format> {
         Some(match ext.to_ascii_lowercase().as_str() {
-            "txt" | "text" | "log" | "csv" | "tsv" | "rst" | "org" | "tex" | "json" | "yaml" | "yml" | "toml" => {
-                Format::Text
-            }
+            "txt" | "text" | "log" | "csv" | "tsv" | "rst" | "org" | "tex" | "json" | "yaml"
+            | "yml" | "toml" => Format::Text,
             "md" | "markdown" | "mdx" => Format::Markdown,
             "html" | "htm" | "xhtml" => Format::Html,
             "pdf" => Format::Pdf,
@@ -57,8 +56,12 @@ impl Format {
             "text/html" | "application/xhtml+xml" => Format::Html,
             "text/markdown" | "text/x-markdown" => Format::Markdown,
             "application/pdf" => Format::Pdf,
-            "application/vnd.openxmlformats-officedocument.wordprocessingml.document" => Format::Docx,
-            "application/vnd.openxmlformats-officedocument.presentationml.presentation" => Format::Pptx,
+            "application/vnd.openxmlformats-officedocument.wordprocessingml.document" => {
+                Format::Docx
+            }
+            "application/vnd.openxmlformats-officedocument.presentationml.presentation" => {
+                Format::Pptx
+            }
             "application/epub+zip" => Format::Epub,
             m if m.starts_with("text/") => Format::Text,
             _ => return None,
@@ -75,7 +78,9 @@ impl std::fmt::Display for Format {
 fn extension(name: &str) -> Option<&str> {
     let file = name.rsplit(['/', '\\']).next()?;
     let file = file.split(['?', '#']).next()?;
-    file.rsplit_once('.').map(|(_, ext)| ext).filter(|e| !e.is_empty())
+    file.rsplit_once('.')
+        .map(|(_, ext)| ext)
+        .filter(|e| !e.is_empty())
 }
 
 /// Picks the format: magic bytes win for PDF and zip containers (a `.txt`
@@ -83,8 +88,15 @@ fn extension(name: &str) -> Option<&str> {
 /// extension, then a sniff of the content for HTML and plain text.
 pub fn detect(input: Input<'_>) -> Result<Format, ExtractError> {
     let bytes = input.bytes;
-    let by_ext = input.name.and_then(extension).and_then(Format::from_extension);
-    if bytes.starts_with(b"%PDF-") || bytes.get(..1024).is_some_and(|head| find(head, b"%PDF-").is_some()) {
+    let by_ext = input
+        .name
+        .and_then(extension)
+        .and_then(Format::from_extension);
+    if bytes.starts_with(b"%PDF-")
+        || bytes
+            .get(..1024)
+            .is_some_and(|head| find(head, b"%PDF-").is_some())
+    {
         return Ok(Format::Pdf);
     }
     if bytes.starts_with(b"PK\x03\x04") {
@@ -93,7 +105,9 @@ pub fn detect(input: Input<'_>) -> Result<Format, ExtractError> {
             _ if find(bytes, b"word/document.xml").is_some() => Ok(Format::Docx),
             _ if find(bytes, b"ppt/presentation.xml").is_some() => Ok(Format::Pptx),
             _ if find(bytes, b"application/epub+zip").is_some() => Ok(Format::Epub),
-            _ => Err(ExtractError::Unsupported { hint: Some("a zip archive that is not DOCX, PPTX or EPUB".into()) }),
+            _ => Err(ExtractError::Unsupported {
+                hint: Some("a zip archive that is not DOCX, PPTX or EPUB".into()),
+            }),
         };
     }
     if let Some(format) = input.mime.and_then(Format::from_mime) {
@@ -102,8 +116,14 @@ pub fn detect(input: Input<'_>) -> Result<Format, ExtractError> {
         }
     }
     if let Some(format) = by_ext {
-        if matches!(format, Format::Pdf | Format::Docx | Format::Pptx | Format::Epub) {
-            return Err(ExtractError::malformed(format, "the file does not start with the format's signature"));
+        if matches!(
+            format,
+            Format::Pdf | Format::Docx | Format::Pptx | Format::Epub
+        ) {
+            return Err(ExtractError::malformed(
+                format,
+                "the file does not start with the format's signature",
+            ));
         }
         return Ok(format);
     }
@@ -113,7 +133,9 @@ pub fn detect(input: Input<'_>) -> Result<Format, ExtractError> {
         return Ok(Format::Html);
     }
     match input.name.and_then(extension) {
-        Some(ext) => Err(ExtractError::Unsupported { hint: Some(format!("files ending in .{ext}")) }),
+        Some(ext) => Err(ExtractError::Unsupported {
+            hint: Some(format!("files ending in .{ext}")),
+        }),
         None => Ok(Format::Text),
     }
 }
@@ -126,18 +148,45 @@ pub(crate) fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 mod tests {
     use super::*;
 
-    fn detect_of(bytes: &[u8], name: Option<&str>, mime: Option<&str>) -> Result<Format, ExtractError> {
+    fn detect_of(
+        bytes: &[u8],
+        name: Option<&str>,
+        mime: Option<&str>,
+    ) -> Result<Format, ExtractError> {
         detect(Input { bytes, name, mime })
     }
 
     #[test]
     fn magic_extension_mime_and_sniffing() {
-        assert_eq!(detect_of(b"%PDF-1.7 ...", Some("a.txt"), None).unwrap(), Format::Pdf);
-        assert_eq!(detect_of(b"# hi", Some("notes.md"), None).unwrap(), Format::Markdown);
-        assert_eq!(detect_of(b"<p>x</p>", Some("https://e.org/page?x=1"), Some("text/html; charset=utf-8")).unwrap(), Format::Html);
-        assert_eq!(detect_of(b"<!DOCTYPE html><html>", None, None).unwrap(), Format::Html);
+        assert_eq!(
+            detect_of(b"%PDF-1.7 ...", Some("a.txt"), None).unwrap(),
+            Format::Pdf
+        );
+        assert_eq!(
+            detect_of(b"# hi", Some("notes.md"), None).unwrap(),
+            Format::Markdown
+        );
+        assert_eq!(
+            detect_of(
+                b"<p>x</p>",
+                Some("https://e.org/page?x=1"),
+                Some("text/html; charset=utf-8")
+            )
+            .unwrap(),
+            Format::Html
+        );
+        assert_eq!(
+            detect_of(b"<!DOCTYPE html><html>", None, None).unwrap(),
+            Format::Html
+        );
         assert_eq!(detect_of(b"plain", None, None).unwrap(), Format::Text);
-        assert!(matches!(detect_of(b"\x7fELF", Some("a.exe"), None), Err(ExtractError::Unsupported { .. })));
-        assert!(matches!(detect_of(b"not a pdf", Some("a.pdf"), None), Err(ExtractError::Malformed { .. })));
+        assert!(matches!(
+            detect_of(b"\x7fELF", Some("a.exe"), None),
+            Err(ExtractError::Unsupported { .. })
+        ));
+        assert!(matches!(
+            detect_of(b"not a pdf", Some("a.pdf"), None),
+            Err(ExtractError::Malformed { .. })
+        ));
     }
 }

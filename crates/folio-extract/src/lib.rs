@@ -4,7 +4,6 @@
 
 mod container;
 mod docx;
-mod xml;
 mod epub;
 mod error;
 mod format;
@@ -13,6 +12,7 @@ mod markdown;
 mod pdf;
 mod pptx;
 mod text;
+mod xml;
 
 pub use error::ExtractError;
 pub use format::Format;
@@ -32,7 +32,10 @@ pub struct Input<'a> {
 /// Detects the format of `input` and extracts it. Refuses input over the size
 /// limits, binary data, and formats folio cannot read, with an error naming
 /// the reason; never panics on malformed input.
-pub fn extract(input: Input<'_>, limits: &Limits) -> Result<(Format, StructuredText), ExtractError> {
+pub fn extract(
+    input: Input<'_>,
+    limits: &Limits,
+) -> Result<(Format, StructuredText), ExtractError> {
     if input.bytes.is_empty() {
         return Err(ExtractError::Empty);
     }
@@ -53,12 +56,27 @@ pub fn extract(input: Input<'_>, limits: &Limits) -> Result<(Format, StructuredT
 
 /// Extracts `bytes` as the given format. A panic inside a third-party parser
 /// on hostile input is caught and reported as malformed input.
-pub fn extract_as(format: Format, bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractError> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| extract_unguarded(format, bytes, limits)))
-        .unwrap_or_else(|_| Err(ExtractError::malformed(format, "the parser failed on this input")))
+pub fn extract_as(
+    format: Format,
+    bytes: &[u8],
+    limits: &Limits,
+) -> Result<StructuredText, ExtractError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        extract_unguarded(format, bytes, limits)
+    }))
+    .unwrap_or_else(|_| {
+        Err(ExtractError::malformed(
+            format,
+            "the parser failed on this input",
+        ))
+    })
 }
 
-fn extract_unguarded(format: Format, bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractError> {
+fn extract_unguarded(
+    format: Format,
+    bytes: &[u8],
+    limits: &Limits,
+) -> Result<StructuredText, ExtractError> {
     match format {
         Format::Text => text::decode(bytes).map(|t| text::extract_plain(&t)),
         Format::Markdown => text::decode(bytes).map(|t| markdown::extract(&t)),

@@ -14,8 +14,18 @@ pub fn extract(text: &str) -> StructuredText {
         .get("title")
         .and_then(Value::as_str)
         .map(str::to_string)
-        .or_else(|| blocks.iter().find(|b| b.kind == BlockKind::Heading(1)).map(|b| b.text.clone()));
-    StructuredText { title, blocks, metadata, page_count: None }
+        .or_else(|| {
+            blocks
+                .iter()
+                .find(|b| b.kind == BlockKind::Heading(1))
+                .map(|b| b.text.clone())
+        });
+    StructuredText {
+        title,
+        blocks,
+        metadata,
+        page_count: None,
+    }
 }
 
 /// Separates a leading `---` YAML block from the body. Front matter that does
@@ -45,7 +55,11 @@ fn split_front_matter(text: &str) -> (Map<String, Value>, &str) {
 fn yaml_to_json(yaml: yaml_rust2::Yaml) -> Value {
     use yaml_rust2::Yaml;
     match yaml {
-        Yaml::Real(s) => s.parse::<f64>().ok().and_then(serde_json::Number::from_f64).map_or(Value::String(s), Value::Number),
+        Yaml::Real(s) => s
+            .parse::<f64>()
+            .ok()
+            .and_then(serde_json::Number::from_f64)
+            .map_or(Value::String(s), Value::Number),
         Yaml::Integer(i) => Value::from(i),
         Yaml::String(s) => Value::String(s),
         Yaml::Boolean(b) => Value::Bool(b),
@@ -70,8 +84,15 @@ fn yaml_to_json(yaml: yaml_rust2::Yaml) -> Value {
 /// the Markdown that HTML and PDF pages are converted to.
 pub(crate) fn blocks(markdown: &str, page: Option<u32>) -> Vec<Block> {
     let mut out = Vec::new();
-    let mut builder = BlockBuilder { page, out: &mut out, current: None, item_depth: 0, table: None };
-    let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_FOOTNOTES;
+    let mut builder = BlockBuilder {
+        page,
+        out: &mut out,
+        current: None,
+        item_depth: 0,
+        table: None,
+    };
+    let options =
+        Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_FOOTNOTES;
     for event in Parser::new_ext(markdown, options) {
         builder.event(event);
     }
@@ -121,9 +142,16 @@ impl BlockBuilder<'_> {
 
     fn event(&mut self, event: Event<'_>) {
         match event {
-            Event::Start(Tag::Heading { level, .. }) => self.begin(BlockKind::Heading(heading_level(level))),
+            Event::Start(Tag::Heading { level, .. }) => {
+                self.begin(BlockKind::Heading(heading_level(level)))
+            }
             Event::Start(Tag::Paragraph) => {
-                if self.item_depth > 0 && self.current.as_ref().is_some_and(|(k, _)| *k == BlockKind::ListItem) {
+                if self.item_depth > 0
+                    && self
+                        .current
+                        .as_ref()
+                        .is_some_and(|(k, _)| *k == BlockKind::ListItem)
+                {
                     self.push_text(" ");
                 } else if self.table.is_none() {
                     self.begin(BlockKind::Paragraph);
@@ -140,7 +168,11 @@ impl BlockBuilder<'_> {
             Event::Start(Tag::CodeBlock(_)) => self.begin(BlockKind::Code),
             Event::Start(Tag::Table(_)) => {
                 self.flush();
-                self.table = Some(Table { rows: Vec::new(), row: Vec::new(), cell: String::new() });
+                self.table = Some(Table {
+                    rows: Vec::new(),
+                    row: Vec::new(),
+                    cell: String::new(),
+                });
             }
             Event::End(TagEnd::TableCell) => {
                 if let Some(table) = &mut self.table {
@@ -159,7 +191,11 @@ impl BlockBuilder<'_> {
             Event::End(TagEnd::Table) => {
                 if let Some(table) = self.table.take() {
                     if !table.rows.is_empty() {
-                        self.out.push(Block::new(BlockKind::Table, table.rows.join("\n"), self.page));
+                        self.out.push(Block::new(
+                            BlockKind::Table,
+                            table.rows.join("\n"),
+                            self.page,
+                        ));
                     }
                 }
             }

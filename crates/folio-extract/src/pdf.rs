@@ -8,18 +8,32 @@ use pdf_oxide::converters::ConversionOptions;
 use crate::{ExtractError, Format, markdown, text};
 
 pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractError> {
-    let document = PdfDocument::from_bytes(bytes.to_vec()).map_err(|e| ExtractError::malformed(Format::Pdf, e))?;
+    let document = PdfDocument::from_bytes(bytes.to_vec())
+        .map_err(|e| ExtractError::malformed(Format::Pdf, e))?;
     if document.is_encrypted() && !document.is_authenticated() {
-        return Err(ExtractError::malformed(Format::Pdf, "the PDF is encrypted with a password"));
+        return Err(ExtractError::malformed(
+            Format::Pdf,
+            "the PDF is encrypted with a password",
+        ));
     }
-    let pages = document.page_count().map_err(|e| ExtractError::malformed(Format::Pdf, e))?;
+    let pages = document
+        .page_count()
+        .map_err(|e| ExtractError::malformed(Format::Pdf, e))?;
     if pages == 0 {
         return Err(ExtractError::malformed(Format::Pdf, "the PDF has no pages"));
     }
     if pages as u64 > u64::from(limits.max_pages) {
-        return Err(ExtractError::TooLarge { what: "page count", limit: limits.max_pages.into(), actual: pages as u64 });
+        return Err(ExtractError::TooLarge {
+            what: "page count",
+            limit: limits.max_pages.into(),
+            actual: pages as u64,
+        });
     }
-    let options = ConversionOptions { detect_headings: true, include_images: false, ..Default::default() };
+    let options = ConversionOptions {
+        detect_headings: true,
+        include_images: false,
+        ..Default::default()
+    };
     let mut blocks = Vec::new();
     let mut failures = 0;
     for index in 0..pages {
@@ -33,7 +47,10 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
         }
     }
     if failures == pages {
-        return Err(ExtractError::malformed(Format::Pdf, "no page could be read"));
+        return Err(ExtractError::malformed(
+            Format::Pdf,
+            "no page could be read",
+        ));
     }
     let title = blocks
         .iter()
@@ -44,5 +61,10 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
     if failures > 0 {
         metadata.insert("unreadable_pages".into(), failures.into());
     }
-    Ok(StructuredText { title, blocks, metadata, page_count: Some(pages as u32) })
+    Ok(StructuredText {
+        title,
+        blocks,
+        metadata,
+        page_count: Some(pages as u32),
+    })
 }

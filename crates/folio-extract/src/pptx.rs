@@ -15,7 +15,11 @@ fn slide_order(container: &mut Container<'_>) -> Result<Vec<String>, ExtractErro
     let mut rel_ids = Vec::new();
     if let Some(xml) = container.read("ppt/presentation.xml")? {
         walk(&xml, Format::Pptx, |node| {
-            if let Node::Open { name: "sldId", attrs } = node {
+            if let Node::Open {
+                name: "sldId",
+                attrs,
+            } = node
+            {
                 if let Some(id) = attr(attrs, "r:id") {
                     rel_ids.push(id.to_string());
                 }
@@ -25,7 +29,11 @@ fn slide_order(container: &mut Container<'_>) -> Result<Vec<String>, ExtractErro
     let mut targets = HashMap::new();
     if let Some(xml) = container.read("ppt/_rels/presentation.xml.rels")? {
         walk(&xml, Format::Pptx, |node| {
-            if let Node::Open { name: "Relationship", attrs } = node {
+            if let Node::Open {
+                name: "Relationship",
+                attrs,
+            } = node
+            {
                 if let (Some(id), Some(target)) = (attr(attrs, "Id"), attr(attrs, "Target")) {
                     let target = target.trim_start_matches('/').trim_start_matches("ppt/");
                     targets.insert(id.to_string(), format!("ppt/{target}"));
@@ -33,7 +41,10 @@ fn slide_order(container: &mut Container<'_>) -> Result<Vec<String>, ExtractErro
             }
         })?;
     }
-    let ordered: Vec<String> = rel_ids.iter().filter_map(|id| targets.get(id).cloned()).collect();
+    let ordered: Vec<String> = rel_ids
+        .iter()
+        .filter_map(|id| targets.get(id).cloned())
+        .collect();
     if !ordered.is_empty() {
         return Ok(ordered);
     }
@@ -41,7 +52,11 @@ fn slide_order(container: &mut Container<'_>) -> Result<Vec<String>, ExtractErro
         .names()
         .into_iter()
         .filter_map(|n| {
-            let number = n.strip_prefix("ppt/slides/slide")?.strip_suffix(".xml")?.parse().ok()?;
+            let number = n
+                .strip_prefix("ppt/slides/slide")?
+                .strip_suffix(".xml")?
+                .parse()
+                .ok()?;
             Some((number, n))
         })
         .collect();
@@ -56,13 +71,19 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
         return Err(ExtractError::malformed(Format::Pptx, "no slides"));
     }
     if slides.len() as u64 > u64::from(limits.max_pages) {
-        return Err(ExtractError::TooLarge { what: "slide count", limit: limits.max_pages.into(), actual: slides.len() as u64 });
+        return Err(ExtractError::TooLarge {
+            what: "slide count",
+            limit: limits.max_pages.into(),
+            actual: slides.len() as u64,
+        });
     }
     let mut metadata = core_properties(&mut container)?;
     let mut blocks = Vec::new();
     for (index, part) in slides.iter().enumerate() {
         let page = Some(index as u32 + 1);
-        let Some(xml) = container.read(part)? else { continue };
+        let Some(xml) = container.read(part)? else {
+            continue;
+        };
         let mut is_title = false;
         let mut paragraph = String::new();
         let mut in_text = false;
@@ -78,7 +99,11 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
             Node::Close { name: "p" } => {
                 let text = std::mem::take(&mut paragraph).trim().to_string();
                 if !text.is_empty() {
-                    let kind = if is_title { BlockKind::Heading(1) } else { BlockKind::Paragraph };
+                    let kind = if is_title {
+                        BlockKind::Heading(1)
+                    } else {
+                        BlockKind::Paragraph
+                    };
                     blocks.push(Block::new(kind, text, page));
                 }
             }
@@ -88,6 +113,16 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
     let title = metadata
         .remove("title")
         .and_then(|v| v.as_str().map(str::to_string))
-        .or_else(|| blocks.iter().find(|b| matches!(b.kind, BlockKind::Heading(_))).map(|b| b.text.clone()));
-    Ok(StructuredText { title, blocks, metadata, page_count: Some(slides.len() as u32) })
+        .or_else(|| {
+            blocks
+                .iter()
+                .find(|b| matches!(b.kind, BlockKind::Heading(_)))
+                .map(|b| b.text.clone())
+        });
+    Ok(StructuredText {
+        title,
+        blocks,
+        metadata,
+        page_count: Some(slides.len() as u32),
+    })
 }

@@ -31,7 +31,9 @@ fn check_textual(text: String) -> Result<String, ExtractError> {
     let total = text.chars().count().max(1);
     let control = text
         .chars()
-        .filter(|c| (c.is_control() && !matches!(c, '\n' | '\r' | '\t' | '\u{c}')) || *c == '\u{fffd}')
+        .filter(|c| {
+            (c.is_control() && !matches!(c, '\n' | '\r' | '\t' | '\u{c}')) || *c == '\u{fffd}'
+        })
         .count();
     if control * 20 > total {
         return Err(ExtractError::Binary);
@@ -41,7 +43,10 @@ fn check_textual(text: String) -> Result<String, ExtractError> {
 
 /// Splits text into paragraphs at blank lines.
 pub fn extract_plain(text: &str) -> StructuredText {
-    StructuredText { blocks: paragraphs(text, None), ..Default::default() }
+    StructuredText {
+        blocks: paragraphs(text, None),
+        ..Default::default()
+    }
 }
 
 /// Paragraph blocks of `text` (split at blank lines), all on `page`.
@@ -51,7 +56,11 @@ pub(crate) fn paragraphs(text: &str, page: Option<u32>) -> Vec<Block> {
     for line in text.lines() {
         if line.trim().is_empty() {
             if !current.is_empty() {
-                blocks.push(Block::new(BlockKind::Paragraph, std::mem::take(&mut current), page));
+                blocks.push(Block::new(
+                    BlockKind::Paragraph,
+                    std::mem::take(&mut current),
+                    page,
+                ));
             }
         } else {
             if !current.is_empty() {
@@ -76,13 +85,19 @@ mod tests {
         assert_eq!(decode(b"\xef\xbb\xbfhi").unwrap(), "hi");
         assert_eq!(decode(b"\xff\xfeh\0i\0").unwrap(), "hi");
         // "café au lait" in windows-1252
-        assert_eq!(decode(b"caf\xe9 au lait, d\xe9j\xe0 vu").unwrap(), "café au lait, déjà vu");
+        assert_eq!(
+            decode(b"caf\xe9 au lait, d\xe9j\xe0 vu").unwrap(),
+            "café au lait, déjà vu"
+        );
     }
 
     #[test]
     fn refuses_binary() {
         assert!(matches!(decode(b"ab\0cd"), Err(ExtractError::Binary)));
-        let noise: Vec<u8> = (0..2000u32).map(|i| (i * 7 % 32) as u8).filter(|b| *b != 0).collect();
+        let noise: Vec<u8> = (0..2000u32)
+            .map(|i| (i * 7 % 32) as u8)
+            .filter(|b| *b != 0)
+            .collect();
         assert!(matches!(decode(&noise), Err(ExtractError::Binary)));
     }
 

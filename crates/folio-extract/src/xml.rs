@@ -9,8 +9,13 @@ use crate::{ExtractError, Format};
 
 /// One XML event, with namespace prefixes stripped from names.
 pub(crate) enum Node<'a> {
-    Open { name: &'a str, attrs: &'a [(String, String)] },
-    Close { name: &'a str },
+    Open {
+        name: &'a str,
+        attrs: &'a [(String, String)],
+    },
+    Close {
+        name: &'a str,
+    },
     Text(&'a str),
 }
 
@@ -18,7 +23,11 @@ pub(crate) enum Node<'a> {
 /// it matches exactly, else the first attribute with that local name.
 pub(crate) fn attr<'a>(attrs: &'a [(String, String)], key: &str) -> Option<&'a str> {
     let exact = attrs.iter().find(|(k, _)| k == key);
-    let local = || attrs.iter().find(|(k, _)| k.rsplit(':').next() == Some(key));
+    let local = || {
+        attrs
+            .iter()
+            .find(|(k, _)| k.rsplit(':').next() == Some(key))
+    };
     exact.or_else(local).map(|(_, v)| v.as_str())
 }
 
@@ -40,29 +49,44 @@ fn entity(name: &str) -> Option<char> {
 
 /// Calls `visit` for every element and text node of `xml`. Malformed XML is
 /// an error of `format`; an empty element is reported as an open and a close.
-pub(crate) fn walk(xml: &[u8], format: Format, mut visit: impl FnMut(Node<'_>)) -> Result<(), ExtractError> {
+pub(crate) fn walk(
+    xml: &[u8],
+    format: Format,
+    mut visit: impl FnMut(Node<'_>),
+) -> Result<(), ExtractError> {
     let mut reader = Reader::from_reader(xml);
     reader.config_mut().check_end_names = false;
     let mut buf = Vec::new();
     let mut attrs = Vec::new();
     loop {
-        let event = reader
-            .read_event_into(&mut buf)
-            .map_err(|e| ExtractError::malformed(format, format!("XML error at byte {}: {e}", reader.buffer_position())))?;
+        let event = reader.read_event_into(&mut buf).map_err(|e| {
+            ExtractError::malformed(
+                format,
+                format!("XML error at byte {}: {e}", reader.buffer_position()),
+            )
+        })?;
         match event {
             Event::Start(ref e) | Event::Empty(ref e) => {
                 attrs.clear();
                 for a in e.attributes().flatten() {
-                    let value = a.normalized_value(XmlVersion::Implicit1_0).map(|v| v.into_owned()).unwrap_or_default();
+                    let value = a
+                        .normalized_value(XmlVersion::Implicit1_0)
+                        .map(|v| v.into_owned())
+                        .unwrap_or_default();
                     attrs.push((a.key.as_ref().to_string(), value));
                 }
                 let name = local(e.name().as_ref());
-                visit(Node::Open { name: &name, attrs: &attrs });
+                visit(Node::Open {
+                    name: &name,
+                    attrs: &attrs,
+                });
                 if matches!(event, Event::Empty(_)) {
                     visit(Node::Close { name: &name });
                 }
             }
-            Event::End(ref e) => visit(Node::Close { name: &local(e.name().as_ref()) }),
+            Event::End(ref e) => visit(Node::Close {
+                name: &local(e.name().as_ref()),
+            }),
             Event::Text(ref t) => visit(Node::Text(&t.xml10_content())),
             Event::CData(ref t) => visit(Node::Text(t)),
             Event::GeneralRef(ref r) => {

@@ -43,7 +43,11 @@ impl Mode {
 #[serde(rename_all = "snake_case", tag = "method")]
 pub enum Fusion {
     /// Reciprocal rank fusion: Σ wᵢ / (k + rankᵢ).
-    Rrf { k: f32, lexical_weight: f32, dense_weight: f32 },
+    Rrf {
+        k: f32,
+        lexical_weight: f32,
+        dense_weight: f32,
+    },
     /// Each list's scores min-max normalised to [0, 1], then a weighted sum.
     Weighted { lexical_weight: f32 },
 }
@@ -52,18 +56,27 @@ impl Default for Fusion {
     /// The weighted combination at 0.5: on the SciFact training queries it
     /// beat RRF (k = 60) and both single retrievers (docs/benchmarks.md).
     fn default() -> Self {
-        Fusion::Weighted { lexical_weight: 0.5 }
+        Fusion::Weighted {
+            lexical_weight: 0.5,
+        }
     }
 }
 
 impl Fusion {
     pub fn validate(&self) -> Result<(), String> {
         match *self {
-            Fusion::Rrf { k, lexical_weight, dense_weight } => {
+            Fusion::Rrf {
+                k,
+                lexical_weight,
+                dense_weight,
+            } => {
                 if !(k >= 0.0 && k.is_finite()) {
                     return Err("RRF k must be a non-negative number".into());
                 }
-                if !(lexical_weight >= 0.0 && dense_weight >= 0.0 && lexical_weight + dense_weight > 0.0) {
+                if !(lexical_weight >= 0.0
+                    && dense_weight >= 0.0
+                    && lexical_weight + dense_weight > 0.0)
+                {
                     return Err("RRF weights must be non-negative and not both zero".into());
                 }
             }
@@ -103,17 +116,37 @@ pub struct Fused {
 fn provenance(list: &[Scored]) -> HashMap<&ChunkId, Provenance> {
     list.iter()
         .enumerate()
-        .map(|(i, s)| (&s.chunk, Provenance { rank: i as u32 + 1, score: s.score }))
+        .map(|(i, s)| {
+            (
+                &s.chunk,
+                Provenance {
+                    rank: i as u32 + 1,
+                    score: s.score,
+                },
+            )
+        })
         .collect()
 }
 
 /// Min-max normalisation of a list's scores; a list of equal scores maps to 1.
 fn normalise(list: &[Scored]) -> HashMap<&ChunkId, f32> {
-    let max = list.iter().map(|s| s.score).fold(f32::NEG_INFINITY, f32::max);
+    let max = list
+        .iter()
+        .map(|s| s.score)
+        .fold(f32::NEG_INFINITY, f32::max);
     let min = list.iter().map(|s| s.score).fold(f32::INFINITY, f32::min);
     let range = max - min;
     list.iter()
-        .map(|s| (&s.chunk, if range > f32::EPSILON { (s.score - min) / range } else { 1.0 }))
+        .map(|s| {
+            (
+                &s.chunk,
+                if range > f32::EPSILON {
+                    (s.score - min) / range
+                } else {
+                    1.0
+                },
+            )
+        })
         .collect()
 }
 
@@ -123,17 +156,35 @@ pub fn fuse(lexical: &[Scored], dense: &[Scored], fusion: Fusion) -> Vec<Fused> 
     let lex = provenance(lexical);
     let den = provenance(dense);
     let mut ids: Vec<&ChunkId> = lexical.iter().map(|s| &s.chunk).collect();
-    ids.extend(dense.iter().map(|s| &s.chunk).filter(|id| !lex.contains_key(id)));
+    ids.extend(
+        dense
+            .iter()
+            .map(|s| &s.chunk)
+            .filter(|id| !lex.contains_key(id)),
+    );
     let mut fused: Vec<Fused> = match fusion {
-        Fusion::Rrf { k, lexical_weight, dense_weight } => {
+        Fusion::Rrf {
+            k,
+            lexical_weight,
+            dense_weight,
+        } => {
             let best = lexical_weight / (k + 1.0) + dense_weight / (k + 1.0);
             ids.iter()
                 .map(|id| {
-                    let l = lex.get(id).map_or(0.0, |p| lexical_weight / (k + p.rank as f32));
-                    let d = den.get(id).map_or(0.0, |p| dense_weight / (k + p.rank as f32));
+                    let l = lex
+                        .get(id)
+                        .map_or(0.0, |p| lexical_weight / (k + p.rank as f32));
+                    let d = den
+                        .get(id)
+                        .map_or(0.0, |p| dense_weight / (k + p.rank as f32));
                     ((*id).clone(), (l + d) / best)
                 })
-                .map(|(chunk, score)| Fused { lexical: lex.get(&chunk).copied(), dense: den.get(&chunk).copied(), chunk, score })
+                .map(|(chunk, score)| Fused {
+                    lexical: lex.get(&chunk).copied(),
+                    dense: den.get(&chunk).copied(),
+                    chunk,
+                    score,
+                })
                 .collect()
         }
         Fusion::Weighted { lexical_weight } => {
@@ -143,7 +194,12 @@ pub fn fuse(lexical: &[Scored], dense: &[Scored], fusion: Fusion) -> Vec<Fused> 
                 .map(|id| {
                     let score = lexical_weight * ln.get(id).copied().unwrap_or(0.0)
                         + (1.0 - lexical_weight) * dn.get(id).copied().unwrap_or(0.0);
-                    Fused { chunk: (*id).clone(), score, lexical: lex.get(id).copied(), dense: den.get(id).copied() }
+                    Fused {
+                        chunk: (*id).clone(),
+                        score,
+                        lexical: lex.get(id).copied(),
+                        dense: den.get(id).copied(),
+                    }
                 })
                 .collect()
         }
@@ -159,17 +215,34 @@ pub fn single(list: &[Scored], mode: Mode) -> Vec<Fused> {
     list.iter()
         .enumerate()
         .map(|(i, s)| {
-            let p = Some(Provenance { rank: i as u32 + 1, score: s.score });
+            let p = Some(Provenance {
+                rank: i as u32 + 1,
+                score: s.score,
+            });
             match mode {
-                Mode::Dense => Fused { chunk: s.chunk.clone(), score: s.score.clamp(0.0, 1.0), lexical: None, dense: p },
-                _ => Fused { chunk: s.chunk.clone(), score: (s.score / best).clamp(0.0, 1.0), lexical: p, dense: None },
+                Mode::Dense => Fused {
+                    chunk: s.chunk.clone(),
+                    score: s.score.clamp(0.0, 1.0),
+                    lexical: None,
+                    dense: p,
+                },
+                _ => Fused {
+                    chunk: s.chunk.clone(),
+                    score: (s.score / best).clamp(0.0, 1.0),
+                    lexical: p,
+                    dense: None,
+                },
             }
         })
         .collect()
 }
 
 fn sort(hits: &mut [Fused]) {
-    hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.chunk.cmp(&b.chunk)));
+    hits.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.chunk.cmp(&b.chunk))
+    });
 }
 
 /// A document's hits: the best chunk first, then its other matching chunks.
@@ -186,7 +259,9 @@ pub fn group_by_document(hits: &[Fused], limit: usize, per_document: usize) -> V
     let mut order: Vec<DocumentHits> = Vec::new();
     let mut index: HashMap<DocumentId, usize> = HashMap::new();
     for hit in hits {
-        let Some((document, _)) = ChunkId::parse(hit.chunk.as_str()) else { continue };
+        let Some((document, _)) = ChunkId::parse(hit.chunk.as_str()) else {
+            continue;
+        };
         match index.get(&document) {
             Some(&i) => {
                 if order[i].hits.len() < per_document {
@@ -198,7 +273,10 @@ pub fn group_by_document(hits: &[Fused], limit: usize, per_document: usize) -> V
                     continue;
                 }
                 index.insert(document.clone(), order.len());
-                order.push(DocumentHits { document, hits: vec![hit.clone()] });
+                order.push(DocumentHits {
+                    document,
+                    hits: vec![hit.clone()],
+                });
             }
         }
     }

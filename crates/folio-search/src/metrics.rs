@@ -16,7 +16,12 @@ pub fn ndcg_at(ranking: &[String], judged: &Judgements, k: usize) -> f64 {
         .sum();
     let mut ideal: Vec<u32> = judged.values().copied().filter(|&g| g > 0).collect();
     ideal.sort_unstable_by(|a, b| b.cmp(a));
-    let idcg: f64 = ideal.iter().take(k).enumerate().map(|(i, &g)| g as f64 / ((i + 2) as f64).log2()).sum();
+    let idcg: f64 = ideal
+        .iter()
+        .take(k)
+        .enumerate()
+        .map(|(i, &g)| g as f64 / ((i + 2) as f64).log2())
+        .sum();
     if idcg == 0.0 { 0.0 } else { dcg / idcg }
 }
 
@@ -26,7 +31,11 @@ pub fn recall_at(ranking: &[String], judged: &Judgements, k: usize) -> f64 {
     if relevant == 0 {
         return 0.0;
     }
-    let found = ranking.iter().take(k).filter(|d| judged.get(*d).is_some_and(|&g| g > 0)).count();
+    let found = ranking
+        .iter()
+        .take(k)
+        .filter(|d| judged.get(*d).is_some_and(|&g| g > 0))
+        .count();
     found as f64 / relevant as f64
 }
 

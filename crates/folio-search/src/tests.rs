@@ -9,7 +9,13 @@ fn id(doc: &str, i: u32) -> ChunkId {
 }
 
 fn list(items: &[(&str, u32, f32)]) -> Vec<Scored> {
-    items.iter().map(|&(d, i, s)| Scored { chunk: id(d, i), score: s }).collect()
+    items
+        .iter()
+        .map(|&(d, i, s)| Scored {
+            chunk: id(d, i),
+            score: s,
+        })
+        .collect()
 }
 
 fn close(a: f32, b: f32) -> bool {
@@ -20,7 +26,15 @@ fn close(a: f32, b: f32) -> bool {
 fn rrf_matches_the_formula() {
     let lexical = list(&[("a", 0, 9.0), ("b", 0, 5.0)]);
     let dense = list(&[("b", 0, 0.9), ("c", 0, 0.8)]);
-    let fused = fuse(&lexical, &dense, Fusion::Rrf { k: 60.0, lexical_weight: 1.0, dense_weight: 1.0 });
+    let fused = fuse(
+        &lexical,
+        &dense,
+        Fusion::Rrf {
+            k: 60.0,
+            lexical_weight: 1.0,
+            dense_weight: 1.0,
+        },
+    );
     let best = 2.0 / 61.0;
     // b: 1/62 + 1/61; a: 1/61; c: 1/62
     assert_eq!(fused[0].chunk, id("b", 0));
@@ -28,8 +42,20 @@ fn rrf_matches_the_formula() {
     assert_eq!(fused[1].chunk, id("a", 0));
     assert!(close(fused[1].score, (1.0 / 61.0) / best));
     assert!(close(fused[2].score, (1.0 / 62.0) / best));
-    assert_eq!(fused[0].lexical, Some(Provenance { rank: 2, score: 5.0 }));
-    assert_eq!(fused[0].dense, Some(Provenance { rank: 1, score: 0.9 }));
+    assert_eq!(
+        fused[0].lexical,
+        Some(Provenance {
+            rank: 2,
+            score: 5.0
+        })
+    );
+    assert_eq!(
+        fused[0].dense,
+        Some(Provenance {
+            rank: 1,
+            score: 0.9
+        })
+    );
     assert_eq!(fused[2].lexical, None);
 }
 
@@ -37,7 +63,15 @@ fn rrf_matches_the_formula() {
 fn rrf_weights_tilt_the_order() {
     let lexical = list(&[("a", 0, 9.0)]);
     let dense = list(&[("c", 0, 0.8)]);
-    let fused = fuse(&lexical, &dense, Fusion::Rrf { k: 60.0, lexical_weight: 0.3, dense_weight: 0.7 });
+    let fused = fuse(
+        &lexical,
+        &dense,
+        Fusion::Rrf {
+            k: 60.0,
+            lexical_weight: 0.3,
+            dense_weight: 0.7,
+        },
+    );
     assert_eq!(fused[0].chunk, id("c", 0));
     assert!(close(fused[0].score, 0.7));
 }
@@ -46,7 +80,13 @@ fn rrf_weights_tilt_the_order() {
 fn weighted_combination_normalises_each_list() {
     let lexical = list(&[("a", 0, 10.0), ("b", 0, 6.0), ("c", 0, 2.0)]);
     let dense = list(&[("c", 0, 0.9), ("b", 0, 0.7), ("d", 0, 0.5)]);
-    let fused = fuse(&lexical, &dense, Fusion::Weighted { lexical_weight: 0.5 });
+    let fused = fuse(
+        &lexical,
+        &dense,
+        Fusion::Weighted {
+            lexical_weight: 0.5,
+        },
+    );
     let score = |d: &str| fused.iter().find(|f| f.chunk == id(d, 0)).unwrap().score;
     assert!(close(score("a"), 0.5));
     assert!(close(score("b"), 0.5 * 0.5 + 0.5 * 0.5));
@@ -54,7 +94,13 @@ fn weighted_combination_normalises_each_list() {
     assert!(close(score("d"), 0.0));
     assert!(fused.iter().all(|f| (0.0..=1.0).contains(&f.score)));
     // lexical_weight 1.0 reproduces the lexical order
-    let lexical_only = fuse(&lexical, &dense, Fusion::Weighted { lexical_weight: 1.0 });
+    let lexical_only = fuse(
+        &lexical,
+        &dense,
+        Fusion::Weighted {
+            lexical_weight: 1.0,
+        },
+    );
     assert_eq!(lexical_only[0].chunk, id("a", 0));
 }
 
@@ -68,17 +114,55 @@ fn single_lists_scale_into_the_unit_interval() {
 
 #[test]
 fn grouping_keeps_best_chunk_order_and_caps() {
-    let hits = single(&list(&[("a", 2, 0.9), ("b", 0, 0.8), ("a", 0, 0.7), ("a", 5, 0.6), ("c", 1, 0.5)]), Mode::Dense);
+    let hits = single(
+        &list(&[
+            ("a", 2, 0.9),
+            ("b", 0, 0.8),
+            ("a", 0, 0.7),
+            ("a", 5, 0.6),
+            ("c", 1, 0.5),
+        ]),
+        Mode::Dense,
+    );
     let groups = group_by_document(&hits, 2, 2);
     assert_eq!(groups.len(), 2);
-    assert_eq!(groups[0].hits.iter().map(|h| h.chunk.clone()).collect::<Vec<_>>(), vec![id("a", 2), id("a", 0)]);
+    assert_eq!(
+        groups[0]
+            .hits
+            .iter()
+            .map(|h| h.chunk.clone())
+            .collect::<Vec<_>>(),
+        vec![id("a", 2), id("a", 0)]
+    );
     assert_eq!(groups[1].hits.len(), 1);
 }
 
 #[test]
 fn fusion_validation() {
-    assert!(Fusion::Rrf { k: -1.0, lexical_weight: 1.0, dense_weight: 1.0 }.validate().is_err());
-    assert!(Fusion::Rrf { k: 60.0, lexical_weight: 0.0, dense_weight: 0.0 }.validate().is_err());
-    assert!(Fusion::Weighted { lexical_weight: 1.5 }.validate().is_err());
+    assert!(
+        Fusion::Rrf {
+            k: -1.0,
+            lexical_weight: 1.0,
+            dense_weight: 1.0
+        }
+        .validate()
+        .is_err()
+    );
+    assert!(
+        Fusion::Rrf {
+            k: 60.0,
+            lexical_weight: 0.0,
+            dense_weight: 0.0
+        }
+        .validate()
+        .is_err()
+    );
+    assert!(
+        Fusion::Weighted {
+            lexical_weight: 1.5
+        }
+        .validate()
+        .is_err()
+    );
     assert!(Fusion::default().validate().is_ok());
 }

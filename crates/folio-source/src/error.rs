@@ -13,7 +13,12 @@ pub enum SourceError {
     #[error("{path}: not a regular file or directory")]
     NotAFile { path: String },
     #[error("{input}: {what} is {actual} bytes, over the limit of {limit}")]
-    TooLarge { input: String, what: &'static str, limit: u64, actual: u64 },
+    TooLarge {
+        input: String,
+        what: &'static str,
+        limit: u64,
+        actual: u64,
+    },
     #[error("{url}: refused: {reason}")]
     UrlRefused { url: String, reason: String },
     #[error("{url}: fetch failed: {reason}")]
@@ -23,9 +28,9 @@ pub enum SourceError {
 impl SourceError {
     pub fn code(&self) -> ErrorCode {
         match self {
-            SourceError::NotFound { .. } | SourceError::OutsideRoots { .. } | SourceError::NotAFile { .. } => {
-                ErrorCode::PathNotAllowed
-            }
+            SourceError::NotFound { .. }
+            | SourceError::OutsideRoots { .. }
+            | SourceError::NotAFile { .. } => ErrorCode::PathNotAllowed,
             SourceError::Io { .. } => ErrorCode::MalformedInput,
             SourceError::TooLarge { .. } => ErrorCode::TooLarge,
             SourceError::UrlRefused { .. } => ErrorCode::UrlNotAllowed,

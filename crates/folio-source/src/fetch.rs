@@ -63,7 +63,12 @@ fn public_v6(ip: Ipv6Addr) -> bool {
     let s = ip.segments();
     // NAT64 (64:ff9b::/96) carries an IPv4 address in its last 32 bits.
     if s[0] == 0x64 && s[1] == 0xff9b && s[2..6] == [0, 0, 0, 0] {
-        return public_v4(Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8));
+        return public_v4(Ipv4Addr::new(
+            (s[6] >> 8) as u8,
+            s[6] as u8,
+            (s[7] >> 8) as u8,
+            s[7] as u8,
+        ));
     }
     !(ip.is_loopback()
         || ip.is_unspecified()
@@ -75,20 +80,31 @@ fn public_v6(ip: Ipv6Addr) -> bool {
 }
 
 fn refused(url: &Url, reason: impl Into<String>) -> SourceError {
-    SourceError::UrlRefused { url: url.to_string(), reason: reason.into() }
+    SourceError::UrlRefused {
+        url: url.to_string(),
+        reason: reason.into(),
+    }
 }
 
 /// Resolves the URL's host and returns one permitted address.
 fn checked_address(url: &Url, policy: &FetchPolicy) -> Result<SocketAddr, SourceError> {
     let host = url.host_str().ok_or_else(|| refused(url, "no host"))?;
-    let port = url.port_or_known_default().ok_or_else(|| refused(url, "no port"))?;
+    let port = url
+        .port_or_known_default()
+        .ok_or_else(|| refused(url, "no port"))?;
     let host = host.trim_start_matches('[').trim_end_matches(']');
     let addrs: Vec<SocketAddr> = (host, port)
         .to_socket_addrs()
-        .map_err(|e| SourceError::Fetch { url: url.to_string(), reason: format!("cannot resolve {host}: {e}") })?
+        .map_err(|e| SourceError::Fetch {
+            url: url.to_string(),
+            reason: format!("cannot resolve {host}: {e}"),
+        })?
         .collect();
     if addrs.is_empty() {
-        return Err(SourceError::Fetch { url: url.to_string(), reason: format!("{host} has no address") });
+        return Err(SourceError::Fetch {
+            url: url.to_string(),
+            reason: format!("{host} has no address"),
+        });
     }
     if policy.allow_private {
         return Ok(addrs[0]);
@@ -96,18 +112,27 @@ fn checked_address(url: &Url, policy: &FetchPolicy) -> Result<SocketAddr, Source
     // Every address must be public: a name that resolves to both a public
     // and a private address is a rebinding attempt.
     if let Some(bad) = addrs.iter().find(|a| !is_public(a.ip())) {
-        return Err(refused(url, format!("{host} resolves to the non-public address {}", bad.ip())));
+        return Err(refused(
+            url,
+            format!("{host} resolves to the non-public address {}", bad.ip()),
+        ));
     }
     Ok(addrs[0])
 }
 
 /// Fetches `url` under `policy`.
 pub fn fetch(url: &str, policy: &FetchPolicy) -> Result<Fetched, SourceError> {
-    let mut current = Url::parse(url).map_err(|e| SourceError::UrlRefused { url: url.to_string(), reason: e.to_string() })?;
+    let mut current = Url::parse(url).map_err(|e| SourceError::UrlRefused {
+        url: url.to_string(),
+        reason: e.to_string(),
+    })?;
     let deadline = Instant::now() + policy.timeout;
     for _ in 0..=policy.max_redirects {
         if !matches!(current.scheme(), "http" | "https") {
-            return Err(refused(&current, format!("scheme {:?} (only http and https)", current.scheme())));
+            return Err(refused(
+                &current,
+                format!("scheme {:?} (only http and https)", current.scheme()),
+            ));
         }
         if !current.username().is_empty() || current.password().is_some() {
             return Err(refused(&current, "credentials in URLs are not accepted"));
@@ -115,7 +140,10 @@ pub fn fetch(url: &str, policy: &FetchPolicy) -> Result<Fetched, SourceError> {
         let address = checked_address(&current, policy)?;
         let remaining = deadline.saturating_duration_since(Instant::now());
         if remaining.is_zero() {
-            return Err(SourceError::Fetch { url: current.to_string(), reason: "timed out".into() });
+            return Err(SourceError::Fetch {
+                url: current.to_string(),
+                reason: "timed out".into(),
+            });
         }
         let host = current.host_str().unwrap_or_default().to_string();
         let client = reqwest::blocking::Client::builder()
@@ -124,28 +152,46 @@ pub fn fetch(url: &str, policy: &FetchPolicy) -> Result<Fetched, SourceError> {
             .resolve(&host, address)
             .user_agent(concat!("folio/", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|e| SourceError::Fetch { url: current.to_string(), reason: e.to_string() })?;
+            .map_err(|e| SourceError::Fetch {
+                url: current.to_string(),
+                reason: e.to_string(),
+            })?;
         let response = client
             .get(current.clone())
             .send()
-            .map_err(|e| SourceError::Fetch { url: current.to_string(), reason: e.to_string() })?;
+            .map_err(|e| SourceError::Fetch {
+                url: current.to_string(),
+                reason: e.to_string(),
+            })?;
         let status = response.status();
         if status.is_redirection() {
             let location = response
                 .headers()
                 .get(reqwest::header::LOCATION)
                 .and_then(|v| v.to_str().ok())
-                .ok_or_else(|| SourceError::Fetch { url: current.to_string(), reason: format!("{status} without Location") })?;
-            current = current
-                .join(location)
-                .map_err(|e| SourceError::Fetch { url: current.to_string(), reason: format!("bad redirect: {e}") })?;
+                .ok_or_else(|| SourceError::Fetch {
+                    url: current.to_string(),
+                    reason: format!("{status} without Location"),
+                })?;
+            current = current.join(location).map_err(|e| SourceError::Fetch {
+                url: current.to_string(),
+                reason: format!("bad redirect: {e}"),
+            })?;
             continue;
         }
         if !status.is_success() {
-            return Err(SourceError::Fetch { url: current.to_string(), reason: format!("HTTP {status}") });
+            return Err(SourceError::Fetch {
+                url: current.to_string(),
+                reason: format!("HTTP {status}"),
+            });
         }
         if let Some(length) = response.content_length().filter(|&l| l > policy.max_bytes) {
-            return Err(SourceError::TooLarge { input: current.to_string(), what: "response", limit: policy.max_bytes, actual: length });
+            return Err(SourceError::TooLarge {
+                input: current.to_string(),
+                what: "response",
+                limit: policy.max_bytes,
+                actual: length,
+            });
         }
         let content_type = response
             .headers()
@@ -156,7 +202,10 @@ pub fn fetch(url: &str, policy: &FetchPolicy) -> Result<Fetched, SourceError> {
         response
             .take(policy.max_bytes + 1)
             .read_to_end(&mut bytes)
-            .map_err(|e| SourceError::Fetch { url: current.to_string(), reason: e.to_string() })?;
+            .map_err(|e| SourceError::Fetch {
+                url: current.to_string(),
+                reason: e.to_string(),
+            })?;
         if bytes.len() as u64 > policy.max_bytes {
             return Err(SourceError::TooLarge {
                 input: current.to_string(),
@@ -165,9 +214,16 @@ pub fn fetch(url: &str, policy: &FetchPolicy) -> Result<Fetched, SourceError> {
                 actual: bytes.len() as u64,
             });
         }
-        return Ok(Fetched { url: current.to_string(), bytes, content_type });
+        return Ok(Fetched {
+            url: current.to_string(),
+            bytes,
+            content_type,
+        });
     }
-    Err(SourceError::Fetch { url: url.to_string(), reason: format!("more than {} redirects", policy.max_redirects) })
+    Err(SourceError::Fetch {
+        url: url.to_string(),
+        reason: format!("more than {} redirects", policy.max_redirects),
+    })
 }
 
 #[cfg(test)]
@@ -177,18 +233,40 @@ mod tests {
     #[test]
     fn classifies_addresses() {
         for private in [
-            "127.0.0.1", "10.1.2.3", "172.16.0.1", "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0",
-            "224.0.0.1", "::1", "fe80::1", "fc00::1", "::ffff:127.0.0.1", "64:ff9b::a9fe:a9fe", "::",
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "169.254.169.254",
+            "100.64.0.1",
+            "0.0.0.0",
+            "224.0.0.1",
+            "::1",
+            "fe80::1",
+            "fc00::1",
+            "::ffff:127.0.0.1",
+            "64:ff9b::a9fe:a9fe",
+            "::",
         ] {
             assert!(!is_public(private.parse().unwrap()), "{private}");
         }
-        for public in ["93.184.216.34", "1.1.1.1", "2606:4700::1111", "::ffff:8.8.8.8"] {
+        for public in [
+            "93.184.216.34",
+            "1.1.1.1",
+            "2606:4700::1111",
+            "::ffff:8.8.8.8",
+        ] {
             assert!(is_public(public.parse().unwrap()), "{public}");
         }
     }
 
     fn policy() -> FetchPolicy {
-        FetchPolicy { allow_private: false, max_bytes: 1024, timeout: Duration::from_secs(5), max_redirects: 3 }
+        FetchPolicy {
+            allow_private: false,
+            max_bytes: 1024,
+            timeout: Duration::from_secs(5),
+            max_redirects: 3,
+        }
     }
 
     #[test]
@@ -203,10 +281,15 @@ mod tests {
             ("http://user:pw@example.org/", "credentials"),
         ] {
             match fetch(url, &policy()) {
-                Err(SourceError::UrlRefused { reason, .. }) => assert!(reason.contains(needle), "{url}: {reason}"),
+                Err(SourceError::UrlRefused { reason, .. }) => {
+                    assert!(reason.contains(needle), "{url}: {reason}")
+                }
                 other => panic!("{url}: expected a refusal, got {other:?}"),
             }
         }
-        assert!(matches!(fetch("not a url", &policy()), Err(SourceError::UrlRefused { .. })));
+        assert!(matches!(
+            fetch("not a url", &policy()),
+            Err(SourceError::UrlRefused { .. })
+        ));
     }
 }

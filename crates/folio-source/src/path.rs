@@ -34,7 +34,9 @@ impl Roots {
         let roots = roots
             .iter()
             .map(|r| {
-                std::fs::canonicalize(r).map_err(|_| SourceError::NotFound { path: r.display().to_string() })
+                std::fs::canonicalize(r).map_err(|_| SourceError::NotFound {
+                    path: r.display().to_string(),
+                })
             })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Roots { roots })
@@ -52,14 +54,24 @@ impl Roots {
     pub fn confine(&self, path: &Path) -> Result<CanonicalPath, SourceError> {
         let shown = path.display().to_string();
         let canonical = std::fs::canonicalize(path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => SourceError::NotFound { path: shown.clone() },
-            _ => SourceError::Io { path: shown.clone(), reason: e.to_string() },
+            std::io::ErrorKind::NotFound => SourceError::NotFound {
+                path: shown.clone(),
+            },
+            _ => SourceError::Io {
+                path: shown.clone(),
+                reason: e.to_string(),
+            },
         })?;
         // Path::starts_with compares whole components: /data2 is not in /data.
         if self.roots.is_empty() || self.roots.iter().any(|root| canonical.starts_with(root)) {
             Ok(CanonicalPath(canonical))
         } else {
-            let roots = self.roots.iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(", ");
+            let roots = self
+                .roots
+                .iter()
+                .map(|r| r.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ");
             Err(SourceError::OutsideRoots { path: shown, roots })
         }
     }
@@ -93,8 +105,14 @@ pub fn walk(
             }
             Ok(_) => {}
             Err(e) => {
-                let path = e.path().map(|p| p.display().to_string()).unwrap_or_else(|| dir.locator());
-                out.push(Err(SourceError::Io { path, reason: e.to_string() }));
+                let path = e
+                    .path()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_else(|| dir.locator());
+                out.push(Err(SourceError::Io {
+                    path,
+                    reason: e.to_string(),
+                }));
             }
         }
     }
@@ -104,20 +122,35 @@ pub fn walk(
 /// Reads a file, refusing it before reading when it is over `max_bytes`.
 pub fn read_file(path: &CanonicalPath, max_bytes: u64) -> Result<Vec<u8>, SourceError> {
     let shown = path.locator();
-    let io = |e: std::io::Error| SourceError::Io { path: shown.clone(), reason: e.to_string() };
+    let io = |e: std::io::Error| SourceError::Io {
+        path: shown.clone(),
+        reason: e.to_string(),
+    };
     let file = std::fs::File::open(path.as_path()).map_err(io)?;
     let meta = file.metadata().map_err(io)?;
     if !meta.is_file() {
         return Err(SourceError::NotAFile { path: shown });
     }
     if meta.len() > max_bytes {
-        return Err(SourceError::TooLarge { input: shown, what: "file", limit: max_bytes, actual: meta.len() });
+        return Err(SourceError::TooLarge {
+            input: shown,
+            what: "file",
+            limit: max_bytes,
+            actual: meta.len(),
+        });
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     // The file may grow while we read it: cap the read as well.
-    file.take(max_bytes + 1).read_to_end(&mut bytes).map_err(io)?;
+    file.take(max_bytes + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
     if bytes.len() as u64 > max_bytes {
-        return Err(SourceError::TooLarge { input: shown, what: "file", limit: max_bytes, actual: bytes.len() as u64 });
+        return Err(SourceError::TooLarge {
+            input: shown,
+            what: "file",
+            limit: max_bytes,
+            actual: bytes.len() as u64,
+        });
     }
     Ok(bytes)
 }
@@ -138,10 +171,22 @@ mod tests {
         std::os::unix::fs::symlink(data2.join("out.txt"), data.join("link.txt")).unwrap();
         let roots = Roots::new(&[data.clone()]).unwrap();
         assert!(roots.confine(&data.join("in.txt")).is_ok());
-        assert!(matches!(roots.confine(&data2.join("out.txt")), Err(SourceError::OutsideRoots { .. })));
-        assert!(matches!(roots.confine(&data.join("link.txt")), Err(SourceError::OutsideRoots { .. })));
-        assert!(matches!(roots.confine(&data.join("../data2/out.txt")), Err(SourceError::OutsideRoots { .. })));
-        assert!(matches!(roots.confine(&data.join("missing.txt")), Err(SourceError::NotFound { .. })));
+        assert!(matches!(
+            roots.confine(&data2.join("out.txt")),
+            Err(SourceError::OutsideRoots { .. })
+        ));
+        assert!(matches!(
+            roots.confine(&data.join("link.txt")),
+            Err(SourceError::OutsideRoots { .. })
+        ));
+        assert!(matches!(
+            roots.confine(&data.join("../data2/out.txt")),
+            Err(SourceError::OutsideRoots { .. })
+        ));
+        assert!(matches!(
+            roots.confine(&data.join("missing.txt")),
+            Err(SourceError::NotFound { .. })
+        ));
     }
 
     #[test]
@@ -149,15 +194,31 @@ mod tests {
         let base = tempfile::tempdir().unwrap();
         let dir = base.path();
         std::fs::create_dir_all(dir.join("sub/.git")).unwrap();
-        for f in ["b.md", "a.txt", "sub/c.txt", "sub/.git/x.txt", ".hidden.txt", "image.png"] {
+        for f in [
+            "b.md",
+            "a.txt",
+            "sub/c.txt",
+            "sub/.git/x.txt",
+            ".hidden.txt",
+            "image.png",
+        ] {
             std::fs::write(dir.join(f), "x").unwrap();
         }
         let roots = Roots::unrestricted();
         let root = roots.confine(dir).unwrap();
-        let files: Vec<String> = walk(&root, &roots, &|p| p.extension().is_some_and(|e| e != "png"))
-            .into_iter()
-            .map(|r| r.unwrap().as_path().strip_prefix(root.as_path()).unwrap().display().to_string())
-            .collect();
+        let files: Vec<String> = walk(&root, &roots, &|p| {
+            p.extension().is_some_and(|e| e != "png")
+        })
+        .into_iter()
+        .map(|r| {
+            r.unwrap()
+                .as_path()
+                .strip_prefix(root.as_path())
+                .unwrap()
+                .display()
+                .to_string()
+        })
+        .collect();
         assert_eq!(files, ["a.txt", "b.md", "sub/c.txt"]);
     }
 
@@ -167,7 +228,10 @@ mod tests {
         let file = base.path().join("big.txt");
         std::fs::write(&file, vec![b'a'; 100]).unwrap();
         let path = Roots::unrestricted().confine(&file).unwrap();
-        assert!(matches!(read_file(&path, 99), Err(SourceError::TooLarge { actual: 100, .. })));
+        assert!(matches!(
+            read_file(&path, 99),
+            Err(SourceError::TooLarge { actual: 100, .. })
+        ));
         assert_eq!(read_file(&path, 100).unwrap().len(), 100);
     }
 }

@@ -66,7 +66,9 @@ pub fn where_clause(filter: &Filter) -> (String, Vec<Sql>) {
                 None => {
                     // json_each over a scalar yields the scalar itself, so one
                     // expression covers both scalar and list fields.
-                    sql.push_str(" AND EXISTS (SELECT 1 FROM json_each(d.metadata, ?) WHERE value = ?)");
+                    sql.push_str(
+                        " AND EXISTS (SELECT 1 FROM json_each(d.metadata, ?) WHERE value = ?)",
+                    );
                     params.push(Sql::Text(json_path(field)));
                     params.push(sql_value(value));
                 }
@@ -84,7 +86,13 @@ pub fn where_clause(filter: &Filter) -> (String, Vec<Sql>) {
                 }
                 params.extend(values.iter().map(sql_value));
             }
-            Condition::Range { field, gte, gt, lte, lt } => {
+            Condition::Range {
+                field,
+                gte,
+                gt,
+                lte,
+                lt,
+            } => {
                 let bounds = [(gte, ">="), (gt, ">"), (lte, "<="), (lt, "<")];
                 for (bound, op) in bounds {
                     let Some(bound) = bound else { continue };

@@ -8,12 +8,17 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use folio_store::{Bm25, StoreError};
-use tantivy::schema::{Field, INDEXED, IndexRecordOption, STRING, Schema, TextFieldIndexing, TextOptions, FAST};
-use tantivy::tokenizer::{
-    AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter, TextAnalyzer,
-};
 use tantivy::postings::Postings;
-use tantivy::{DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, TERMINATED, TantivyDocument, Term};
+use tantivy::schema::{
+    FAST, Field, INDEXED, IndexRecordOption, STRING, Schema, TextFieldIndexing, TextOptions,
+};
+use tantivy::tokenizer::{
+    AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer,
+    StopWordFilter, TextAnalyzer,
+};
+use tantivy::{
+    DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, TERMINATED, TantivyDocument, Term,
+};
 
 const ANALYZER: &str = "folio_en";
 
@@ -24,7 +29,10 @@ fn analyzer() -> TextAnalyzer {
         .filter(LowerCaser)
         .filter(AsciiFoldingFilter);
     match StopWordFilter::new(Language::English) {
-        Some(stop) => builder.filter(stop).filter(Stemmer::new(Language::English)).build(),
+        Some(stop) => builder
+            .filter(stop)
+            .filter(Stemmer::new(Language::English))
+            .build(),
         None => builder.filter(Stemmer::new(Language::English)).build(),
     }
 }
@@ -40,9 +48,21 @@ fn schema() -> (Schema, Fields) {
     let mut builder = Schema::builder();
     let key = builder.add_u64_field("key", INDEXED | FAST);
     let document = builder.add_text_field("document", STRING);
-    let indexing = TextFieldIndexing::default().set_tokenizer(ANALYZER).set_index_option(IndexRecordOption::WithFreqs);
-    let text = builder.add_text_field("text", TextOptions::default().set_indexing_options(indexing));
-    (builder.build(), Fields { key, document, text })
+    let indexing = TextFieldIndexing::default()
+        .set_tokenizer(ANALYZER)
+        .set_index_option(IndexRecordOption::WithFreqs);
+    let text = builder.add_text_field(
+        "text",
+        TextOptions::default().set_indexing_options(indexing),
+    );
+    (
+        builder.build(),
+        Fields {
+            key,
+            document,
+            text,
+        },
+    )
 }
 
 fn err(context: &str) -> impl Fn(tantivy::TantivyError) -> StoreError + '_ {
@@ -69,7 +89,8 @@ impl Lexical {
         let index = if exists {
             Index::open_in_dir(dir).map_err(err("opening the lexical index"))?
         } else {
-            std::fs::create_dir_all(dir).map_err(|e| StoreError::io(dir.display().to_string(), e))?;
+            std::fs::create_dir_all(dir)
+                .map_err(|e| StoreError::io(dir.display().to_string(), e))?;
             Index::create_in_dir(dir, schema).map_err(err("creating the lexical index"))?
         };
         index.tokenizers().register(ANALYZER, analyzer());
@@ -79,31 +100,54 @@ impl Lexical {
             .try_into()
             .map_err(err("opening the lexical reader"))?;
         let writer = if writable {
-            let writer: IndexWriter = index.writer_with_num_threads(1, 50_000_000).map_err(err("opening the lexical writer"))?;
+            let writer: IndexWriter = index
+                .writer_with_num_threads(1, 50_000_000)
+                .map_err(err("opening the lexical writer"))?;
             Some(Mutex::new(writer))
         } else {
             None
         };
-        Ok(Some(Lexical { index, reader, writer, fields }))
+        Ok(Some(Lexical {
+            index,
+            reader,
+            writer,
+            fields,
+        }))
     }
 
     /// The change-log sequence number the last commit covers.
     pub fn watermark(&self) -> Result<i64, StoreError> {
-        let metas = self.index.load_metas().map_err(err("reading lexical metadata"))?;
-        Ok(metas.payload.as_deref().and_then(|p| p.parse().ok()).unwrap_or(0))
+        let metas = self
+            .index
+            .load_metas()
+            .map_err(err("reading lexical metadata"))?;
+        Ok(metas
+            .payload
+            .as_deref()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0))
     }
 
     /// Sees the latest commit (another process's, in read-only mode).
     pub fn reload(&self) -> Result<(), StoreError> {
-        self.reader.reload().map_err(err("reloading the lexical index"))
+        self.reader
+            .reload()
+            .map_err(err("reloading the lexical index"))
     }
 
     /// Replaces the postings of `documents`: each document's old chunks are
     /// deleted and its current `chunks` (key, text) added; commits with the
     /// watermark so a restart knows what is covered.
-    pub fn apply(&self, documents: &[(String, Vec<(u64, String)>)], watermark: i64) -> Result<(), StoreError> {
+    pub fn apply(
+        &self,
+        documents: &[(String, Vec<(u64, String)>)],
+        watermark: i64,
+    ) -> Result<(), StoreError> {
         let Some(writer) = &self.writer else {
-            return Err(StoreError::io("lexical index", "not writable in this process"));
+            return Err(StoreError::io(
+                "lexical index",
+                "not writable in this process",
+            ));
         };
         // A poisoned lock means a panic mid-update; tantivy discards
         // uncommitted work on rollback, so continuing is safe.
@@ -115,12 +159,18 @@ impl Lexical {
                 doc.add_u64(self.fields.key, *key);
                 doc.add_text(self.fields.document, document);
                 doc.add_text(self.fields.text, text);
-                writer.add_document(doc).map_err(err("adding to the lexical index"))?;
+                writer
+                    .add_document(doc)
+                    .map_err(err("adding to the lexical index"))?;
             }
         }
-        let mut commit = writer.prepare_commit().map_err(err("preparing the lexical commit"))?;
+        let mut commit = writer
+            .prepare_commit()
+            .map_err(err("preparing the lexical commit"))?;
         commit.set_payload(&watermark.to_string());
-        commit.commit().map_err(err("committing the lexical index"))?;
+        commit
+            .commit()
+            .map_err(err("committing the lexical index"))?;
         drop(writer);
         self.reload()
     }
@@ -143,7 +193,13 @@ impl Lexical {
     /// BM25 top `k` among chunks whose key is in `allowed` (all when `None`).
     /// Term-at-a-time over the postings: exact, and fast enough at 10^5
     /// chunks (a few ms per query).
-    pub fn search(&self, query: &str, allowed: Option<&HashSet<u64>>, k: usize, bm25: Bm25) -> Result<Vec<(u64, f32)>, StoreError> {
+    pub fn search(
+        &self,
+        query: &str,
+        allowed: Option<&HashSet<u64>>,
+        k: usize,
+        bm25: Bm25,
+    ) -> Result<Vec<(u64, f32)>, StoreError> {
         let searcher = self.reader.searcher();
         let terms = self.terms(query);
         let n = searcher.num_docs() as f32;
@@ -152,7 +208,10 @@ impl Lexical {
         }
         let mut total_tokens = 0u64;
         for segment in searcher.segment_readers() {
-            total_tokens += segment.inverted_index(self.fields.text).map_err(err("lexical search"))?.total_num_tokens();
+            total_tokens += segment
+                .inverted_index(self.fields.text)
+                .map_err(err("lexical search"))?
+                .total_num_tokens();
         }
         let avgdl = (total_tokens as f32 / n).max(1.0);
         let mut idfs = Vec::with_capacity(terms.len());
@@ -162,9 +221,16 @@ impl Lexical {
         }
         let mut scored: Vec<(u64, f32)> = Vec::new();
         for segment in searcher.segment_readers() {
-            let inverted = segment.inverted_index(self.fields.text).map_err(err("lexical search"))?;
-            let norms = segment.get_fieldnorms_reader(self.fields.text).map_err(err("lexical search"))?;
-            let keys = segment.fast_fields().u64("key").map_err(err("lexical search"))?;
+            let inverted = segment
+                .inverted_index(self.fields.text)
+                .map_err(err("lexical search"))?;
+            let norms = segment
+                .get_fieldnorms_reader(self.fields.text)
+                .map_err(err("lexical search"))?;
+            let keys = segment
+                .fast_fields()
+                .u64("key")
+                .map_err(err("lexical search"))?;
             let alive = segment.alive_bitset();
             let mut acc = vec![0f32; segment.max_doc() as usize];
             let mut touched = Vec::new();
@@ -180,7 +246,8 @@ impl Lexical {
                     if alive.is_none_or(|a| a.is_alive(doc)) {
                         let tf = postings.term_freq() as f32;
                         let dl = norms.fieldnorm(doc) as f32;
-                        let score = idf * tf * (bm25.k1 + 1.0) / (tf + bm25.k1 * (1.0 - bm25.b + bm25.b * dl / avgdl));
+                        let score = idf * tf * (bm25.k1 + 1.0)
+                            / (tf + bm25.k1 * (1.0 - bm25.b + bm25.b * dl / avgdl));
                         let slot = &mut acc[doc as usize];
                         if *slot == 0.0 {
                             touched.push(doc);

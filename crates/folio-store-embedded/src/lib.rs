@@ -26,15 +26,21 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::Duration;
 
-use folio_core::{Chunk, ChunkId, Document, DocumentId, DocumentSummary, EmbeddingSpace, Filter, LibraryName};
+use folio_core::{
+    Chunk, ChunkId, Document, DocumentId, DocumentSummary, EmbeddingSpace, Filter, LibraryName,
+};
 use folio_store::{
-    Bm25, ChunkWithDocument, Hit, LibraryInfo, LibraryStats, NewDocument, PutOutcome, Result, Store, StoreError,
+    Bm25, ChunkWithDocument, Hit, LibraryInfo, LibraryStats, NewDocument, PutOutcome, Result,
+    Store, StoreError,
 };
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params, params_from_iter};
 
 use crate::lexical::Lexical;
 pub use crate::lock::WriteLock;
-use crate::rows::{CHUNK_COLUMNS, DOCUMENT_COLUMNS, chunk_from_row, document_from_row, summary_from_row, vector_bytes};
+use crate::rows::{
+    CHUNK_COLUMNS, DOCUMENT_COLUMNS, chunk_from_row, document_from_row, summary_from_row,
+    vector_bytes,
+};
 use crate::vectors::Vectors;
 
 /// How a process opens a data directory.
@@ -92,11 +98,17 @@ impl EmbeddedStore {
             Access::ReadWrite { lock_wait } => Some(WriteLock::acquire(dir, lock_wait)?),
             Access::ReadOnly => None,
         };
-        let conn = Connection::open(dir.join("folio.sqlite")).map_err(sql_err("opening the database"))?;
+        let conn =
+            Connection::open(dir.join("folio.sqlite")).map_err(sql_err("opening the database"))?;
         schema::prepare(&conn)
             .map_err(sql_err("preparing the database"))?
             .map_err(|reason| StoreError::io("database schema", reason))?;
-        Ok(EmbeddedStore { dir: dir.to_path_buf(), conn: Mutex::new(conn), lock, indexes: RwLock::new(HashMap::new()) })
+        Ok(EmbeddedStore {
+            dir: dir.to_path_buf(),
+            conn: Mutex::new(conn),
+            lock,
+            indexes: RwLock::new(HashMap::new()),
+        })
     }
 
     pub fn dir(&self) -> &Path {
@@ -133,8 +145,8 @@ impl EmbeddedStore {
             .optional()
             .map_err(sql_err("reading a library"))?
             .ok_or_else(|| StoreError::LibraryNotFound(name.to_string()))?;
-        let space: EmbeddingSpace =
-            serde_json::from_str(&row.1).map_err(|e| StoreError::io("library embedding space", e))?;
+        let space: EmbeddingSpace = serde_json::from_str(&row.1)
+            .map_err(|e| StoreError::io("library embedding space", e))?;
         Ok(LibraryRow {
             id: row.0,
             info: LibraryInfo {
@@ -154,21 +166,47 @@ impl EmbeddedStore {
     /// The library's derived indexes, opened on first use and brought up to
     /// the change log's head.
     fn index(&self, conn: &Connection, library: &LibraryRow) -> Result<Arc<LibraryIndex>> {
-        let existing = self.indexes.read().unwrap_or_else(|p| p.into_inner()).get(&library.id).cloned();
+        let existing = self
+            .indexes
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&library.id)
+            .cloned();
         let index = match existing {
             Some(index) => index,
             None => {
                 let dir = self.index_dir(library.id);
-                std::fs::create_dir_all(&dir).map_err(|e| StoreError::io(dir.display().to_string(), e))?;
+                std::fs::create_dir_all(&dir)
+                    .map_err(|e| StoreError::io(dir.display().to_string(), e))?;
                 let dim = library.info.space.dim as usize;
-                let lexical = Lexical::open(&dir.join("lexical"), self.is_writable())?;
+                let mut lexical = Lexical::open(&dir.join("lexical"), self.is_writable())?;
+                if lexical.is_none() && self.repair_lexical(conn, library.id, &dir, i64::MAX)? {
+                    lexical = Lexical::open(&dir.join("lexical"), false)?;
+                }
                 let (vectors, mark) = match Vectors::load(&dir, dim) {
                     Some(loaded) => loaded,
                     None => (Vectors::new(dim)?, 0),
                 };
-                let marks = Marks { lexical: 0, vectors: mark, saved: mark, unsaved_chunks: 0 };
-                let index = Arc::new(LibraryIndex { id: library.id, dim, dir, lexical, vectors, marks: Mutex::new(marks) });
-                self.indexes.write().unwrap_or_else(|p| p.into_inner()).entry(library.id).or_insert(index).clone()
+                let marks = Marks {
+                    lexical: 0,
+                    vectors: mark,
+                    saved: mark,
+                    unsaved_chunks: 0,
+                };
+                let index = Arc::new(LibraryIndex {
+                    id: library.id,
+                    dim,
+                    dir,
+                    lexical,
+                    vectors,
+                    marks: Mutex::new(marks),
+                });
+                self.indexes
+                    .write()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .entry(library.id)
+                    .or_insert(index)
+                    .clone()
             }
         };
         self.catch_up(conn, &index)?;
@@ -178,31 +216,29 @@ impl EmbeddedStore {
     /// Replays change-log entries newer than what each derived index covers.
     fn catch_up(&self, conn: &Connection, index: &LibraryIndex) -> Result<()> {
         let head: i64 = conn
-            .query_row("SELECT COALESCE(MAX(seq), 0) FROM changes WHERE library_id = ?", [index.id], |r| r.get(0))
+            .query_row(
+                "SELECT COALESCE(MAX(seq), 0) FROM changes WHERE library_id = ?",
+                [index.id],
+                |r| r.get(0),
+            )
             .map_err(sql_err("reading the change log"))?;
         let mut marks = index.marks.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(lexical) = &index.lexical {
             if self.is_writable() {
                 marks.lexical = lexical.watermark()?;
                 if marks.lexical < head {
-                    let documents = changed_documents(conn, index.id, marks.lexical, head)?;
-                    let mut batch = Vec::with_capacity(documents.len());
-                    for document in &documents {
-                        let mut stmt = conn
-                            .prepare_cached("SELECT key, context || text FROM chunks WHERE document_id = ? ORDER BY idx")
-                            .map_err(sql_err("replaying the change log"))?;
-                        let chunks = stmt
-                            .query_map([document], |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, String>(1)?)))
-                            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
-                            .map_err(sql_err("replaying the change log"))?;
-                        batch.push((document.clone(), chunks));
-                    }
-                    lexical.apply(&batch, head)?;
+                    lexical.apply(&lexical_batch(conn, index.id, marks.lexical, head)?, head)?;
                     marks.lexical = head;
                 }
             } else if marks.lexical < head {
                 lexical.reload()?;
                 marks.lexical = lexical.watermark()?;
+                // Still behind: no live writer will commit this (a writer
+                // died before its lexical commit). Repair it if we can.
+                if marks.lexical < head && self.repair_lexical(conn, index.id, &index.dir, head)? {
+                    lexical.reload()?;
+                    marks.lexical = lexical.watermark()?;
+                }
             }
         }
         if marks.vectors < head {
@@ -214,7 +250,12 @@ impl EmbeddedStore {
                     .prepare_cached("SELECT key, vector FROM chunks WHERE document_id = ?")
                     .map_err(sql_err("replaying the change log"))?;
                 let items = stmt
-                    .query_map([&document], |r| Ok((r.get::<_, i64>(0)? as u64, rows::vector_from_bytes(&r.get::<_, Vec<u8>>(1)?))))
+                    .query_map([&document], |r| {
+                        Ok((
+                            r.get::<_, i64>(0)? as u64,
+                            rows::vector_from_bytes(&r.get::<_, Vec<u8>>(1)?),
+                        ))
+                    })
                     .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
                     .map_err(sql_err("replaying the change log"))?;
                 added += items.len() as u64;
@@ -231,8 +272,49 @@ impl EmbeddedStore {
         Ok(())
     }
 
+    /// Brings a library's lexical index up to the log's head on behalf of a
+    /// read-only process, when no writer holds the lock (so none is about to
+    /// do it). Returns whether the repair ran.
+    fn repair_lexical(
+        &self,
+        conn: &Connection,
+        library_id: i64,
+        dir: &Path,
+        head: i64,
+    ) -> Result<bool> {
+        let Some(_lock) = WriteLock::try_acquire(&self.dir)? else {
+            return Ok(false);
+        };
+        let Some(writer) = Lexical::open(&dir.join("lexical"), true)? else {
+            return Ok(false);
+        };
+        let head = head.min(
+            conn.query_row(
+                "SELECT COALESCE(MAX(seq), 0) FROM changes WHERE library_id = ?",
+                [library_id],
+                |r| r.get(0),
+            )
+            .map_err(sql_err("reading the change log"))?,
+        );
+        let from = writer.watermark()?;
+        if from < head {
+            tracing::info!(
+                library_id,
+                from,
+                head,
+                "repairing the lexical index left behind by an interrupted writer"
+            );
+            writer.apply(&lexical_batch(conn, library_id, from, head)?, head)?;
+        }
+        Ok(true)
+    }
+
     /// Chunk keys that pass the filter within the library.
-    fn allowed_keys(conn: &Connection, library_id: i64, filter: &Filter) -> Result<Option<HashSet<u64>>> {
+    fn allowed_keys(
+        conn: &Connection,
+        library_id: i64,
+        filter: &Filter,
+    ) -> Result<Option<HashSet<u64>>> {
         if filter.is_empty() {
             return Ok(None);
         }
@@ -244,7 +326,10 @@ impl EmbeddedStore {
         let mut stmt = conn.prepare(&sql).map_err(sql_err("evaluating a filter"))?;
         let keys = stmt
             .query_map(params_from_iter(params), |r| r.get::<_, i64>(0))
-            .and_then(|rows| rows.map(|k| k.map(|k| k as u64)).collect::<rusqlite::Result<HashSet<u64>>>())
+            .and_then(|rows| {
+                rows.map(|k| k.map(|k| k as u64))
+                    .collect::<rusqlite::Result<HashSet<u64>>>()
+            })
             .map_err(sql_err("evaluating a filter"))?;
         Ok(Some(keys))
     }
@@ -257,13 +342,18 @@ impl EmbeddedStore {
         let mut hits = Vec::with_capacity(scored.len());
         for (key, score) in scored {
             let id = stmt
-                .query_row([key as i64], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
+                .query_row([key as i64], |r| {
+                    Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+                })
                 .optional()
                 .map_err(sql_err("resolving hits"))?;
             // A key missing here was deleted after the index was read.
             if let Some((document, index)) = id {
                 if let Some(document) = DocumentId::parse(&document) {
-                    hits.push(Hit { chunk: ChunkId::new(&document, index as u32), score });
+                    hits.push(Hit {
+                        chunk: ChunkId::new(&document, index as u32),
+                        score,
+                    });
                 }
             }
         }
@@ -275,8 +365,13 @@ impl EmbeddedStore {
         if !self.is_writable() {
             return Ok(());
         }
-        let indexes: Vec<Arc<LibraryIndex>> =
-            self.indexes.read().unwrap_or_else(|p| p.into_inner()).values().cloned().collect();
+        let indexes: Vec<Arc<LibraryIndex>> = self
+            .indexes
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .cloned()
+            .collect();
         for index in indexes {
             let mut marks = index.marks.lock().unwrap_or_else(|p| p.into_inner());
             if marks.saved < marks.vectors {
@@ -307,8 +402,40 @@ impl Drop for EmbeddedStore {
     }
 }
 
+/// The current chunks (key, embedded text) of every document touched by log
+/// entries in (from, to]; a deleted document comes with no chunks.
+fn lexical_batch(
+    conn: &Connection,
+    library_id: i64,
+    from: i64,
+    to: i64,
+) -> Result<Vec<(String, Vec<(u64, String)>)>> {
+    let documents = changed_documents(conn, library_id, from, to)?;
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT key, context || text FROM chunks WHERE document_id = ? ORDER BY idx",
+        )
+        .map_err(sql_err("replaying the change log"))?;
+    let mut batch = Vec::with_capacity(documents.len());
+    for document in documents {
+        let chunks = stmt
+            .query_map([&document], |r| {
+                Ok((r.get::<_, i64>(0)? as u64, r.get::<_, String>(1)?))
+            })
+            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+            .map_err(sql_err("replaying the change log"))?;
+        batch.push((document, chunks));
+    }
+    Ok(batch)
+}
+
 /// Distinct documents touched by log entries in (from, to], in log order.
-fn changed_documents(conn: &Connection, library_id: i64, from: i64, to: i64) -> Result<Vec<String>> {
+fn changed_documents(
+    conn: &Connection,
+    library_id: i64,
+    from: i64,
+    to: i64,
+) -> Result<Vec<String>> {
     let mut stmt = conn
         .prepare_cached("SELECT document_id FROM changes WHERE library_id = ? AND seq > ? AND seq <= ? ORDER BY seq")
         .map_err(sql_err("reading the change log"))?;
@@ -331,7 +458,8 @@ fn removed_keys(conn: &Connection, library_id: i64, from: i64, to: i64) -> Resul
         .map_err(sql_err("reading the change log"))?;
     let mut keys = BTreeSet::new();
     for list in lists {
-        let parsed: Vec<u64> = serde_json::from_str(&list).map_err(|e| StoreError::io("change log", e))?;
+        let parsed: Vec<u64> =
+            serde_json::from_str(&list).map_err(|e| StoreError::io("change log", e))?;
         keys.extend(parsed);
     }
     Ok(keys.into_iter().collect())
@@ -339,13 +467,17 @@ fn removed_keys(conn: &Connection, library_id: i64, from: i64, to: i64) -> Resul
 
 /// Deletes a document's chunks and row inside `tx`; returns the removed keys.
 fn remove_document_rows(tx: &Connection, id: &str) -> Result<Vec<u64>> {
-    let mut stmt = tx.prepare_cached("SELECT key FROM chunks WHERE document_id = ?").map_err(sql_err("deleting"))?;
+    let mut stmt = tx
+        .prepare_cached("SELECT key FROM chunks WHERE document_id = ?")
+        .map_err(sql_err("deleting"))?;
     let keys = stmt
         .query_map([id], |r| r.get::<_, i64>(0).map(|k| k as u64))
         .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
         .map_err(sql_err("deleting"))?;
-    tx.execute("DELETE FROM chunks WHERE document_id = ?", [id]).map_err(sql_err("deleting"))?;
-    tx.execute("DELETE FROM documents WHERE id = ?", [id]).map_err(sql_err("deleting"))?;
+    tx.execute("DELETE FROM chunks WHERE document_id = ?", [id])
+        .map_err(sql_err("deleting"))?;
+    tx.execute("DELETE FROM documents WHERE id = ?", [id])
+        .map_err(sql_err("deleting"))?;
     Ok(keys)
 }
 
@@ -360,15 +492,28 @@ fn log_change(tx: &Connection, library_id: i64, document: &str, removed: &[u64])
 }
 
 fn validate(new: &NewDocument, space: &EmbeddingSpace) -> Result<()> {
-    let invalid = |m: String| Err(StoreError::InvalidArgument(format!("document {}: {m}", new.document.id)));
+    let invalid = |m: String| {
+        Err(StoreError::InvalidArgument(format!(
+            "document {}: {m}",
+            new.document.id
+        )))
+    };
     if new.chunks.len() != new.vectors.len() {
-        return invalid(format!("{} chunks but {} vectors", new.chunks.len(), new.vectors.len()));
+        return invalid(format!(
+            "{} chunks but {} vectors",
+            new.chunks.len(),
+            new.vectors.len()
+        ));
     }
     if new.chunks.is_empty() {
         return invalid("no chunks".into());
     }
     if let Some(v) = new.vectors.iter().find(|v| v.len() != space.dim as usize) {
-        return invalid(format!("a vector of dimension {} in a {}-d library", v.len(), space.dim));
+        return invalid(format!(
+            "a vector of dimension {} in a {}-d library",
+            v.len(),
+            space.dim
+        ));
     }
     if new.vectors.iter().flatten().any(|x| !x.is_finite()) {
         return invalid("a vector holds NaN or infinity".into());
@@ -376,7 +521,10 @@ fn validate(new: &NewDocument, space: &EmbeddingSpace) -> Result<()> {
     let count = new.chunks.len() as u32;
     for (i, chunk) in new.chunks.iter().enumerate() {
         if chunk.document_id != new.document.id || chunk.index != i as u32 || chunk.count != count {
-            return invalid(format!("chunk {} is out of place (index {}, count {})", chunk.id, chunk.index, chunk.count));
+            return invalid(format!(
+                "chunk {} is out of place (index {}, count {})",
+                chunk.id, chunk.index, chunk.count
+            ));
         }
     }
     Ok(())
@@ -389,10 +537,14 @@ impl Store for EmbeddedStore {
         match Self::library_row(&conn, name) {
             Ok(row) => match row.info.space.difference(space) {
                 None => Ok(row.info),
-                Some(difference) => Err(StoreError::EmbeddingMismatch { library: name.to_string(), difference }),
+                Some(difference) => Err(StoreError::EmbeddingMismatch {
+                    library: name.to_string(),
+                    difference,
+                }),
             },
             Err(StoreError::LibraryNotFound(_)) => {
-                let space_json = serde_json::to_string(space).map_err(|e| StoreError::io("library", e))?;
+                let space_json =
+                    serde_json::to_string(space).map_err(|e| StoreError::io("library", e))?;
                 conn.execute(
                     "INSERT INTO libraries (name, space, created_at) VALUES (?, ?, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))",
                     params![name.as_str(), space_json],
@@ -425,17 +577,23 @@ impl Store for EmbeddedStore {
         self.require_writable()?;
         let mut conn = self.conn();
         let row = Self::library_row(&conn, name)?;
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql_err("deleting a library"))?;
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sql_err("deleting a library"))?;
         for sql in [
             "DELETE FROM chunks WHERE document_id IN (SELECT id FROM documents WHERE library_id = ?1)",
             "DELETE FROM documents WHERE library_id = ?1",
             "DELETE FROM changes WHERE library_id = ?1",
             "DELETE FROM libraries WHERE id = ?1",
         ] {
-            tx.execute(sql, [row.id]).map_err(sql_err("deleting a library"))?;
+            tx.execute(sql, [row.id])
+                .map_err(sql_err("deleting a library"))?;
         }
         tx.commit().map_err(sql_err("deleting a library"))?;
-        self.indexes.write().unwrap_or_else(|p| p.into_inner()).remove(&row.id);
+        self.indexes
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&row.id);
         // Library ids are never reused, so a leftover folder is harmless.
         let _ = std::fs::remove_dir_all(self.index_dir(row.id));
         Ok(())
@@ -443,7 +601,11 @@ impl Store for EmbeddedStore {
 
     fn content_hash(&self, id: &DocumentId) -> Result<Option<String>> {
         self.conn()
-            .query_row("SELECT content_hash FROM documents WHERE id = ?", [id.as_str()], |r| r.get(0))
+            .query_row(
+                "SELECT content_hash FROM documents WHERE id = ?",
+                [id.as_str()],
+                |r| r.get(0),
+            )
             .optional()
             .map_err(sql_err("reading a document"))
     }
@@ -459,20 +621,27 @@ impl Store for EmbeddedStore {
             }
             let row = &libraries[&new.document.library];
             if let Some(difference) = row.info.space.difference(&new.space) {
-                return Err(StoreError::EmbeddingMismatch { library: row.info.name.to_string(), difference });
+                return Err(StoreError::EmbeddingMismatch {
+                    library: row.info.name.to_string(),
+                    difference,
+                });
             }
             validate(new, &row.info.space)?;
         }
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql_err("writing documents"))?;
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sql_err("writing documents"))?;
         let mut outcomes = Vec::with_capacity(documents.len());
         let mut touched = HashSet::new();
         for new in &documents {
             let doc = &new.document;
             let library_id = libraries[&doc.library].id;
             let existing: Option<(String, i64)> = tx
-                .query_row("SELECT content_hash, library_id FROM documents WHERE id = ?", [doc.id.as_str()], |r| {
-                    Ok((r.get(0)?, r.get(1)?))
-                })
+                .query_row(
+                    "SELECT content_hash, library_id FROM documents WHERE id = ?",
+                    [doc.id.as_str()],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
                 .optional()
                 .map_err(sql_err("writing documents"))?;
             let (outcome, removed) = match existing {
@@ -480,7 +649,10 @@ impl Store for EmbeddedStore {
                     outcomes.push(PutOutcome::Skipped);
                     continue;
                 }
-                Some(_) => (PutOutcome::Replaced, remove_document_rows(&tx, doc.id.as_str())?),
+                Some(_) => (
+                    PutOutcome::Replaced,
+                    remove_document_rows(&tx, doc.id.as_str())?,
+                ),
                 None => (PutOutcome::Indexed, Vec::new()),
             };
             rows::insert_document(&tx, library_id, doc)?;
@@ -506,7 +678,12 @@ impl Store for EmbeddedStore {
             .ok_or_else(|| StoreError::NotFound { what: "document", id: id.to_string() })
     }
 
-    fn documents(&self, library: &LibraryName, offset: u64, limit: u64) -> Result<(Vec<DocumentSummary>, u64)> {
+    fn documents(
+        &self,
+        library: &LibraryName,
+        offset: u64,
+        limit: u64,
+    ) -> Result<(Vec<DocumentSummary>, u64)> {
         let conn = self.conn();
         let row = Self::library_row(&conn, library)?;
         let mut stmt = conn
@@ -516,7 +693,10 @@ impl Store for EmbeddedStore {
             ))
             .map_err(sql_err("listing documents"))?;
         let documents = stmt
-            .query_map(params![row.id, limit as i64, offset as i64], summary_from_row)
+            .query_map(
+                params![row.id, limit as i64, offset as i64],
+                summary_from_row,
+            )
             .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
             .map_err(sql_err("listing documents"))?;
         Ok((documents, row.info.document_count))
@@ -525,17 +705,30 @@ impl Store for EmbeddedStore {
     fn delete_document(&self, id: &DocumentId) -> Result<()> {
         self.require_writable()?;
         let mut conn = self.conn();
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql_err("deleting"))?;
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sql_err("deleting"))?;
         let library_id: i64 = tx
-            .query_row("SELECT library_id FROM documents WHERE id = ?", [id.as_str()], |r| r.get(0))
+            .query_row(
+                "SELECT library_id FROM documents WHERE id = ?",
+                [id.as_str()],
+                |r| r.get(0),
+            )
             .optional()
             .map_err(sql_err("deleting"))?
-            .ok_or_else(|| StoreError::NotFound { what: "document", id: id.to_string() })?;
+            .ok_or_else(|| StoreError::NotFound {
+                what: "document",
+                id: id.to_string(),
+            })?;
         let removed = remove_document_rows(&tx, id.as_str())?;
         log_change(&tx, library_id, id.as_str(), &removed)?;
         tx.commit().map_err(sql_err("deleting"))?;
         let name: String = conn
-            .query_row("SELECT name FROM libraries WHERE id = ?", [library_id], |r| r.get(0))
+            .query_row(
+                "SELECT name FROM libraries WHERE id = ?",
+                [library_id],
+                |r| r.get(0),
+            )
             .map_err(sql_err("deleting"))?;
         let name = LibraryName::new(name).map_err(|e| StoreError::io("library name", e))?;
         let row = Self::library_row(&conn, &name)?;
@@ -566,10 +759,15 @@ impl Store for EmbeddedStore {
             .map_err(sql_err("reading chunks"))?;
         let mut out = Vec::with_capacity(ids.len());
         for id in ids {
-            let Some((document, index)) = ChunkId::parse(id.as_str()) else { continue };
+            let Some((document, index)) = ChunkId::parse(id.as_str()) else {
+                continue;
+            };
             let found = stmt
                 .query_row(params![document.as_str(), index], |r| {
-                    Ok(ChunkWithDocument { chunk: chunk_from_row(r)?, document: rows::summary_from_row_at(r, rows::CHUNK_COLUMN_COUNT)? })
+                    Ok(ChunkWithDocument {
+                        chunk: chunk_from_row(r)?,
+                        document: rows::summary_from_row_at(r, rows::CHUNK_COLUMN_COUNT)?,
+                    })
                 })
                 .optional()
                 .map_err(sql_err("reading chunks"))?;
@@ -578,17 +776,32 @@ impl Store for EmbeddedStore {
         Ok(out)
     }
 
-    fn lexical(&self, library: &LibraryName, query: &str, filter: &Filter, k: usize, bm25: Bm25) -> Result<Vec<Hit>> {
+    fn lexical(
+        &self,
+        library: &LibraryName,
+        query: &str,
+        filter: &Filter,
+        k: usize,
+        bm25: Bm25,
+    ) -> Result<Vec<Hit>> {
         let conn = self.conn();
         let row = Self::library_row(&conn, library)?;
         let index = self.index(&conn, &row)?;
-        let Some(lexical) = &index.lexical else { return Ok(Vec::new()) };
+        let Some(lexical) = &index.lexical else {
+            return Ok(Vec::new());
+        };
         let allowed = Self::allowed_keys(&conn, row.id, filter)?;
         let scored = lexical.search(query, allowed.as_ref(), k, bm25)?;
         Self::hits(&conn, scored)
     }
 
-    fn dense(&self, library: &LibraryName, vector: &[f32], filter: &Filter, k: usize) -> Result<Vec<Hit>> {
+    fn dense(
+        &self,
+        library: &LibraryName,
+        vector: &[f32],
+        filter: &Filter,
+        k: usize,
+    ) -> Result<Vec<Hit>> {
         let conn = self.conn();
         let row = Self::library_row(&conn, library)?;
         if vector.len() != row.info.space.dim as usize {
@@ -613,7 +826,13 @@ impl Store for EmbeddedStore {
             )
             .map_err(sql_err("reading chunks"))?;
         let rows = stmt
-            .query_map([row.id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?)))
+            .query_map([row.id], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, String>(2)?,
+                ))
+            })
             .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
             .map_err(sql_err("reading chunks"))?;
         Ok(rows
@@ -622,7 +841,12 @@ impl Store for EmbeddedStore {
             .collect())
     }
 
-    fn replace_vectors(&self, library: &LibraryName, space: &EmbeddingSpace, vectors: Vec<(ChunkId, Vec<f32>)>) -> Result<()> {
+    fn replace_vectors(
+        &self,
+        library: &LibraryName,
+        space: &EmbeddingSpace,
+        vectors: Vec<(ChunkId, Vec<f32>)>,
+    ) -> Result<()> {
         self.require_writable()?;
         let mut conn = self.conn();
         let row = Self::library_row(&conn, library)?;
@@ -634,9 +858,15 @@ impl Store for EmbeddedStore {
             )));
         }
         if let Some((id, v)) = vectors.iter().find(|(_, v)| v.len() != space.dim as usize) {
-            return Err(StoreError::InvalidArgument(format!("vector for {id} has dimension {}, not {}", v.len(), space.dim)));
+            return Err(StoreError::InvalidArgument(format!(
+                "vector for {id} has dimension {}, not {}",
+                v.len(),
+                space.dim
+            )));
         }
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql_err("rebuilding"))?;
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sql_err("rebuilding"))?;
         {
             let mut stmt = tx
                 .prepare("UPDATE chunks SET vector = ? WHERE document_id = ? AND idx = ?")
@@ -645,16 +875,30 @@ impl Store for EmbeddedStore {
                 let Some((document, index)) = ChunkId::parse(id.as_str()) else {
                     return Err(StoreError::InvalidArgument(format!("bad chunk id {id}")));
                 };
-                if stmt.execute(params![vector_bytes(vector), document.as_str(), index]).map_err(sql_err("rebuilding"))? != 1 {
-                    return Err(StoreError::NotFound { what: "chunk", id: id.to_string() });
+                if stmt
+                    .execute(params![vector_bytes(vector), document.as_str(), index])
+                    .map_err(sql_err("rebuilding"))?
+                    != 1
+                {
+                    return Err(StoreError::NotFound {
+                        what: "chunk",
+                        id: id.to_string(),
+                    });
                 }
             }
         }
         let space_json = serde_json::to_string(space).map_err(|e| StoreError::io("library", e))?;
-        tx.execute("UPDATE libraries SET space = ? WHERE id = ?", params![space_json, row.id]).map_err(sql_err("rebuilding"))?;
+        tx.execute(
+            "UPDATE libraries SET space = ? WHERE id = ?",
+            params![space_json, row.id],
+        )
+        .map_err(sql_err("rebuilding"))?;
         tx.commit().map_err(sql_err("rebuilding"))?;
         // The vector index is derived: drop it and replay the whole log.
-        self.indexes.write().unwrap_or_else(|p| p.into_inner()).remove(&row.id);
+        self.indexes
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&row.id);
         Vectors::remove_files(&self.index_dir(row.id));
         let row = Self::library_row(&conn, library)?;
         self.index(&conn, &row)?;

@@ -42,7 +42,9 @@ impl WriteLock {
                         waited_ms: start.elapsed().as_millis() as u64,
                     });
                 }
-                Err(std::fs::TryLockError::Error(e)) => return Err(StoreError::io(path.display().to_string(), e)),
+                Err(std::fs::TryLockError::Error(e)) => {
+                    return Err(StoreError::io(path.display().to_string(), e));
+                }
             }
         }
         let _ = file.set_len(0);

@@ -1,7 +1,7 @@
 //! Mapping between SQLite rows and domain types.
 
-use folio_core::{Chunk, ChunkId, Document, DocumentId, DocumentSummary, LibraryName, SourceKind};
 use folio_core::filter::join_section_path;
+use folio_core::{Chunk, ChunkId, Document, DocumentId, DocumentSummary, LibraryName, SourceKind};
 use folio_store::{Result, StoreError};
 use rusqlite::{Connection, Row, params};
 
@@ -16,10 +16,17 @@ pub const CHUNK_COLUMNS: &str = "c.document_id, c.idx, c.count, c.text, c.contex
 pub const CHUNK_COLUMN_COUNT: usize = 11;
 
 fn conversion(index: usize, what: &str) -> rusqlite::Error {
-    rusqlite::Error::FromSqlConversionFailure(index, rusqlite::types::Type::Text, format!("invalid {what}").into())
+    rusqlite::Error::FromSqlConversionFailure(
+        index,
+        rusqlite::types::Type::Text,
+        format!("invalid {what}").into(),
+    )
 }
 
-fn json_map(text: &str, index: usize) -> rusqlite::Result<serde_json::Map<String, serde_json::Value>> {
+fn json_map(
+    text: &str,
+    index: usize,
+) -> rusqlite::Result<serde_json::Map<String, serde_json::Value>> {
     serde_json::from_str(text).map_err(|_| conversion(index, "metadata"))
 }
 
@@ -89,7 +96,8 @@ pub fn chunk_from_row(r: &Row<'_>) -> rusqlite::Result<Chunk> {
 }
 
 pub fn insert_document(tx: &Connection, library_id: i64, d: &Document) -> Result<()> {
-    let metadata = serde_json::to_string(&d.metadata).map_err(|e| StoreError::io("document metadata", e))?;
+    let metadata =
+        serde_json::to_string(&d.metadata).map_err(|e| StoreError::io("document metadata", e))?;
     tx.prepare_cached(
         "INSERT INTO documents (id, library_id, source, source_kind, format, title, content_hash, metadata,
                                 page_count, chunk_count, char_count, text, ingested_at)
@@ -117,7 +125,8 @@ pub fn insert_document(tx: &Connection, library_id: i64, d: &Document) -> Result
 }
 
 pub fn insert_chunk(tx: &Connection, c: &Chunk, vector: &[u8]) -> Result<()> {
-    let path = serde_json::to_string(&c.section_path).map_err(|e| StoreError::io("section path", e))?;
+    let path =
+        serde_json::to_string(&c.section_path).map_err(|e| StoreError::io("section path", e))?;
     tx.prepare_cached(
         "INSERT INTO chunks (document_id, idx, count, text, context, char_start, char_end, page_start, page_end,
                              section_path, section, token_count, vector)
@@ -150,5 +159,8 @@ pub fn vector_bytes(v: &[f32]) -> Vec<u8> {
 }
 
 pub fn vector_from_bytes(bytes: &[u8]) -> Vec<f32> {
-    bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()
+    bytes
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect()
 }

@@ -66,10 +66,14 @@ pub fn prepare(conn: &Connection) -> rusqlite::Result<Result<(), String>> {
     conn.pragma_update(None, "foreign_keys", "ON")?;
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if version > SCHEMA_VERSION {
-        return Ok(Err(format!("the database has schema version {version}; this folio knows up to {SCHEMA_VERSION}")));
+        return Ok(Err(format!(
+            "the database has schema version {version}; this folio knows up to {SCHEMA_VERSION}"
+        )));
     }
     if version < SCHEMA_VERSION {
-        conn.execute_batch(&format!("BEGIN IMMEDIATE; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"))?;
+        conn.execute_batch(&format!(
+            "BEGIN IMMEDIATE; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+        ))?;
     }
     Ok(Ok(()))
 }

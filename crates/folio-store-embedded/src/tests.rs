@@ -12,7 +12,13 @@ use serde_json::json;
 use super::*;
 
 fn writable(dir: &Path) -> EmbeddedStore {
-    EmbeddedStore::open(dir, Access::ReadWrite { lock_wait: Duration::from_millis(200) }).unwrap()
+    EmbeddedStore::open(
+        dir,
+        Access::ReadWrite {
+            lock_wait: Duration::from_millis(200),
+        },
+    )
+    .unwrap()
 }
 
 fn lib() -> LibraryName {
@@ -44,8 +50,18 @@ fn seed(store: &EmbeddedStore) {
 }
 
 fn search_both(store: &EmbeddedStore) -> (usize, usize) {
-    let lexical = store.lexical(&lib(), "apples bananas", &Filter::default(), 10, Bm25::default()).unwrap();
-    let dense = store.dense(&lib(), &axis(0, 0.0), &Filter::default(), 10).unwrap();
+    let lexical = store
+        .lexical(
+            &lib(),
+            "apples bananas",
+            &Filter::default(),
+            10,
+            Bm25::default(),
+        )
+        .unwrap();
+    let dense = store
+        .dense(&lib(), &axis(0, 0.0), &Filter::default(), 10)
+        .unwrap();
     (lexical.len(), dense.len())
 }
 
@@ -72,14 +88,26 @@ fn unsaved_vectors_are_replayed_from_the_log() {
     let store = writable(dir.path());
     seed(&store);
     store.flush().unwrap();
-    store.put_documents(vec![document(&lib(), "c.txt", &["cherries"], &[2], json!({}))], false).unwrap();
+    store
+        .put_documents(
+            vec![document(&lib(), "c.txt", &["cherries"], &[2], json!({}))],
+            false,
+        )
+        .unwrap();
     // Simulate a crash: skip the save that Drop would do. (The forgotten
     // store keeps the write lock, so the reader below replays in memory.)
     std::mem::forget(store);
     let reopened = EmbeddedStore::open(dir.path(), Access::ReadOnly).unwrap();
-    let dense = reopened.dense(&lib(), &axis(2, 0.0), &Filter::default(), 1).unwrap();
+    let dense = reopened
+        .dense(&lib(), &axis(2, 0.0), &Filter::default(), 1)
+        .unwrap();
     assert_eq!(dense.len(), 1);
-    assert!(dense[0].chunk.as_str().starts_with(DocumentId::derive(&lib(), "c.txt").as_str()));
+    assert!(
+        dense[0]
+            .chunk
+            .as_str()
+            .starts_with(DocumentId::derive(&lib(), "c.txt").as_str())
+    );
 }
 
 #[test]
@@ -87,18 +115,49 @@ fn a_second_writer_gets_a_clear_busy_error_and_readers_see_commits() {
     let dir = tempfile::tempdir().unwrap();
     let writer = writable(dir.path());
     seed(&writer);
-    match EmbeddedStore::open(dir.path(), Access::ReadWrite { lock_wait: Duration::from_millis(100) }) {
+    match EmbeddedStore::open(
+        dir.path(),
+        Access::ReadWrite {
+            lock_wait: Duration::from_millis(100),
+        },
+    ) {
         Err(StoreError::Busy { pid, .. }) => assert_eq!(pid, std::process::id().to_string()),
         other => panic!("expected Busy, got {:?}", other.map(|_| ())),
     }
     let reader = EmbeddedStore::open(dir.path(), Access::ReadOnly).unwrap();
     assert_eq!(search_both(&reader), (2, 2));
-    assert!(reader.put_documents(vec![document(&lib(), "x.txt", &["x"], &[0], json!({}))], false).is_err());
+    assert!(
+        reader
+            .put_documents(
+                vec![document(&lib(), "x.txt", &["x"], &[0], json!({}))],
+                false
+            )
+            .is_err()
+    );
     // A later commit by the writer becomes visible to the open reader.
-    writer.put_documents(vec![document(&lib(), "c.txt", &["apples again"], &[0], json!({}))], false).unwrap();
+    writer
+        .put_documents(
+            vec![document(
+                &lib(),
+                "c.txt",
+                &["apples again"],
+                &[0],
+                json!({}),
+            )],
+            false,
+        )
+        .unwrap();
     assert_eq!(search_both(&reader), (3, 3));
     drop(writer);
-    assert!(EmbeddedStore::open(dir.path(), Access::ReadWrite { lock_wait: Duration::ZERO }).is_ok());
+    assert!(
+        EmbeddedStore::open(
+            dir.path(),
+            Access::ReadWrite {
+                lock_wait: Duration::ZERO
+            }
+        )
+        .is_ok()
+    );
 }
 
 #[test]
@@ -110,12 +169,30 @@ fn rebuild_repins_the_space_and_swaps_vectors() {
     let mut new_space = space();
     new_space.model = "test/other".into();
     new_space.dim = 2;
-    let vectors = texts.iter().enumerate().map(|(i, (id, _))| (id.clone(), if i == 0 { vec![0.0, 1.0] } else { vec![1.0, 0.0] })).collect();
+    let vectors = texts
+        .iter()
+        .enumerate()
+        .map(|(i, (id, _))| {
+            (
+                id.clone(),
+                if i == 0 {
+                    vec![0.0, 1.0]
+                } else {
+                    vec![1.0, 0.0]
+                },
+            )
+        })
+        .collect();
     store.replace_vectors(&lib(), &new_space, vectors).unwrap();
     assert_eq!(store.library(&lib()).unwrap().space, new_space);
-    let hits = store.dense(&lib(), &[0.0, 1.0], &Filter::default(), 1).unwrap();
+    let hits = store
+        .dense(&lib(), &[0.0, 1.0], &Filter::default(), 1)
+        .unwrap();
     assert_eq!(hits[0].chunk, texts[0].0);
-    assert!(matches!(store.dense(&lib(), &axis(0, 0.0), &Filter::default(), 1), Err(StoreError::EmbeddingMismatch { .. })));
+    assert!(matches!(
+        store.dense(&lib(), &axis(0, 0.0), &Filter::default(), 1),
+        Err(StoreError::EmbeddingMismatch { .. })
+    ));
 }
 
 #[test]
@@ -150,8 +227,34 @@ fn many_vectors_use_the_graph_with_high_recall() {
         let q: Vec<f32> = (0..16).map(|_| next()).collect();
         let exact = store.dense(&lib(), &q, &Filter::default(), 10).unwrap();
         let graph = store.dense_graph(&lib(), &q, 10).unwrap();
-        found += graph.iter().filter(|h| exact.iter().any(|e| e.chunk == h.chunk)).count();
+        found += graph
+            .iter()
+            .filter(|h| exact.iter().any(|e| e.chunk == h.chunk))
+            .count();
     }
     let recall = found as f64 / (queries * 10) as f64;
     assert!(recall >= 0.95, "HNSW recall@10 {recall}");
+}
+
+#[test]
+fn a_reader_repairs_a_lexical_index_that_an_interrupted_writer_left_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    seed(&writable(dir.path()));
+    // As if the writer died after its SQLite commit, before the tantivy one.
+    std::fs::remove_dir_all(dir.path().join("indexes/1/lexical")).unwrap();
+    let reader = EmbeddedStore::open(dir.path(), Access::ReadOnly).unwrap();
+    assert_eq!(search_both(&reader), (2, 2));
+    assert!(
+        !reader.is_writable(),
+        "the repair takes the lock only for its duration"
+    );
+    assert!(
+        EmbeddedStore::open(
+            dir.path(),
+            Access::ReadWrite {
+                lock_wait: Duration::ZERO
+            }
+        )
+        .is_ok()
+    );
 }

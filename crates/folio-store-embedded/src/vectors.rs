@@ -51,8 +51,13 @@ fn files(dir: &Path) -> (PathBuf, PathBuf) {
 impl Vectors {
     pub fn new(dim: usize) -> Result<Self, StoreError> {
         let index = Index::new(&options(dim)).map_err(err("creating the vector index"))?;
-        index.reserve(1024).map_err(err("reserving the vector index"))?;
-        Ok(Vectors { index: RwLock::new(index), dim })
+        index
+            .reserve(1024)
+            .map_err(err("reserving the vector index"))?;
+        Ok(Vectors {
+            index: RwLock::new(index),
+            dim,
+        })
     }
 
     /// Loads the saved index and the watermark it covers; `None` when there
@@ -70,7 +75,13 @@ impl Vectors {
             tracing::warn!(path = %path.display(), "vector index does not match its metadata; rebuilding");
             return None;
         }
-        Some((Vectors { index: RwLock::new(index), dim }, meta.watermark))
+        Some((
+            Vectors {
+                index: RwLock::new(index),
+                dim,
+            },
+            meta.watermark,
+        ))
     }
 
     /// Saves the index and then its metadata, each by write-and-rename, so a
@@ -80,9 +91,17 @@ impl Vectors {
         let (path, meta_path) = files(dir);
         let index = self.index.read().unwrap_or_else(|p| p.into_inner());
         let tmp = path.with_extension("usearch.part");
-        let tmp_str = tmp.to_str().ok_or_else(|| StoreError::io("vector index", "non-UTF-8 path"))?;
-        index.save(tmp_str).map_err(err("saving the vector index"))?;
-        let meta = VectorMeta { watermark, dim: self.dim, count: index.size() };
+        let tmp_str = tmp
+            .to_str()
+            .ok_or_else(|| StoreError::io("vector index", "non-UTF-8 path"))?;
+        index
+            .save(tmp_str)
+            .map_err(err("saving the vector index"))?;
+        let meta = VectorMeta {
+            watermark,
+            dim: self.dim,
+            count: index.size(),
+        };
         drop(index);
         sync_and_rename(&tmp, &path)?;
         let tmp_meta = meta_path.with_extension("json.part");
@@ -102,7 +121,10 @@ impl Vectors {
     }
 
     pub fn memory_bytes(&self) -> usize {
-        self.index.read().unwrap_or_else(|p| p.into_inner()).memory_usage()
+        self.index
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .memory_usage()
     }
 
     /// Adds vectors whose keys are not present yet.
@@ -110,14 +132,25 @@ impl Vectors {
         let index = self.index.write().unwrap_or_else(|p| p.into_inner());
         let needed = index.size() + items.len();
         if needed > index.capacity() {
-            index.reserve(needed.next_power_of_two()).map_err(err("growing the vector index"))?;
+            index
+                .reserve(needed.next_power_of_two())
+                .map_err(err("growing the vector index"))?;
         }
         for (key, vector) in items {
             if vector.len() != self.dim {
-                return Err(StoreError::io("vector index", format!("vector of dimension {} in a {}-d index", vector.len(), self.dim)));
+                return Err(StoreError::io(
+                    "vector index",
+                    format!(
+                        "vector of dimension {} in a {}-d index",
+                        vector.len(),
+                        self.dim
+                    ),
+                ));
             }
             if !index.contains(*key) {
-                index.add(*key, vector).map_err(err("adding to the vector index"))?;
+                index
+                    .add(*key, vector)
+                    .map_err(err("adding to the vector index"))?;
             }
         }
         Ok(())
@@ -127,14 +160,21 @@ impl Vectors {
         let index = self.index.write().unwrap_or_else(|p| p.into_inner());
         for key in keys {
             if index.contains(*key) {
-                index.remove(*key).map_err(err("removing from the vector index"))?;
+                index
+                    .remove(*key)
+                    .map_err(err("removing from the vector index"))?;
             }
         }
         Ok(())
     }
 
     /// The `k` most similar keys with their cosine similarity, best first.
-    pub fn search(&self, query: &[f32], allowed: Option<&HashSet<u64>>, k: usize) -> Result<Vec<(u64, f32)>, StoreError> {
+    pub fn search(
+        &self,
+        query: &[f32],
+        allowed: Option<&HashSet<u64>>,
+        k: usize,
+    ) -> Result<Vec<(u64, f32)>, StoreError> {
         if query.len() != self.dim {
             return Err(StoreError::InvalidArgument(format!(
                 "query vector has dimension {}, the library {}",
@@ -151,7 +191,11 @@ impl Vectors {
                 let mut buffer = vec![0f32; self.dim];
                 let mut scored = Vec::with_capacity(allowed.len());
                 for &key in allowed {
-                    if index.get(key, &mut buffer).map_err(err("reading the vector index"))? > 0 {
+                    if index
+                        .get(key, &mut buffer)
+                        .map_err(err("reading the vector index"))?
+                        > 0
+                    {
                         scored.push((key, dot(query, &buffer)));
                     }
                 }
@@ -159,15 +203,24 @@ impl Vectors {
             }
             Some(allowed) => {
                 index.change_expansion_search(k.max(64) * 2);
-                index.filtered_search(query, k, |key| allowed.contains(&key)).map_err(err("filtered vector search"))?
+                index
+                    .filtered_search(query, k, |key| allowed.contains(&key))
+                    .map_err(err("filtered vector search"))?
             }
-            None if index.size() <= EXACT_MAX => index.exact_search(query, k).map_err(err("exact vector search"))?,
+            None if index.size() <= EXACT_MAX => index
+                .exact_search(query, k)
+                .map_err(err("exact vector search"))?,
             None => {
                 index.change_expansion_search(k.max(64) * 2);
                 index.search(query, k).map_err(err("vector search"))?
             }
         };
-        Ok(matches.keys.into_iter().zip(matches.distances).map(|(key, distance)| (key, 1.0 - distance)).collect())
+        Ok(matches
+            .keys
+            .into_iter()
+            .zip(matches.distances)
+            .map(|(key, distance)| (key, 1.0 - distance))
+            .collect())
     }
 
     /// Approximate search through the graph regardless of size: for
@@ -176,7 +229,12 @@ impl Vectors {
         let index = self.index.read().unwrap_or_else(|p| p.into_inner());
         index.change_expansion_search(k.max(64) * 2);
         let matches = index.search(query, k).map_err(err("vector search"))?;
-        Ok(matches.keys.into_iter().zip(matches.distances).map(|(key, distance)| (key, 1.0 - distance)).collect())
+        Ok(matches
+            .keys
+            .into_iter()
+            .zip(matches.distances)
+            .map(|(key, distance)| (key, 1.0 - distance))
+            .collect())
     }
 }
 
@@ -187,7 +245,9 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
 /// Flushes `tmp` to disk and renames it over `path`, then syncs the folder.
 pub fn sync_and_rename(tmp: &Path, path: &Path) -> Result<(), StoreError> {
     let io = |e: std::io::Error| StoreError::io(path.display().to_string(), e);
-    std::fs::File::open(tmp).and_then(|f| f.sync_all()).map_err(io)?;
+    std::fs::File::open(tmp)
+        .and_then(|f| f.sync_all())
+        .map_err(io)?;
     std::fs::rename(tmp, path).map_err(io)?;
     if let Some(dir) = path.parent() {
         let _ = std::fs::File::open(dir).and_then(|d| d.sync_all());

@@ -4,7 +4,9 @@
 //! Vectors here are hand-made unit vectors, not embeddings: the suite checks
 //! storage semantics (atomicity, dedup, filters, ranking plumbing), not models.
 
-use folio_core::{Chunk, ChunkId, Document, DocumentId, EmbeddingSpace, Filter, LibraryName, Pooling, SourceKind};
+use folio_core::{
+    Chunk, ChunkId, Document, DocumentId, EmbeddingSpace, Filter, LibraryName, Pooling, SourceKind,
+};
 use serde_json::json;
 
 use crate::{Bm25, NewDocument, PutOutcome, Store, StoreError};
@@ -95,7 +97,12 @@ fn filter(value: serde_json::Value) -> Filter {
 
 fn sources(store: &dyn Store, hits: &[crate::Hit]) -> Vec<String> {
     let ids: Vec<ChunkId> = hits.iter().map(|h| h.chunk.clone()).collect();
-    store.chunks_with_documents(&ids).unwrap().into_iter().map(|c| c.document.source).collect()
+    store
+        .chunks_with_documents(&ids)
+        .unwrap()
+        .into_iter()
+        .map(|c| c.document.source)
+        .collect()
 }
 
 /// Runs every check against fresh stores from `make`.
@@ -112,38 +119,75 @@ pub fn run(make: &dyn Fn() -> Box<dyn Store>) {
 
 pub fn libraries_are_pinned_to_their_space(store: &dyn Store) {
     let name = lib("papers");
-    assert!(matches!(store.library(&name), Err(StoreError::LibraryNotFound(_))));
+    assert!(matches!(
+        store.library(&name),
+        Err(StoreError::LibraryNotFound(_))
+    ));
     let info = store.create_library(&name, &space()).unwrap();
     assert_eq!(info.space, space());
     assert_eq!(store.create_library(&name, &space()).unwrap().name, name);
     let mut other = space();
     other.model = "test/other".into();
-    assert!(matches!(store.create_library(&name, &other), Err(StoreError::EmbeddingMismatch { .. })));
+    assert!(matches!(
+        store.create_library(&name, &other),
+        Err(StoreError::EmbeddingMismatch { .. })
+    ));
     let mut doc = document(&name, "a.txt", &["alpha"], &[0], json!({}));
     doc.space = other;
-    assert!(matches!(store.put_documents(vec![doc], false), Err(StoreError::EmbeddingMismatch { .. })));
+    assert!(matches!(
+        store.put_documents(vec![doc], false),
+        Err(StoreError::EmbeddingMismatch { .. })
+    ));
     assert_eq!(store.libraries().unwrap().len(), 1);
 }
 
 pub fn writes_dedup_and_replace(store: &dyn Store) {
     let name = lib("dedup");
     store.create_library(&name, &space()).unwrap();
-    let first = document(&name, "a.txt", &["alpha beta", "gamma delta"], &[0, 1], json!({}));
+    let first = document(
+        &name,
+        "a.txt",
+        &["alpha beta", "gamma delta"],
+        &[0, 1],
+        json!({}),
+    );
     let id = first.document.id.clone();
-    assert_eq!(store.put_documents(vec![first.clone()], false).unwrap(), vec![PutOutcome::Indexed]);
-    assert_eq!(store.put_documents(vec![first.clone()], false).unwrap(), vec![PutOutcome::Skipped]);
-    assert_eq!(store.put_documents(vec![first], true).unwrap(), vec![PutOutcome::Replaced]);
+    assert_eq!(
+        store.put_documents(vec![first.clone()], false).unwrap(),
+        vec![PutOutcome::Indexed]
+    );
+    assert_eq!(
+        store.put_documents(vec![first.clone()], false).unwrap(),
+        vec![PutOutcome::Skipped]
+    );
+    assert_eq!(
+        store.put_documents(vec![first], true).unwrap(),
+        vec![PutOutcome::Replaced]
+    );
     let second = document(&name, "a.txt", &["epsilon"], &[2], json!({}));
-    assert_eq!(store.put_documents(vec![second], false).unwrap(), vec![PutOutcome::Replaced]);
+    assert_eq!(
+        store.put_documents(vec![second], false).unwrap(),
+        vec![PutOutcome::Replaced]
+    );
     let info = store.library(&name).unwrap();
     assert_eq!((info.document_count, info.chunk_count), (1, 1));
     assert_eq!(store.chunks(&id, 0..10).unwrap().len(), 1);
     // The old version's words and vectors are gone from both retrievers.
-    assert!(store.lexical(&name, "alpha", &Filter::default(), 10, Bm25::default()).unwrap().is_empty());
-    let dense = store.dense(&name, &axis(0, 0.0), &Filter::default(), 10).unwrap();
+    assert!(
+        store
+            .lexical(&name, "alpha", &Filter::default(), 10, Bm25::default())
+            .unwrap()
+            .is_empty()
+    );
+    let dense = store
+        .dense(&name, &axis(0, 0.0), &Filter::default(), 10)
+        .unwrap();
     assert_eq!(dense.len(), 1);
     assert_eq!(dense[0].chunk, ChunkId::new(&id, 0));
-    assert_eq!(store.content_hash(&id).unwrap(), Some(folio_core::content_hash(b"epsilon")));
+    assert_eq!(
+        store.content_hash(&id).unwrap(),
+        Some(folio_core::content_hash(b"epsilon"))
+    );
 }
 
 pub fn invalid_writes_change_nothing(store: &dyn Store) {
@@ -154,9 +198,16 @@ pub fn invalid_writes_change_nothing(store: &dyn Store) {
     bad.vectors[0] = vec![1.0, 0.0];
     let result = store.put_documents(vec![good, bad], false);
     assert!(result.is_err(), "a batch with a bad document must fail");
-    assert_eq!(store.library(&name).unwrap().document_count, 0, "nothing of the batch may land");
+    assert_eq!(
+        store.library(&name).unwrap().document_count,
+        0,
+        "nothing of the batch may land"
+    );
     let missing = document(&lib("nowhere"), "x.txt", &["x"], &[0], json!({}));
-    assert!(matches!(store.put_documents(vec![missing], false), Err(StoreError::LibraryNotFound(_))));
+    assert!(matches!(
+        store.put_documents(vec![missing], false),
+        Err(StoreError::LibraryNotFound(_))
+    ));
 }
 
 pub fn lexical_search_stems_and_ranks(store: &dyn Store) {
@@ -165,18 +216,48 @@ pub fn lexical_search_stems_and_ranks(store: &dyn Store) {
     store
         .put_documents(
             vec![
-                document(&name, "run.txt", &["The runner was running fast and runs daily"], &[0], json!({})),
-                document(&name, "walk.txt", &["A walker walks slowly, and the runner watched"], &[1], json!({})),
-                document(&name, "other.txt", &["Completely unrelated text about cooking"], &[2], json!({})),
+                document(
+                    &name,
+                    "run.txt",
+                    &["The runner was running fast and runs daily"],
+                    &[0],
+                    json!({}),
+                ),
+                document(
+                    &name,
+                    "walk.txt",
+                    &["A walker walks slowly, and the runner watched"],
+                    &[1],
+                    json!({}),
+                ),
+                document(
+                    &name,
+                    "other.txt",
+                    &["Completely unrelated text about cooking"],
+                    &[2],
+                    json!({}),
+                ),
             ],
             false,
         )
         .unwrap();
-    let hits = store.lexical(&name, "runs", &Filter::default(), 10, Bm25::default()).unwrap();
-    assert_eq!(sources(store, &hits)[0], "run.txt", "stemming: runs ~ running ~ runner? {hits:?}");
+    let hits = store
+        .lexical(&name, "runs", &Filter::default(), 10, Bm25::default())
+        .unwrap();
+    assert_eq!(
+        sources(store, &hits)[0],
+        "run.txt",
+        "stemming: runs ~ running ~ runner? {hits:?}"
+    );
     assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
     assert!(!sources(store, &hits).contains(&"other.txt".to_string()));
-    assert!(store.lexical(&name, "the and a", &Filter::default(), 10, Bm25::default()).unwrap().is_empty(), "stop words only");
+    assert!(
+        store
+            .lexical(&name, "the and a", &Filter::default(), 10, Bm25::default())
+            .unwrap()
+            .is_empty(),
+        "stop words only"
+    );
     assert!(matches!(
         store.lexical(&lib("nope"), "x", &Filter::default(), 10, Bm25::default()),
         Err(StoreError::LibraryNotFound(_))
@@ -196,10 +277,16 @@ pub fn dense_search_ranks_by_cosine(store: &dyn Store) {
             false,
         )
         .unwrap();
-    let hits = store.dense(&name, &axis(1, 0.0), &Filter::default(), 2).unwrap();
+    let hits = store
+        .dense(&name, &axis(1, 0.0), &Filter::default(), 2)
+        .unwrap();
     assert_eq!(hits.len(), 2);
     assert_eq!(sources(store, &hits)[0], "y.txt");
-    assert!((hits[0].score - axis(1, 0.1)[1]).abs() < 1e-4, "cosine similarity expected, got {}", hits[0].score);
+    assert!(
+        (hits[0].score - axis(1, 0.1)[1]).abs() < 1e-4,
+        "cosine similarity expected, got {}",
+        hits[0].score
+    );
     assert!(matches!(
         store.dense(&name, &[1.0, 0.0], &Filter::default(), 2),
         Err(StoreError::EmbeddingMismatch { .. })
@@ -210,21 +297,52 @@ pub fn filters_apply_before_ranking(store: &dyn Store) {
     let name = lib("filters");
     store.create_library(&name, &space()).unwrap();
     let docs = vec![
-        document(&name, "/p/2019.txt", &["neural retrieval"], &[0], json!({"year": 2019, "tags": ["ml", "ir"], "author": "Ada", "date": "2019-03-01"})),
-        document(&name, "/p/2021.txt", &["neural retrieval"], &[0], json!({"year": 2021, "tags": ["ml"], "author": "Bob", "date": "2021-07-15"})),
-        document(&name, "/q/2023.txt", &["neural retrieval"], &[0], json!({"year": "2023", "tags": ["nlp"], "author": "Ada", "date": "2023-01-30"})),
+        document(
+            &name,
+            "/p/2019.txt",
+            &["neural retrieval"],
+            &[0],
+            json!({"year": 2019, "tags": ["ml", "ir"], "author": "Ada", "date": "2019-03-01"}),
+        ),
+        document(
+            &name,
+            "/p/2021.txt",
+            &["neural retrieval"],
+            &[0],
+            json!({"year": 2021, "tags": ["ml"], "author": "Bob", "date": "2021-07-15"}),
+        ),
+        document(
+            &name,
+            "/q/2023.txt",
+            &["neural retrieval"],
+            &[0],
+            json!({"year": "2023", "tags": ["nlp"], "author": "Ada", "date": "2023-01-30"}),
+        ),
     ];
     store.put_documents(docs, false).unwrap();
     let check = |f: serde_json::Value, expected: &[&str]| {
         let f = filter(f);
-        let lexical = sources(store, &store.lexical(&name, "neural", &f, 1, Bm25::default()).unwrap());
+        let lexical = sources(
+            store,
+            &store
+                .lexical(&name, "neural", &f, 1, Bm25::default())
+                .unwrap(),
+        );
         let dense = sources(store, &store.dense(&name, &axis(0, 0.0), &f, 1).unwrap());
         // k = 1: a post-filter of a short list would miss; a pre-filter cannot.
         for (retriever, top) in [("lexical", &lexical), ("dense", &dense)] {
             assert_eq!(top.len(), expected.len().min(1), "{retriever} {f:?}");
-            assert!(top.iter().all(|s| expected.contains(&s.as_str())), "{retriever} {f:?}: {top:?}");
+            assert!(
+                top.iter().all(|s| expected.contains(&s.as_str())),
+                "{retriever} {f:?}: {top:?}"
+            );
         }
-        let mut all_lexical = sources(store, &store.lexical(&name, "neural", &f, 10, Bm25::default()).unwrap());
+        let mut all_lexical = sources(
+            store,
+            &store
+                .lexical(&name, "neural", &f, 10, Bm25::default())
+                .unwrap(),
+        );
         let mut all_dense = sources(store, &store.dense(&name, &axis(0, 0.0), &f, 10).unwrap());
         all_lexical.sort();
         all_dense.sort();
@@ -233,12 +351,27 @@ pub fn filters_apply_before_ranking(store: &dyn Store) {
     };
     check(json!({"author": "Ada"}), &["/p/2019.txt", "/q/2023.txt"]);
     check(json!({"tags": "nlp"}), &["/q/2023.txt"]);
-    check(json!({"tags": ["ir", "nlp"]}), &["/p/2019.txt", "/q/2023.txt"]);
-    check(json!({"year": {"gte": 2020}}), &["/p/2021.txt", "/q/2023.txt"]);
+    check(
+        json!({"tags": ["ir", "nlp"]}),
+        &["/p/2019.txt", "/q/2023.txt"],
+    );
+    check(
+        json!({"year": {"gte": 2020}}),
+        &["/p/2021.txt", "/q/2023.txt"],
+    );
     check(json!({"year": {"gt": 2019, "lt": 2023}}), &["/p/2021.txt"]);
-    check(json!({"date": {"gte": "2021-01-01", "lte": "2021-12-31"}}), &["/p/2021.txt"]);
-    check(json!({"path_prefix": "/p/"}), &["/p/2019.txt", "/p/2021.txt"]);
-    check(json!({"section_prefix": "part i > chapter 1"}), &["/p/2019.txt", "/p/2021.txt", "/q/2023.txt"]);
+    check(
+        json!({"date": {"gte": "2021-01-01", "lte": "2021-12-31"}}),
+        &["/p/2021.txt"],
+    );
+    check(
+        json!({"path_prefix": "/p/"}),
+        &["/p/2019.txt", "/p/2021.txt"],
+    );
+    check(
+        json!({"section_prefix": "part i > chapter 1"}),
+        &["/p/2019.txt", "/p/2021.txt", "/q/2023.txt"],
+    );
     check(json!({"section_prefix": "Part II"}), &[]);
     check(json!({"format": "text", "author": "Bob"}), &["/p/2021.txt"]);
     check(json!({"missing_field": "x"}), &[]);
@@ -249,31 +382,68 @@ pub fn deletes_remove_from_every_index(store: &dyn Store) {
     store.create_library(&name, &space()).unwrap();
     let doc = document(&name, "gone.txt", &["ephemeral words"], &[0], json!({}));
     let id = doc.document.id.clone();
-    store.put_documents(vec![doc, document(&name, "kept.txt", &["lasting words"], &[1], json!({}))], false).unwrap();
+    store
+        .put_documents(
+            vec![
+                doc,
+                document(&name, "kept.txt", &["lasting words"], &[1], json!({})),
+            ],
+            false,
+        )
+        .unwrap();
     store.delete_document(&id).unwrap();
-    assert!(matches!(store.document(&id), Err(StoreError::NotFound { .. })));
-    assert!(matches!(store.delete_document(&id), Err(StoreError::NotFound { .. })));
-    assert!(store.lexical(&name, "ephemeral", &Filter::default(), 10, Bm25::default()).unwrap().is_empty());
-    let dense = store.dense(&name, &axis(0, 0.0), &Filter::default(), 10).unwrap();
+    assert!(matches!(
+        store.document(&id),
+        Err(StoreError::NotFound { .. })
+    ));
+    assert!(matches!(
+        store.delete_document(&id),
+        Err(StoreError::NotFound { .. })
+    ));
+    assert!(
+        store
+            .lexical(&name, "ephemeral", &Filter::default(), 10, Bm25::default())
+            .unwrap()
+            .is_empty()
+    );
+    let dense = store
+        .dense(&name, &axis(0, 0.0), &Filter::default(), 10)
+        .unwrap();
     assert_eq!(sources(store, &dense), vec!["kept.txt".to_string()]);
     store.delete_library(&name).unwrap();
-    assert!(matches!(store.library(&name), Err(StoreError::LibraryNotFound(_))));
+    assert!(matches!(
+        store.library(&name),
+        Err(StoreError::LibraryNotFound(_))
+    ));
     assert!(store.libraries().unwrap().is_empty());
 }
 
 pub fn chunks_read_back_in_order(store: &dyn Store) {
     let name = lib("chunks");
     store.create_library(&name, &space()).unwrap();
-    let doc = document(&name, "long.txt", &["one", "two", "three", "four"], &[0, 1, 2, 0], json!({"k": "v"}));
+    let doc = document(
+        &name,
+        "long.txt",
+        &["one", "two", "three", "four"],
+        &[0, 1, 2, 0],
+        json!({"k": "v"}),
+    );
     let id = doc.document.id.clone();
     store.put_documents(vec![doc.clone()], false).unwrap();
     let stored = store.document(&id).unwrap();
     assert_eq!(stored, doc.document);
     let middle = store.chunks(&id, 1..3).unwrap();
     assert_eq!(middle, doc.chunks[1..3].to_vec());
-    let ids = vec![ChunkId::new(&id, 3), ChunkId::new(&id, 0), ChunkId::new(&id, 99)];
+    let ids = vec![
+        ChunkId::new(&id, 3),
+        ChunkId::new(&id, 0),
+        ChunkId::new(&id, 99),
+    ];
     let found = store.chunks_with_documents(&ids).unwrap();
-    assert_eq!(found.iter().map(|c| c.chunk.index).collect::<Vec<_>>(), vec![3, 0]);
+    assert_eq!(
+        found.iter().map(|c| c.chunk.index).collect::<Vec<_>>(),
+        vec![3, 0]
+    );
     assert_eq!(found[0].document.metadata["k"], json!("v"));
     let (page, total) = store.documents(&name, 0, 10).unwrap();
     assert_eq!((page.len(), total), (1, 1));

@@ -8,19 +8,30 @@ pub enum StoreError {
     LibraryNotFound(String),
     #[error("{what} {id:?} does not exist")]
     NotFound { what: &'static str, id: String },
-    #[error("library {library:?} is pinned to another embedding space ({difference}); rebuild the library to change it")]
+    #[error(
+        "library {library:?} is pinned to another embedding space ({difference}); rebuild the library to change it"
+    )]
     EmbeddingMismatch { library: String, difference: String },
     #[error("{0}")]
     InvalidArgument(String),
-    #[error("the data directory {path} is locked by another folio process (pid {pid}); waited {waited_ms} ms")]
-    Busy { path: String, pid: String, waited_ms: u64 },
+    #[error(
+        "the data directory {path} is locked by another folio process (pid {pid}); waited {waited_ms} ms"
+    )]
+    Busy {
+        path: String,
+        pid: String,
+        waited_ms: u64,
+    },
     #[error("storage failure in {context}: {reason}")]
     Io { context: String, reason: String },
 }
 
 impl StoreError {
     pub fn io(context: impl Into<String>, reason: impl std::fmt::Display) -> Self {
-        StoreError::Io { context: context.into(), reason: reason.to_string() }
+        StoreError::Io {
+            context: context.into(),
+            reason: reason.to_string(),
+        }
     }
 
     pub fn code(&self) -> ErrorCode {

@@ -17,7 +17,9 @@ mod error;
 use std::ops::Range;
 
 pub use error::StoreError;
-use folio_core::{Chunk, ChunkId, Document, DocumentId, DocumentSummary, EmbeddingSpace, Filter, LibraryName};
+use folio_core::{
+    Chunk, ChunkId, Document, DocumentId, DocumentSummary, EmbeddingSpace, Filter, LibraryName,
+};
 use serde::{Deserialize, Serialize};
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -135,7 +137,12 @@ pub trait Store: Send + Sync {
     fn document(&self, id: &DocumentId) -> Result<Document>;
 
     /// A page of a library's documents ordered by source, and the total count.
-    fn documents(&self, library: &LibraryName, offset: u64, limit: u64) -> Result<(Vec<DocumentSummary>, u64)>;
+    fn documents(
+        &self,
+        library: &LibraryName,
+        offset: u64,
+        limit: u64,
+    ) -> Result<(Vec<DocumentSummary>, u64)>;
 
     /// Deletes a document; `NotFound` when there is no such document.
     fn delete_document(&self, id: &DocumentId) -> Result<()>;
@@ -148,11 +155,24 @@ pub trait Store: Send + Sync {
     fn chunks_with_documents(&self, ids: &[ChunkId]) -> Result<Vec<ChunkWithDocument>>;
 
     /// BM25 over the library's chunks that pass `filter`, best first.
-    fn lexical(&self, library: &LibraryName, query: &str, filter: &Filter, k: usize, bm25: Bm25) -> Result<Vec<Hit>>;
+    fn lexical(
+        &self,
+        library: &LibraryName,
+        query: &str,
+        filter: &Filter,
+        k: usize,
+        bm25: Bm25,
+    ) -> Result<Vec<Hit>>;
 
     /// Nearest chunks by cosine similarity among those that pass `filter`,
     /// best first. `EmbeddingMismatch` when `vector` has the wrong dimension.
-    fn dense(&self, library: &LibraryName, vector: &[f32], filter: &Filter, k: usize) -> Result<Vec<Hit>>;
+    fn dense(
+        &self,
+        library: &LibraryName,
+        vector: &[f32],
+        filter: &Filter,
+        k: usize,
+    ) -> Result<Vec<Hit>>;
 
     /// Every chunk of a library with its embedded text (header + text), for
     /// re-embedding during a rebuild.
@@ -160,7 +180,12 @@ pub trait Store: Send + Sync {
 
     /// Re-pins a library to `space` and swaps in `vectors` (one per chunk of
     /// the library, as `chunk_texts` listed them) in one commit.
-    fn replace_vectors(&self, library: &LibraryName, space: &EmbeddingSpace, vectors: Vec<(ChunkId, Vec<f32>)>) -> Result<()>;
+    fn replace_vectors(
+        &self,
+        library: &LibraryName,
+        space: &EmbeddingSpace,
+        vectors: Vec<(ChunkId, Vec<f32>)>,
+    ) -> Result<()>;
 
     fn stats(&self, library: &LibraryName) -> Result<LibraryStats>;
 

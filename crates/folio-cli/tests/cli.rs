@@ -1,0 +1,684 @@
+//! End-to-end tests of the `folio` binary with the real embedding model:
+//! ingestion of every format, cited search, dedup, bad input, a kill -9
+//! during ingestion, several processes on one data directory, URLs over a
+//! loopback HTTP server, and BEIR evaluation.
+//!
+//! The model and runtime come from `scripts/setup.sh` (the README's first
+//! command); these tests fail with that hint when they are missing.
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+struct Folio {
+    data: tempfile::TempDir,
+    files: tempfile::TempDir,
+    env: Vec<(String, String)>,
+}
+
+fn model_dir() -> PathBuf {
+    let home = std::env::var("FOLIO_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| {
+            PathBuf::from(std::env::var("HOME").expect("HOME")).join(".local/share/folio")
+        });
+    home.join("models/all-MiniLM-L6-v2")
+}
+
+impl Folio {
+    fn new() -> Self {
+        assert!(
+            model_dir().join("model.safetensors").exists(),
+            "the embedding model is not installed: run scripts/setup.sh first"
+        );
+        Folio {
+            data: tempfile::tempdir().unwrap(),
+            files: tempfile::tempdir().unwrap(),
+            env: Vec::new(),
+        }
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_folio"));
+        command.arg("--data-dir").arg(self.data.path()).args(args);
+        command.env_remove("FOLIO_DATA_DIR").env("FOLIO_CONFIG", "");
+        for (k, v) in &self.env {
+            command.env(k, v);
+        }
+        command
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.command(args).output().expect("folio runs")
+    }
+
+    /// Runs a command that must succeed and print JSON.
+    fn json(&self, args: &[&str]) -> Value {
+        let mut all = args.to_vec();
+        all.push("--json");
+        let out = self.run(&all);
+        assert!(
+            out.status.success(),
+            "folio {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
+    }
+
+    fn file(&self, name: &str, bytes: &[u8]) -> PathBuf {
+        let path = self.files.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, bytes).unwrap();
+        path
+    }
+
+    fn path(&self, name: &str) -> String {
+        self.files.path().join(name).display().to_string()
+    }
+}
+
+fn code(out: &Output) -> i32 {
+    out.status.code().unwrap_or(-1)
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn research_corpus(f: &Folio) {
+    f.file(
+        "papers/dropout.md",
+        b"---\ntitle: Dropout notes\nyear: 2014\ntags: [ml, regularisation]\n---\n# Dropout\n\nDropout regularises neural networks by randomly dropping units during training, which prevents co-adaptation of feature detectors.\n\n## Inference\n\nAt test time the weights are scaled by the keep probability.\n",
+    );
+    f.file("papers/notes/gd.txt", b"Gradient descent updates parameters against the gradient of the loss.\n\nThe learning rate sets the step size.");
+    f.file(
+        "papers/page.html",
+        b"<html><head><title>Protein folding</title><script>var tracking = 1;</script></head><body><nav>Home | About</nav><h1>Protein folding</h1><p>Proteins fold into three-dimensional structures determined by their amino acid sequence.</p></body></html>",
+    );
+    f.file(
+        "papers/scan.pdf",
+        &folio_testkit::pdf(&[
+            "Photosynthesis converts light energy into chemical energy",
+            "Chlorophyll absorbs red and blue light",
+        ]),
+    );
+    let body = [
+        folio_testkit::docx_paragraph(Some("berschrift1"), "Budget overview"),
+        folio_testkit::docx_paragraph(
+            None,
+            "The annual budget allocates funds to research and teaching.",
+        ),
+    ]
+    .concat();
+    f.file("papers/report.docx", &folio_testkit::docx(&body));
+}
+
+fn hits(response: &Value) -> &Vec<Value> {
+    response["hits"].as_array().expect("hits")
+}
+
+#[test]
+fn ingest_search_get_and_delete_end_to_end() {
+    let f = Folio::new();
+    research_corpus(&f);
+    let report = f.json(&["ingest", &f.path("papers"), "--library", "research"]);
+    assert_eq!(report["indexed"], 5, "{report:#}");
+    assert_eq!(report["failed"], 0);
+
+    let response = f.json(&[
+        "search",
+        "how does dropout regularise networks",
+        "--library",
+        "research",
+    ]);
+    let top = &hits(&response)[0];
+    assert_eq!(top["title"], "Dropout notes");
+    assert!(
+        top["source"]
+            .as_str()
+            .unwrap()
+            .ends_with("papers/dropout.md")
+    );
+    assert_eq!(top["section_path"], json!(["Dropout"]));
+    assert_eq!(
+        (top["chunk_index"].as_u64(), top["chunk_count"].as_u64()),
+        (Some(0), Some(2))
+    );
+    assert!(
+        top["preview"]
+            .as_str()
+            .unwrap()
+            .starts_with("Dropout regularises")
+    );
+    assert!(top.get("text").is_none(), "full text only on request");
+    for hit in hits(&response) {
+        let score = hit["score"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&score), "{score}");
+    }
+
+    // Paged formats carry page spans; the chunk on page 2 is found by meaning.
+    let response = f.json(&[
+        "search",
+        "which pigment absorbs light",
+        "--library",
+        "research",
+        "--mode",
+        "dense",
+    ]);
+    let top = &hits(&response)[0];
+    assert!(
+        top["source"].as_str().unwrap().ends_with("scan.pdf"),
+        "{response:#}"
+    );
+    assert_eq!(top["page_start"], 2);
+    assert_eq!(top["page_end"], 2);
+
+    // DOCX headings become section paths; lexical mode finds exact words.
+    let response = f.json(&[
+        "search",
+        "annual budget",
+        "--library",
+        "research",
+        "--mode",
+        "lexical",
+        "--response-mode",
+        "full",
+    ]);
+    let top = &hits(&response)[0];
+    assert_eq!(top["section_path"], json!(["Budget overview"]));
+    assert!(top["text"].as_str().unwrap().contains("allocates funds"));
+    assert_eq!(top["title"], "Quarterly & Annual");
+
+    // HTML chrome is not indexed.
+    let response = f.json(&[
+        "search",
+        "tracking",
+        "--library",
+        "research",
+        "--mode",
+        "lexical",
+    ]);
+    assert!(hits(&response).is_empty(), "{response:#}");
+
+    // Filters apply before ranking.
+    let response = f.json(&[
+        "search",
+        "neural networks",
+        "--library",
+        "research",
+        "--filter",
+        r#"{"tags": "ml", "year": {"gte": 2010}}"#,
+    ]);
+    assert_eq!(hits(&response).len(), 1);
+    let response = f.json(&[
+        "search",
+        "neural networks",
+        "--library",
+        "research",
+        "--filter",
+        r#"{"year": {"lt": 2000}}"#,
+    ]);
+    assert!(hits(&response).is_empty());
+
+    // ids_only is lean.
+    let response = f.json(&[
+        "search",
+        "gradient",
+        "--library",
+        "research",
+        "--response-mode",
+        "ids_only",
+    ]);
+    let top = &hits(&response)[0];
+    assert!(
+        top.get("title").is_none() && top.get("preview").is_none() && top["chunk_id"].is_string()
+    );
+
+    // get, ls, inspect
+    let id =
+        hits(&f.json(&["search", "gradient descent", "--library", "research"]))[0]["document_id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+    let document = f.json(&["get", &id, "--chunks"]);
+    assert_eq!(
+        document["chunks"].as_array().unwrap().len() as u64,
+        document["chunk_count"].as_u64().unwrap()
+    );
+    let listing = f.json(&["ls", "research"]);
+    assert_eq!(listing["total"], 5);
+    let stats = f.json(&["inspect", "research"]);
+    assert_eq!(stats["info"]["document_count"], 5);
+    assert_eq!(stats["index"]["vectors"], stats["info"]["chunk_count"]);
+    assert_eq!(
+        stats["index"]["lexical_chunks"],
+        stats["info"]["chunk_count"]
+    );
+    assert_eq!(
+        stats["info"]["space"]["model"],
+        "sentence-transformers/all-MiniLM-L6-v2"
+    );
+
+    // Dedup: unchanged → skipped; changed → replaced.
+    let again = f.json(&["ingest", &f.path("papers"), "--library", "research"]);
+    assert_eq!(
+        (again["skipped"].as_u64(), again["indexed"].as_u64()),
+        (Some(5), Some(0))
+    );
+    f.file(
+        "papers/notes/gd.txt",
+        b"Stochastic gradient descent samples minibatches.",
+    );
+    let again = f.json(&["ingest", &f.path("papers"), "--library", "research"]);
+    assert_eq!(
+        (again["replaced"].as_u64(), again["skipped"].as_u64()),
+        (Some(1), Some(4))
+    );
+    let response = f.json(&[
+        "search",
+        "learning rate step size",
+        "--library",
+        "research",
+        "--mode",
+        "lexical",
+    ]);
+    assert!(
+        hits(&response)
+            .iter()
+            .all(|h| h["document_id"] != json!(id)),
+        "the old version is gone"
+    );
+
+    // rm
+    f.json(&["rm", &id]);
+    assert_eq!(f.json(&["ls", "research"])["total"], 4);
+    let out = f.run(&["get", &id]);
+    assert_eq!(code(&out), 1);
+    assert!(stderr(&out).contains("does not exist"));
+}
+
+#[test]
+fn bad_input_gets_a_clear_error_and_changes_nothing() {
+    let mut f = Folio::new();
+    f.file("ok.md", b"# Fine\n\nA perfectly fine document about tea.");
+    f.json(&["ingest", &f.path("ok.md"), "--library", "lib"]);
+    let before = (
+        f.json(&["ls", "lib"]),
+        f.json(&["inspect", "lib"])["info"].clone(),
+    );
+
+    f.file("garbage.txt", &[0u8, 159, 146, 150, 0, 7, 1, 2, 3]);
+    f.file("zero.md", b"");
+    let full = folio_testkit::pdf(&["Truncated text"]);
+    f.file("truncated.pdf", &full[..full.len() / 2]);
+    f.file("big.txt", &vec![b'a'; 4096]);
+    let bomb = folio_testkit::docx(&format!(
+        "<w:p><w:r><w:t>{}</w:t></w:r></w:p>",
+        "0".repeat(3 << 20)
+    ));
+    f.file("bomb.docx", &bomb);
+    f.env.push(("FOLIO_MAX_FILE_BYTES".into(), "2048".into()));
+    let config = f.file("folio.toml", b"[limits]\nmax_compression_ratio = 50\n");
+
+    let cases: Vec<(Vec<String>, i32, &str)> = vec![
+        (
+            vec!["ingest".into(), f.path("missing.pdf")],
+            1,
+            "no such file",
+        ),
+        (vec!["ingest".into(), f.path("garbage.txt")], 1, "binary"),
+        (vec!["ingest".into(), f.path("zero.md")], 1, "empty"),
+        (
+            vec!["ingest".into(), f.path("truncated.pdf")],
+            1,
+            "malformed pdf",
+        ),
+        (
+            vec!["ingest".into(), f.path("big.txt")],
+            1,
+            "over the limit",
+        ),
+        (
+            vec![
+                "--config".into(),
+                config.display().to_string(),
+                "ingest".into(),
+                f.path("bomb.docx"),
+            ],
+            1,
+            "zip bomb",
+        ),
+        (
+            vec!["ingest".into(), "http://127.0.0.1:9/secret".into()],
+            1,
+            "non-public address",
+        ),
+        (
+            vec![
+                "ingest".into(),
+                "http://169.254.169.254/latest/meta-data/".into(),
+            ],
+            1,
+            "non-public address",
+        ),
+    ];
+    for (mut args, expected, needle) in cases {
+        args.extend(["--library".to_string(), "lib".to_string()]);
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = f.run(&refs);
+        assert_eq!(code(&out), expected, "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(needle), "{args:?}: {}", stderr(&out));
+        assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+    }
+    for (args, expected, needle) in [
+        (
+            vec!["search", "tea", "--library", "nope"],
+            1,
+            "does not exist",
+        ),
+        (vec!["search", "", "--library", "lib"], 2, "empty"),
+        (
+            vec!["search", "tea", "--library", "lib", "--filter", "{not json"],
+            2,
+            "not JSON",
+        ),
+        (
+            vec![
+                "search",
+                "tea",
+                "--library",
+                "lib",
+                "--filter",
+                r#"{"x": {"near": 1}}"#,
+            ],
+            2,
+            "unknown operator",
+        ),
+        (
+            vec!["search", "tea", "--library", "bad name!"],
+            2,
+            "invalid library name",
+        ),
+        (
+            vec!["search", "tea", "--library", "lib", "--top-k", "0"],
+            2,
+            "top_k",
+        ),
+        (vec!["get", "not-an-id"], 2, "16 lower-case hex"),
+        (vec!["frobnicate"], 2, "unrecognized subcommand"),
+    ] {
+        let out = f.run(&args);
+        assert_eq!(code(&out), expected, "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(needle), "{args:?}: {}", stderr(&out));
+    }
+    // A folder ingest reports the failures and carries on with the rest.
+    f.file("mixed/good.txt", b"Green tea contains catechins.");
+    f.file("mixed/bad.txt", &[0u8, 1, 2, 3, 0, 5]);
+    let out = f.run(&["ingest", &f.path("mixed"), "--library", "other", "--json"]);
+    assert_eq!(code(&out), 1);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (report["indexed"].as_u64(), report["failed"].as_u64()),
+        (Some(1), Some(1))
+    );
+    assert!(stderr(&out).contains("bad.txt"));
+
+    let after = (
+        f.json(&["ls", "lib"]),
+        f.json(&["inspect", "lib"])["info"].clone(),
+    );
+    assert_eq!(before, after, "bad input must leave the library as it was");
+}
+
+/// Many small documents, so an ingest takes a few seconds.
+fn many_files(f: &Folio, folder: &str, count: usize) {
+    for i in 0..count {
+        let text = format!(
+            "Document number {i} discusses topic {} in some detail. It mentions enzymes, galaxies, tariffs and poetry in turn, \
+             and closes with remark {} about measurement.\n\nA second paragraph for document {i} keeps the chunker honest.",
+            i % 17,
+            i * 7
+        );
+        f.file(&format!("{folder}/doc{i:04}.txt"), text.as_bytes());
+    }
+}
+
+fn wait_for(mut condition: impl FnMut() -> bool, limit: Duration) {
+    let start = Instant::now();
+    while !condition() {
+        assert!(start.elapsed() < limit, "timed out waiting");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn document_count(f: &Folio, library: &str) -> u64 {
+    let out = f.run(&["ls", library, "--json"]);
+    if !out.status.success() {
+        return 0;
+    }
+    serde_json::from_slice::<Value>(&out.stdout)
+        .map(|v| v["total"].as_u64().unwrap_or(0))
+        .unwrap_or(0)
+}
+
+#[test]
+fn kill_9_during_ingest_leaves_a_consistent_store() {
+    let f = Folio::new();
+    many_files(&f, "bulk", 400);
+    let mut child: Child = f
+        .command(&["ingest", &f.path("bulk"), "--library", "bulk"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for(
+        || document_count(&f, "bulk") >= 20,
+        Duration::from_secs(120),
+    );
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let indexed = document_count(&f, "bulk");
+    assert!(
+        indexed < 400,
+        "the ingest finished before it could be killed"
+    );
+    // Every committed document is whole in every index.
+    let stats = f.json(&["inspect", "bulk"]);
+    let chunks = &stats["info"]["chunk_count"];
+    assert_eq!(&stats["index"]["vectors"], chunks, "{stats:#}");
+    assert_eq!(&stats["index"]["lexical_chunks"], chunks, "{stats:#}");
+    let listing = f.json(&["ls", "bulk", "--limit", "1000"]);
+    for doc in listing["documents"].as_array().unwrap() {
+        assert_eq!(doc["chunk_count"], 1, "each small file is one chunk: {doc}");
+    }
+    let hit = f.json(&["search", "enzymes galaxies tariffs", "--library", "bulk"]);
+    assert!(!hits(&hit).is_empty());
+    // Re-running finishes the job; what was committed is skipped.
+    let report = f.json(&["ingest", &f.path("bulk"), "--library", "bulk"]);
+    assert_eq!(report["skipped"].as_u64(), Some(indexed));
+    assert_eq!(report["indexed"].as_u64(), Some(400 - indexed));
+    assert_eq!(document_count(&f, "bulk"), 400);
+}
+
+#[test]
+fn several_processes_share_one_data_directory() {
+    let mut f = Folio::new();
+    many_files(&f, "a", 150);
+    many_files(&f, "b", 20);
+    f.file("seed.txt", b"Seed document about lighthouses.");
+    f.json(&["ingest", &f.path("seed.txt"), "--library", "shared"]);
+    let mut writer = f
+        .command(&["ingest", &f.path("a"), "--library", "shared"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for(
+        || document_count(&f, "shared") > 1,
+        Duration::from_secs(120),
+    );
+    // Readers work while the writer runs.
+    for _ in 0..3 {
+        let response = f.json(&["search", "lighthouses", "--library", "shared"]);
+        assert!(!hits(&response).is_empty());
+    }
+    // A second writer that will not wait gets a clear busy error...
+    f.env.push(("FOLIO_LOCK_WAIT_MS".into(), "50".into()));
+    let out = f.run(&["ingest", &f.path("b"), "--library", "shared"]);
+    f.env.clear();
+    if writer.try_wait().unwrap().is_none() {
+        assert_eq!(code(&out), 1, "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("locked by another folio process"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    // ...and one that waits succeeds once the first is done.
+    let second = f
+        .command(&["ingest", &f.path("b"), "--library", "shared", "--json"])
+        .output()
+        .unwrap();
+    assert!(second.status.success(), "{}", stderr(&second));
+    let status = writer.wait().unwrap();
+    let mut err = String::new();
+    writer
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(status.success(), "{err}");
+    assert_eq!(document_count(&f, "shared"), 171);
+}
+
+/// Serves `routes` over loopback HTTP for `requests` requests.
+fn serve(
+    routes: Vec<(&'static str, String, &'static str)>,
+    requests: usize,
+) -> (String, std::thread::JoinHandle<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let handle = std::thread::spawn(move || {
+        for stream in listener.incoming().take(requests) {
+            let mut stream = stream.unwrap();
+            let mut buf = [0u8; 4096];
+            let n = stream.read(&mut buf).unwrap_or(0);
+            let request = String::from_utf8_lossy(&buf[..n]);
+            let path = request.split_whitespace().nth(1).unwrap_or("/").to_string();
+            let response = match routes.iter().find(|(p, _, _)| *p == path) {
+                Some((_, body, "redirect")) => format!(
+                    "HTTP/1.1 302 Found\r\nLocation: {body}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                ),
+                Some((_, body, kind)) => format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                ),
+                None => "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                    .to_string(),
+            };
+            let _ = stream.write_all(response.as_bytes());
+        }
+    });
+    (base, handle)
+}
+
+#[test]
+fn urls_are_fetched_with_redirects_checked() {
+    let f = Folio::new();
+    let page = "<html><head><title>Tide tables</title></head><body><h1>Tides</h1><p>Spring tides occur near new and full moon.</p></body></html>";
+    let (base, server) = serve(
+        vec![
+            ("/page.html", page.to_string(), "text/html"),
+            ("/go", "/page.html".into(), "redirect"),
+        ],
+        2,
+    );
+    // Loopback is refused unless allowed.
+    let out = f.run(&["ingest", &format!("{base}/page.html"), "--library", "web"]);
+    assert_eq!(code(&out), 1);
+    assert!(stderr(&out).contains("non-public"), "{}", stderr(&out));
+    let report = f.json(&[
+        "ingest",
+        &format!("{base}/go"),
+        "--library",
+        "web",
+        "--allow-private-urls",
+    ]);
+    assert_eq!(report["indexed"], 1, "{report:#}");
+    let response = f.json(&["search", "when do spring tides happen", "--library", "web"]);
+    let top = &hits(&response)[0];
+    assert_eq!(top["title"], "Tide tables");
+    assert_eq!(top["source_kind"], "url");
+    assert_eq!(top["metadata"]["url"], format!("{base}/page.html"));
+    server.join().unwrap();
+}
+
+#[test]
+fn eval_reports_beir_metrics_and_writes_the_run() {
+    let f = Folio::new();
+    let dir = f.files.path().join("beir");
+    let docs = [
+        (
+            "d1",
+            "Coffee",
+            "Caffeine in coffee blocks adenosine receptors and increases alertness.",
+        ),
+        (
+            "d2",
+            "Volcanoes",
+            "Magma rises through the crust and erupts as lava from volcanoes.",
+        ),
+        (
+            "d3",
+            "Bees",
+            "Honey bees communicate the location of flowers with a waggle dance.",
+        ),
+        (
+            "d4",
+            "Tides",
+            "The gravitational pull of the moon causes ocean tides.",
+        ),
+    ];
+    let corpus: Vec<String> = docs
+        .iter()
+        .map(|(id, t, x)| json!({"_id": id, "title": t, "text": x}).to_string())
+        .collect();
+    f.file("beir/corpus.jsonl", corpus.join("\n").as_bytes());
+    let queries = [
+        ("q1", "why does coffee keep you awake"),
+        ("q2", "how do bees share where flowers are"),
+        ("q3", "what causes tides"),
+    ];
+    let lines: Vec<String> = queries
+        .iter()
+        .map(|(id, t)| json!({"_id": id, "text": t}).to_string())
+        .collect();
+    f.file("beir/queries.jsonl", lines.join("\n").as_bytes());
+    f.file(
+        "beir/qrels/test.tsv",
+        b"query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td3\t1\nq3\td4\t1\n",
+    );
+    let run = f.files.path().join("run.json");
+    let report = f.json(&[
+        "eval",
+        dir.to_str().unwrap(),
+        "--run",
+        run.to_str().unwrap(),
+    ]);
+    assert_eq!(report["queries"], 3);
+    assert_eq!(report["documents"], 4);
+    assert!(report["ndcg_at_10"].as_f64().unwrap() > 0.99, "{report:#}");
+    assert_eq!(report["recall_at_100"].as_f64(), Some(1.0));
+    let written: Value = serde_json::from_slice(&std::fs::read(&run).unwrap()).unwrap();
+    assert_eq!(written.as_object().unwrap().len(), 3);
+    assert!(written["q1"]["d1"].as_f64().is_some());
+    // A second run reuses the scratch library.
+    let report = f.json(&["eval", dir.to_str().unwrap(), "--mode", "lexical"]);
+    assert_eq!(report["ingest_skipped"], 4);
+}

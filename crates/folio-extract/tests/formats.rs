@@ -1,0 +1,224 @@
+//! Extraction of each format from fixtures generated here: PDF page spans,
+//! DOCX headings and tables, PPTX slides, EPUB spine order, and refusal of
+//! malformed, oversized and bomb-like input.
+
+use folio_core::{BlockKind, Limits};
+use folio_extract::{ExtractError, Format, Input, extract};
+use folio_testkit::{docx, docx_paragraph as para, pdf, zip};
+
+fn run(bytes: &[u8], name: &str) -> Result<(Format, folio_core::StructuredText), ExtractError> {
+    extract(
+        Input {
+            bytes,
+            name: Some(name),
+            mime: None,
+        },
+        &Limits::default(),
+    )
+}
+
+#[test]
+fn pdf_text_carries_page_numbers() {
+    let bytes = pdf(&[
+        "Alpha page one text",
+        "Beta page two text",
+        "Gamma page three text",
+    ]);
+    let (format, text) = run(&bytes, "paper.pdf").unwrap();
+    assert_eq!(format, Format::Pdf);
+    assert_eq!(text.page_count, Some(3));
+    for (page, word) in [(1, "Alpha"), (2, "Beta"), (3, "Gamma")] {
+        let block = text
+            .blocks
+            .iter()
+            .find(|b| b.text.contains(word))
+            .unwrap_or_else(|| panic!("{word} missing: {:?}", text.blocks));
+        assert_eq!(block.page, Some(page), "{word}");
+    }
+}
+
+#[test]
+fn malformed_pdfs_are_refused() {
+    let full = pdf(&["Some text"]);
+    for broken in [&b"%PDF-1.7\n1 0 obj <<"[..], &full[..40]] {
+        match run(broken, "broken.pdf") {
+            Err(e) => assert_eq!(e.code(), folio_core::ErrorCode::MalformedInput, "{e}"),
+            Ok((_, t)) => panic!("a truncated PDF must not extract: {t:?}"),
+        }
+    }
+}
+
+#[test]
+fn docx_headings_lists_tables_and_properties() {
+    let body = [
+        para(Some("berschrift1"), "Introduction"),
+        para(None, "First paragraph."),
+        para(Some("Heading2"), "Details"),
+        r#"<w:p><w:pPr><w:numPr><w:ilvl w:val="0"/></w:numPr></w:pPr><w:r><w:t>A list item</w:t></w:r></w:p>"#.to_string(),
+        r#"<w:tbl><w:tr><w:tc><w:p><w:r><w:t>h1</w:t></w:r></w:p></w:tc><w:tc><w:p><w:r><w:t>h2</w:t></w:r></w:p></w:tc></w:tr><w:tr><w:tc><w:p><w:r><w:t>a</w:t></w:r></w:p></w:tc><w:tc><w:p><w:r><w:t>b &lt; c</w:t></w:r></w:p></w:tc></w:tr></w:tbl>"#.to_string(),
+    ]
+    .concat();
+    let (format, text) = run(&docx(&body), "report.docx").unwrap();
+    assert_eq!(format, Format::Docx);
+    let kinds: Vec<(BlockKind, &str)> = text
+        .blocks
+        .iter()
+        .map(|b| (b.kind, b.text.as_str()))
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![
+            (BlockKind::Heading(1), "Introduction"),
+            (BlockKind::Paragraph, "First paragraph."),
+            (BlockKind::Heading(2), "Details"),
+            (BlockKind::ListItem, "A list item"),
+            (BlockKind::Table, "h1 | h2\na | b < c"),
+        ]
+    );
+    assert_eq!(text.title.as_deref(), Some("Quarterly & Annual"));
+    assert_eq!(
+        text.metadata["authors"],
+        serde_json::json!(["Ada Lovelace"])
+    );
+}
+
+#[test]
+fn pptx_slides_are_pages_in_presentation_order() {
+    let slide = |title: &str, body: &str| {
+        format!(
+            r#"<p:sld xmlns:p="p" xmlns:a="a"><p:cSld><p:spTree><p:sp><p:nvSpPr><p:nvPr><p:ph type="title"/></p:nvPr></p:nvSpPr><p:txBody><a:p><a:r><a:t>{title}</a:t></a:r></a:p></p:txBody></p:sp><p:sp><p:txBody><a:p><a:r><a:t>{body}</a:t></a:r></a:p></p:txBody></p:sp></p:spTree></p:cSld></p:sld>"#
+        )
+    };
+    let presentation = r#"<p:presentation xmlns:p="p" xmlns:r="r"><p:sldIdLst><p:sldId id="256" r:id="rId3"/><p:sldId id="257" r:id="rId2"/></p:sldIdLst></p:presentation>"#;
+    let rels = r#"<Relationships><Relationship Id="rId2" Target="slides/slide1.xml"/><Relationship Id="rId3" Target="slides/slide2.xml"/></Relationships>"#;
+    let (s1, s2) = (
+        slide("Second", "shown second"),
+        slide("First", "shown first"),
+    );
+    let bytes = zip(&[
+        ("ppt/presentation.xml", presentation.as_bytes()),
+        ("ppt/_rels/presentation.xml.rels", rels.as_bytes()),
+        ("ppt/slides/slide1.xml", s1.as_bytes()),
+        ("ppt/slides/slide2.xml", s2.as_bytes()),
+    ]);
+    let (format, text) = run(&bytes, "deck.pptx").unwrap();
+    assert_eq!(format, Format::Pptx);
+    let got: Vec<(BlockKind, &str, Option<u32>)> = text
+        .blocks
+        .iter()
+        .map(|b| (b.kind, b.text.as_str(), b.page))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (BlockKind::Heading(1), "First", Some(1)),
+            (BlockKind::Paragraph, "shown first", Some(1)),
+            (BlockKind::Heading(1), "Second", Some(2)),
+            (BlockKind::Paragraph, "shown second", Some(2)),
+        ]
+    );
+}
+
+#[test]
+fn epub_follows_the_spine() {
+    let container = r#"<container><rootfiles><rootfile full-path="OEBPS/content.opf"/></rootfiles></container>"#;
+    let opf = r#"<package><metadata><dc:title xmlns:dc="d">A Book</dc:title><dc:creator xmlns:dc="d">Jane Doe</dc:creator></metadata><manifest><item id="c1" href="text/one.xhtml"/><item id="c2" href="text/two.xhtml"/></manifest><spine><itemref idref="c2"/><itemref idref="c1"/></spine></package>"#;
+    let one = "<html><body><h1>Chapter One</h1><p>Later in the spine.</p></body></html>";
+    let two = "<html><body><h1>Chapter Two</h1><p>First in the spine.</p></body></html>";
+    let bytes = zip(&[
+        ("mimetype", b"application/epub+zip"),
+        ("META-INF/container.xml", container.as_bytes()),
+        ("OEBPS/content.opf", opf.as_bytes()),
+        ("OEBPS/text/one.xhtml", one.as_bytes()),
+        ("OEBPS/text/two.xhtml", two.as_bytes()),
+    ]);
+    let (format, text) = run(&bytes, "book.epub").unwrap();
+    assert_eq!(format, Format::Epub);
+    assert_eq!(text.title.as_deref(), Some("A Book"));
+    let headings: Vec<&str> = text
+        .blocks
+        .iter()
+        .filter(|b| matches!(b.kind, BlockKind::Heading(_)))
+        .map(|b| b.text.as_str())
+        .collect();
+    assert_eq!(headings, ["Chapter Two", "Chapter One"]);
+}
+
+#[test]
+fn zip_bombs_and_oversized_input_are_refused() {
+    let zeros = vec![b'0'; 4 << 20];
+    let bomb = docx(&format!(
+        "<w:p><w:r><w:t>{}</w:t></w:r></w:p>",
+        String::from_utf8_lossy(&zeros)
+    ));
+    let limits = Limits {
+        max_decompressed_bytes: 1 << 20,
+        ..Limits::default()
+    };
+    let result = extract(
+        Input {
+            bytes: &bomb,
+            name: Some("bomb.docx"),
+            mime: None,
+        },
+        &limits,
+    );
+    assert!(
+        matches!(result, Err(ExtractError::Bomb { .. })),
+        "{result:?}"
+    );
+    // The ratio guard alone catches it too, under the default budget.
+    let ratio = Limits {
+        max_compression_ratio: 50,
+        ..Limits::default()
+    };
+    let result = extract(
+        Input {
+            bytes: &bomb,
+            name: Some("bomb.docx"),
+            mime: None,
+        },
+        &ratio,
+    );
+    assert!(
+        matches!(result, Err(ExtractError::Bomb { .. })),
+        "{result:?}"
+    );
+    let small = Limits {
+        max_file_bytes: 10,
+        ..Limits::default()
+    };
+    let result = extract(
+        Input {
+            bytes: b"more than ten bytes",
+            name: Some("a.txt"),
+            mime: None,
+        },
+        &small,
+    );
+    assert!(
+        matches!(result, Err(ExtractError::TooLarge { .. })),
+        "{result:?}"
+    );
+}
+
+#[test]
+fn garbage_empty_and_unknown_input_get_clear_errors() {
+    assert!(matches!(run(b"", "a.txt"), Err(ExtractError::Empty)));
+    assert!(matches!(
+        run(&[0u8, 159, 146, 150, 0, 1, 2, 3], "a.txt"),
+        Err(ExtractError::Binary)
+    ));
+    assert!(matches!(
+        run(b"PK\x03\x04garbage", "a.docx"),
+        Err(ExtractError::Malformed { .. })
+    ));
+    assert!(matches!(
+        run(b"\n\n  \n", "a.md"),
+        Err(ExtractError::NoText { .. })
+    ));
+    assert!(matches!(
+        run(b"\x7fELF\x02\x01", "tool.bin"),
+        Err(ExtractError::Unsupported { .. })
+    ));
+}
