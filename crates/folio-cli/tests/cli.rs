@@ -100,13 +100,16 @@ fn research_corpus(f: &Folio) {
         "papers/page.html",
         b"<html><head><title>Protein folding</title><script>var tracking = 1;</script></head><body><nav>Home | About</nav><h1>Protein folding</h1><p>Proteins fold into three-dimensional structures determined by their amino acid sequence.</p></body></html>",
     );
-    f.file(
-        "papers/scan.pdf",
-        &folio_testkit::pdf(&[
-            "Photosynthesis converts light energy into chemical energy",
-            "Chlorophyll absorbs red and blue light",
-        ]),
+    // Two pages long enough to be two chunks.
+    let page1 = format!(
+        "Photosynthesis converts light energy into chemical energy. {}",
+        "Plants store the energy as sugar in their leaves and stems. ".repeat(14)
     );
+    let page2 = format!(
+        "Chlorophyll absorbs red and blue light. {}",
+        "The pigment reflects green wavelengths back to the observer. ".repeat(14)
+    );
+    f.file("papers/scan.pdf", &folio_testkit::pdf(&[&page1, &page2]));
     let body = [
         folio_testkit::docx_paragraph(Some("berschrift1"), "Budget overview"),
         folio_testkit::docx_paragraph(
@@ -316,13 +319,13 @@ fn bad_input_gets_a_clear_error_and_changes_nothing() {
     f.file("zero.md", b"");
     let full = folio_testkit::pdf(&["Truncated text"]);
     f.file("truncated.pdf", &full[..full.len() / 2]);
-    f.file("big.txt", &vec![b'a'; 4096]);
+    f.file("big.txt", &vec![b'a'; 20_000]);
     let bomb = folio_testkit::docx(&format!(
         "<w:p><w:r><w:t>{}</w:t></w:r></w:p>",
         "0".repeat(3 << 20)
     ));
     f.file("bomb.docx", &bomb);
-    f.env.push(("FOLIO_MAX_FILE_BYTES".into(), "2048".into()));
+    f.env.push(("FOLIO_MAX_FILE_BYTES".into(), "10000".into()));
     let config = f.file("folio.toml", b"[limits]\nmax_compression_ratio = 50\n");
 
     let cases: Vec<(Vec<String>, i32, &str)> = vec![
@@ -336,7 +339,7 @@ fn bad_input_gets_a_clear_error_and_changes_nothing() {
         (
             vec!["ingest".into(), f.path("truncated.pdf")],
             1,
-            "malformed pdf",
+            "truncated.pdf: [",
         ),
         (
             vec!["ingest".into(), f.path("big.txt")],
