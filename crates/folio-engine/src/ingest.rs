@@ -525,41 +525,27 @@ impl Engine {
             });
         }
         self.store.create_library(&request.library, &space)?;
-        let summaries: Vec<(String, String, Option<String>, String, u32, Option<u32>)> = documents
+        let mut reported: Vec<IngestItem> = documents
             .iter()
-            .map(|d| {
-                let doc = &d.document;
-                (
-                    doc.source.clone(),
-                    doc.id.to_string(),
-                    doc.title.clone(),
-                    doc.format.clone(),
-                    doc.chunk_count,
-                    doc.page_count,
-                )
+            .map(|d| IngestItem {
+                source: d.document.source.clone(),
+                status: IngestStatus::Indexed,
+                document_id: Some(d.document.id.to_string()),
+                title: d.document.title.clone(),
+                format: Some(d.document.format.clone()),
+                chunks: d.document.chunk_count,
+                pages: d.document.page_count,
+                error: None,
             })
             .collect();
         let outcomes = self.store.put_documents(documents, request.force)?;
-        Ok(summaries
-            .into_iter()
-            .zip(outcomes)
-            .map(
-                |((source, id, title, format, chunks, pages), outcome)| IngestItem {
-                    source,
-                    status: outcome.into(),
-                    document_id: Some(id),
-                    title,
-                    format: Some(format),
-                    chunks: if outcome == PutOutcome::Skipped {
-                        0
-                    } else {
-                        chunks
-                    },
-                    pages,
-                    error: None,
-                },
-            )
-            .collect())
+        for (item, outcome) in reported.iter_mut().zip(outcomes) {
+            item.status = outcome.into();
+            if outcome == PutOutcome::Skipped {
+                item.chunks = 0;
+            }
+        }
+        Ok(reported)
     }
 }
 

@@ -50,12 +50,11 @@ fn style_roles(xml: &[u8]) -> Result<HashMap<String, StyleRole>, ExtractError> {
             if let (Some(id), Some(level)) = (
                 &current,
                 attr(attrs, "val").and_then(|v| v.parse::<u8>().ok()),
-            ) {
-                if level < 9 {
-                    roles
-                        .entry(id.clone())
-                        .or_insert(StyleRole::Heading((level + 1).min(6)));
-                }
+            ) && level < 9
+            {
+                roles
+                    .entry(id.clone())
+                    .or_insert(StyleRole::Heading((level + 1).min(6)));
             }
         }
         Node::Close { name: "style" } => current = None,
@@ -121,10 +120,10 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
             if let (Some(p), Some(level)) = (
                 paragraphs.last_mut(),
                 attr(attrs, "val").and_then(|v| v.parse::<u8>().ok()),
-            ) {
-                if level < 9 && p.role.is_none() {
-                    p.role = Some(StyleRole::Heading((level + 1).min(6)));
-                }
+            ) && level < 9
+                && p.role.is_none()
+            {
+                p.role = Some(StyleRole::Heading((level + 1).min(6)));
             }
         }
         Node::Open { name: "numPr", .. } => {

@@ -110,10 +110,10 @@ pub fn detect(input: Input<'_>) -> Result<Format, ExtractError> {
             }),
         };
     }
-    if let Some(format) = input.mime.and_then(Format::from_mime) {
-        if format != Format::Text || by_ext.is_none() {
-            return Ok(format);
-        }
+    if let Some(format) = input.mime.and_then(Format::from_mime)
+        && (format != Format::Text || by_ext.is_none())
+    {
+        return Ok(format);
     }
     if let Some(format) = by_ext {
         if matches!(

@@ -189,21 +189,19 @@ impl BlockBuilder<'_> {
                 }
             }
             Event::End(TagEnd::Table) => {
-                if let Some(table) = self.table.take() {
-                    if !table.rows.is_empty() {
-                        self.out.push(Block::new(
-                            BlockKind::Table,
-                            table.rows.join("\n"),
-                            self.page,
-                        ));
-                    }
+                if let Some(table) = self.table.take()
+                    && !table.rows.is_empty()
+                {
+                    self.out.push(Block::new(
+                        BlockKind::Table,
+                        table.rows.join("\n"),
+                        self.page,
+                    ));
                 }
             }
             Event::End(TagEnd::Heading(_) | TagEnd::CodeBlock) => self.flush(),
-            Event::End(TagEnd::Paragraph) => {
-                if self.item_depth == 0 {
-                    self.flush();
-                }
+            Event::End(TagEnd::Paragraph) if self.item_depth == 0 => {
+                self.flush();
             }
             Event::Text(text) | Event::Code(text) => self.push_text(&text),
             Event::SoftBreak => self.push_text(" "),

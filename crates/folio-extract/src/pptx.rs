@@ -19,10 +19,9 @@ fn slide_order(container: &mut Container<'_>) -> Result<Vec<String>, ExtractErro
                 name: "sldId",
                 attrs,
             } = node
+                && let Some(id) = attr(attrs, "r:id")
             {
-                if let Some(id) = attr(attrs, "r:id") {
-                    rel_ids.push(id.to_string());
-                }
+                rel_ids.push(id.to_string());
             }
         })?;
     }
@@ -33,11 +32,10 @@ fn slide_order(container: &mut Container<'_>) -> Result<Vec<String>, ExtractErro
                 name: "Relationship",
                 attrs,
             } = node
+                && let (Some(id), Some(target)) = (attr(attrs, "Id"), attr(attrs, "Target"))
             {
-                if let (Some(id), Some(target)) = (attr(attrs, "Id"), attr(attrs, "Target")) {
-                    let target = target.trim_start_matches('/').trim_start_matches("ppt/");
-                    targets.insert(id.to_string(), format!("ppt/{target}"));
-                }
+                let target = target.trim_start_matches('/').trim_start_matches("ppt/");
+                targets.insert(id.to_string(), format!("ppt/{target}"));
             }
         })?;
     }

@@ -169,7 +169,7 @@ mod tests {
         std::fs::write(data.join("in.txt"), "x").unwrap();
         std::fs::write(data2.join("out.txt"), "x").unwrap();
         std::os::unix::fs::symlink(data2.join("out.txt"), data.join("link.txt")).unwrap();
-        let roots = Roots::new(&[data.clone()]).unwrap();
+        let roots = Roots::new(std::slice::from_ref(&data)).unwrap();
         assert!(roots.confine(&data.join("in.txt")).is_ok());
         assert!(matches!(
             roots.confine(&data2.join("out.txt")),

@@ -69,6 +69,10 @@ fn err(context: &str) -> impl Fn(tantivy::TantivyError) -> StoreError + '_ {
     move |e| StoreError::io(context, e)
 }
 
+/// Documents to re-index: each document id with its current chunks (key,
+/// embedded text); a deleted document comes with none.
+pub type LexicalBatch = Vec<(String, Vec<(u64, String)>)>;
+
 /// One library's lexical index.
 pub struct Lexical {
     index: Index,

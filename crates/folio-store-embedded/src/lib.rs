@@ -35,7 +35,7 @@ use folio_store::{
 };
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params, params_from_iter};
 
-use crate::lexical::Lexical;
+use crate::lexical::{Lexical, LexicalBatch};
 pub use crate::lock::WriteLock;
 use crate::rows::{
     CHUNK_COLUMNS, DOCUMENT_COLUMNS, chunk_from_row, document_from_row, summary_from_row,
@@ -348,13 +348,13 @@ impl EmbeddedStore {
                 .optional()
                 .map_err(sql_err("resolving hits"))?;
             // A key missing here was deleted after the index was read.
-            if let Some((document, index)) = id {
-                if let Some(document) = DocumentId::parse(&document) {
-                    hits.push(Hit {
-                        chunk: ChunkId::new(&document, index as u32),
-                        score,
-                    });
-                }
+            if let Some((document, index)) = id
+                && let Some(document) = DocumentId::parse(&document)
+            {
+                hits.push(Hit {
+                    chunk: ChunkId::new(&document, index as u32),
+                    score,
+                });
             }
         }
         Ok(hits)
@@ -404,12 +404,7 @@ impl Drop for EmbeddedStore {
 
 /// The current chunks (key, embedded text) of every document touched by log
 /// entries in (from, to]; a deleted document comes with no chunks.
-fn lexical_batch(
-    conn: &Connection,
-    library_id: i64,
-    from: i64,
-    to: i64,
-) -> Result<Vec<(String, Vec<(u64, String)>)>> {
+fn lexical_batch(conn: &Connection, library_id: i64, from: i64, to: i64) -> Result<LexicalBatch> {
     let documents = changed_documents(conn, library_id, from, to)?;
     let mut stmt = conn
         .prepare_cached(

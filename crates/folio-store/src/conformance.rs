@@ -25,7 +25,7 @@ pub fn space() -> EmbeddingSpace {
 
 /// The unit vector along `axis`, slightly tilted by `tilt` towards axis 3.
 pub fn axis(axis: usize, tilt: f32) -> Vec<f32> {
-    let mut v = vec![0.0; 4];
+    let mut v = [0.0; 4];
     v[axis] = 1.0;
     v[3] += tilt;
     let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
