@@ -685,3 +685,96 @@ fn eval_reports_beir_metrics_and_writes_the_run() {
     let report = f.json(&["eval", dir.to_str().unwrap(), "--mode", "lexical"]);
     assert_eq!(report["ingest_skipped"], 4);
 }
+
+#[test]
+fn a_library_is_pinned_to_its_model_until_rebuilt() {
+    let mut f = Folio::new();
+    f.file(
+        "a.md",
+        b"# Owls\n\nOwls hunt at night using silent flight and keen hearing.",
+    );
+    f.json(&["ingest", &f.path("a.md"), "--library", "pinned"]);
+    // The same weights under another model id are another embedding space.
+    f.env
+        .push(("FOLIO_MODEL_ID".into(), "example/other-model".into()));
+    f.file("b.md", b"# Bats\n\nBats navigate by echolocation.");
+    let out = f.run(&["ingest", &f.path("b.md"), "--library", "pinned"]);
+    assert_eq!(code(&out), 1);
+    assert!(
+        stderr(&out).contains("pinned to another embedding space"),
+        "{}",
+        stderr(&out)
+    );
+    let out = f.run(&["search", "owls", "--library", "pinned"]);
+    assert_eq!(code(&out), 1);
+    assert!(stderr(&out).contains("folio rebuild"), "{}", stderr(&out));
+    // Lexical search needs no model and keeps working.
+    assert_eq!(
+        hits(&f.json(&["search", "owls", "--library", "pinned", "--mode", "lexical"])).len(),
+        1
+    );
+    let rebuilt = f.json(&["rebuild", "pinned"]);
+    assert_eq!(rebuilt["chunks"], 1);
+    assert_eq!(
+        f.json(&["inspect", "pinned"])["info"]["space"]["model"],
+        "example/other-model"
+    );
+    assert_eq!(
+        hits(&f.json(&["search", "nocturnal birds", "--library", "pinned"])).len(),
+        1
+    );
+    f.json(&["ingest", &f.path("b.md"), "--library", "pinned"]);
+}
+
+#[test]
+fn long_documents_are_cut_to_the_model_window() {
+    let f = Folio::new();
+    let mut text = String::from("# Long report\n\n");
+    for section in 0..6 {
+        text.push_str(&format!("## Part {section}\n\n"));
+        for sentence in 0..40 {
+            text.push_str(&format!(
+                "Sentence {sentence} of part {section} describes electrochemical impedance spectroscopy measurements in detail. "
+            ));
+        }
+        text.push_str("\n\n");
+    }
+    text.push_str(&"Pneumonoultramicroscopicsilicovolcanoconiosis".repeat(200));
+    f.file("long.md", text.as_bytes());
+    let report = f.json(&["ingest", &f.path("long.md"), "--library", "long"]);
+    let id = report["items"][0]["document_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let document = f.json(&["get", &id, "--chunks", "--text"]);
+    let body = document["text"].as_str().unwrap();
+    let chars: Vec<char> = body.chars().collect();
+    let chunks = document["chunks"].as_array().unwrap();
+    assert!(chunks.len() > 6, "{} chunks", chunks.len());
+    for chunk in chunks {
+        // 256-token window less [CLS] and [SEP], measured by the real tokenizer.
+        assert!(chunk["token_count"].as_u64().unwrap() <= 254, "{chunk}");
+        let (start, end) = (
+            chunk["char_start"].as_u64().unwrap() as usize,
+            chunk["char_end"].as_u64().unwrap() as usize,
+        );
+        assert_eq!(
+            chars[start..end].iter().collect::<String>(),
+            chunk["text"].as_str().unwrap()
+        );
+        let section = chunk["section_path"].as_array().unwrap();
+        assert_eq!(section[0], "Long report", "{chunk}");
+    }
+    // Nothing is lost: every sentence lands in some chunk.
+    let joined: String = chunks
+        .iter()
+        .map(|c| c["text"].as_str().unwrap())
+        .collect::<Vec<_>>()
+        .join(" ");
+    for section in 0..6 {
+        assert!(
+            joined.contains(&format!("Sentence 39 of part {section} ")),
+            "part {section}"
+        );
+    }
+}

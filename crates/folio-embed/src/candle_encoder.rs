@@ -1,18 +1,19 @@
-//! The pure-Rust fallback: candle's BERT on the CPU. No native library; about
-//! half the speed of ONNX Runtime on two cores.
+//! The pure-Rust fallback: a BERT forward pass on candle tensors on the CPU
+//! (`candle_bert`). No native library; about half the speed of ONNX Runtime
+//! on two cores.
 
 use std::path::Path;
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
 
+use crate::candle_bert::{Bert, BertConfig};
 use crate::encoder::{Encoder, Forward, pad, pool_batch};
 use crate::{EmbedError, LocalModel, ModelConfig};
 
 /// candle forward pass over `model.safetensors`.
 pub struct CandleForward {
-    bert: BertModel,
+    bert: Bert,
 }
 
 /// The local encoder on candle.
@@ -25,7 +26,7 @@ impl CandleEncoder {
             path: dir.display().to_string(),
             reason: e,
         };
-        let config: Config = serde_json::from_str(
+        let config: BertConfig = serde_json::from_str(
             &std::fs::read_to_string(dir.join("config.json")).map_err(|e| fail(e.to_string()))?,
         )
         .map_err(|e| fail(format!("config.json: {e}")))?;
@@ -33,7 +34,7 @@ impl CandleEncoder {
             .map_err(|e| fail(format!("model.safetensors: {e}")))?;
         let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
             .map_err(|e| fail(e.to_string()))?;
-        let bert = BertModel::load(vb, &config).map_err(|e| fail(e.to_string()))?;
+        let bert = Bert::load(vb, &config).map_err(|e| fail(e.to_string()))?;
         Ok(Encoder {
             model,
             forward: CandleForward { bert },
@@ -46,10 +47,11 @@ impl Forward for CandleForward {
         let err = |e: candle_core::Error| EmbedError::Inference(e.to_string());
         let (seq, ids, mask, lengths) = pad(batch);
         let shape = (batch.len(), seq);
-        let ids = Tensor::from_vec(ids, shape, &Device::Cpu).map_err(err)?;
-        let mask = Tensor::from_vec(mask, shape, &Device::Cpu).map_err(err)?;
-        let types = ids.zeros_like().map_err(err)?;
-        let hidden = self.bert.forward(&ids, &types, Some(&mask)).map_err(err)?;
+        let device = self.bert.device();
+        let ids: Vec<u32> = ids.into_iter().map(|id| id as u32).collect();
+        let ids = Tensor::from_vec(ids, shape, device).map_err(err)?;
+        let mask = Tensor::from_vec(mask, shape, device).map_err(err)?;
+        let hidden = self.bert.forward(&ids, &mask).map_err(err)?;
         let hidden: Vec<f32> = hidden
             .flatten_all()
             .and_then(|t| t.to_vec1())

@@ -10,6 +10,7 @@
 //! wastes little work.
 
 mod batch;
+mod candle_bert;
 mod candle_encoder;
 mod encoder;
 mod error;

@@ -173,3 +173,116 @@ impl Embedder for OpenAiEmbedder {
         "openai"
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Write};
+    use std::net::TcpListener;
+
+    use super::*;
+
+    /// A loopback server speaking the embeddings API: each input's vector is
+    /// [len, 1, 0] (unnormalised), returned in reverse order with indices.
+    /// Answers `requests` requests; `fail_at` answers HTTP 500 instead.
+    fn server(
+        requests: usize,
+        fail_at: Option<usize>,
+    ) -> (String, std::thread::JoinHandle<Vec<serde_json::Value>>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/v1", listener.local_addr().unwrap());
+        let handle = std::thread::spawn(move || {
+            let mut seen = Vec::new();
+            for (i, stream) in listener.incoming().take(requests).enumerate() {
+                let mut stream = stream.unwrap();
+                let mut data = Vec::new();
+                let mut buf = [0u8; 65536];
+                let body = loop {
+                    let n = stream.read(&mut buf).unwrap();
+                    data.extend_from_slice(&buf[..n]);
+                    let text = String::from_utf8_lossy(&data).to_string();
+                    if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                        let length: usize = head
+                            .lines()
+                            .find_map(|l| {
+                                l.to_ascii_lowercase()
+                                    .strip_prefix("content-length:")
+                                    .map(|v| v.trim().parse().unwrap())
+                            })
+                            .unwrap_or(0);
+                        if body.len() >= length {
+                            break body.to_string();
+                        }
+                    }
+                };
+                let request: serde_json::Value = serde_json::from_str(&body).unwrap();
+                let reply = if Some(i) == fail_at {
+                    "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 4\r\nConnection: close\r\n\r\noops".to_string()
+                } else {
+                    let inputs = request["input"].as_array().unwrap();
+                    let data: Vec<serde_json::Value> = inputs
+                        .iter()
+                        .enumerate()
+                        .rev()
+                        .map(|(i, t)| serde_json::json!({"index": i, "embedding": [t.as_str().unwrap().len() as f32, 1.0, 0.0]}))
+                        .collect();
+                    let body = serde_json::json!({"data": data}).to_string();
+                    format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        body.len()
+                    )
+                };
+                stream.write_all(reply.as_bytes()).unwrap();
+                seen.push(request);
+            }
+            seen
+        });
+        (url, handle)
+    }
+
+    fn options(url: String) -> OpenAiOptions {
+        OpenAiOptions {
+            base_url: url,
+            model: "test-model".into(),
+            api_key: Some("secret".into()),
+            window: 512,
+            timeout: Duration::from_secs(5),
+            query_prefix: "query: ".into(),
+            passage_prefix: "passage: ".into(),
+        }
+    }
+
+    #[test]
+    fn embeds_in_input_order_normalised_with_prefixes() {
+        let (url, server) = server(3, None);
+        let embedder = OpenAiEmbedder::connect(options(url)).unwrap();
+        assert_eq!(embedder.space().dim, 3);
+        assert_eq!(embedder.space().model, "openai:test-model");
+        let vectors = embedder.embed_passages(&["a", "abcd"]).unwrap();
+        let expected = |len: f32| {
+            let n = (len * len + 1.0).sqrt();
+            vec![len / n, 1.0 / n, 0.0]
+        };
+        assert_eq!(vectors, vec![expected(10.0), expected(13.0)]); // "passage: " is 9 chars
+        assert_eq!(embedder.embed_query("hi").unwrap(), expected(9.0));
+        let requests = server.join().unwrap();
+        assert_eq!(requests[1]["model"], "test-model");
+        assert_eq!(
+            requests[1]["input"],
+            serde_json::json!(["passage: a", "passage: abcd"])
+        );
+        assert_eq!(requests[2]["input"], serde_json::json!(["query: hi"]));
+    }
+
+    #[test]
+    fn server_errors_are_reported_with_status() {
+        let (url, server) = server(2, Some(1));
+        let embedder = OpenAiEmbedder::connect(options(url)).unwrap();
+        match embedder.embed_passages(&["x"]) {
+            Err(EmbedError::Remote { reason, .. }) => assert!(reason.contains("500"), "{reason}"),
+            other => panic!("expected a remote error, got {other:?}"),
+        }
+        server.join().unwrap();
+        let refused = OpenAiEmbedder::connect(options("http://127.0.0.1:9/v1".into()));
+        assert!(matches!(refused, Err(EmbedError::Remote { .. })));
+    }
+}
