@@ -7,14 +7,19 @@ use std::path::PathBuf;
 use folio_embed::{CandleEncoder, EmbedError, Embedder, ModelConfig, OnnxEncoder};
 
 fn home() -> PathBuf {
-    std::env::var("FOLIO_HOME").map(PathBuf::from).unwrap_or_else(|_| {
-        PathBuf::from(std::env::var("HOME").expect("HOME")).join(".local/share/folio")
-    })
+    std::env::var("FOLIO_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| {
+            PathBuf::from(std::env::var("HOME").expect("HOME")).join(".local/share/folio")
+        })
 }
 
 fn model_dir() -> PathBuf {
     let dir = home().join("models/all-MiniLM-L6-v2");
-    assert!(dir.join("model.safetensors").exists(), "the model is not installed: run scripts/setup.sh");
+    assert!(
+        dir.join("model.safetensors").exists(),
+        "the model is not installed: run scripts/setup.sh"
+    );
     dir
 }
 
@@ -23,7 +28,10 @@ fn runtime() -> PathBuf {
         .expect("the ONNX Runtime is not installed: run scripts/setup.sh")
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("libonnxruntime.so")))
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("libonnxruntime.so"))
+        })
         .collect();
     found.sort();
     found.pop().expect("libonnxruntime.so")
@@ -54,7 +62,10 @@ fn onnx_and_candle_agree_and_rank_by_meaning() {
         assert!((cosine(x, x) - 1.0).abs() < 1e-5, "normalised");
         assert!(cosine(x, y) > 0.9999, "backends disagree: {}", cosine(x, y));
     }
-    assert!(cosine(&a[0], &a[1]) > cosine(&a[0], &a[2]) + 0.3, "paraphrases are closer than unrelated text");
+    assert!(
+        cosine(&a[0], &a[1]) > cosine(&a[0], &a[2]) + 0.3,
+        "paraphrases are closer than unrelated text"
+    );
     // A query is the same text embedded the same way (no prefixes configured).
     let q = onnx.embed_query(TEXTS[0]).unwrap();
     assert!(cosine(&q, &a[0]) > 0.9999);
@@ -66,7 +77,10 @@ fn passages_over_the_window_are_refused_and_queries_cut() {
     let long = "word ".repeat(400);
     assert_eq!(candle.count_tokens(&long), 400);
     match candle.embed_passages(&[&long]) {
-        Err(EmbedError::TooLong { tokens: 402, window: 256 }) => {}
+        Err(EmbedError::TooLong {
+            tokens: 402,
+            window: 256,
+        }) => {}
         other => panic!("expected TooLong, got {other:?}"),
     }
     assert_eq!(candle.embed_query(&long).unwrap().len(), 384);

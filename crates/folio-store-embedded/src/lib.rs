@@ -57,6 +57,10 @@ pub enum Access {
 /// saved again, bounding the replay a restart or a reader must do.
 const SAVE_EVERY_CHUNKS: u64 = 20_000;
 
+/// A flush saves a vector index only when at least this many chunks changed
+/// (or 5 % of the index); shorter tails are replayed from SQLite on open.
+const FLUSH_MIN_CHUNKS: u64 = 1_000;
+
 struct LibraryIndex {
     id: i64,
     dim: usize,
@@ -262,7 +266,7 @@ impl EmbeddedStore {
                 index.vectors.add(&items)?;
             }
             marks.vectors = head;
-            marks.unsaved_chunks += added;
+            marks.unsaved_chunks += added + removed.len() as u64;
             if self.is_writable() && marks.unsaved_chunks >= SAVE_EVERY_CHUNKS {
                 index.vectors.save(&index.dir, head)?;
                 marks.saved = head;
@@ -360,8 +364,12 @@ impl EmbeddedStore {
         Ok(hits)
     }
 
-    /// Saves every vector index with unsaved changes.
-    fn save_vectors(&self) -> Result<()> {
+    /// Saves vector indexes with unsaved changes. Unless `all`, an index is
+    /// saved only when its unsaved tail is worth it — at least
+    /// `FLUSH_MIN_CHUNKS` changed chunks or 5 % of the index — because saving
+    /// rewrites the whole file, while replaying a short tail from SQLite on
+    /// the next open costs milliseconds.
+    fn save_vectors(&self, all: bool) -> Result<()> {
         if !self.is_writable() {
             return Ok(());
         }
@@ -374,7 +382,9 @@ impl EmbeddedStore {
             .collect();
         for index in indexes {
             let mut marks = index.marks.lock().unwrap_or_else(|p| p.into_inner());
-            if marks.saved < marks.vectors {
+            let worth_it = marks.unsaved_chunks >= FLUSH_MIN_CHUNKS
+                || marks.unsaved_chunks * 20 >= index.vectors.len() as u64;
+            if marks.saved < marks.vectors && (all || worth_it) {
                 index.vectors.save(&index.dir, marks.vectors)?;
                 marks.saved = marks.vectors;
                 marks.unsaved_chunks = 0;
@@ -396,7 +406,7 @@ impl EmbeddedStore {
 
 impl Drop for EmbeddedStore {
     fn drop(&mut self) {
-        if let Err(e) = self.save_vectors() {
+        if let Err(e) = self.save_vectors(false) {
             tracing::warn!(error = %e, "saving vector indexes on close failed; they will be replayed on next open");
         }
     }
@@ -898,7 +908,7 @@ impl Store for EmbeddedStore {
         let row = Self::library_row(&conn, library)?;
         self.index(&conn, &row)?;
         drop(conn);
-        self.save_vectors()
+        self.save_vectors(true)
     }
 
     fn stats(&self, library: &LibraryName) -> Result<LibraryStats> {
@@ -947,7 +957,7 @@ impl Store for EmbeddedStore {
     }
 
     fn flush(&self) -> Result<()> {
-        self.save_vectors()
+        self.save_vectors(false)
     }
 }
 

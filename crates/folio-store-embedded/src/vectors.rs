@@ -210,32 +210,38 @@ impl Vectors {
             None if index.size() <= EXACT_MAX => index
                 .exact_search(query, k)
                 .map_err(err("exact vector search"))?,
-            None => {
-                index.change_expansion_search(k.max(64) * 2);
-                index.search(query, k).map_err(err("vector search"))?
-            }
+            None => return graph_search(&index, query, k),
         };
-        Ok(matches
-            .keys
-            .into_iter()
-            .zip(matches.distances)
-            .map(|(key, distance)| (key, 1.0 - distance))
-            .collect())
+        Ok(similarities(matches))
     }
 
     /// Approximate search through the graph regardless of size: for
     /// measuring the graph's recall against `search`'s exact answer.
     pub fn search_graph(&self, query: &[f32], k: usize) -> Result<Vec<(u64, f32)>, StoreError> {
-        let index = self.index.read().unwrap_or_else(|p| p.into_inner());
-        index.change_expansion_search(k.max(64) * 2);
-        let matches = index.search(query, k).map_err(err("vector search"))?;
-        Ok(matches
-            .keys
-            .into_iter()
-            .zip(matches.distances)
-            .map(|(key, distance)| (key, 1.0 - distance))
-            .collect())
+        graph_search(
+            &self.index.read().unwrap_or_else(|p| p.into_inner()),
+            query,
+            k,
+        )
     }
+}
+
+/// HNSW search with a beam of twice the result count (at least 128).
+fn graph_search(index: &Index, query: &[f32], k: usize) -> Result<Vec<(u64, f32)>, StoreError> {
+    index.change_expansion_search(k.max(64) * 2);
+    Ok(similarities(
+        index.search(query, k).map_err(err("vector search"))?,
+    ))
+}
+
+/// (key, cosine similarity) pairs from usearch's inner-product distances.
+fn similarities(matches: usearch::ffi::Matches) -> Vec<(u64, f32)> {
+    matches
+        .keys
+        .into_iter()
+        .zip(matches.distances)
+        .map(|(key, distance)| (key, 1.0 - distance))
+        .collect()
 }
 
 fn dot(a: &[f32], b: &[f32]) -> f32 {

@@ -189,7 +189,9 @@ pub trait Store: Send + Sync {
 
     fn stats(&self, library: &LibraryName) -> Result<LibraryStats>;
 
-    /// Makes derived state durable and visible to other processes (e.g.
-    /// persists an in-memory vector index). Called at the end of a batch.
+    /// Persists derived state where that pays off (the embedded backend saves
+    /// a vector index whose unsaved tail is large). Committed documents are
+    /// durable and visible to other processes without it. Called at the end
+    /// of a batch.
     fn flush(&self) -> Result<()>;
 }
