@@ -123,20 +123,7 @@ fn find_runtime(configured: Option<PathBuf>) -> Option<PathBuf> {
     configured
         .or_else(|| env("FOLIO_ORT_LIB").map(PathBuf::from))
         .or_else(|| env("ORT_DYLIB_PATH").map(PathBuf::from))
-        .or_else(|| {
-            let dir = folio_home().join("runtime");
-            let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
-                .ok()?
-                .flatten()
-                .map(|e| e.path())
-                .filter(|p| {
-                    p.file_name()
-                        .is_some_and(|n| n.to_string_lossy().starts_with("libonnxruntime.so"))
-                })
-                .collect();
-            found.sort();
-            found.pop()
-        })
+        .or_else(|| folio_embed::find_runtime_library(&folio_home().join("runtime")))
 }
 
 /// Overrides from the command line.

@@ -231,18 +231,24 @@ fn par_rows(data: &mut [f32], row: usize, f: impl Fn(&mut [f32]) + Sync) {
     });
 }
 
-fn contiguous_f32<'a>(
-    storage: &'a CpuStorage,
+/// Copies a contiguous f32 tensor, applies `f` to each row of its last
+/// dimension on all cores, and returns the result: the body of both ops.
+fn map_rows(
+    storage: &CpuStorage,
     layout: &Layout,
     op: &str,
-) -> candle_core::Result<&'a [f32]> {
+    f: impl Fn(&mut [f32]) + Sync,
+) -> candle_core::Result<(CpuStorage, Shape)> {
     let CpuStorage::F32(data) = storage else {
         candle_core::bail!("{op}: f32 only")
     };
-    match layout.contiguous_offsets() {
-        Some((start, end)) => Ok(&data[start..end]),
-        None => candle_core::bail!("{op}: contiguous input only"),
-    }
+    let Some((start, end)) = layout.contiguous_offsets() else {
+        candle_core::bail!("{op}: contiguous input only")
+    };
+    let mut out = data[start..end].to_vec();
+    let row = layout.shape().dims().last().copied().unwrap_or(1);
+    par_rows(&mut out, row, f);
+    Ok((CpuStorage::F32(out), layout.shape().clone()))
 }
 
 /// Lanes of the explicit SIMD-friendly loops below: the compiler keeps an
@@ -295,10 +301,7 @@ impl CustomOp1 for Softmax {
         storage: &CpuStorage,
         layout: &Layout,
     ) -> candle_core::Result<(CpuStorage, Shape)> {
-        let mut out = contiguous_f32(storage, layout, "softmax")?.to_vec();
-        let row = layout.shape().dims().last().copied().unwrap_or(1);
-        par_rows(&mut out, row, softmax_row);
-        Ok((CpuStorage::F32(out), layout.shape().clone()))
+        map_rows(storage, layout, "softmax", softmax_row)
     }
 }
 
@@ -315,14 +318,11 @@ impl CustomOp1 for Gelu {
         storage: &CpuStorage,
         layout: &Layout,
     ) -> candle_core::Result<(CpuStorage, Shape)> {
-        let mut out = contiguous_f32(storage, layout, "gelu")?.to_vec();
-        let row = layout.shape().dims().last().copied().unwrap_or(1);
-        par_rows(&mut out, row, |values| {
+        map_rows(storage, layout, "gelu", |values| {
             for v in values.iter_mut() {
                 *v = 0.5 * *v * (1.0 + fast_erf(*v * std::f32::consts::FRAC_1_SQRT_2));
             }
-        });
-        Ok((CpuStorage::F32(out), layout.shape().clone()))
+        })
     }
 }
 

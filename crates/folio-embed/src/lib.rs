@@ -22,7 +22,7 @@ mod pool;
 pub use candle_encoder::CandleEncoder;
 pub use error::EmbedError;
 pub use model::{LocalModel, ModelConfig};
-pub use onnx_encoder::OnnxEncoder;
+pub use onnx_encoder::{OnnxEncoder, find_runtime_library};
 pub use openai::{OpenAiEmbedder, OpenAiOptions};
 
 use folio_core::EmbeddingSpace;

@@ -1,7 +1,7 @@
 //! The fast path: ONNX Runtime through `ort`, with the runtime library loaded
 //! at run time (`load-dynamic`), so nothing is downloaded at build time.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
 use ndarray::Array2;
@@ -21,6 +21,21 @@ pub struct OnnxForward {
 
 /// The local encoder on ONNX Runtime.
 pub type OnnxEncoder = Encoder<OnnxForward>;
+
+/// The newest `libonnxruntime.so*` in `dir` (where scripts/setup.sh puts it).
+pub fn find_runtime_library(dir: &Path) -> Option<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("libonnxruntime.so"))
+        })
+        .collect();
+    found.sort();
+    found.pop()
+}
 
 static RUNTIME: OnceLock<Result<Environment, String>> = OnceLock::new();
 

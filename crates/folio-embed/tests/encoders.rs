@@ -24,17 +24,8 @@ fn model_dir() -> PathBuf {
 }
 
 fn runtime() -> PathBuf {
-    let mut found: Vec<PathBuf> = std::fs::read_dir(home().join("runtime"))
+    folio_embed::find_runtime_library(&home().join("runtime"))
         .expect("the ONNX Runtime is not installed: run scripts/setup.sh")
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("libonnxruntime.so"))
-        })
-        .collect();
-    found.sort();
-    found.pop().expect("libonnxruntime.so")
 }
 
 fn cosine(a: &[f32], b: &[f32]) -> f32 {
