@@ -29,18 +29,19 @@ impl<F: Forward> Encoder<F> {
     ) -> Result<(Vec<Vec<f32>>, usize), EmbedError> {
         let ids = self.model.encode(texts, true)?;
         let tokens = ids.iter().map(Vec::len).sum();
-        Ok((
-            batch::run_batches(&ids, |b| self.forward.forward(&self.model, b))?,
-            tokens,
-        ))
+        Ok((self.run_ids(&ids)?, tokens))
+    }
+
+    /// Runs token-id sequences through the network in length-sorted batches.
+    fn run_ids(&self, ids: &[Vec<u32>]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        batch::run_batches(ids, |b| self.forward.forward(&self.model, b))
     }
 
     fn embed(&self, texts: Vec<String>, cut: bool) -> Result<Vec<Vec<f32>>, EmbedError> {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
-        let ids = self.model.encode(&texts, cut)?;
-        batch::run_batches(&ids, |b| self.forward.forward(&self.model, b))
+        self.run_ids(&self.model.encode(&texts, cut)?)
     }
 }
 

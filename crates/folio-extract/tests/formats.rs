@@ -6,14 +6,20 @@ use folio_core::{BlockKind, Limits};
 use folio_extract::{ExtractError, Format, Input, extract};
 use folio_testkit::{docx, docx_paragraph as para, pdf, zip};
 
-fn run(bytes: &[u8], name: &str) -> Result<(Format, folio_core::StructuredText), ExtractError> {
+type Extracted = Result<(Format, folio_core::StructuredText), ExtractError>;
+
+fn run(bytes: &[u8], name: &str) -> Extracted {
+    run_with(bytes, name, &Limits::default())
+}
+
+fn run_with(bytes: &[u8], name: &str, limits: &Limits) -> Extracted {
     extract(
         Input {
             bytes,
             name: Some(name),
             mime: None,
         },
-        &Limits::default(),
+        limits,
     )
 }
 
@@ -155,14 +161,7 @@ fn zip_bombs_and_oversized_input_are_refused() {
         max_decompressed_bytes: 1 << 20,
         ..Limits::default()
     };
-    let result = extract(
-        Input {
-            bytes: &bomb,
-            name: Some("bomb.docx"),
-            mime: None,
-        },
-        &limits,
-    );
+    let result = run_with(&bomb, "bomb.docx", &limits);
     assert!(
         matches!(result, Err(ExtractError::Bomb { .. })),
         "{result:?}"
@@ -172,14 +171,7 @@ fn zip_bombs_and_oversized_input_are_refused() {
         max_compression_ratio: 50,
         ..Limits::default()
     };
-    let result = extract(
-        Input {
-            bytes: &bomb,
-            name: Some("bomb.docx"),
-            mime: None,
-        },
-        &ratio,
-    );
+    let result = run_with(&bomb, "bomb.docx", &ratio);
     assert!(
         matches!(result, Err(ExtractError::Bomb { .. })),
         "{result:?}"
@@ -188,14 +180,7 @@ fn zip_bombs_and_oversized_input_are_refused() {
         max_file_bytes: 10,
         ..Limits::default()
     };
-    let result = extract(
-        Input {
-            bytes: b"more than ten bytes",
-            name: Some("a.txt"),
-            mime: None,
-        },
-        &small,
-    );
+    let result = run_with(b"more than ten bytes", "a.txt", &small);
     assert!(
         matches!(result, Err(ExtractError::TooLarge { .. })),
         "{result:?}"

@@ -11,14 +11,12 @@ use serde_json::json;
 
 use super::*;
 
+fn open_writer(dir: &Path, lock_wait: Duration) -> Result<EmbeddedStore> {
+    EmbeddedStore::open(dir, Access::ReadWrite { lock_wait })
+}
+
 fn writable(dir: &Path) -> EmbeddedStore {
-    EmbeddedStore::open(
-        dir,
-        Access::ReadWrite {
-            lock_wait: Duration::from_millis(200),
-        },
-    )
-    .unwrap()
+    open_writer(dir, Duration::from_millis(200)).unwrap()
 }
 
 fn lib() -> LibraryName {
@@ -115,12 +113,7 @@ fn a_second_writer_gets_a_clear_busy_error_and_readers_see_commits() {
     let dir = tempfile::tempdir().unwrap();
     let writer = writable(dir.path());
     seed(&writer);
-    match EmbeddedStore::open(
-        dir.path(),
-        Access::ReadWrite {
-            lock_wait: Duration::from_millis(100),
-        },
-    ) {
+    match open_writer(dir.path(), Duration::from_millis(100)) {
         Err(StoreError::Busy { pid, .. }) => assert_eq!(pid, std::process::id().to_string()),
         other => panic!("expected Busy, got {:?}", other.map(|_| ())),
     }
@@ -149,15 +142,7 @@ fn a_second_writer_gets_a_clear_busy_error_and_readers_see_commits() {
         .unwrap();
     assert_eq!(search_both(&reader), (3, 3));
     drop(writer);
-    assert!(
-        EmbeddedStore::open(
-            dir.path(),
-            Access::ReadWrite {
-                lock_wait: Duration::ZERO
-            }
-        )
-        .is_ok()
-    );
+    assert!(open_writer(dir.path(), Duration::ZERO).is_ok());
 }
 
 #[test]
@@ -248,13 +233,5 @@ fn a_reader_repairs_a_lexical_index_that_an_interrupted_writer_left_behind() {
         !reader.is_writable(),
         "the repair takes the lock only for its duration"
     );
-    assert!(
-        EmbeddedStore::open(
-            dir.path(),
-            Access::ReadWrite {
-                lock_wait: Duration::ZERO
-            }
-        )
-        .is_ok()
-    );
+    assert!(open_writer(dir.path(), Duration::ZERO).is_ok());
 }
