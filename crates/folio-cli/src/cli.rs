@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 
 use crate::config::{self, Overrides};
 use crate::progress::Bar;
-use crate::{Outcome, bench, output};
+use crate::{Outcome, bench, output, serve};
 
 /// A command-line mistake that clap cannot see (exit code 2).
 #[derive(Debug)]
@@ -29,7 +29,7 @@ impl std::fmt::Display for UsageError {
 
 impl std::error::Error for UsageError {}
 
-fn usage(message: impl Into<String>) -> anyhow::Error {
+pub fn usage(message: impl Into<String>) -> anyhow::Error {
     UsageError(message.into()).into()
 }
 
@@ -85,6 +85,8 @@ pub enum Command {
     Eval(EvalArgs),
     /// Benchmark search on a synthetic library, or the encoder on a corpus.
     Bench(bench::BenchArgs),
+    /// Serve MCP over stdio (for Claude Desktop, Cursor, Claude Code) or HTTP.
+    Serve(serve::ServeArgs),
 }
 
 #[derive(Args)]
@@ -291,6 +293,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
     };
     let json = cli.json;
     match &cli.command {
+        Command::Serve(args) => serve::run(&cli, args, overrides),
         Command::Ingest(args) => {
             overrides.allow_private_urls = args.allow_private_urls;
             let engine = open(&cli, &overrides, true)?;

@@ -22,6 +22,28 @@ pub struct FileConfig {
     pub chunking: ChunkingSection,
     pub search: SearchSection,
     pub ingest: IngestSection,
+    pub serve: ServeSection,
+}
+
+/// `folio serve` settings; flags override them.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServeSection {
+    /// Toolsets exposed: native, citeloom, bmcis, mcpvectordb.
+    pub toolsets: Option<Vec<String>>,
+    pub read_only: bool,
+    /// Bearer token the HTTP server requires (prefer FOLIO_TOKEN).
+    pub token: Option<String>,
+    /// Extra Host names the HTTP server accepts (beyond loopback).
+    pub allowed_hosts: Vec<String>,
+    /// Browser origins the HTTP server accepts (beyond loopback).
+    pub allowed_origins: Vec<String>,
+    /// Per-tool time limits in seconds, by tool name (0 removes a limit).
+    pub timeouts: std::collections::BTreeMap<String, f64>,
+    /// The library the bmcis toolset searches.
+    pub bmcis_library: Option<String>,
+    /// Largest MCP request body over HTTP, in bytes.
+    pub max_body_bytes: Option<usize>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -34,6 +34,9 @@ pub enum IngestTarget {
         format: Option<String>,
         title: Option<String>,
     },
+    /// A file's bytes received over the network (an upload) under its file
+    /// name, which is the source locator and decides the format.
+    Bytes { name: String, bytes: Vec<u8> },
 }
 
 #[derive(Debug, Clone)]
@@ -126,6 +129,10 @@ enum Source {
         format: Option<String>,
         title: Option<String>,
     },
+    Bytes {
+        name: String,
+        bytes: Vec<u8>,
+    },
 }
 
 impl Source {
@@ -133,7 +140,7 @@ impl Source {
         match self {
             Source::File(path) => path.locator(),
             Source::Url(url) => url.clone(),
-            Source::Content { name, .. } => name.clone(),
+            Source::Content { name, .. } | Source::Bytes { name, .. } => name.clone(),
         }
     }
 }
@@ -346,6 +353,18 @@ impl Engine {
                     title: title.clone(),
                 })])
             }
+            IngestTarget::Bytes { name, bytes } => {
+                if name.trim().is_empty() {
+                    return Err((
+                        name.clone(),
+                        EngineError::invalid("an upload needs a file name"),
+                    ));
+                }
+                Ok(vec![Ok(Source::Bytes {
+                    name: name.clone(),
+                    bytes: bytes.clone(),
+                })])
+            }
         }
     }
 
@@ -393,6 +412,19 @@ impl Engine {
                 source_title = title;
                 let name = content_format_name(&name, format.as_deref())?;
                 (text.into_bytes(), name, None, SourceKind::Content)
+            }
+            Source::Bytes { name, bytes } => {
+                if bytes.len() as u64 > limits.max_file_bytes {
+                    return Err(EngineError::new(
+                        ErrorCode::TooLarge,
+                        format!(
+                            "{} bytes, over the limit of {}",
+                            bytes.len(),
+                            limits.max_file_bytes
+                        ),
+                    ));
+                }
+                (bytes, name, None, SourceKind::Content)
             }
         };
         let hash = content_hash(&bytes);

@@ -7,6 +7,7 @@
 //! URL safety, dedup, and lazy loading of the embedding model (so servers
 //! answer their first requests before the model is loaded).
 
+mod byo;
 mod error;
 pub mod eval;
 mod ingest;
@@ -17,6 +18,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+pub use byo::{StoreChunksReport, StoreChunksRequest, StoredChunk};
 pub use error::EngineError;
 use folio_chunk::ChunkConfig;
 use folio_core::{
@@ -30,7 +32,7 @@ use folio_store_embedded::{Access, EmbeddedStore};
 pub use ingest::{
     IngestItem, IngestReport, IngestRequest, IngestStatus, IngestTarget, Progress, SilentProgress,
 };
-pub use search::{ResponseMode, SearchHit, SearchRequest, SearchResponse};
+pub use search::{ResponseMode, SearchHit, SearchRequest, SearchResponse, cut_chars, preview};
 pub use timestamp::{Clock, SystemClock, rfc3339};
 
 pub type Result<T, E = EngineError> = std::result::Result<T, E>;

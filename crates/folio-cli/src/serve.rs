@@ -1,0 +1,192 @@
+//! `folio serve`: the MCP server over stdio (default) or streamable HTTP.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use folio_engine::{EmbedderConfig, Engine};
+use folio_server::http::HttpOptions;
+use folio_server::{ServeOptions, Shared, Toolset};
+
+use crate::Outcome;
+use crate::cli::{Cli, usage};
+use crate::config::{self, Overrides};
+
+#[derive(Args)]
+pub struct ServeArgs {
+    /// Serve MCP over stdin/stdout (the default).
+    #[arg(long, conflicts_with = "http")]
+    pub stdio: bool,
+    /// Serve MCP over streamable HTTP at ADDR (e.g. 127.0.0.1:7070), at /mcp.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<SocketAddr>,
+    /// Toolsets to expose, comma-separated: native, citeloom, bmcis, mcpvectordb.
+    #[arg(long, value_delimiter = ',')]
+    pub toolsets: Vec<String>,
+    /// Expose only tools that do not write.
+    #[arg(long)]
+    pub read_only: bool,
+    /// Bearer token HTTP clients must send.
+    #[arg(long, env = "FOLIO_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// Another Host name the HTTP server answers to (repeatable).
+    #[arg(long = "allowed-host")]
+    pub allowed_hosts: Vec<String>,
+    /// Another browser Origin the HTTP server accepts (repeatable).
+    #[arg(long = "allowed-origin")]
+    pub allowed_origins: Vec<String>,
+    /// Tools per tools/list page.
+    #[arg(long, env = "FOLIO_TOOLS_PAGE_SIZE", default_value_t = 100)]
+    pub tools_page_size: usize,
+    /// Allow ingesting URLs on private networks.
+    #[arg(long)]
+    pub allow_private_urls: bool,
+}
+
+fn model_dir(config: &folio_engine::EngineConfig) -> Option<std::path::PathBuf> {
+    match &config.embedder {
+        EmbedderConfig::Onnx { model_dir, .. } | EmbedderConfig::Candle { model_dir, .. } => {
+            Some(model_dir.clone())
+        }
+        EmbedderConfig::OpenAi(_) => None,
+    }
+}
+
+pub fn run(cli: &Cli, args: &ServeArgs, mut overrides: Overrides) -> Result<Outcome> {
+    overrides.allow_private_urls = args.allow_private_urls;
+    let mut file = config::load_file(cli.config.as_deref())?;
+    let section = std::mem::take(&mut file.serve);
+    let wait = std::env::var("FOLIO_LOCK_WAIT_MS")
+        .ok()
+        .and_then(|ms| ms.parse().ok())
+        .map_or(Duration::from_secs(30), Duration::from_millis);
+    let read_only = args.read_only || section.read_only;
+    let config = config::engine_config(file, &overrides, (!read_only).then_some(wait))?;
+
+    let names = if !args.toolsets.is_empty() {
+        args.toolsets.clone()
+    } else {
+        section.toolsets.unwrap_or_else(|| vec!["native".into()])
+    };
+    let toolsets = names
+        .iter()
+        .map(|n| n.parse::<Toolset>())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| usage(e.to_string()))?;
+    let mut timeouts = ServeOptions::seed_timeouts();
+    for (tool, secs) in section.timeouts {
+        if !(secs.is_finite() && secs >= 0.0) {
+            bail!("timeout for {tool} must be a non-negative number of seconds");
+        }
+        if secs == 0.0 {
+            timeouts.remove(&tool);
+        } else {
+            timeouts.insert(tool, Duration::from_secs_f64(secs));
+        }
+    }
+    let options = ServeOptions {
+        toolsets,
+        read_only,
+        tools_page_size: args.tools_page_size.max(1),
+        timeouts,
+        bmcis_library: section.bmcis_library.unwrap_or_else(|| "default".into()),
+        transport: if args.http.is_some() { "http" } else { "stdio" }.into(),
+        model_dir: model_dir(&config),
+    };
+    // Refuse a conflicting toolset choice before touching the data.
+    folio_server::Registry::build(&options.toolsets, options.read_only)
+        .map_err(|e| usage(e.to_string()))?;
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async move {
+        match args.http {
+            None if read_only => {
+                let engine = Engine::open(config)?;
+                folio_server::owner::run_stdio_read_only(engine, options).await
+            }
+            None => folio_server::owner::run_stdio(config, options, wait).await,
+            Some(addr) => {
+                let mut http = HttpOptions::loopback(addr);
+                http.allowed_hosts.extend(args.allowed_hosts.iter().cloned());
+                http.allowed_hosts.extend(section.allowed_hosts);
+                http.allowed_origins.extend(args.allowed_origins.iter().cloned());
+                http.allowed_origins.extend(section.allowed_origins);
+                http.token = args.token.clone().or(section.token).filter(|t| !t.is_empty());
+                if let Some(bytes) = section.max_body_bytes {
+                    http.max_body_bytes = bytes;
+                }
+                http.max_upload_bytes =
+                    usize::try_from(config.limits.max_file_bytes).unwrap_or(usize::MAX).saturating_add(1 << 20);
+                serve_http(config, options, http, read_only, wait).await
+            }
+        }
+    })?;
+    Ok(Outcome::Success)
+}
+
+async fn serve_http(
+    config: folio_engine::EngineConfig,
+    options: ServeOptions,
+    http: HttpOptions,
+    read_only: bool,
+    wait: Duration,
+) -> Result<()> {
+    if !http.addr.ip().is_loopback() && http.token.is_none() {
+        tracing::warn!(
+            "serving on {} without a token: anyone who can reach it can use it",
+            http.addr
+        );
+    }
+    let (engine, owns) = if read_only {
+        (Engine::open(config)?, false)
+    } else {
+        match folio_server::owner::claim(&config, wait).await? {
+            folio_server::owner::Role::Owner(engine) => (engine, true),
+            folio_server::owner::Role::Attached(_) => bail!(
+                "another folio server owns {}; stop it or serve read-only",
+                config.data_dir.display()
+            ),
+        }
+    };
+    let shared = Shared::new(std::sync::Arc::new(engine), options)?;
+    // stdio clients on the same data directory attach to this process.
+    let owner = if owns {
+        Some(folio_server::owner::Owner::start(shared.clone())?)
+    } else {
+        None
+    };
+    let listener = tokio::net::TcpListener::bind(http.addr)
+        .await
+        .with_context(|| format!("cannot listen on {}", http.addr))?;
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let app = folio_server::http::router(shared, &http, cancel.clone());
+    eprintln!("folio: serving MCP at http://{}/mcp", listener.local_addr()?);
+    let stop = cancel.clone();
+    tokio::spawn(async move {
+        let _ = tokio::signal::ctrl_c().await;
+        stop.cancel();
+    });
+    #[cfg(unix)]
+    {
+        let stop = cancel.clone();
+        tokio::spawn(async move {
+            if let Ok(mut term) =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            {
+                term.recv().await;
+                stop.cancel();
+            }
+        });
+    }
+    folio_server::http::serve(listener, app, cancel).await?;
+    if let Some(owner) = owner {
+        // Attached stdio sessions get a moment to finish; then the lock goes
+        // and they re-elect an owner among themselves.
+        let _ = tokio::time::timeout(Duration::from_secs(2), owner.finish()).await;
+    }
+    Ok(())
+}

@@ -1,0 +1,939 @@
+//! The citeloom toolset (seeds 000 and 001): project-scoped, time-bounded,
+//! citation-ready retrieval. A project is a folio library. Errors use
+//! `{"error": {"code", "message", "details"}}` with the seed's codes; every
+//! response carries a correlation id.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use folio_core::{ErrorCode, Filter, LibraryName};
+use folio_engine::{
+    EngineError, IngestRequest, IngestTarget, Mode, ResponseMode, SearchRequest, StoreChunksRequest,
+    StoredChunk,
+};
+use folio_search::Fusion;
+use rmcp::model::{CallToolResult, JsonObject, Tool};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use crate::context::{Call, Shared, bounded};
+use crate::tool::{Effect, correlation_id, define, failure, parse, success};
+
+/// The sparse side of hybrid search, as citeloom names it.
+const SPARSE_MODEL: &str = "folio/bm25";
+/// Results per query unless asked otherwise, and the most allowed.
+const DEFAULT_TOP_K: usize = 6;
+const MAX_TOP_K: usize = 20;
+const MIN_BATCH: usize = 100;
+const MAX_BATCH: usize = 500;
+const MAX_SAMPLE: usize = 5;
+
+fn code(e: &EngineError) -> &'static str {
+    match e.code {
+        ErrorCode::LibraryNotFound => "INVALID_PROJECT",
+        ErrorCode::EmbeddingMismatch => "EMBEDDING_MISMATCH",
+        ErrorCode::Timeout => "TIMEOUT",
+        ErrorCode::Storage | ErrorCode::StoreBusy => "INDEX_UNAVAILABLE",
+        ErrorCode::InvalidArgument => "INVALID_ARGUMENT",
+        ErrorCode::PathNotAllowed => "PATH_NOT_ALLOWED",
+        _ => "INTERNAL_ERROR",
+    }
+}
+
+/// The citeloom error envelope.
+fn error(shared: &Shared, e: &EngineError, project: Option<&str>) -> CallToolResult {
+    let mut details = Map::new();
+    if let Some(project) = project {
+        details.insert("project_id".into(), Value::String(project.to_string()));
+    }
+    let mut message = e.to_string();
+    if e.code == ErrorCode::LibraryNotFound {
+        let available: Vec<String> = shared
+            .engine
+            .libraries()
+            .map(|l| l.into_iter().map(|l| l.name.to_string()).collect())
+            .unwrap_or_default();
+        message = format!(
+            "Project '{}' not found. Available projects: {}",
+            project.unwrap_or_default(),
+            available.join(", ")
+        );
+        details.insert("available_projects".into(), json!(available));
+    }
+    if let Some(input) = &e.input {
+        details.insert("input".into(), Value::String(input.clone()));
+    }
+    failure(json!({
+        "error": {"code": code(e), "message": message, "details": details},
+        "correlation_id": correlation_id(),
+    }))
+}
+
+fn invalid(shared: &Shared, message: String, project: Option<&str>) -> CallToolResult {
+    error(shared, &EngineError::invalid(message), project)
+}
+
+fn project(name: &str) -> Result<LibraryName, EngineError> {
+    LibraryName::new(name)
+        .map_err(|e| EngineError::new(ErrorCode::LibraryNotFound, e.to_string()).about(name))
+}
+
+// ---------------------------------------------------------------- retrieval
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct QueryParams {
+    /// Project identifier (e.g. citeloom/clean-arch).
+    project: String,
+    /// Query text.
+    #[serde(alias = "query")]
+    text: String,
+    /// Maximum results (default 6, at most 20).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 20))]
+    top_k: Option<usize>,
+    /// Additional filters, e.g. {"tags": ["architecture"], "section_prefix": "Part I"}.
+    /// A project filter here is ignored: the project parameter always applies.
+    #[serde(default)]
+    filters: Option<Map<String, Value>>,
+    /// Include each chunk's untrimmed text as full_text (default false).
+    #[serde(default)]
+    include_full_text: bool,
+}
+
+/// find_chunks takes the same parameters as query, with the query in `query`.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct FindChunksParams {
+    /// Project identifier.
+    project: String,
+    /// Natural language query text.
+    #[serde(alias = "text")]
+    query: String,
+    /// Maximum results (default 6, at most 20).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 20))]
+    top_k: Option<usize>,
+    /// Additional filters, e.g. {"tags": ["architecture"]}.
+    #[serde(default)]
+    filters: Option<Map<String, Value>>,
+    /// Include each chunk's untrimmed text as full_text (default false).
+    #[serde(default)]
+    include_full_text: bool,
+}
+
+/// query_hybrid accepts the query as `text` (seed 000) or `query` (seed 001).
+#[derive(Debug, Deserialize, JsonSchema)]
+struct HybridParams {
+    /// Project identifier.
+    project: String,
+    /// Query text for both BM25 and dense search (also accepted as `query`).
+    #[serde(alias = "query")]
+    text: String,
+    /// Maximum results (default 6, at most 20).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 20))]
+    top_k: Option<usize>,
+    /// Additional filters; tags match when a chunk's document has all of them.
+    #[serde(default)]
+    filters: Option<Map<String, Value>>,
+    /// Include each chunk's untrimmed text as full_text (default false).
+    #[serde(default)]
+    include_full_text: bool,
+}
+
+/// A citation-ready result.
+#[derive(Debug, Serialize, JsonSchema)]
+struct Item {
+    /// The chunk text trimmed to max_chars_per_chunk (1,800 characters).
+    render_text: String,
+    /// In [0, 1].
+    score: f32,
+    citekey: Option<String>,
+    /// The innermost heading.
+    section: Option<String>,
+    /// First and last page, when the source has pages.
+    page_span: Option<[u32; 2]>,
+    section_path: Vec<String>,
+    doi: Option<String>,
+    url: Option<String>,
+    title: Option<String>,
+    source: Option<String>,
+    document_id: String,
+    chunk_id: String,
+    /// The untrimmed chunk text, only when include_full_text is true.
+    full_text: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+struct QueryOutput {
+    items: Vec<Item>,
+    count: usize,
+    model: String,
+    correlation_id: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+struct FindChunksOutput {
+    items: Vec<Item>,
+    count: usize,
+    correlation_id: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+struct HybridOutput {
+    items: Vec<Item>,
+    count: usize,
+    hybrid_enabled: bool,
+    dense_model: String,
+    sparse_model: String,
+    fusion: String,
+    correlation_id: String,
+}
+
+fn text_field(metadata: &Map<String, Value>, keys: &[&str]) -> Option<String> {
+    keys.iter().find_map(|k| match metadata.get(*k) {
+        Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
+        Some(Value::Number(n)) => Some(n.to_string()),
+        _ => None,
+    })
+}
+
+/// Filters from citeloom's shape: the project key is dropped (the project
+/// parameter is enforced server-side); tags must all match.
+fn filters(given: Option<Map<String, Value>>) -> Result<Filter, EngineError> {
+    let mut given = given.unwrap_or_default();
+    for key in ["project", "project_id"] {
+        given.remove(key);
+    }
+    let tags = given.remove("tags");
+    let mut filter = Filter::from_json(&Value::Object(given))?;
+    match tags {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(tags)) => {
+            for tag in tags {
+                filter.conditions.push(folio_core::Condition::Equals {
+                    field: "tags".into(),
+                    value: tag,
+                });
+            }
+        }
+        Some(tag) => filter.conditions.push(folio_core::Condition::Equals {
+            field: "tags".into(),
+            value: tag,
+        }),
+    }
+    Ok(filter)
+}
+
+struct Retrieval {
+    project: String,
+    query: String,
+    top_k: Option<usize>,
+    filters: Option<Map<String, Value>>,
+    include_full_text: bool,
+    mode: Mode,
+}
+
+async fn retrieve(
+    shared: &Arc<Shared>,
+    tool: &str,
+    r: Retrieval,
+    call: &Call,
+) -> Result<(Vec<Item>, String), EngineError> {
+    let top_k = r.top_k.unwrap_or(DEFAULT_TOP_K);
+    if !(1..=MAX_TOP_K).contains(&top_k) {
+        return Err(EngineError::invalid(format!(
+            "top_k must be between 1 and {MAX_TOP_K} (got {top_k})"
+        )));
+    }
+    let name = project(&r.project)?;
+    let filter = filters(r.filters)?;
+    let mut request = SearchRequest::new(name.clone(), r.query);
+    request.mode = r.mode;
+    request.top_k = top_k;
+    request.filter = filter;
+    request.response_mode = ResponseMode::Full;
+    request.group_by_document = false;
+    request.max_chars_per_chunk = usize::MAX / 2;
+    if r.mode == Mode::Hybrid {
+        request.fusion = Some(Fusion::Rrf {
+            k: 60.0,
+            lexical_weight: 1.0,
+            dense_weight: 1.0,
+        });
+    }
+    let engine = shared.engine.clone();
+    let (response, model) = bounded(shared, tool, call, move || {
+        let info = engine.library(&name)?;
+        Ok((engine.search(&request)?, info.space.model))
+    })
+    .await?;
+    let items = response
+        .hits
+        .into_iter()
+        .map(|hit| {
+            let metadata = hit.metadata.unwrap_or_default();
+            let full = hit.text.unwrap_or_default();
+            let (render, _) = folio_engine::cut_chars(&full, 1_800);
+            let section_path = hit.section_path.unwrap_or_default();
+            Item {
+                render_text: render,
+                score: hit.score.clamp(0.0, 1.0),
+                citekey: text_field(&metadata, &["citekey", "citation_key"]),
+                section: section_path.last().cloned(),
+                page_span: hit
+                    .page_start
+                    .map(|start| [start, hit.page_end.unwrap_or(start)]),
+                section_path,
+                doi: text_field(&metadata, &["doi", "DOI"]),
+                url: text_field(&metadata, &["url", "URL"]),
+                title: hit.title,
+                source: hit.source,
+                document_id: hit.document_id,
+                chunk_id: hit.chunk_id,
+                full_text: r.include_full_text.then_some(full),
+            }
+        })
+        .collect();
+    Ok((items, model))
+}
+
+// ---------------------------------------------------------------- writes
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct IngestOptions {
+    /// Explicit OCR language codes (used when OCR arrives; recorded now).
+    #[serde(default)]
+    ocr_languages: Option<Vec<String>>,
+    /// A CSL-JSON references file (citation metadata arrives with the records work).
+    #[serde(default)]
+    references_path: Option<String>,
+    /// Re-embed the project with the current model first when it was built
+    /// with another one.
+    #[serde(default)]
+    force_rebuild: bool,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct IngestFromSourceParams {
+    /// Project identifier (created on first ingest).
+    project: String,
+    /// A file or folder path on the server, or "zotero".
+    source: String,
+    #[serde(default)]
+    options: Option<IngestOptions>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+struct IngestFromSourceOutput {
+    chunks_written: u64,
+    documents_processed: usize,
+    project: String,
+    dense_model: String,
+    sparse_model: String,
+    duration_seconds: f64,
+    warnings: Vec<String>,
+    correlation_id: String,
+}
+
+async fn ingest_from_source(
+    shared: &Arc<Shared>,
+    p: IngestFromSourceParams,
+    call: &Call,
+) -> CallToolResult {
+    let started = Instant::now();
+    if p.source.trim().eq_ignore_ascii_case("zotero") || p.source.trim().starts_with("source=zotero")
+    {
+        return failure(json!({
+            "error": {
+                "code": "SOURCE_NOT_SUPPORTED",
+                "message": "Zotero sources are not available in this version of folio; ingest the \
+                            attachment files or folder by path instead",
+                "details": {"source": p.source}
+            },
+            "correlation_id": correlation_id(),
+        }));
+    }
+    let name = match LibraryName::new(&p.project) {
+        Ok(n) => n,
+        Err(e) => return error(shared, &EngineError::new(ErrorCode::LibraryNotFound, e.to_string()), Some(&p.project)),
+    };
+    let options = p.options.unwrap_or(IngestOptions {
+        ocr_languages: None,
+        references_path: None,
+        force_rebuild: false,
+    });
+    let mut warnings = Vec::new();
+    if options.references_path.is_some() {
+        warnings.push("references_path is not applied yet: citation metadata comes from the documents".to_string());
+    }
+    if options.ocr_languages.is_some() {
+        warnings.push("ocr_languages is not applied: OCR is not available in this version".to_string());
+    }
+    let request = IngestRequest {
+        library: name.clone(),
+        targets: vec![IngestTarget::Path(PathBuf::from(p.source.trim()))],
+        metadata: Map::new(),
+        title: None,
+        force: false,
+    };
+    let engine = shared.engine.clone();
+    let progress = call.progress();
+    let rebuild = options.force_rebuild;
+    let result = bounded(shared, "ingest_from_source", call, move || {
+        if rebuild && let Ok(info) = engine.library(&name) {
+            let space = engine.embedder()?.space().clone();
+            if info.space.difference(&space).is_some() {
+                engine.rebuild(&name, &folio_engine::SilentProgress)?;
+            }
+        }
+        let report = engine.ingest(&request, &progress)?;
+        let model = engine.library(&name).map(|l| l.space.model).unwrap_or_default();
+        Ok((report, model))
+    })
+    .await;
+    match result {
+        Ok((report, model)) => {
+            for item in &report.items {
+                if let Some(e) = &item.error {
+                    warnings.push(format!("{}: {}", item.source, e.message));
+                }
+            }
+            if report.cancelled {
+                warnings.push("cancelled before every document was processed".into());
+            }
+            if report.failed > 0 && report.indexed + report.replaced + report.skipped == 0 {
+                let first = report.items.iter().find_map(|i| i.error.clone());
+                if let Some(e) = first {
+                    return error(shared, &e, Some(&p.project));
+                }
+            }
+            success(&IngestFromSourceOutput {
+                chunks_written: report.chunks,
+                documents_processed: report.indexed + report.replaced + report.skipped,
+                project: p.project,
+                dense_model: model,
+                sparse_model: SPARSE_MODEL.into(),
+                duration_seconds: started.elapsed().as_secs_f64(),
+                warnings,
+                correlation_id: correlation_id(),
+            })
+        }
+        Err(e) => error(shared, &e, Some(&p.project)),
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct ChunkItem {
+    /// Deterministic chunk id.
+    id: String,
+    /// Chunk text.
+    text: String,
+    /// Embedding vector, in the project's embedding space.
+    embedding: Vec<f32>,
+    /// Payload: project, source {path, title}, zotero {citekey, tags, doi}, doc {page_span,
+    /// section, section_path}, embed_model, version, fulltext.
+    #[serde(default)]
+    metadata: Map<String, Value>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct StoreChunksParams {
+    /// Project identifier (the library).
+    project: String,
+    /// 100 to 500 chunks.
+    #[schemars(length(min = 100, max = 500))]
+    items: Vec<ChunkItem>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+struct StoreChunksOutput {
+    chunks_written: usize,
+    project: String,
+    embed_model: String,
+    warnings: Vec<String>,
+    correlation_id: String,
+}
+
+fn object<'a>(metadata: &'a Map<String, Value>, key: &str) -> Option<&'a Map<String, Value>> {
+    metadata.get(key).and_then(Value::as_object)
+}
+
+fn stored_chunk(item: ChunkItem) -> StoredChunk {
+    let m = &item.metadata;
+    let source = object(m, "source");
+    let doc = object(m, "doc");
+    let zotero = object(m, "zotero");
+    let page_span: Vec<u32> = doc
+        .and_then(|d| d.get("page_span"))
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(|v| v.as_u64().map(|n| n as u32)).collect())
+        .unwrap_or_default();
+    let section_path: Vec<String> = doc
+        .and_then(|d| d.get("section_path"))
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
+        .unwrap_or_default();
+    let mut metadata = Map::new();
+    // Citation fields flattened so search filters and hits can use them.
+    if let Some(z) = zotero {
+        for key in ["citekey", "doi", "tags", "year", "authors"] {
+            if let Some(v) = z.get(key) {
+                metadata.insert(key.into(), v.clone());
+            }
+        }
+    }
+    for key in ["citekey", "doi", "tags", "year", "authors", "version"] {
+        if let Some(v) = m.get(key) {
+            metadata.insert(key.into(), v.clone());
+        }
+    }
+    metadata.insert("payload".into(), Value::Object(item.metadata.clone()));
+    StoredChunk {
+        id: item.id,
+        text: item.text,
+        vector: item.embedding,
+        title: source
+            .and_then(|s| s.get("title"))
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        source: source
+            .and_then(|s| s.get("path"))
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        page_start: page_span.first().copied(),
+        page_end: page_span.last().copied(),
+        section_path,
+        metadata,
+    }
+}
+
+async fn store_chunks(shared: &Arc<Shared>, p: StoreChunksParams, call: &Call) -> CallToolResult {
+    if !(MIN_BATCH..=MAX_BATCH).contains(&p.items.len()) {
+        return invalid(
+            shared,
+            format!(
+                "a batch holds {MIN_BATCH} to {MAX_BATCH} chunks (got {})",
+                p.items.len()
+            ),
+            Some(&p.project),
+        );
+    }
+    let name = match project(&p.project) {
+        Ok(n) => n,
+        Err(e) => return error(shared, &e, Some(&p.project)),
+    };
+    let mut models: Vec<String> = p
+        .items
+        .iter()
+        .filter_map(|i| i.metadata.get("embed_model").and_then(Value::as_str))
+        .map(str::to_string)
+        .collect();
+    models.sort();
+    models.dedup();
+    if models.len() > 1 {
+        return error(
+            shared,
+            &EngineError::new(
+                ErrorCode::EmbeddingMismatch,
+                format!("one batch mixes embedding models: {}", models.join(", ")),
+            ),
+            Some(&p.project),
+        );
+    }
+    let request = StoreChunksRequest {
+        library: name,
+        chunks: p.items.into_iter().map(stored_chunk).collect(),
+        model: models.pop().map(|m| normalise_model(&m)),
+        create_library: false,
+    };
+    let engine = shared.engine.clone();
+    match bounded(shared, "store_chunks", call, move || engine.store_chunks(&request)).await {
+        Ok(report) => {
+            let mut warnings = Vec::new();
+            if report.unchanged > 0 {
+                warnings.push(format!(
+                    "{} chunks were already stored unchanged",
+                    report.unchanged
+                ));
+            }
+            success(&StoreChunksOutput {
+                chunks_written: report.written + report.unchanged,
+                project: p.project,
+                embed_model: report.model,
+                warnings,
+                correlation_id: correlation_id(),
+            })
+        }
+        Err(e) => error(shared, &e, Some(&p.project)),
+    }
+}
+
+/// citeloom prefixes model names with their provider ("fastembed/…"); folio
+/// records the Hugging Face id. Both name the same model.
+fn normalise_model(model: &str) -> String {
+    model
+        .strip_prefix("fastembed/")
+        .map(|m| {
+            if m.contains('/') {
+                m.to_string()
+            } else {
+                format!("sentence-transformers/{m}")
+            }
+        })
+        .unwrap_or_else(|| model.to_string())
+}
+
+// ---------------------------------------------------------------- inspection
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct InspectParams {
+    /// Project identifier.
+    project: String,
+    /// Sample payloads to return (0 to 5, default 0).
+    #[serde(default)]
+    #[schemars(range(min = 0, max = 5))]
+    sample: usize,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+struct Indexes {
+    keyword: Vec<String>,
+    fulltext: Vec<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+struct Storage {
+    on_disk_vectors: bool,
+    on_disk_hnsw: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+struct InspectOutput {
+    project: String,
+    collection: String,
+    size: u64,
+    dense_model: String,
+    sparse_model: String,
+    embed_model: String,
+    named_vectors: Vec<String>,
+    payload_keys: Vec<String>,
+    indexes: Indexes,
+    storage: Storage,
+    sample_payloads: Vec<Value>,
+    /// The same payloads under seed 001's name.
+    sample: Vec<Value>,
+    correlation_id: String,
+}
+
+fn collection(project: &str) -> String {
+    let slug: String = project
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
+        .collect();
+    format!("proj-{slug}")
+}
+
+async fn inspect_collection(shared: &Arc<Shared>, p: InspectParams, call: &Call) -> CallToolResult {
+    if p.sample > MAX_SAMPLE {
+        return invalid(shared, format!("sample must be between 0 and {MAX_SAMPLE} (got {})", p.sample), Some(&p.project));
+    }
+    let name = match project(&p.project) {
+        Ok(n) => n,
+        Err(e) => return error(shared, &e, Some(&p.project)),
+    };
+    let engine = shared.engine.clone();
+    let sample = p.sample;
+    let result = bounded(shared, "inspect_collection", call, move || {
+        let stats = engine.inspect(&name)?;
+        let (documents, _) = engine.documents(&name, 0, sample as u64)?;
+        let mut payloads = Vec::new();
+        for d in documents {
+            let chunks = engine.chunks(&d.id.to_string(), 0..1)?;
+            if let Some(c) = chunks.into_iter().next() {
+                payloads.push(json!({
+                    "id": c.id.to_string(),
+                    "project": name.to_string(),
+                    "source": {"path": d.source, "title": d.title},
+                    "zotero": {
+                        "citekey": d.metadata.get("citekey"),
+                        "tags": d.metadata.get("tags"),
+                    },
+                    "doc": {
+                        "page_span": c.page_start.map(|s| [s, c.page_end.unwrap_or(s)]),
+                        "section": c.section_path.last(),
+                        "section_path": c.section_path,
+                    },
+                    "embed_model": stats.info.space.model,
+                }));
+            }
+        }
+        Ok((stats, payloads))
+    })
+    .await;
+    match result {
+        Ok((stats, payloads)) => success(&InspectOutput {
+            collection: collection(&p.project),
+            project: p.project,
+            size: stats.info.chunk_count,
+            dense_model: stats.info.space.model.clone(),
+            sparse_model: SPARSE_MODEL.into(),
+            embed_model: stats.info.space.model,
+            named_vectors: vec!["dense".into(), "sparse".into()],
+            payload_keys: [
+                "project_id", "doc_id", "section_path", "page_start", "page_end", "citekey",
+                "doi", "year", "authors", "title", "tags", "source_path", "chunk_text",
+                "heading_chain", "embed_model", "version",
+            ]
+            .map(String::from)
+            .to_vec(),
+            indexes: Indexes {
+                keyword: ["project_id", "doc_id", "citekey", "year", "tags"]
+                    .map(String::from)
+                    .to_vec(),
+                fulltext: vec!["chunk_text".into()],
+            },
+            storage: Storage {
+                on_disk_vectors: true,
+                on_disk_hnsw: true,
+            },
+            sample_payloads: payloads.clone(),
+            sample: payloads,
+            correlation_id: correlation_id(),
+        }),
+        Err(e) => error(shared, &e, Some(&p.project)),
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct NoParams {}
+
+#[derive(Debug, Serialize, JsonSchema)]
+struct Project {
+    id: String,
+    collection: String,
+    dense_model: String,
+    sparse_model: String,
+    embed_model: String,
+    hybrid_enabled: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+struct ProjectsOutput {
+    projects: Vec<Project>,
+    count: usize,
+    correlation_id: String,
+}
+
+async fn list_projects(shared: &Arc<Shared>, call: &Call) -> CallToolResult {
+    let engine = shared.engine.clone();
+    // The seed promises this always succeeds: an unreadable index lists nothing.
+    let libraries = bounded(shared, "list_projects", call, move || engine.libraries())
+        .await
+        .unwrap_or_default();
+    let projects: Vec<Project> = libraries
+        .into_iter()
+        .map(|l| Project {
+            collection: collection(l.name.as_str()),
+            id: l.name.to_string(),
+            dense_model: l.space.model.clone(),
+            sparse_model: SPARSE_MODEL.into(),
+            embed_model: l.space.model,
+            hybrid_enabled: true,
+        })
+        .collect();
+    success(&ProjectsOutput {
+        count: projects.len(),
+        projects,
+        correlation_id: correlation_id(),
+    })
+}
+
+// ---------------------------------------------------------------- registry
+
+/// store_chunks is shared with the native toolset: one definition, so the
+/// two can be enabled together.
+pub fn store_chunks_tool() -> Tool {
+    define::<StoreChunksParams, StoreChunksOutput>(
+        "store_chunks",
+        "Store chunks with their vectors",
+        "Batched upsert of chunks you embedded yourself into an existing project (library): 100 to \
+         500 items per call, each with a deterministic id, text, embedding and metadata. Vectors \
+         must match the project's embedding model and dimension (EMBEDDING_MISMATCH otherwise). \
+         Re-sending the same id replaces that chunk; nothing is duplicated.",
+        Effect::Write,
+        false,
+    )
+}
+
+pub fn tools() -> Vec<Tool> {
+    vec![
+        define::<IngestFromSourceParams, IngestFromSourceOutput>(
+            "ingest_from_source",
+            "Ingest a file or folder into a project",
+            "Ingest a document file or a folder of documents into a project (created on first \
+             ingest). Idempotent: unchanged documents are skipped. Time-bounded (15 s by default): \
+             on TIMEOUT the documents finished so far are kept.",
+            Effect::Write,
+            false,
+        ),
+        store_chunks_tool(),
+        define::<QueryParams, QueryOutput>(
+            "query",
+            "Dense search in a project",
+            "Dense vector search in one project. Returns citation-ready items (render_text trimmed \
+             to 1,800 characters, citekey, section, page_span, section_path, doi); full_text only \
+             with include_full_text. top_k defaults to 6, at most 20.",
+            Effect::Read,
+            false,
+        ),
+        define::<FindChunksParams, FindChunksOutput>(
+            "find_chunks",
+            "Find chunks in a project",
+            "Vector search for chunks in one project (same results as query, with the query text \
+             in `query`).",
+            Effect::Read,
+            false,
+        ),
+        define::<HybridParams, HybridOutput>(
+            "query_hybrid",
+            "Hybrid search in a project",
+            "Hybrid search in one project: BM25 full-text and dense vector results combined by \
+             Reciprocal Rank Fusion. Same items as query.",
+            Effect::Read,
+            false,
+        ),
+        define::<InspectParams, InspectOutput>(
+            "inspect_collection",
+            "Inspect a project",
+            "A project's size, model bindings, payload keys and indexes, with up to 5 sample \
+             payloads.",
+            Effect::Read,
+            false,
+        ),
+        define::<NoParams, ProjectsOutput>(
+            "list_projects",
+            "List projects",
+            "List every project with its models and whether hybrid search is enabled.",
+            Effect::Read,
+            false,
+        ),
+    ]
+}
+
+pub async fn call(
+    shared: &Arc<Shared>,
+    name: &str,
+    arguments: Option<JsonObject>,
+    call: &Call,
+) -> CallToolResult {
+    let project_of = |a: &Option<JsonObject>| {
+        a.as_ref()
+            .and_then(|a| a.get("project"))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    let given_project = project_of(&arguments);
+    macro_rules! run {
+        ($params:ty, $f:expr) => {
+            match parse::<$params>(arguments) {
+                Ok(p) => $f(p).await,
+                Err(m) => invalid(shared, m, given_project.as_deref()),
+            }
+        };
+    }
+    let retrieval = |project, query, top_k, filters, include_full_text, mode| Retrieval {
+        project,
+        query,
+        top_k,
+        filters,
+        include_full_text,
+        mode,
+    };
+    match name {
+        "ingest_from_source" => run!(IngestFromSourceParams, |p| ingest_from_source(shared, p, call)),
+        "store_chunks" => run!(StoreChunksParams, |p| store_chunks(shared, p, call)),
+        "query" => run!(QueryParams, |p: QueryParams| async move {
+            let project = p.project.clone();
+            let r = retrieval(p.project, p.text, p.top_k, p.filters, p.include_full_text, Mode::Dense);
+            match retrieve(shared, "query", r, call).await {
+                Ok((items, model)) => success(&QueryOutput {
+                    count: items.len(),
+                    items,
+                    model,
+                    correlation_id: correlation_id(),
+                }),
+                Err(e) => error(shared, &e, Some(&project)),
+            }
+        }),
+        "find_chunks" => run!(FindChunksParams, |p: FindChunksParams| async move {
+            let project = p.project.clone();
+            let r = retrieval(p.project, p.query, p.top_k, p.filters, p.include_full_text, Mode::Dense);
+            match retrieve(shared, "find_chunks", r, call).await {
+                Ok((items, _)) => success(&FindChunksOutput {
+                    count: items.len(),
+                    items,
+                    correlation_id: correlation_id(),
+                }),
+                Err(e) => error(shared, &e, Some(&project)),
+            }
+        }),
+        "query_hybrid" => run!(HybridParams, |p: HybridParams| async move {
+            let project = p.project.clone();
+            let r = retrieval(p.project, p.text, p.top_k, p.filters, p.include_full_text, Mode::Hybrid);
+            match retrieve(shared, "query_hybrid", r, call).await {
+                Ok((items, model)) => success(&HybridOutput {
+                    count: items.len(),
+                    items,
+                    hybrid_enabled: true,
+                    dense_model: model,
+                    sparse_model: SPARSE_MODEL.into(),
+                    fusion: "RRF".into(),
+                    correlation_id: correlation_id(),
+                }),
+                Err(e) => error(shared, &e, Some(&project)),
+            }
+        }),
+        "inspect_collection" => run!(InspectParams, |p| inspect_collection(shared, p, call)),
+        "list_projects" => run!(NoParams, |_| list_projects(shared, call)),
+        _ => invalid(shared, format!("unknown tool {name}"), None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tags_must_all_match_and_project_filters_are_ignored() {
+        let mut given = Map::new();
+        given.insert("project".into(), json!("other/project"));
+        given.insert("tags".into(), json!(["a", "b"]));
+        given.insert("year".into(), json!(2020));
+        let filter = filters(Some(given)).unwrap();
+        let fields: Vec<String> = filter
+            .conditions
+            .iter()
+            .map(|c| format!("{c:?}"))
+            .collect();
+        assert_eq!(filter.conditions.len(), 3, "{fields:?}");
+        assert!(!fields.iter().any(|f| f.contains("project")));
+        assert_eq!(fields.iter().filter(|f| f.contains("\"tags\"")).count(), 2);
+    }
+
+    #[test]
+    fn provider_prefixed_model_names_are_understood() {
+        assert_eq!(
+            normalise_model("fastembed/all-MiniLM-L6-v2"),
+            "sentence-transformers/all-MiniLM-L6-v2"
+        );
+        assert_eq!(normalise_model("fastembed/BAAI/bge-small-en-v1.5"), "BAAI/bge-small-en-v1.5");
+        assert_eq!(normalise_model("x/y"), "x/y");
+    }
+
+    #[test]
+    fn collections_are_named_like_the_seed() {
+        assert_eq!(collection("citeloom/clean-arch"), "proj-citeloom-clean-arch");
+    }
+}

@@ -1,0 +1,169 @@
+//! What every tool call can reach: the engine, the server options, and the
+//! call's own cancellation and progress channel.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use folio_core::ErrorCode;
+use folio_engine::{Engine, EngineError, Progress};
+use rmcp::model::{ProgressNotificationParam, ProgressToken};
+use rmcp::service::{Peer, RoleServer};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::ServeOptions;
+use crate::registry::Registry;
+
+/// State shared by every session of one server process.
+pub struct Shared {
+    pub engine: Arc<Engine>,
+    pub options: ServeOptions,
+    pub registry: Registry,
+}
+
+impl Shared {
+    pub fn new(engine: Arc<Engine>, options: ServeOptions) -> Result<Arc<Self>, crate::RegistryError> {
+        let registry = Registry::build(&options.toolsets, options.read_only)?;
+        Ok(Arc::new(Shared {
+            engine,
+            options,
+            registry,
+        }))
+    }
+
+    pub fn timeout(&self, tool: &str) -> Option<Duration> {
+        self.options.timeouts.get(tool).copied()
+    }
+}
+
+/// One tool call: cancelled when the client cancels it, the session ends or
+/// its time limit passes; progress goes to the client when it asked for it.
+#[derive(Clone)]
+pub struct Call {
+    pub cancel: CancellationToken,
+    progress: Option<mpsc::UnboundedSender<(u64, Option<u64>, String)>>,
+}
+
+impl Call {
+    /// A call without a client behind it (HTTP upload).
+    pub fn detached() -> Self {
+        Call {
+            cancel: CancellationToken::new(),
+            progress: None,
+        }
+    }
+
+    /// A call that forwards progress as MCP notifications to `peer`.
+    pub fn new(cancel: CancellationToken, progress: Option<(Peer<RoleServer>, ProgressToken)>) -> Self {
+        let progress = progress.map(|(peer, token)| {
+            let (sender, mut receiver) = mpsc::unbounded_channel::<(u64, Option<u64>, String)>();
+            tokio::spawn(async move {
+                while let Some((done, total, message)) = receiver.recv().await {
+                    let mut param = ProgressNotificationParam::new(token.clone(), done as f64);
+                    param.total = total.map(|t| t as f64);
+                    param.message = (!message.is_empty()).then_some(message);
+                    if peer.notify_progress(param).await.is_err() {
+                        break;
+                    }
+                }
+            });
+            sender
+        });
+        Call { cancel, progress }
+    }
+
+    /// An engine `Progress` bound to this call.
+    pub fn progress(&self) -> CallProgress {
+        CallProgress {
+            cancel: self.cancel.clone(),
+            sender: self.progress.clone(),
+            done: AtomicU64::new(0),
+            total: AtomicU64::new(0),
+        }
+    }
+}
+
+pub struct CallProgress {
+    cancel: CancellationToken,
+    sender: Option<mpsc::UnboundedSender<(u64, Option<u64>, String)>>,
+    done: AtomicU64,
+    total: AtomicU64,
+}
+
+impl CallProgress {
+    fn send(&self, message: &str) {
+        if let Some(sender) = &self.sender {
+            let total = self.total.load(Ordering::Relaxed);
+            let _ = sender.send((
+                self.done.load(Ordering::Relaxed),
+                (total > 0).then_some(total),
+                message.to_string(),
+            ));
+        }
+    }
+}
+
+impl Progress for CallProgress {
+    fn start(&self, total: u64) {
+        self.total.store(total, Ordering::Relaxed);
+        self.send("started");
+    }
+
+    fn advance(&self, done: u64, message: &str) {
+        self.done.fetch_add(done, Ordering::Relaxed);
+        self.send(message);
+    }
+
+    fn finish(&self) {
+        self.send("finished");
+    }
+
+    fn cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+}
+
+/// Runs engine work on the blocking pool. A panic becomes an internal
+/// error; the server carries on.
+pub async fn blocking<T, F>(work: F) -> Result<T, EngineError>
+where
+    F: FnOnce() -> Result<T, EngineError> + Send + 'static,
+    T: Send + 'static,
+{
+    match tokio::task::spawn_blocking(work).await {
+        Ok(result) => result,
+        Err(e) if e.is_panic() => {
+            tracing::error!("a tool panicked: {e}");
+            Err(EngineError::new(
+                ErrorCode::Internal,
+                "the operation failed unexpectedly (a bug); the server is still running",
+            ))
+        }
+        Err(_) => Err(EngineError::new(ErrorCode::Internal, "the operation was aborted")),
+    }
+}
+
+/// Runs engine work under the tool's time limit. On timeout the call is
+/// cancelled (work that polls cancellation stops; finished documents stay)
+/// and a `Timeout` error returns.
+pub async fn bounded<T, F>(shared: &Shared, tool: &str, call: &Call, work: F) -> Result<T, EngineError>
+where
+    F: FnOnce() -> Result<T, EngineError> + Send + 'static,
+    T: Send + 'static,
+{
+    let task = blocking(work);
+    match shared.timeout(tool) {
+        None => task.await,
+        Some(limit) => match tokio::time::timeout(limit, task).await {
+            Ok(result) => result,
+            Err(_) => {
+                call.cancel.cancel();
+                Err(EngineError::new(
+                    ErrorCode::Timeout,
+                    format!("{tool} exceeded its time limit of {} s", limit.as_secs_f64()),
+                ))
+            }
+        },
+    }
+}

@@ -1,0 +1,241 @@
+//! The MCP handler: server info and instructions, paginated tool listing,
+//! dispatch of tool calls to the toolset that owns the tool, and libraries
+//! and documents as resources.
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, InitializeResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use serde_json::json;
+
+use crate::context::{Call, Shared, blocking};
+use crate::registry::Toolset;
+use crate::{bmcis, citeloom, mcpvectordb, native};
+
+/// One MCP session's handler; all sessions of a process share `Shared`.
+#[derive(Clone)]
+pub struct FolioServer {
+    shared: Arc<Shared>,
+}
+
+impl FolioServer {
+    pub fn new(shared: Arc<Shared>) -> Self {
+        FolioServer { shared }
+    }
+
+    /// Instructions for the agent, built from the index as it is now.
+    fn instructions(&self) -> String {
+        let shared = &self.shared;
+        let mut text = String::from(
+            "folio is a local document knowledge server. Search returns citation-ready hits \
+             (document, page span, section path); read more with get_document or get_chunks.\n",
+        );
+        let toolsets: Vec<&str> = shared.registry.toolsets().iter().map(|t| t.as_str()).collect();
+        text.push_str(&format!("Toolsets: {}.", toolsets.join(", ")));
+        if shared.options.read_only {
+            text.push_str(" This server is read-only.");
+        }
+        text.push('\n');
+        match shared.engine.libraries() {
+            Ok(libraries) if libraries.is_empty() => {
+                text.push_str("No libraries yet: ingest documents to create one.\n")
+            }
+            Ok(libraries) => {
+                text.push_str("Libraries:\n");
+                for library in libraries.iter().take(50) {
+                    text.push_str(&format!(
+                        "- {}: {} documents, {} chunks, model {} ({}-d)\n",
+                        library.name,
+                        library.document_count,
+                        library.chunk_count,
+                        library.space.model,
+                        library.space.dim
+                    ));
+                }
+                if libraries.len() > 50 {
+                    text.push_str(&format!("… and {} more (list_libraries)\n", libraries.len() - 50));
+                }
+            }
+            Err(e) => text.push_str(&format!("The index could not be read: {e}\n")),
+        }
+        if shared.registry.has_toolset(Toolset::Native) {
+            text.push_str(
+                "Start with search in response_mode metadata or preview, then fetch the text you need; \
+                 responses stay within max_output_chars and give a cursor for the next page.",
+            );
+        }
+        text
+    }
+}
+
+fn resource_not_found(uri: &str) -> McpError {
+    McpError::resource_not_found(format!("no resource {uri}"), None)
+}
+
+impl ServerHandler for FolioServer {
+    fn get_info(&self) -> InitializeResult {
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_resources()
+            .build();
+        let mut implementation = Implementation::new("folio", env!("CARGO_PKG_VERSION"));
+        implementation.title = Some("folio document knowledge server".into());
+        InitializeResult::new(capabilities)
+            .with_server_info(implementation)
+            .with_instructions(self.instructions())
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let start = match request.and_then(|r| r.cursor) {
+            None => 0,
+            Some(cursor) => cursor
+                .parse::<usize>()
+                .map_err(|_| McpError::invalid_params("invalid cursor", None))?,
+        };
+        let page = self.shared.options.tools_page_size.max(1);
+        let tools: Vec<_> = self.shared.registry.tools().cloned().collect();
+        if start > tools.len() {
+            return Err(McpError::invalid_params("invalid cursor", None));
+        }
+        let end = (start + page).min(tools.len());
+        let mut result = ListToolsResult::with_all_items(tools[start..end].to_vec());
+        result.next_cursor = (end < tools.len()).then(|| end.to_string());
+        Ok(result)
+    }
+
+    fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        self.shared.registry.find(name).map(|(_, t)| t.clone())
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let name = request.name.to_string();
+        let Some((toolset, _)) = self.shared.registry.find(&name) else {
+            return Err(McpError::invalid_params(
+                format!("unknown tool: {name}"),
+                Some(json!({"tool": name})),
+            ));
+        };
+        let progress = context
+            .meta
+            .get_progress_token()
+            .map(|token| (context.peer.clone(), token));
+        let call = Call::new(context.ct.child_token(), progress);
+        let shared = self.shared.clone();
+        let arguments = request.arguments;
+        let result = match toolset {
+            Toolset::Native => native::call(&shared, &name, arguments, &call).await,
+            Toolset::Citeloom => citeloom::call(&shared, &name, arguments, &call).await,
+            Toolset::Bmcis => bmcis::call(&shared, &name, arguments, &call).await,
+            Toolset::Mcpvectordb => mcpvectordb::call(&shared, &name, arguments, &call).await,
+        };
+        Ok(result.into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let engine = self.shared.engine.clone();
+        let libraries = blocking(move || engine.libraries())
+            .await
+            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        let resources: Vec<_> = libraries
+            .iter()
+            .map(|l| {
+                json!({
+                    "uri": format!("folio://library/{}", l.name),
+                    "name": l.name.to_string(),
+                    "description": format!("{} documents, {} chunks", l.document_count, l.chunk_count),
+                    "mimeType": "application/json"
+                })
+            })
+            .collect();
+        serde_json::from_value(json!({ "resources": resources }))
+            .map_err(|e| McpError::internal_error(e.to_string(), None))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        serde_json::from_value(json!({ "resourceTemplates": [
+            {
+                "uriTemplate": "folio://library/{library}",
+                "name": "library",
+                "description": "A library: its statistics and first documents, as JSON.",
+                "mimeType": "application/json"
+            },
+            {
+                "uriTemplate": "folio://document/{document_id}",
+                "name": "document",
+                "description": "A document's full text as Markdown.",
+                "mimeType": "text/markdown"
+            }
+        ]}))
+        .map_err(|e| McpError::internal_error(e.to_string(), None))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let uri = request.uri.clone();
+        let engine = self.shared.engine.clone();
+        let (mime, text) = if let Some(name) = uri.strip_prefix("folio://library/") {
+            let name = folio_core::LibraryName::new(name).map_err(|_| resource_not_found(&uri))?;
+            let stats = blocking(move || {
+                let stats = engine.inspect(&name)?;
+                let (documents, total) = engine.documents(&name, 0, 100)?;
+                Ok((stats, documents, total))
+            })
+            .await
+            .map_err(|_| resource_not_found(&uri))?;
+            let (stats, documents, total) = stats;
+            let body = json!({
+                "library": stats.info.name.to_string(),
+                "document_count": stats.info.document_count,
+                "chunk_count": stats.info.chunk_count,
+                "model": stats.info.space.model,
+                "dimension": stats.info.space.dim,
+                "formats": stats.formats,
+                "documents_total": total,
+                "documents": documents.iter().map(|d| json!({
+                    "document_id": d.id.to_string(),
+                    "title": d.title,
+                    "source": d.source,
+                    "uri": format!("folio://document/{}", d.id),
+                })).collect::<Vec<_>>(),
+            });
+            ("application/json", body.to_string())
+        } else if let Some(id) = uri.strip_prefix("folio://document/") {
+            let id = id.to_string();
+            let document = blocking(move || engine.document(&id))
+                .await
+                .map_err(|_| resource_not_found(&uri))?;
+            ("text/markdown", document.text)
+        } else {
+            return Err(resource_not_found(&uri));
+        };
+        let result: ReadResourceResult = serde_json::from_value(json!({
+            "contents": [{"uri": uri, "mimeType": mime, "text": text}]
+        }))
+        .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        Ok(result.into())
+    }
+}

@@ -1,0 +1,899 @@
+//! The mcpvectordb toolset (seed 004): file, content, URL and folder
+//! ingestion with indexed / replaced / skipped dedup, hybrid search over one
+//! or all libraries with equality filters, and document management. Every
+//! failure is `{"status": "error", "error": "..."}`; nothing escapes as a
+//! protocol error.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use folio_core::{Filter, LibraryName};
+use folio_engine::{
+    EngineError, IngestItem, IngestReport, IngestRequest, IngestStatus, IngestTarget, Mode,
+    ResponseMode, SearchHit, SearchRequest,
+};
+use rmcp::model::{CallToolResult, JsonObject, Tool};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use crate::context::{Call, Shared, blocking, bounded};
+use crate::native::{PathCheck, check_path, delete};
+use crate::tool::{Effect, define, failure, parse, success};
+
+fn default_library() -> String {
+    "default".into()
+}
+
+/// The mcpvectordb error envelope.
+pub fn error(message: impl std::fmt::Display) -> CallToolResult {
+    failure(json!({"status": "error", "error": message.to_string()}))
+}
+
+fn library(name: &str) -> Result<LibraryName, EngineError> {
+    Ok(LibraryName::new(name)?)
+}
+
+// ---------------------------------------------------------------- ingestion
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct IngestFileParams {
+    /// Absolute or relative path to the file.
+    path: String,
+    /// Library (collection) to index into.
+    #[serde(default = "default_library")]
+    library: String,
+    /// Arbitrary key-value metadata.
+    #[serde(default)]
+    metadata: Option<Map<String, Value>>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct IngestContentParams {
+    /// Full text or Markdown to index.
+    content: String,
+    /// Label for the origin (filename, URL, etc.), used for dedup and display.
+    source: String,
+    #[serde(default = "default_library")]
+    library: String,
+    #[serde(default)]
+    metadata: Option<Map<String, Value>>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct IngestUrlParams {
+    /// HTTP or HTTPS URL to fetch.
+    url: String,
+    #[serde(default = "default_library")]
+    library: String,
+    #[serde(default)]
+    metadata: Option<Map<String, Value>>,
+}
+
+/// The result of ingesting one source.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct IngestOutput {
+    /// indexed, replaced or skipped.
+    pub status: String,
+    pub doc_id: String,
+    pub source: String,
+    pub library: String,
+    pub chunk_count: u32,
+}
+
+fn status(status: IngestStatus) -> &'static str {
+    match status {
+        IngestStatus::Indexed => "indexed",
+        IngestStatus::Replaced => "replaced",
+        IngestStatus::Skipped => "skipped",
+        IngestStatus::Failed => "error",
+    }
+}
+
+fn chunk_count(shared: &Shared, item: &IngestItem) -> u32 {
+    // A skipped document keeps the chunks it has.
+    match (&item.document_id, item.status) {
+        (Some(id), IngestStatus::Skipped) => {
+            shared.engine.document(id).map_or(0, |d| d.chunk_count)
+        }
+        _ => item.chunks,
+    }
+}
+
+fn item_output(shared: &Shared, library: &str, item: &IngestItem) -> IngestOutput {
+    IngestOutput {
+        status: status(item.status).into(),
+        doc_id: item.document_id.clone().unwrap_or_default(),
+        source: item.source.clone(),
+        library: library.to_string(),
+        chunk_count: chunk_count(shared, item),
+    }
+}
+
+/// Ingests one source and answers in the seed's single-document shape.
+pub async fn ingest_one(
+    shared: &Arc<Shared>,
+    tool: &str,
+    library_name: &str,
+    target: IngestTarget,
+    metadata: Option<Map<String, Value>>,
+    call: &Call,
+) -> Result<IngestOutput, EngineError> {
+    let name = library(library_name)?;
+    let request = IngestRequest {
+        library: name,
+        targets: vec![target],
+        metadata: metadata.unwrap_or_default(),
+        title: None,
+        force: false,
+    };
+    let engine = shared.engine.clone();
+    let progress = call.progress();
+    let report = bounded(shared, tool, call, move || engine.ingest(&request, &progress)).await?;
+    let item = report
+        .items
+        .into_iter()
+        .next()
+        .ok_or_else(|| EngineError::invalid("nothing to ingest"))?;
+    if let Some(e) = item.error.clone() {
+        return Err(e);
+    }
+    let shared = shared.clone();
+    let library = library_name.to_string();
+    blocking(move || Ok(item_output(&shared, &library, &item))).await
+}
+
+async fn ingest_single(
+    shared: &Arc<Shared>,
+    tool: &str,
+    library: String,
+    target: IngestTarget,
+    metadata: Option<Map<String, Value>>,
+    call: &Call,
+) -> CallToolResult {
+    match ingest_one(shared, tool, &library, target, metadata, call).await {
+        Ok(output) => success(&output),
+        Err(e) => error(e),
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct IngestFolderParams {
+    /// Absolute or relative path to the folder to ingest.
+    folder: String,
+    #[serde(default = "default_library")]
+    library: String,
+    /// Key-value metadata attached to every document.
+    #[serde(default)]
+    metadata: Option<Map<String, Value>>,
+    /// Scan subdirectories recursively (default true).
+    #[serde(default = "yes")]
+    recursive: bool,
+    /// Max files processed simultaneously (at least 1, default 4).
+    #[serde(default = "four")]
+    #[schemars(range(min = 1))]
+    max_concurrency: i64,
+}
+
+fn yes() -> bool {
+    true
+}
+fn four() -> i64 {
+    4
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+struct FolderError {
+    file: String,
+    error: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+struct IngestFolderOutput {
+    folder: String,
+    library: String,
+    total_files: usize,
+    indexed: usize,
+    replaced: usize,
+    skipped: usize,
+    failed: usize,
+    results: Vec<IngestOutput>,
+    errors: Vec<FolderError>,
+}
+
+/// The files directly in `folder` that folio can read.
+fn top_level_files(folder: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(folder)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file())
+        .filter(|p| {
+            p.extension()
+                .and_then(|e| e.to_str())
+                .and_then(folio_extract::Format::from_extension)
+                .is_some()
+        })
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+async fn ingest_folder(shared: &Arc<Shared>, p: IngestFolderParams, call: &Call) -> CallToolResult {
+    if p.folder.trim().is_empty() {
+        return error("folder must not be empty");
+    }
+    if p.max_concurrency < 1 {
+        return error(format!("max_concurrency must be at least 1 (got {})", p.max_concurrency));
+    }
+    let folder = PathBuf::from(p.folder.trim());
+    let absolute = match std::fs::canonicalize(&folder) {
+        Ok(path) if path.is_dir() => path,
+        Ok(path) => return error(format!("{} is a file, not a folder", path.display())),
+        Err(e) => return error(format!("folder {} cannot be read: {e}", folder.display())),
+    };
+    let name = match library(&p.library) {
+        Ok(n) => n,
+        Err(e) => return error(e),
+    };
+    let targets = if p.recursive {
+        vec![IngestTarget::Path(absolute.clone())]
+    } else {
+        match top_level_files(&absolute) {
+            Ok(files) => files.into_iter().map(IngestTarget::Path).collect(),
+            Err(e) => return error(format!("folder {} cannot be read: {e}", absolute.display())),
+        }
+    };
+    let request = IngestRequest {
+        library: name,
+        targets,
+        metadata: p.metadata.unwrap_or_default(),
+        title: None,
+        force: false,
+    };
+    let engine = shared.engine.clone();
+    let progress = call.progress();
+    let report: IngestReport =
+        match bounded(shared, "ingest_folder", call, move || engine.ingest(&request, &progress)).await {
+            Ok(r) => r,
+            Err(e) => return error(e),
+        };
+    let shared2 = shared.clone();
+    let library_name = p.library.clone();
+    let (results, errors) = blocking(move || {
+        let mut results = Vec::new();
+        let mut errors = Vec::new();
+        for item in &report.items {
+            match &item.error {
+                Some(e) => errors.push(FolderError {
+                    file: item.source.clone(),
+                    error: e.message.clone(),
+                }),
+                None => results.push(item_output(&shared2, &library_name, item)),
+            }
+        }
+        Ok((results, errors))
+    })
+    .await
+    .unwrap_or_default();
+    let count = |s: &str| results.iter().filter(|r| r.status == s).count();
+    success(&IngestFolderOutput {
+        folder: absolute.display().to_string(),
+        library: p.library,
+        total_files: results.len() + errors.len(),
+        indexed: count("indexed"),
+        replaced: count("replaced"),
+        skipped: count("skipped"),
+        failed: errors.len(),
+        results,
+        errors,
+    })
+}
+
+// ---------------------------------------------------------------- search
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct SearchParams {
+    /// Natural language search query.
+    query: String,
+    /// Max results to return (1 to 100, default 5).
+    #[serde(default = "five")]
+    #[schemars(range(min = 1, max = 100))]
+    top_k: i64,
+    /// Restrict to a library; null searches all libraries.
+    #[serde(default)]
+    library: Option<String>,
+    /// Field equality filters, AND-ed: file_type, page, last_modified, source, title,
+    /// doc_id, library, chunk_index. Other keys are refused.
+    #[serde(default)]
+    filter: Option<Map<String, Value>>,
+}
+
+fn five() -> i64 {
+    5
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+struct SearchResult {
+    doc_id: String,
+    source: String,
+    title: String,
+    library: String,
+    file_type: String,
+    last_modified: String,
+    /// 0 when the page is unknown or not applicable.
+    page: u32,
+    content: String,
+    chunk_index: u32,
+    metadata: Map<String, Value>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+struct SearchOutput {
+    results: Vec<SearchResult>,
+}
+
+const FILTER_FIELDS: [&str; 8] = [
+    "file_type",
+    "page",
+    "last_modified",
+    "source",
+    "title",
+    "doc_id",
+    "library",
+    "chunk_index",
+];
+
+/// The file type mcpvectordb reports: the source's extension, else the format.
+fn file_type(source: &str, format: &str) -> String {
+    let name = source.rsplit(['/', '\\']).next().unwrap_or(source);
+    match name.rsplit_once('.') {
+        Some((stem, ext)) if !stem.is_empty() && !ext.is_empty() && ext.len() <= 5 && ext.chars().all(|c| c.is_ascii_alphanumeric()) => {
+            ext.to_ascii_lowercase()
+        }
+        _ => match format {
+            "markdown" => "md".into(),
+            "text" => "txt".into(),
+            other => other.into(),
+        },
+    }
+}
+
+/// Filters the engine applies before ranking, and those checked on hits.
+struct Filters {
+    engine: Filter,
+    library: Option<String>,
+    page: Option<u64>,
+    chunk_index: Option<u64>,
+    file_type: Option<String>,
+}
+
+fn filters(given: Option<Map<String, Value>>) -> Result<Filters, String> {
+    let mut out = Filters {
+        engine: Filter::default(),
+        library: None,
+        page: None,
+        chunk_index: None,
+        file_type: None,
+    };
+    for (key, value) in given.unwrap_or_default() {
+        if !FILTER_FIELDS.contains(&key.as_str()) {
+            return Err(format!(
+                "invalid filter key {key:?}; valid keys: {}",
+                FILTER_FIELDS.join(", ")
+            ));
+        }
+        let scalar = match &value {
+            Value::String(_) | Value::Number(_) => value.clone(),
+            _ => return Err(format!("filter {key:?} must be a string or an integer")),
+        };
+        let field = match key.as_str() {
+            "page" | "chunk_index" => {
+                let n = scalar
+                    .as_u64()
+                    .ok_or_else(|| format!("filter {key:?} must be a non-negative integer"))?;
+                if key == "page" {
+                    out.page = Some(n);
+                } else {
+                    out.chunk_index = Some(n);
+                }
+                continue;
+            }
+            "library" => {
+                out.library = Some(scalar.as_str().map(str::to_string).unwrap_or_else(|| scalar.to_string()));
+                continue;
+            }
+            "file_type" => {
+                out.file_type = Some(scalar.as_str().unwrap_or_default().to_ascii_lowercase());
+                continue;
+            }
+            "doc_id" => "document_id",
+            "last_modified" => "ingested_at",
+            other => other,
+        };
+        out.engine.conditions.push(folio_core::Condition::Equals {
+            field: field.to_string(),
+            value: scalar,
+        });
+    }
+    Ok(out)
+}
+
+fn keep(hit: &SearchHit, f: &Filters) -> bool {
+    let page_ok = f.page.is_none_or(|p| {
+        let start = u64::from(hit.page_start.unwrap_or(0));
+        let end = u64::from(hit.page_end.or(hit.page_start).unwrap_or(0));
+        (start..=end).contains(&p)
+    });
+    let index_ok = f
+        .chunk_index
+        .is_none_or(|i| u64::from(hit.chunk_index.unwrap_or(0)) == i);
+    let type_ok = f.file_type.as_ref().is_none_or(|t| {
+        &file_type(hit.source.as_deref().unwrap_or(""), hit.format.as_deref().unwrap_or("")) == t
+    });
+    page_ok && index_ok && type_ok
+}
+
+async fn search(shared: &Arc<Shared>, p: SearchParams, call: &Call) -> CallToolResult {
+    if p.query.trim().is_empty() {
+        return error("query must not be empty");
+    }
+    if !(1..=100).contains(&p.top_k) {
+        return error(format!("top_k must be between 1 and 100 (got {})", p.top_k));
+    }
+    let f = match filters(p.filter) {
+        Ok(f) => f,
+        Err(m) => return error(m),
+    };
+    let wanted = match (&p.library, &f.library) {
+        (Some(a), Some(b)) if a != b => return success(&SearchOutput { results: vec![] }),
+        (Some(a), _) | (None, Some(a)) => Some(a.clone()),
+        (None, None) => None,
+    };
+    let top_k = p.top_k as usize;
+    let post_filtered = f.page.is_some() || f.chunk_index.is_some() || f.file_type.is_some();
+    let engine = shared.engine.clone();
+    let query = p.query.clone();
+    let result = bounded(shared, "search", call, move || {
+        let libraries: Vec<LibraryName> = match wanted {
+            Some(name) => vec![library(&name)?],
+            None => engine.libraries()?.into_iter().map(|l| l.name).collect(),
+        };
+        let mut hits: Vec<(String, SearchHit)> = Vec::new();
+        for name in libraries {
+            let mut request = SearchRequest::new(name.clone(), query.clone());
+            request.mode = Mode::Hybrid;
+            request.top_k = if post_filtered {
+                engine.config().limits.max_top_k
+            } else {
+                top_k
+            };
+            request.filter = f.engine.clone();
+            request.response_mode = ResponseMode::Full;
+            request.group_by_document = false;
+            request.max_chars_per_chunk = usize::MAX / 2;
+            let response = engine.search(&request)?;
+            hits.extend(
+                response
+                    .hits
+                    .into_iter()
+                    .filter(|h| keep(h, &f))
+                    .map(|h| (name.to_string(), h)),
+            );
+        }
+        hits.sort_by(|a, b| b.1.score.total_cmp(&a.1.score));
+        hits.truncate(top_k);
+        let mut results = Vec::with_capacity(hits.len());
+        for (library, hit) in hits {
+            let document = engine.document(&hit.document_id)?;
+            results.push(SearchResult {
+                file_type: file_type(&document.source, &document.format),
+                doc_id: hit.document_id,
+                source: document.source,
+                title: document.title.unwrap_or_default(),
+                library,
+                last_modified: document.ingested_at,
+                page: hit.page_start.unwrap_or(0),
+                content: hit.text.unwrap_or_default(),
+                chunk_index: hit.chunk_index.unwrap_or(0),
+                metadata: document.metadata,
+            });
+        }
+        Ok(results)
+    })
+    .await;
+    match result {
+        Ok(results) => success(&SearchOutput { results }),
+        Err(e) => error(e),
+    }
+}
+
+// ---------------------------------------------------------------- documents
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct ListDocumentsParams {
+    /// Filter by library; null lists all.
+    #[serde(default)]
+    library: Option<String>,
+    /// Max documents to return (1 to 1000, default 20).
+    #[serde(default = "twenty")]
+    #[schemars(range(min = 1, max = 1000))]
+    limit: i64,
+    /// Pagination offset.
+    #[serde(default)]
+    #[schemars(range(min = 0))]
+    offset: i64,
+}
+
+fn twenty() -> i64 {
+    20
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+struct DocumentEntry {
+    doc_id: String,
+    source: String,
+    title: String,
+    library: String,
+    content_hash: String,
+    created_at: String,
+    metadata: Map<String, Value>,
+    chunk_count: u32,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+struct ListDocumentsOutput {
+    documents: Vec<DocumentEntry>,
+    count: usize,
+}
+
+async fn list_documents(shared: &Arc<Shared>, p: ListDocumentsParams) -> CallToolResult {
+    if !(1..=1000).contains(&p.limit) {
+        return error(format!("limit must be between 1 and 1000 (got {})", p.limit));
+    }
+    if p.offset < 0 {
+        return error(format!("offset must not be negative (got {})", p.offset));
+    }
+    let engine = shared.engine.clone();
+    let result = blocking(move || {
+        let libraries = match &p.library {
+            Some(name) => vec![engine.library(&library(name)?)?],
+            None => engine.libraries()?,
+        };
+        let mut skip = p.offset as u64;
+        let mut left = p.limit as u64;
+        let mut documents = Vec::new();
+        for info in libraries {
+            if left == 0 {
+                break;
+            }
+            if skip >= info.document_count {
+                skip -= info.document_count;
+                continue;
+            }
+            let (page, _) = engine.documents(&info.name, skip, left)?;
+            skip = 0;
+            left -= page.len() as u64;
+            documents.extend(page.into_iter().map(|d| DocumentEntry {
+                doc_id: d.id.to_string(),
+                source: d.source,
+                title: d.title.unwrap_or_default(),
+                library: d.library.to_string(),
+                content_hash: d.content_hash,
+                created_at: d.ingested_at,
+                metadata: d.metadata,
+                chunk_count: d.chunk_count,
+            }));
+        }
+        Ok(documents)
+    })
+    .await;
+    match result {
+        Ok(documents) => success(&ListDocumentsOutput {
+            count: documents.len(),
+            documents,
+        }),
+        Err(e) => error(e),
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct NoParams {}
+
+#[derive(Debug, Serialize, JsonSchema)]
+struct LibraryEntry {
+    library: String,
+    document_count: u64,
+    chunk_count: u64,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+struct ListLibrariesOutput {
+    libraries: Vec<LibraryEntry>,
+}
+
+async fn list_libraries(shared: &Arc<Shared>) -> CallToolResult {
+    let engine = shared.engine.clone();
+    match blocking(move || engine.libraries()).await {
+        Ok(libraries) => success(&ListLibrariesOutput {
+            libraries: libraries
+                .into_iter()
+                .map(|l| LibraryEntry {
+                    library: l.name.to_string(),
+                    document_count: l.document_count,
+                    chunk_count: l.chunk_count,
+                })
+                .collect(),
+        }),
+        Err(e) => error(e),
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct DocIdParams {
+    /// The document id.
+    doc_id: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+struct DeleteOutput {
+    status: String,
+    doc_id: String,
+    deleted_chunks: u32,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+struct GetDocumentOutput {
+    doc_id: String,
+    source: String,
+    title: String,
+    library: String,
+    /// The full document text as Markdown.
+    content: String,
+    chunk_count: u32,
+    metadata: Map<String, Value>,
+}
+
+async fn get_document(shared: &Arc<Shared>, p: DocIdParams) -> CallToolResult {
+    let engine = shared.engine.clone();
+    let id = p.doc_id.clone();
+    match blocking(move || engine.document(&id)).await {
+        Ok(d) => success(&GetDocumentOutput {
+            doc_id: d.id.to_string(),
+            source: d.source,
+            title: d.title.unwrap_or_default(),
+            library: d.library.to_string(),
+            content: d.text,
+            chunk_count: d.chunk_count,
+            metadata: d.metadata,
+        }),
+        Err(e) => error(e.about(p.doc_id)),
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct ServerInfoParams {
+    /// File path to test for readability.
+    #[serde(default)]
+    check_path: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+struct ServerInfoOutput {
+    platform: String,
+    /// folio is not a Python program: always null.
+    python_version: Option<String>,
+    /// folio's version.
+    version: String,
+    cwd: String,
+    /// Where the index lives (folio's data directory).
+    lancedb_uri: String,
+    /// Where the embedding model lives.
+    fastembed_cache_path: String,
+    transport: String,
+    note: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    path_check: Option<PathCheck>,
+}
+
+fn server_info(shared: &Arc<Shared>, p: ServerInfoParams) -> CallToolResult {
+    let note = if shared.options.transport == "stdio" {
+        "In stdio mode the server runs on the same machine as the client: it reads files from this \
+         machine's file system, within the configured roots. Use ingest_content for text the server \
+         cannot reach."
+    } else {
+        "Over HTTP the server reads its own file system, not the client's: upload files with \
+         POST /upload or send text with ingest_content."
+    };
+    success(&ServerInfoOutput {
+        platform: std::env::consts::OS.into(),
+        python_version: None,
+        version: env!("CARGO_PKG_VERSION").into(),
+        cwd: std::env::current_dir()
+            .map(|d| d.display().to_string())
+            .unwrap_or_default(),
+        lancedb_uri: shared.engine.config().data_dir.display().to_string(),
+        fastembed_cache_path: shared
+            .options
+            .model_dir
+            .as_ref()
+            .map(|d| d.display().to_string())
+            .unwrap_or_default(),
+        transport: shared.options.transport.clone(),
+        note: note.into(),
+        path_check: p.check_path.map(|path| check_path(shared, &path)),
+    })
+}
+
+// ---------------------------------------------------------------- registry
+
+pub fn tools() -> Vec<Tool> {
+    vec![
+        define::<IngestFileParams, IngestOutput>(
+            "ingest_file",
+            "Ingest a file",
+            "Convert a local file (PDF, DOCX, PPTX, EPUB, HTML, Markdown, text) and index it. The same \
+             path in the same library is skipped when unchanged and replaced when changed.",
+            Effect::Write,
+            false,
+        ),
+        define::<IngestContentParams, IngestOutput>(
+            "ingest_content",
+            "Ingest text content",
+            "Index pre-extracted text or Markdown directly, without reading the server's file system: \
+             use it when you have already read a file the server cannot access. Dedup is keyed on \
+             (source, library).",
+            Effect::Write,
+            false,
+        ),
+        define::<IngestUrlParams, IngestOutput>(
+            "ingest_url",
+            "Ingest a web page",
+            "Fetch an HTTP or HTTPS URL, convert its content and index it. Private and loopback \
+             addresses are refused.",
+            Effect::Write,
+            true,
+        ),
+        define::<IngestFolderParams, IngestFolderOutput>(
+            "ingest_folder",
+            "Ingest a folder",
+            "Ingest every supported document in a folder (recursively by default). Files that fail are \
+             listed in errors without stopping the rest.",
+            Effect::Write,
+            false,
+        ),
+        define::<SearchParams, SearchOutput>(
+            "search",
+            "Search documents",
+            "Hybrid (BM25 + vector) search over indexed chunks, in one library or all. filter holds \
+             field equality conditions (file_type, page, last_modified, source, title, doc_id, library, \
+             chunk_index), AND-ed.",
+            Effect::Read,
+            false,
+        ),
+        define::<ListDocumentsParams, ListDocumentsOutput>(
+            "list_documents",
+            "List documents",
+            "List indexed documents with metadata, in one library or all, with limit and offset.",
+            Effect::Read,
+            false,
+        ),
+        define::<NoParams, ListLibrariesOutput>(
+            "list_libraries",
+            "List libraries",
+            "List all libraries with document and chunk counts.",
+            Effect::Read,
+            false,
+        ),
+        define::<DocIdParams, DeleteOutput>(
+            "delete_document",
+            "Delete a document",
+            "Remove a document and all its chunks from the index.",
+            Effect::Delete,
+            false,
+        ),
+        define::<DocIdParams, GetDocumentOutput>(
+            "get_document",
+            "Get a document",
+            "Return the full Markdown text of an indexed document.",
+            Effect::Read,
+            false,
+        ),
+        define::<ServerInfoParams, ServerInfoOutput>(
+            "server_info",
+            "Server diagnostics",
+            "Return server diagnostics; with check_path, whether the server can read that file before \
+             you try to ingest it.",
+            Effect::Read,
+            false,
+        ),
+    ]
+}
+
+pub async fn call(
+    shared: &Arc<Shared>,
+    name: &str,
+    arguments: Option<JsonObject>,
+    call: &Call,
+) -> CallToolResult {
+    macro_rules! run {
+        ($params:ty, $f:expr) => {
+            match parse::<$params>(arguments) {
+                Ok(p) => $f(p).await,
+                Err(m) => error(m),
+            }
+        };
+    }
+    match name {
+        "ingest_file" => run!(IngestFileParams, |p: IngestFileParams| ingest_single(
+            shared,
+            "ingest_file",
+            p.library,
+            IngestTarget::Path(PathBuf::from(&p.path)),
+            p.metadata,
+            call
+        )),
+        "ingest_content" => run!(IngestContentParams, |p: IngestContentParams| async move {
+            if p.source.trim().is_empty() {
+                return error("source must not be empty");
+            }
+            let target = IngestTarget::Content {
+                name: p.source,
+                text: p.content,
+                format: Some("markdown".into()),
+                title: None,
+            };
+            ingest_single(shared, "ingest_content", p.library, target, p.metadata, call).await
+        }),
+        "ingest_url" => run!(IngestUrlParams, |p: IngestUrlParams| ingest_single(
+            shared,
+            "ingest_url",
+            p.library,
+            IngestTarget::Url(p.url),
+            p.metadata,
+            call
+        )),
+        "ingest_folder" => run!(IngestFolderParams, |p| ingest_folder(shared, p, call)),
+        "search" => run!(SearchParams, |p| search(shared, p, call)),
+        "list_documents" => run!(ListDocumentsParams, |p| list_documents(shared, p)),
+        "list_libraries" => run!(NoParams, |_| list_libraries(shared)),
+        "delete_document" => run!(DocIdParams, |p: DocIdParams| async move {
+            match delete(shared, p.doc_id.clone()).await {
+                Ok(chunks) => success(&DeleteOutput {
+                    status: "deleted".into(),
+                    doc_id: p.doc_id,
+                    deleted_chunks: chunks,
+                }),
+                Err(e) => error(e.about(p.doc_id)),
+            }
+        }),
+        "get_document" => run!(DocIdParams, |p| get_document(shared, p)),
+        "server_info" => run!(ServerInfoParams, |p| async move { server_info(shared, p) }),
+        _ => error(format!("unknown tool {name}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_types_come_from_extensions_then_formats() {
+        assert_eq!(file_type("/a/b/Report.PDF", "pdf"), "pdf");
+        assert_eq!(file_type("notes", "markdown"), "md");
+        assert_eq!(file_type("https://example.com/page", "html"), "html");
+        assert_eq!(file_type(".hidden", "text"), "txt");
+    }
+
+    #[test]
+    fn unknown_filter_keys_are_refused_and_known_ones_mapped() {
+        let bad: Map<String, Value> = serde_json::from_value(json!({"colour": "red"})).unwrap();
+        assert!(filters(Some(bad)).err().unwrap().contains("colour"));
+        let good: Map<String, Value> =
+            serde_json::from_value(json!({"file_type": "PDF", "page": 3, "doc_id": "x"})).unwrap();
+        let f = filters(Some(good)).unwrap();
+        assert_eq!(f.file_type.as_deref(), Some("pdf"));
+        assert_eq!(f.page, Some(3));
+        assert_eq!(f.engine.conditions.len(), 1);
+        let nested: Map<String, Value> = serde_json::from_value(json!({"page": [1, 2]})).unwrap();
+        assert!(filters(Some(nested)).is_err());
+    }
+}

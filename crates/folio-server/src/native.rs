@@ -1,0 +1,1137 @@
+//! folio's own toolset: few tools, each doing one job completely. Errors use
+//! `{"error": {"code", "message", "details"}}` with folio's error codes in
+//! upper case.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use folio_core::{ErrorCode, Filter, LibraryName};
+use folio_engine::{
+    EngineError, IngestRequest, IngestTarget, Mode, ResponseMode, SearchHit, SearchRequest,
+};
+use rmcp::model::{CallToolResult, JsonObject, Tool};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::citeloom;
+use crate::context::{Call, Shared, blocking, bounded};
+use crate::tool::{Effect, bounded as check, define, failure, parse, success};
+
+/// The native error envelope.
+pub fn error(e: &EngineError) -> CallToolResult {
+    let mut details = Map::new();
+    if let Some(input) = &e.input {
+        details.insert("input".into(), Value::String(input.clone()));
+    }
+    failure(json!({"error": {
+        "code": e.code.as_str().to_ascii_uppercase(),
+        "message": e.message,
+        "details": details,
+    }}))
+}
+
+fn invalid(message: String) -> CallToolResult {
+    error(&EngineError::invalid(message))
+}
+
+fn library(name: &str) -> Result<LibraryName, EngineError> {
+    Ok(LibraryName::new(name)?)
+}
+
+// ---------------------------------------------------------------- search
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct SearchParams {
+    /// What to look for: a question or keywords (1 to 4,000 characters).
+    #[schemars(length(min = 1, max = 4000))]
+    query: String,
+    /// The library to search.
+    library: String,
+    /// hybrid (BM25 + dense, the default), lexical (BM25) or dense.
+    #[serde(default)]
+    mode: SearchMode,
+    /// Results per page (1 to 100), one per document unless group_by_document is false.
+    #[serde(default = "ten")]
+    #[schemars(range(min = 1, max = 100))]
+    top_k: usize,
+    /// Filters, all of which must hold: {"field": value} for equality, {"field": [a, b]}
+    /// for any-of, {"field": {"gte": 2019, "lt": 2024}} for ranges on numbers and ISO
+    /// dates, plus "path_prefix" and "section_prefix". Fields are document fields
+    /// (format, source, title, source_kind) or document metadata keys.
+    #[serde(default)]
+    filter: Option<Value>,
+    /// How much of each hit to return: ids_only, metadata, preview (the default) or full.
+    #[serde(default = "preview_mode")]
+    response_mode: String,
+    /// Cap on each chunk text in full mode, in characters (100 to 20,000).
+    #[serde(default = "max_chars_per_chunk")]
+    #[schemars(range(min = 100, max = 20000))]
+    max_chars_per_chunk: usize,
+    /// Budget for the whole response, in characters (2,000 to 200,000; default 40,000,
+    /// about 10k tokens). Hits that do not fit are left for the next page.
+    #[serde(default = "max_output_chars")]
+    #[schemars(range(min = 2000, max = 200000))]
+    max_output_chars: usize,
+    /// Merge chunks of one document into one hit (default true).
+    #[serde(default = "yes")]
+    group_by_document: bool,
+    /// The next_cursor of a previous response, to fetch the next page.
+    #[serde(default)]
+    cursor: Option<String>,
+}
+
+#[derive(Debug, Default, Clone, Copy, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum SearchMode {
+    #[default]
+    Hybrid,
+    Lexical,
+    Dense,
+}
+
+fn ten() -> usize {
+    10
+}
+fn yes() -> bool {
+    true
+}
+fn preview_mode() -> String {
+    "preview".into()
+}
+fn max_chars_per_chunk() -> usize {
+    1_800
+}
+fn max_output_chars() -> usize {
+    40_000
+}
+
+/// Another matching chunk of the same document.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+struct OtherChunk {
+    chunk_id: String,
+    chunk_index: u32,
+    score: f32,
+    page_start: Option<u32>,
+    page_end: Option<u32>,
+    section_path: Vec<String>,
+}
+
+/// One search hit with its citation. Fields beyond ids and scores appear
+/// from response_mode metadata on; preview adds `preview`, full adds `text`.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+struct Hit {
+    rank: u32,
+    /// In [0, 1]; higher is better.
+    score: f32,
+    document_id: String,
+    chunk_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    source: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    source_kind: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    format: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    section_path: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    page_start: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    page_end: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    chunk_index: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    chunk_count: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    char_start: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    char_end: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    token_count: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    lexical_score: Option<f32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    dense_score: Option<f32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    metadata: Option<Map<String, Value>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    context: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    preview: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    text: Option<String>,
+    /// True when `text` was cut (per-chunk cap or response budget).
+    #[serde(default)]
+    truncated: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    other_chunks: Vec<OtherChunk>,
+}
+
+/// What the response budget cut.
+#[derive(Debug, Serialize, JsonSchema)]
+struct Budget {
+    max_output_chars: usize,
+    used_chars: usize,
+    /// Hits found on this page but left out to stay within the budget.
+    omitted_hits: usize,
+    /// Characters of text cut from hits to fit.
+    truncated_chars: usize,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+struct SearchOutput {
+    library: String,
+    query: String,
+    mode: SearchMode,
+    response_mode: String,
+    hits: Vec<Hit>,
+    /// Rank of the first hit of this page minus one.
+    offset: usize,
+    /// Pass as `cursor` to get the next page; absent when there is none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    next_cursor: Option<String>,
+    budget: Budget,
+    embed_ms: f64,
+    search_ms: f64,
+}
+
+fn fingerprint(p: &SearchParams) -> String {
+    let mut hasher = Sha256::new();
+    for part in [
+        p.library.as_str(),
+        p.query.trim(),
+        &format!("{:?}", p.mode),
+        &p.filter.as_ref().map(|f| f.to_string()).unwrap_or_default(),
+        &p.group_by_document.to_string(),
+    ] {
+        hasher.update(part.as_bytes());
+        hasher.update([0]);
+    }
+    hex::encode(&hasher.finalize()[..6])
+}
+
+fn parse_cursor(cursor: &str, expected: &str) -> Result<usize, String> {
+    let (offset, print) = cursor
+        .split_once('.')
+        .ok_or_else(|| "invalid cursor".to_string())?;
+    if print != expected {
+        return Err("the cursor belongs to another search (query, library, mode or filter changed)".into());
+    }
+    offset.parse().map_err(|_| "invalid cursor".into())
+}
+
+fn json_len<T: Serialize>(value: &T) -> usize {
+    serde_json::to_string(value).map_or(0, |s| s.len())
+}
+
+/// Fits hits into `budget` characters of JSON: whole hits while they fit;
+/// a first hit that alone is too large has its text cut.
+fn fit(hits: Vec<Hit>, budget: usize) -> (Vec<Hit>, Budget) {
+    let overhead = 600;
+    let mut used = overhead;
+    let mut kept = Vec::new();
+    let mut truncated_chars = 0;
+    let total = hits.len();
+    for mut hit in hits {
+        let mut size = json_len(&hit) + 1;
+        if used + size > budget && kept.is_empty() {
+            for which in 0..3 {
+                let over = (used + size).saturating_sub(budget);
+                let field = match which {
+                    0 => &mut hit.text,
+                    1 => &mut hit.preview,
+                    _ => &mut hit.context,
+                };
+                if let Some(text) = field.as_mut() {
+                    let chars = text.chars().count();
+                    let keep = chars.saturating_sub(over + 16);
+                    let (cut, was_cut) = folio_engine::cut_chars(text, keep);
+                    if was_cut {
+                        truncated_chars += chars - cut.chars().count();
+                        *text = cut;
+                        hit.truncated = true;
+                    }
+                }
+                size = json_len(&hit) + 1;
+            }
+            if used + size > budget {
+                hit.metadata = None;
+                hit.other_chunks.clear();
+                size = json_len(&hit) + 1;
+            }
+        }
+        if used + size > budget {
+            break;
+        }
+        used += size;
+        kept.push(hit);
+    }
+    let omitted = total - kept.len();
+    (
+        kept,
+        Budget {
+            max_output_chars: budget,
+            used_chars: used,
+            omitted_hits: omitted,
+            truncated_chars,
+        },
+    )
+}
+
+async fn search(shared: &Arc<Shared>, p: SearchParams, call: &Call) -> CallToolResult {
+    if let Err(m) = check("top_k", p.top_k, 1, shared.engine.config().limits.max_top_k)
+        .and(check("max_chars_per_chunk", p.max_chars_per_chunk, 100, 20_000))
+        .and(check("max_output_chars", p.max_output_chars, 2_000, 200_000))
+    {
+        return invalid(m);
+    }
+    let Some(response_mode) = ResponseMode::parse(&p.response_mode) else {
+        return invalid(format!(
+            "unknown response_mode {:?} (ids_only, metadata, preview or full)",
+            p.response_mode
+        ));
+    };
+    let print = fingerprint(&p);
+    let offset = match p.cursor.as_deref().map(|c| parse_cursor(c, &print)) {
+        None => 0,
+        Some(Ok(offset)) => offset,
+        Some(Err(m)) => return invalid(m),
+    };
+    let max_top_k = shared.engine.config().limits.max_top_k;
+    if offset >= max_top_k {
+        return invalid(format!("results end at rank {max_top_k}; there is no further page"));
+    }
+    let name = match library(&p.library) {
+        Ok(name) => name,
+        Err(e) => return error(&e),
+    };
+    let filter = match Filter::from_json(p.filter.as_ref().unwrap_or(&Value::Null)) {
+        Ok(f) => f,
+        Err(e) => return invalid(e.to_string()),
+    };
+    let mut request = SearchRequest::new(name, p.query.clone());
+    request.mode = match p.mode {
+        SearchMode::Hybrid => Mode::Hybrid,
+        SearchMode::Lexical => Mode::Lexical,
+        SearchMode::Dense => Mode::Dense,
+    };
+    request.top_k = (offset + p.top_k).min(max_top_k);
+    request.filter = filter;
+    request.response_mode = response_mode;
+    request.max_chars_per_chunk = p.max_chars_per_chunk;
+    request.group_by_document = p.group_by_document;
+    let engine = shared.engine.clone();
+    let response = match bounded(shared, "search", call, move || engine.search(&request)).await {
+        Ok(r) => r,
+        Err(e) => return error(&e),
+    };
+    let more_may_exist = response.hits.len() >= offset + p.top_k && offset + p.top_k < max_top_k;
+    let hits: Vec<Hit> = response
+        .hits
+        .into_iter()
+        .skip(offset)
+        .filter_map(|h: SearchHit| serde_json::to_value(h).ok())
+        .filter_map(|v| serde_json::from_value(v).ok())
+        .collect();
+    let (hits, budget) = fit(hits, p.max_output_chars);
+    let next = offset + hits.len();
+    let next_cursor =
+        (budget.omitted_hits > 0 || more_may_exist).then(|| format!("{next}.{print}"));
+    success(&SearchOutput {
+        library: response.library,
+        query: response.query,
+        mode: p.mode,
+        response_mode: p.response_mode,
+        hits,
+        offset,
+        next_cursor,
+        budget,
+        embed_ms: response.embed_ms,
+        search_ms: response.search_ms,
+    })
+}
+
+// ---------------------------------------------------------------- reading
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct GetDocumentParams {
+    /// The document id (16 hex digits) from a search hit or list_documents.
+    document_id: String,
+    /// Return the text from this character on (for paging through long documents).
+    #[serde(default)]
+    offset_chars: u64,
+    /// Characters of text to return (0 to 200,000; default 20,000). 0 returns metadata only.
+    #[serde(default = "twenty_thousand")]
+    #[schemars(range(min = 0, max = 200000))]
+    max_chars: usize,
+}
+
+fn twenty_thousand() -> usize {
+    20_000
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+struct DocumentOutput {
+    document_id: String,
+    library: String,
+    title: Option<String>,
+    source: String,
+    source_kind: String,
+    format: String,
+    content_hash: String,
+    metadata: Map<String, Value>,
+    page_count: Option<u32>,
+    chunk_count: u32,
+    ingested_at: String,
+    /// Total characters of the document text.
+    text_chars: u64,
+    /// The text (Markdown), from `offset_chars`, at most `max_chars` characters.
+    text: String,
+    offset_chars: u64,
+    /// Where the next slice starts; absent at the end of the text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    next_offset_chars: Option<u64>,
+}
+
+async fn get_document(shared: &Arc<Shared>, p: GetDocumentParams) -> CallToolResult {
+    if let Err(m) = check("max_chars", p.max_chars, 0, 200_000) {
+        return invalid(m);
+    }
+    let engine = shared.engine.clone();
+    let id = p.document_id.clone();
+    let document = match blocking(move || engine.document(&id)).await {
+        Ok(d) => d,
+        Err(e) => return error(&e.about(p.document_id)),
+    };
+    let total = document.text.chars().count() as u64;
+    let rest: String = document.text.chars().skip(p.offset_chars as usize).collect();
+    let (text, cut) = folio_engine::cut_chars(&rest, p.max_chars);
+    let end = p.offset_chars + text.chars().count() as u64;
+    success(&DocumentOutput {
+        document_id: document.id.to_string(),
+        library: document.library.to_string(),
+        title: document.title,
+        source: document.source,
+        source_kind: document.source_kind.as_str().to_string(),
+        format: document.format,
+        content_hash: document.content_hash,
+        metadata: document.metadata,
+        page_count: document.page_count,
+        chunk_count: document.chunk_count,
+        ingested_at: document.ingested_at,
+        text_chars: total,
+        text,
+        offset_chars: p.offset_chars,
+        next_offset_chars: cut.then_some(end),
+    })
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct GetChunksParams {
+    /// A chunk id (<document id>:<index>) from a search hit.
+    chunk_id: String,
+    /// Neighbouring chunks before it (0 to 20, default 1).
+    #[serde(default = "one")]
+    #[schemars(range(min = 0, max = 20))]
+    before: u32,
+    /// Neighbouring chunks after it (0 to 20, default 1).
+    #[serde(default = "one")]
+    #[schemars(range(min = 0, max = 20))]
+    after: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+struct ChunkOutput {
+    chunk_id: String,
+    index: u32,
+    text: String,
+    page_start: Option<u32>,
+    page_end: Option<u32>,
+    section_path: Vec<String>,
+    char_start: u64,
+    char_end: u64,
+    token_count: u32,
+    /// True for the chunk asked for; false for its neighbours.
+    requested: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+struct ChunksOutput {
+    document_id: String,
+    chunk_count: u32,
+    chunks: Vec<ChunkOutput>,
+}
+
+async fn get_chunks(shared: &Arc<Shared>, p: GetChunksParams) -> CallToolResult {
+    if let Err(m) = check("before", p.before, 0, 20).and(check("after", p.after, 0, 20)) {
+        return invalid(m);
+    }
+    let engine = shared.engine.clone();
+    let id = p.chunk_id.clone();
+    let chunks = match blocking(move || engine.chunk_with_neighbours(&id, p.before, p.after)).await
+    {
+        Ok(c) => c,
+        Err(e) => return error(&e.about(p.chunk_id)),
+    };
+    let document_id = chunks
+        .first()
+        .map(|c| c.document_id.to_string())
+        .unwrap_or_default();
+    let chunk_count = chunks.first().map_or(0, |c| c.count);
+    success(&ChunksOutput {
+        document_id,
+        chunk_count,
+        chunks: chunks
+            .into_iter()
+            .map(|c| ChunkOutput {
+                requested: c.id.as_str() == p.chunk_id,
+                chunk_id: c.id.to_string(),
+                index: c.index,
+                text: c.text,
+                page_start: c.page_start,
+                page_end: c.page_end,
+                section_path: c.section_path,
+                char_start: c.char_start,
+                char_end: c.char_end,
+                token_count: c.token_count,
+            })
+            .collect(),
+    })
+}
+
+// ---------------------------------------------------------------- ingest
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ContentParams {
+    /// A name for the content (the source locator: re-ingesting the same name
+    /// replaces it, or skips it when unchanged).
+    name: String,
+    /// The text.
+    text: String,
+    /// text, markdown or html (default: from the name's extension).
+    #[serde(default)]
+    format: Option<String>,
+    #[serde(default)]
+    title: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct IngestParams {
+    /// The library to ingest into; created on first use.
+    library: String,
+    /// Files or folders (folders recursively) on the server's file system,
+    /// within the configured roots.
+    #[serde(default)]
+    paths: Vec<String>,
+    /// http(s) URLs to fetch (public addresses only unless configured otherwise).
+    #[serde(default)]
+    urls: Vec<String>,
+    /// Text the agent already has (for example a file the user pasted).
+    #[serde(default)]
+    content: Option<ContentParams>,
+    /// Metadata attached to every document (filterable in search).
+    #[serde(default)]
+    metadata: Option<Map<String, Value>>,
+    /// A title (with a single source).
+    #[serde(default)]
+    title: Option<String>,
+    /// Re-index even when the content is unchanged.
+    #[serde(default)]
+    force: bool,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+struct ItemError {
+    code: String,
+    message: String,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+struct IngestItemOutput {
+    source: String,
+    /// indexed, replaced, skipped or failed.
+    status: String,
+    document_id: Option<String>,
+    title: Option<String>,
+    format: Option<String>,
+    chunks: u32,
+    pages: Option<u32>,
+    error: Option<ItemError>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+struct IngestOutput {
+    library: String,
+    indexed: usize,
+    replaced: usize,
+    skipped: usize,
+    failed: usize,
+    chunks: u64,
+    /// True when the call was cancelled; documents finished before that are kept.
+    cancelled: bool,
+    elapsed_ms: u64,
+    /// One entry per source (failures first when the list is cut).
+    items: Vec<IngestItemOutput>,
+    /// Entries left out of `items` (more than 200 sources).
+    items_omitted: usize,
+}
+
+const MAX_ITEMS: usize = 200;
+
+fn ingest_output(report: folio_engine::IngestReport) -> IngestOutput {
+    let mut items: Vec<IngestItemOutput> = report
+        .items
+        .into_iter()
+        .map(|i| IngestItemOutput {
+            source: i.source,
+            status: serde_json::to_value(i.status)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            document_id: i.document_id,
+            title: i.title,
+            format: i.format,
+            chunks: i.chunks,
+            pages: i.pages,
+            error: i.error.map(|e| ItemError {
+                code: e.code.as_str().to_ascii_uppercase(),
+                message: e.message,
+            }),
+        })
+        .collect();
+    items.sort_by_key(|i| i.status != "failed");
+    let omitted = items.len().saturating_sub(MAX_ITEMS);
+    items.truncate(MAX_ITEMS);
+    IngestOutput {
+        library: report.library,
+        indexed: report.indexed,
+        replaced: report.replaced,
+        skipped: report.skipped,
+        failed: report.failed,
+        chunks: report.chunks,
+        cancelled: report.cancelled,
+        elapsed_ms: report.elapsed_ms,
+        items,
+        items_omitted: omitted,
+    }
+}
+
+async fn ingest(shared: &Arc<Shared>, p: IngestParams, call: &Call) -> CallToolResult {
+    let name = match library(&p.library) {
+        Ok(n) => n,
+        Err(e) => return error(&e),
+    };
+    let mut targets: Vec<IngestTarget> = p
+        .paths
+        .iter()
+        .map(|path| IngestTarget::Path(PathBuf::from(path)))
+        .collect();
+    targets.extend(p.urls.iter().cloned().map(IngestTarget::Url));
+    if let Some(content) = p.content {
+        targets.push(IngestTarget::Content {
+            name: content.name,
+            text: content.text,
+            format: content.format,
+            title: content.title,
+        });
+    }
+    if targets.is_empty() {
+        return invalid("give at least one of paths, urls or content".into());
+    }
+    let request = IngestRequest {
+        library: name,
+        targets,
+        metadata: p.metadata.unwrap_or_default(),
+        title: p.title,
+        force: p.force,
+    };
+    let engine = shared.engine.clone();
+    let progress = call.progress();
+    match bounded(shared, "ingest", call, move || engine.ingest(&request, &progress)).await {
+        Ok(report) => success(&ingest_output(report)),
+        Err(e) => error(&e),
+    }
+}
+
+// ---------------------------------------------------------------- managing
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct NoParams {}
+
+#[derive(Debug, Serialize, JsonSchema)]
+struct LibraryOutput {
+    library: String,
+    document_count: u64,
+    chunk_count: u64,
+    model: String,
+    dimension: u32,
+    created_at: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+struct LibrariesOutput {
+    libraries: Vec<LibraryOutput>,
+    count: usize,
+}
+
+async fn list_libraries(shared: &Arc<Shared>) -> CallToolResult {
+    let engine = shared.engine.clone();
+    match blocking(move || engine.libraries()).await {
+        Ok(libraries) => success(&LibrariesOutput {
+            count: libraries.len(),
+            libraries: libraries
+                .into_iter()
+                .map(|l| LibraryOutput {
+                    library: l.name.to_string(),
+                    document_count: l.document_count,
+                    chunk_count: l.chunk_count,
+                    model: l.space.model,
+                    dimension: l.space.dim,
+                    created_at: l.created_at,
+                })
+                .collect(),
+        }),
+        Err(e) => error(&e),
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ListDocumentsParams {
+    library: String,
+    #[serde(default)]
+    offset: u64,
+    /// Documents per page (1 to 1,000, default 50).
+    #[serde(default = "fifty")]
+    #[schemars(range(min = 1, max = 1000))]
+    limit: u64,
+}
+
+fn fifty() -> u64 {
+    50
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+struct DocumentSummaryOutput {
+    document_id: String,
+    title: Option<String>,
+    source: String,
+    source_kind: String,
+    format: String,
+    content_hash: String,
+    page_count: Option<u32>,
+    chunk_count: u32,
+    char_count: u64,
+    ingested_at: String,
+    metadata: Map<String, Value>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+struct DocumentsOutput {
+    library: String,
+    documents: Vec<DocumentSummaryOutput>,
+    total: u64,
+    offset: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    next_offset: Option<u64>,
+}
+
+async fn list_documents(shared: &Arc<Shared>, p: ListDocumentsParams) -> CallToolResult {
+    if let Err(m) = check("limit", p.limit, 1, 1000) {
+        return invalid(m);
+    }
+    let name = match library(&p.library) {
+        Ok(n) => n,
+        Err(e) => return error(&e),
+    };
+    let engine = shared.engine.clone();
+    let library_name = name.clone();
+    match blocking(move || engine.documents(&name, p.offset, p.limit)).await {
+        Ok((documents, total)) => {
+            let end = p.offset + documents.len() as u64;
+            success(&DocumentsOutput {
+                library: library_name.to_string(),
+                documents: documents
+                    .into_iter()
+                    .map(|d| DocumentSummaryOutput {
+                        document_id: d.id.to_string(),
+                        title: d.title,
+                        source: d.source,
+                        source_kind: d.source_kind.as_str().to_string(),
+                        format: d.format,
+                        content_hash: d.content_hash,
+                        page_count: d.page_count,
+                        chunk_count: d.chunk_count,
+                        char_count: d.char_count,
+                        ingested_at: d.ingested_at,
+                        metadata: d.metadata,
+                    })
+                    .collect(),
+                total,
+                offset: p.offset,
+                next_offset: (end < total).then_some(end),
+            })
+        }
+        Err(e) => error(&e),
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct LibraryParams {
+    library: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+struct InspectOutput {
+    library: String,
+    document_count: u64,
+    chunk_count: u64,
+    model: String,
+    dimension: u32,
+    pooling: String,
+    normalized: bool,
+    created_at: String,
+    /// Documents per format.
+    formats: Map<String, Value>,
+    total_chars: u64,
+    total_tokens: u64,
+    last_ingested_at: Option<String>,
+    /// Index details: lexical and vector index state.
+    index: Value,
+}
+
+async fn inspect_library(shared: &Arc<Shared>, p: LibraryParams) -> CallToolResult {
+    let name = match library(&p.library) {
+        Ok(n) => n,
+        Err(e) => return error(&e),
+    };
+    let engine = shared.engine.clone();
+    match blocking(move || engine.inspect(&name)).await {
+        Ok(stats) => success(&InspectOutput {
+            library: stats.info.name.to_string(),
+            document_count: stats.info.document_count,
+            chunk_count: stats.info.chunk_count,
+            model: stats.info.space.model.clone(),
+            dimension: stats.info.space.dim,
+            pooling: serde_json::to_value(&stats.info.space.pooling)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            normalized: stats.info.space.normalized,
+            created_at: stats.info.created_at,
+            formats: stats
+                .formats
+                .into_iter()
+                .map(|(f, n)| (f, Value::from(n)))
+                .collect(),
+            total_chars: stats.total_chars,
+            total_tokens: stats.total_tokens,
+            last_ingested_at: stats.last_ingested_at,
+            index: stats.index,
+        }),
+        Err(e) => error(&e),
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct DeleteParams {
+    document_id: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+struct DeleteOutput {
+    /// Always "deleted".
+    status: String,
+    document_id: String,
+    deleted_chunks: u32,
+}
+
+/// Deletes a document, returning its chunk count.
+pub async fn delete(shared: &Arc<Shared>, id: String) -> Result<u32, EngineError> {
+    let engine = shared.engine.clone();
+    blocking(move || {
+        let document = engine.document(&id)?;
+        engine.delete_document(&id)?;
+        Ok(document.chunk_count)
+    })
+    .await
+}
+
+async fn delete_document(shared: &Arc<Shared>, p: DeleteParams) -> CallToolResult {
+    match delete(shared, p.document_id.clone()).await {
+        Ok(chunks) => success(&DeleteOutput {
+            status: "deleted".into(),
+            document_id: p.document_id,
+            deleted_chunks: chunks,
+        }),
+        Err(e) => error(&e.about(p.document_id)),
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ServerInfoParams {
+    /// A file path to test for readability by the server.
+    #[serde(default)]
+    check_path: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PathCheck {
+    pub path: String,
+    pub readable: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Whether the server can read `path` (and ingestion may: roots apply).
+pub fn check_path(shared: &Shared, path: &str) -> PathCheck {
+    let roots = &shared.engine.config().roots;
+    let result = std::fs::canonicalize(path).and_then(|p| {
+        if !roots.is_empty() && !roots.iter().any(|r| p.starts_with(r)) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                "outside the configured roots",
+            ));
+        }
+        std::fs::File::open(&p)?;
+        std::fs::metadata(&p)
+    });
+    match result {
+        Ok(meta) => PathCheck {
+            path: path.to_string(),
+            readable: true,
+            size_bytes: Some(meta.len()),
+            error: None,
+        },
+        Err(e) => PathCheck {
+            path: path.to_string(),
+            readable: false,
+            size_bytes: None,
+            error: Some(e.to_string()),
+        },
+    }
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+struct ServerInfoOutput {
+    name: String,
+    version: String,
+    data_dir: String,
+    transport: String,
+    toolsets: Vec<String>,
+    read_only: bool,
+    model_dir: Option<String>,
+    /// Whether the embedding model is loaded (it loads on first use).
+    model_loaded: bool,
+    libraries: usize,
+    disk_bytes: u64,
+    limits: Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    path_check: Option<PathCheck>,
+}
+
+async fn server_info(shared: &Arc<Shared>, p: ServerInfoParams) -> CallToolResult {
+    let engine = shared.engine.clone();
+    let (libraries, disk) =
+        match blocking(move || Ok((engine.libraries()?.len(), engine.disk_bytes()))).await {
+            Ok(r) => r,
+            Err(e) => return error(&e),
+        };
+    let config = shared.engine.config();
+    success(&ServerInfoOutput {
+        name: "folio".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        data_dir: config.data_dir.display().to_string(),
+        transport: shared.options.transport.clone(),
+        toolsets: shared
+            .registry
+            .toolsets()
+            .iter()
+            .map(|t| t.to_string())
+            .collect(),
+        read_only: shared.options.read_only,
+        model_dir: shared.options.model_dir.as_ref().map(|d| d.display().to_string()),
+        model_loaded: shared.engine.embedder_loaded(),
+        libraries,
+        disk_bytes: disk,
+        limits: serde_json::to_value(&config.limits).unwrap_or(Value::Null),
+        path_check: p.check_path.map(|path| check_path(shared, &path)),
+    })
+}
+
+// ---------------------------------------------------------------- registry
+
+pub fn tools() -> Vec<Tool> {
+    vec![
+        define::<SearchParams, SearchOutput>(
+            "search",
+            "Search a library",
+            "Search one library for passages relevant to a query. Hybrid (BM25 + dense vectors) by \
+             default; lexical or dense on request. Every hit carries its citation: document id, title, \
+             source, page span and section path. Use response_mode to control size: ids_only, \
+             metadata, preview (default, ~200 characters per hit) or full (chunk text, capped by \
+             max_chars_per_chunk). The response never exceeds max_output_chars; when hits are left \
+             out, budget.omitted_hits says how many and next_cursor fetches the next page. Filters \
+             apply before ranking.",
+            Effect::Read,
+            false,
+        ),
+        define::<GetDocumentParams, DocumentOutput>(
+            "get_document",
+            "Read a document",
+            "Return a document's metadata and its text as Markdown, in slices of at most max_chars \
+             characters; next_offset_chars continues a long document.",
+            Effect::Read,
+            false,
+        ),
+        define::<GetChunksParams, ChunksOutput>(
+            "get_chunks",
+            "Read a chunk with its neighbours",
+            "Return a chunk by id with up to `before` preceding and `after` following chunks of the \
+             same document, in order: the context around a search hit.",
+            Effect::Read,
+            false,
+        ),
+        define::<IngestParams, IngestOutput>(
+            "ingest",
+            "Ingest documents",
+            "Add documents to a library (created on first use): files and folders on the server \
+             (PDF, DOCX, PPTX, EPUB, HTML, Markdown, text), http(s) URLs, or text passed as content. \
+             Unchanged sources are skipped, changed ones replaced atomically; one failing source does \
+             not stop the rest. Reports progress notifications when the request has a progress token \
+             and stops between documents when cancelled.",
+            Effect::Write,
+            true,
+        ),
+        citeloom::store_chunks_tool(),
+        define::<NoParams, LibrariesOutput>(
+            "list_libraries",
+            "List libraries",
+            "List every library with its document and chunk counts and the embedding model it is \
+             pinned to.",
+            Effect::Read,
+            false,
+        ),
+        define::<ListDocumentsParams, DocumentsOutput>(
+            "list_documents",
+            "List documents",
+            "List a library's documents, newest first, a page at a time (limit and offset).",
+            Effect::Read,
+            false,
+        ),
+        define::<LibraryParams, InspectOutput>(
+            "inspect_library",
+            "Inspect a library",
+            "Statistics of a library: counts, formats, characters and tokens, the embedding space, \
+             and the state of its lexical and vector indexes.",
+            Effect::Read,
+            false,
+        ),
+        define::<DeleteParams, DeleteOutput>(
+            "delete_document",
+            "Delete a document",
+            "Remove a document and all its chunks from its library.",
+            Effect::Delete,
+            false,
+        ),
+        define::<ServerInfoParams, ServerInfoOutput>(
+            "server_info",
+            "Server information",
+            "Version, data directory, transport, toolsets, model state, limits; with check_path, \
+             whether the server can read that file (ingestion is confined to configured roots).",
+            Effect::Read,
+            false,
+        ),
+    ]
+}
+
+pub async fn call(
+    shared: &Arc<Shared>,
+    name: &str,
+    arguments: Option<JsonObject>,
+    call: &Call,
+) -> CallToolResult {
+    macro_rules! run {
+        ($params:ty, $f:expr) => {
+            match parse::<$params>(arguments) {
+                Ok(p) => $f(p).await,
+                Err(m) => invalid(m),
+            }
+        };
+    }
+    match name {
+        "search" => run!(SearchParams, |p| search(shared, p, call)),
+        "get_document" => run!(GetDocumentParams, |p| get_document(shared, p)),
+        "get_chunks" => run!(GetChunksParams, |p| get_chunks(shared, p)),
+        "ingest" => run!(IngestParams, |p| ingest(shared, p, call)),
+        "store_chunks" => citeloom::call(shared, name, arguments, call).await,
+        "list_libraries" => run!(NoParams, |_| list_libraries(shared)),
+        "list_documents" => run!(ListDocumentsParams, |p| list_documents(shared, p)),
+        "inspect_library" => run!(LibraryParams, |p| inspect_library(shared, p)),
+        "delete_document" => run!(DeleteParams, |p| delete_document(shared, p)),
+        "server_info" => run!(ServerInfoParams, |p| server_info(shared, p)),
+        _ => error(&EngineError::new(
+            ErrorCode::NotFound,
+            format!("unknown tool {name}"),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hit(rank: u32, text_chars: usize) -> Hit {
+        serde_json::from_value(json!({
+            "rank": rank, "score": 0.5, "document_id": "d", "chunk_id": "d:0",
+            "text": "x".repeat(text_chars)
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_budget_keeps_whole_hits_and_counts_the_rest() {
+        let hits = (1..=10).map(|r| hit(r, 1_000)).collect();
+        let (kept, budget) = fit(hits, 5_000);
+        assert_eq!(kept.len(), 4);
+        assert_eq!(budget.omitted_hits, 6);
+        assert!(budget.used_chars <= 5_000);
+        assert_eq!(budget.truncated_chars, 0);
+    }
+
+    #[test]
+    fn a_first_hit_larger_than_the_budget_is_cut_to_fit() {
+        let (kept, budget) = fit(vec![hit(1, 50_000), hit(2, 10)], 4_000);
+        assert_eq!(kept.len(), 1);
+        assert!(kept[0].truncated);
+        assert!(json_len(&kept[0]) + 600 <= 4_000);
+        assert!(budget.truncated_chars > 45_000);
+        assert_eq!(budget.omitted_hits, 1);
+    }
+
+    #[test]
+    fn cursors_are_bound_to_their_search() {
+        assert_eq!(parse_cursor("10.abc", "abc"), Ok(10));
+        assert!(parse_cursor("10.abc", "abd").is_err());
+        assert!(parse_cursor("ten.abc", "abc").is_err());
+        assert!(parse_cursor("nonsense", "abc").is_err());
+    }
+}
