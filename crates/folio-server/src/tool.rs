@@ -52,7 +52,15 @@ pub fn writes(tool: &Tool) -> bool {
 /// Parses tool arguments into `T`; the message names the field at fault.
 pub fn parse<T: DeserializeOwned>(arguments: Option<JsonObject>) -> Result<T, String> {
     let value = Value::Object(arguments.unwrap_or_default());
-    serde_json::from_value(value).map_err(|e| format!("invalid arguments: {e}"))
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if path.is_empty() || path == "." {
+            format!("invalid arguments: {inner}")
+        } else {
+            format!("invalid arguments: {path}: {inner}")
+        }
+    })
 }
 
 /// Checks `value` lies in `min..=max`.

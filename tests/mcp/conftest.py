@@ -1,0 +1,173 @@
+"""Shared helpers for the MCP end-to-end tests.
+
+Every test drives the real `folio` binary (FOLIO_BIN) with the official
+Python MCP SDK, over stdio or streamable HTTP, with the real embedding model.
+"""
+
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+BIN = os.environ.get("FOLIO_BIN") or str(Path(__file__).resolve().parents[2] / "target/debug/folio")
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+MODES = ["legacy", "2026-07-28"]
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def folio_env(data_dir, config=None, **extra):
+    env = dict(os.environ)
+    env["FOLIO_DATA_DIR"] = str(data_dir)
+    env.setdefault("FOLIO_LOG", "warn")
+    if config is not None:
+        env["FOLIO_CONFIG"] = str(config)
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+@contextlib.asynccontextmanager
+async def stdio(data_dir, *args, mode="legacy", config=None, env=None):
+    params = StdioServerParameters(
+        command=BIN,
+        args=["serve", "--stdio", *args],
+        env=folio_env(data_dir, config, **(env or {})),
+    )
+    async with Client(params, mode=mode, read_timeout_seconds=300) as client:
+        yield client
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class HttpServer:
+    """`folio serve --http` on a free loopback port, stopped on exit."""
+
+    def __init__(self, data_dir, *args, config=None, env=None):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process = subprocess.Popen(
+            [BIN, "serve", "--http", f"127.0.0.1:{self.port}", *args],
+            env=folio_env(data_dir, config, **(env or {})),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(self.process.stderr.read().decode())
+            try:
+                with urllib.request.urlopen(self.url + "/health", timeout=1) as r:
+                    if r.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("the HTTP server did not start")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+        assert self.process.returncode is not None
+
+
+@contextlib.asynccontextmanager
+async def http_mcp(url, mode="legacy"):
+    async with Client(url + "/mcp", mode=mode, read_timeout_seconds=300) as client:
+        yield client
+
+
+async def call(client, name, arguments=None, **kw):
+    """Calls a tool; returns (is_error, structured content)."""
+    result = await client.call_tool(name, arguments or {}, **kw)
+    data = result.structured_content
+    if data is None and result.content:
+        data = json.loads(result.content[0].text)
+    return result.is_error, data
+
+
+async def ok(client, name, arguments=None, **kw):
+    is_error, data = await call(client, name, arguments, **kw)
+    assert not is_error, f"{name} failed: {data}"
+    return data
+
+
+async def fails(client, name, arguments=None):
+    is_error, data = await call(client, name, arguments)
+    assert is_error, f"{name} should have failed: {data}"
+    return data
+
+
+def pdf(pages):
+    """A minimal valid PDF with one line of text per page."""
+    objects = []
+    kids = " ".join(f"{3 + 2 * i} 0 R" for i in range(len(pages)))
+    objects.append("<< /Type /Catalog /Pages 2 0 R >>")
+    objects.append(f"<< /Type /Pages /Kids [{kids}] /Count {len(pages)} >>")
+    font = 3 + 2 * len(pages)
+    for i, text in enumerate(pages):
+        objects.append(
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+            f"/Resources << /Font << /F1 {font} 0 R >> >> /Contents {4 + 2 * i} 0 R >>"
+        )
+        safe = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+        stream = f"BT /F1 12 Tf 72 720 Td ({safe}) Tj ET"
+        objects.append(f"<< /Length {len(stream)} >>\nstream\n{stream}\nendstream")
+    objects.append("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for n, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += f"{n} 0 obj\n{body}\nendobj\n".encode("latin-1")
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    for off in offsets:
+        out += f"{off:010d} 00000 n \n".encode()
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    return bytes(out)
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    """The sample documents plus a two-page PDF and a nested folder."""
+    docs = tmp_path / "docs"
+    shutil.copytree(SAMPLES, docs)
+    (docs / "nested").mkdir()
+    (docs / "nested" / "transformers.pdf").write_bytes(
+        pdf(
+            [
+                "Transformers replace recurrence with self-attention over all positions.",
+                "Positional encodings give the model the order of the tokens in a sequence.",
+            ]
+        )
+    )
+    return docs
+
+
+@pytest.fixture
+def data(tmp_path):
+    return tmp_path / "data"
+
+
+def write_config(path, text):
+    path.write_text(text)
+    return path
