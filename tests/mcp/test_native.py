@@ -1,0 +1,158 @@
+"""The native toolset: every tool with valid and invalid input."""
+
+import random
+import subprocess
+
+from conftest import BIN, call, fails, folio_env, ok, run, stdio, write_config
+
+
+def test_native_tools_end_to_end(data, corpus, tmp_path):
+    outside = tmp_path / "outside.md"
+    outside.write_text("# Secret\n\nNot for ingestion.")
+    config = write_config(tmp_path / "config.toml", f'[ingest]\nroots = ["{corpus}"]\n')
+
+    async def go():
+        async with stdio(data, config=config) as c:
+            info = await ok(c, "server_info", {"check_path": str(corpus / "dropout.md")})
+            assert info["model_loaded"] is False, "the model loads lazily"
+            assert info["toolsets"] == ["native"] and info["transport"] == "stdio"
+            assert info["path_check"]["readable"] is True
+            denied = await ok(c, "server_info", {"check_path": str(outside)})
+            assert denied["path_check"]["readable"] is False
+
+            report = await ok(c, "ingest", {"library": "papers", "paths": [str(corpus)]})
+            assert (report["indexed"], report["failed"]) == (5, 0)
+            again = await ok(c, "ingest", {"library": "papers", "paths": [str(corpus / "dropout.md")]})
+            assert again["skipped"] == 1
+
+            outside_report = await ok(c, "ingest", {"library": "papers", "paths": [str(outside)]})
+            assert outside_report["failed"] == 1
+            assert outside_report["items"][0]["error"]["code"] == "PATH_NOT_ALLOWED"
+            private = await ok(c, "ingest", {"library": "papers", "urls": ["http://127.0.0.1:9/x"]})
+            assert private["items"][0]["error"]["code"] == "URL_NOT_ALLOWED"
+            empty = await fails(c, "ingest", {"library": "papers"})
+            assert empty["error"]["code"] == "INVALID_ARGUMENT"
+            typo = await fails(c, "ingest", {"library": "papers", "path": "x"})
+            assert "path" in typo["error"]["message"]
+
+            libraries = await ok(c, "list_libraries")
+            assert libraries["count"] == 1
+            assert libraries["libraries"][0]["document_count"] == 5
+            assert libraries["libraries"][0]["dimension"] == 384
+
+            page = await ok(c, "list_documents", {"library": "papers", "limit": 2})
+            assert page["total"] == 5 and len(page["documents"]) == 2 and page["next_offset"] == 2
+            last = await ok(c, "list_documents", {"library": "papers", "offset": 4, "limit": 2})
+            assert len(last["documents"]) == 1 and "next_offset" not in last
+            assert (await fails(c, "list_documents", {"library": "papers", "limit": 0}))["error"]["code"] == "INVALID_ARGUMENT"
+            assert (await fails(c, "list_documents", {"library": "nope"}))["error"]["code"] == "LIBRARY_NOT_FOUND"
+
+            stats = await ok(c, "inspect_library", {"library": "papers"})
+            assert stats["document_count"] == 5 and stats["formats"]["pdf"] == 1
+            assert (await fails(c, "inspect_library", {"library": "nope"}))["error"]["code"] == "LIBRARY_NOT_FOUND"
+
+            # Search in every response mode; hits carry citations.
+            for mode, present, absent in [
+                ("ids_only", [], ["title", "preview", "text"]),
+                ("metadata", ["title", "source", "section_path"], ["preview", "text"]),
+                ("preview", ["preview"], ["text"]),
+                ("full", ["text", "context"], ["preview"]),
+            ]:
+                found = await ok(c, "search", {"library": "papers", "query": "dropout regularisation", "response_mode": mode})
+                top = found["hits"][0]
+                assert top["rank"] == 1 and 0 <= top["score"] <= 1
+                for key in present:
+                    assert key in top, (mode, key)
+                for key in absent:
+                    assert key not in top, (mode, key)
+            pdf_hit = await ok(c, "search", {"library": "papers", "query": "positional encodings order of tokens", "response_mode": "metadata"})
+            top = pdf_hit["hits"][0]
+            assert top["source"].endswith("transformers.pdf")
+            assert (top["page_start"], top["page_end"]) == (1, 2)
+
+            for mode in ["lexical", "dense"]:
+                assert (await ok(c, "search", {"library": "papers", "query": "attention", "mode": mode}))["hits"]
+            filtered = await ok(c, "search", {"library": "papers", "query": "attention", "filter": {"format": "pdf"}})
+            assert {h["format"] for h in filtered["hits"]} == {"pdf"}
+
+            # The budget: never more than max_output_chars, a cursor for the rest.
+            first = await ok(c, "search", {"library": "papers", "query": "training neural networks", "response_mode": "full", "max_output_chars": 2000, "group_by_document": False, "top_k": 5})
+            assert first["budget"]["used_chars"] <= 2000
+            assert first["budget"]["omitted_hits"] + first["budget"]["truncated_chars"] > 0
+            cursor = first["next_cursor"]
+            second = await ok(c, "search", {"library": "papers", "query": "training neural networks", "response_mode": "full", "max_output_chars": 2000, "group_by_document": False, "top_k": 5, "cursor": cursor})
+            assert second["offset"] == len(first["hits"])
+            assert second["hits"][0]["rank"] == len(first["hits"]) + 1
+            stale = await fails(c, "search", {"library": "papers", "query": "something else", "cursor": cursor})
+            assert "cursor" in stale["error"]["message"]
+
+            for bad in [
+                {"library": "papers", "query": "", "top_k": 3},
+                {"library": "papers", "query": "x", "top_k": 0},
+                {"library": "papers", "query": "x", "top_k": 101},
+                {"library": "papers", "query": "x", "response_mode": "everything"},
+                {"library": "papers", "query": "x", "filter": {"year": {"between": 1}}},
+                {"library": "papers", "query": "x", "max_output_chars": 10},
+            ]:
+                assert (await fails(c, "search", bad))["error"]["code"] == "INVALID_ARGUMENT", bad
+            assert (await fails(c, "search", {"library": "nope", "query": "x"}))["error"]["code"] == "LIBRARY_NOT_FOUND"
+
+            # Reading, on the document with the most chunks.
+            listing = await ok(c, "list_documents", {"library": "papers"})
+            longest = max(listing["documents"], key=lambda d: d["chunk_count"])
+            assert longest["chunk_count"] >= 2
+            doc_id = longest["document_id"]
+            document = await ok(c, "get_document", {"document_id": doc_id, "max_chars": 20})
+            assert len(document["text"]) == 20 and document["next_offset_chars"] == 20
+            rest = await ok(c, "get_document", {"document_id": doc_id, "offset_chars": 20})
+            assert "next_offset_chars" not in rest
+            assert (await fails(c, "get_document", {"document_id": "zz"}))["error"]["code"] == "INVALID_ARGUMENT"
+            assert (await fails(c, "get_document", {"document_id": "0" * 16}))["error"]["code"] == "NOT_FOUND"
+
+            chunks = await ok(c, "get_chunks", {"chunk_id": f"{doc_id}:1", "before": 1, "after": 3})
+            expected = list(range(0, min(longest["chunk_count"], 5)))
+            assert [x["index"] for x in chunks["chunks"]] == expected
+            assert [x["requested"] for x in chunks["chunks"]] == [i == 1 for i in expected]
+            assert (await fails(c, "get_chunks", {"chunk_id": "nonsense"}))["error"]["code"] == "INVALID_ARGUMENT"
+            assert (await fails(c, "get_chunks", {"chunk_id": f"{doc_id}:99"}))["error"]["code"] == "NOT_FOUND"
+            assert (await fails(c, "get_chunks", {"chunk_id": f"{doc_id}:0", "before": 21}))["error"]["code"] == "INVALID_ARGUMENT"
+
+            # Bring-your-own chunks (the shared store_chunks contract).
+            rng = random.Random(7)
+            items = [
+                {"id": f"byo-{i}", "text": f"External chunk number {i} about graph databases.", "embedding": [rng.uniform(-1, 1) for _ in range(384)], "metadata": {"source": {"path": "ext.pdf", "title": "External"}, "doc": {"page_span": [i + 1, i + 1], "section_path": ["Intro"]}}}
+                for i in range(100)
+            ]
+            stored = await ok(c, "store_chunks", {"project": "papers", "items": items})
+            assert stored["chunks_written"] == 100
+            assert (await ok(c, "inspect_library", {"library": "papers"}))["document_count"] == 105
+
+            deleted = await ok(c, "delete_document", {"document_id": doc_id})
+            assert deleted == {"status": "deleted", "document_id": doc_id, "deleted_chunks": longest["chunk_count"]}
+            assert (await fails(c, "delete_document", {"document_id": doc_id}))["error"]["code"] == "NOT_FOUND"
+            info = await ok(c, "server_info")
+            assert info["model_loaded"] is True and info["libraries"] == 1
+
+    run(go())
+
+
+def test_read_only_servers_expose_no_writers(data):
+    async def go():
+        async with stdio(data) as c:
+            await ok(c, "ingest", {"library": "l", "content": {"name": "a.txt", "text": "alpha beta gamma"}})
+        async with stdio(data, "--read-only") as c:
+            names = [t.name for t in (await c.list_tools()).tools]
+            assert names == ["search", "get_document", "get_chunks", "list_libraries", "list_documents", "inspect_library", "server_info"]
+            hits = await ok(c, "search", {"library": "l", "query": "beta"})
+            assert hits["hits"]
+
+    run(go())
+
+
+def test_conflicting_toolsets_refuse_to_start(data):
+    out = subprocess.run([BIN, "serve", "--stdio", "--toolsets", "native,mcpvectordb"], env=folio_env(data), capture_output=True, text=True, timeout=30)
+    assert out.returncode == 2
+    assert "search" in out.stderr and "native" in out.stderr and "mcpvectordb" in out.stderr
+    out = subprocess.run([BIN, "serve", "--stdio", "--toolsets", "native,hansardx"], env=folio_env(data), capture_output=True, text=True, timeout=30)
+    assert out.returncode == 2 and "hansardx" in out.stderr
+    assert not data.exists() or not any(data.iterdir()), "nothing was written"
