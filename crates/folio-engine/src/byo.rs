@@ -89,8 +89,9 @@ impl Engine {
                 return Err(EngineError::invalid("the same chunk id appears twice").about(id));
             }
             if chunk.text.trim().is_empty() {
-                return Err(EngineError::new(ErrorCode::EmptyContent, "the chunk text is empty")
-                    .about(id));
+                return Err(
+                    EngineError::new(ErrorCode::EmptyContent, "the chunk text is empty").about(id),
+                );
             }
             if chunk.vector.len() != space.dim as usize {
                 return Err(EngineError::new(
@@ -144,7 +145,13 @@ impl Engine {
         let mut hashed = chunk.text.clone().into_bytes();
         hashed.extend(vector.iter().flat_map(|x| x.to_le_bytes()));
         hashed.extend(Value::Object(metadata.clone()).to_string().into_bytes());
-        hashed.extend(format!("{:?}{:?}{:?}", chunk.page_start, chunk.page_end, chunk.section_path).into_bytes());
+        hashed.extend(
+            format!(
+                "{:?}{:?}{:?}",
+                chunk.page_start, chunk.page_end, chunk.section_path
+            )
+            .into_bytes(),
+        );
         let title = chunk.title.clone();
         let context = folio_chunk::context_header(title.as_deref(), &chunk.section_path);
         let chars = chunk.text.chars().count() as u64;

@@ -235,7 +235,11 @@ async fn semantic_search(shared: &Arc<Shared>, p: Params, call: &Call) -> CallTo
     };
     request.max_chars_per_chunk = usize::MAX / 2;
     let engine = shared.engine.clone();
-    let response = match bounded(shared, "semantic_search", call, move || engine.search(&request)).await {
+    let response = match bounded(shared, "semantic_search", call, move || {
+        engine.search(&request)
+    })
+    .await
+    {
         Ok(r) => r,
         Err(e) => return bmcis_error(&e),
     };

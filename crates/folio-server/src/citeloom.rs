@@ -9,8 +9,8 @@ use std::time::Instant;
 
 use folio_core::{ErrorCode, Filter, LibraryName};
 use folio_engine::{
-    EngineError, IngestRequest, IngestTarget, Mode, ResponseMode, SearchRequest, StoreChunksRequest,
-    StoredChunk,
+    EngineError, IngestRequest, IngestTarget, Mode, ResponseMode, SearchRequest,
+    StoreChunksRequest, StoredChunk,
 };
 use folio_search::Fusion;
 use rmcp::model::{CallToolResult, JsonObject, Tool};
@@ -343,7 +343,8 @@ async fn ingest_from_source(
     call: &Call,
 ) -> CallToolResult {
     let started = Instant::now();
-    if p.source.trim().eq_ignore_ascii_case("zotero") || p.source.trim().starts_with("source=zotero")
+    if p.source.trim().eq_ignore_ascii_case("zotero")
+        || p.source.trim().starts_with("source=zotero")
     {
         return failure(json!({
             "error": {
@@ -357,7 +358,13 @@ async fn ingest_from_source(
     }
     let name = match LibraryName::new(&p.project) {
         Ok(n) => n,
-        Err(e) => return error(shared, &EngineError::new(ErrorCode::LibraryNotFound, e.to_string()), Some(&p.project)),
+        Err(e) => {
+            return error(
+                shared,
+                &EngineError::new(ErrorCode::LibraryNotFound, e.to_string()),
+                Some(&p.project),
+            );
+        }
     };
     let options = p.options.unwrap_or(IngestOptions {
         ocr_languages: None,
@@ -366,10 +373,14 @@ async fn ingest_from_source(
     });
     let mut warnings = Vec::new();
     if options.references_path.is_some() {
-        warnings.push("references_path is not applied yet: citation metadata comes from the documents".to_string());
+        warnings.push(
+            "references_path is not applied yet: citation metadata comes from the documents"
+                .to_string(),
+        );
     }
     if options.ocr_languages.is_some() {
-        warnings.push("ocr_languages is not applied: OCR is not available in this version".to_string());
+        warnings
+            .push("ocr_languages is not applied: OCR is not available in this version".to_string());
     }
     let request = IngestRequest {
         library: name.clone(),
@@ -389,7 +400,10 @@ async fn ingest_from_source(
             }
         }
         let report = engine.ingest(&request, &progress)?;
-        let model = engine.library(&name).map(|l| l.space.model).unwrap_or_default();
+        let model = engine
+            .library(&name)
+            .map(|l| l.space.model)
+            .unwrap_or_default();
         Ok((report, model))
     })
     .await;
@@ -468,12 +482,20 @@ fn stored_chunk(item: ChunkItem) -> StoredChunk {
     let page_span: Vec<u32> = doc
         .and_then(|d| d.get("page_span"))
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(|v| v.as_u64().map(|n| n as u32)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_u64().map(|n| n as u32))
+                .collect()
+        })
         .unwrap_or_default();
     let section_path: Vec<String> = doc
         .and_then(|d| d.get("section_path"))
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default();
     let mut metadata = Map::new();
     // Citation fields flattened so search filters and hits can use them.
@@ -549,7 +571,11 @@ async fn store_chunks(shared: &Arc<Shared>, p: StoreChunksParams, call: &Call) -
         create_library: false,
     };
     let engine = shared.engine.clone();
-    match bounded(shared, "store_chunks", call, move || engine.store_chunks(&request)).await {
+    match bounded(shared, "store_chunks", call, move || {
+        engine.store_chunks(&request)
+    })
+    .await
+    {
         Ok(report) => {
             let mut warnings = Vec::new();
             if report.unchanged > 0 {
@@ -630,14 +656,27 @@ struct InspectOutput {
 fn collection(project: &str) -> String {
     let slug: String = project
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
         .collect();
     format!("proj-{slug}")
 }
 
 async fn inspect_collection(shared: &Arc<Shared>, p: InspectParams, call: &Call) -> CallToolResult {
     if p.sample > MAX_SAMPLE {
-        return invalid(shared, format!("sample must be between 0 and {MAX_SAMPLE} (got {})", p.sample), Some(&p.project));
+        return invalid(
+            shared,
+            format!(
+                "sample must be between 0 and {MAX_SAMPLE} (got {})",
+                p.sample
+            ),
+            Some(&p.project),
+        );
     }
     let name = match project(&p.project) {
         Ok(n) => n,
@@ -682,9 +721,22 @@ async fn inspect_collection(shared: &Arc<Shared>, p: InspectParams, call: &Call)
             embed_model: stats.info.space.model,
             named_vectors: vec!["dense".into(), "sparse".into()],
             payload_keys: [
-                "project_id", "doc_id", "section_path", "page_start", "page_end", "citekey",
-                "doi", "year", "authors", "title", "tags", "source_path", "chunk_text",
-                "heading_chain", "embed_model", "version",
+                "project_id",
+                "doc_id",
+                "section_path",
+                "page_start",
+                "page_end",
+                "citekey",
+                "doi",
+                "year",
+                "authors",
+                "title",
+                "tags",
+                "source_path",
+                "chunk_text",
+                "heading_chain",
+                "embed_model",
+                "version",
             ]
             .map(String::from)
             .to_vec(),
@@ -852,11 +904,20 @@ pub async fn call(
         mode,
     };
     match name {
-        "ingest_from_source" => run!(IngestFromSourceParams, |p| ingest_from_source(shared, p, call)),
+        "ingest_from_source" => run!(IngestFromSourceParams, |p| ingest_from_source(
+            shared, p, call
+        )),
         "store_chunks" => run!(StoreChunksParams, |p| store_chunks(shared, p, call)),
         "query" => run!(QueryParams, |p: QueryParams| async move {
             let project = p.project.clone();
-            let r = retrieval(p.project, p.text, p.top_k, p.filters, p.include_full_text, Mode::Dense);
+            let r = retrieval(
+                p.project,
+                p.text,
+                p.top_k,
+                p.filters,
+                p.include_full_text,
+                Mode::Dense,
+            );
             match retrieve(shared, "query", r, call).await {
                 Ok((items, model)) => success(&QueryOutput {
                     count: items.len(),
@@ -869,7 +930,14 @@ pub async fn call(
         }),
         "find_chunks" => run!(FindChunksParams, |p: FindChunksParams| async move {
             let project = p.project.clone();
-            let r = retrieval(p.project, p.query, p.top_k, p.filters, p.include_full_text, Mode::Dense);
+            let r = retrieval(
+                p.project,
+                p.query,
+                p.top_k,
+                p.filters,
+                p.include_full_text,
+                Mode::Dense,
+            );
             match retrieve(shared, "find_chunks", r, call).await {
                 Ok((items, _)) => success(&FindChunksOutput {
                     count: items.len(),
@@ -881,7 +949,14 @@ pub async fn call(
         }),
         "query_hybrid" => run!(HybridParams, |p: HybridParams| async move {
             let project = p.project.clone();
-            let r = retrieval(p.project, p.text, p.top_k, p.filters, p.include_full_text, Mode::Hybrid);
+            let r = retrieval(
+                p.project,
+                p.text,
+                p.top_k,
+                p.filters,
+                p.include_full_text,
+                Mode::Hybrid,
+            );
             match retrieve(shared, "query_hybrid", r, call).await {
                 Ok((items, model)) => success(&HybridOutput {
                     count: items.len(),
@@ -912,11 +987,7 @@ mod tests {
         given.insert("tags".into(), json!(["a", "b"]));
         given.insert("year".into(), json!(2020));
         let filter = filters(Some(given)).unwrap();
-        let fields: Vec<String> = filter
-            .conditions
-            .iter()
-            .map(|c| format!("{c:?}"))
-            .collect();
+        let fields: Vec<String> = filter.conditions.iter().map(|c| format!("{c:?}")).collect();
         assert_eq!(filter.conditions.len(), 3, "{fields:?}");
         assert!(!fields.iter().any(|f| f.contains("project")));
         assert_eq!(fields.iter().filter(|f| f.contains("\"tags\"")).count(), 2);
@@ -928,12 +999,18 @@ mod tests {
             normalise_model("fastembed/all-MiniLM-L6-v2"),
             "sentence-transformers/all-MiniLM-L6-v2"
         );
-        assert_eq!(normalise_model("fastembed/BAAI/bge-small-en-v1.5"), "BAAI/bge-small-en-v1.5");
+        assert_eq!(
+            normalise_model("fastembed/BAAI/bge-small-en-v1.5"),
+            "BAAI/bge-small-en-v1.5"
+        );
         assert_eq!(normalise_model("x/y"), "x/y");
     }
 
     #[test]
     fn collections_are_named_like_the_seed() {
-        assert_eq!(collection("citeloom/clean-arch"), "proj-citeloom-clean-arch");
+        assert_eq!(
+            collection("citeloom/clean-arch"),
+            "proj-citeloom-clean-arch"
+        );
     }
 }

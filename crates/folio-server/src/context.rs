@@ -23,7 +23,10 @@ pub struct Shared {
 }
 
 impl Shared {
-    pub fn new(engine: Arc<Engine>, options: ServeOptions) -> Result<Arc<Self>, crate::RegistryError> {
+    pub fn new(
+        engine: Arc<Engine>,
+        options: ServeOptions,
+    ) -> Result<Arc<Self>, crate::RegistryError> {
         let registry = Registry::build(&options.toolsets, options.read_only)?;
         Ok(Arc::new(Shared {
             engine,
@@ -55,7 +58,10 @@ impl Call {
     }
 
     /// A call that forwards progress as MCP notifications to `peer`.
-    pub fn new(cancel: CancellationToken, progress: Option<(Peer<RoleServer>, ProgressToken)>) -> Self {
+    pub fn new(
+        cancel: CancellationToken,
+        progress: Option<(Peer<RoleServer>, ProgressToken)>,
+    ) -> Self {
         let progress = progress.map(|(peer, token)| {
             let (sender, mut receiver) = mpsc::unbounded_channel::<(u64, Option<u64>, String)>();
             tokio::spawn(async move {
@@ -140,14 +146,22 @@ where
                 "the operation failed unexpectedly (a bug); the server is still running",
             ))
         }
-        Err(_) => Err(EngineError::new(ErrorCode::Internal, "the operation was aborted")),
+        Err(_) => Err(EngineError::new(
+            ErrorCode::Internal,
+            "the operation was aborted",
+        )),
     }
 }
 
 /// Runs engine work under the tool's time limit. On timeout the call is
 /// cancelled (work that polls cancellation stops; finished documents stay)
 /// and a `Timeout` error returns.
-pub async fn bounded<T, F>(shared: &Shared, tool: &str, call: &Call, work: F) -> Result<T, EngineError>
+pub async fn bounded<T, F>(
+    shared: &Shared,
+    tool: &str,
+    call: &Call,
+    work: F,
+) -> Result<T, EngineError>
 where
     F: FnOnce() -> Result<T, EngineError> + Send + 'static,
     T: Send + 'static,
@@ -161,7 +175,10 @@ where
                 call.cancel.cancel();
                 Err(EngineError::new(
                     ErrorCode::Timeout,
-                    format!("{tool} exceeded its time limit of {} s", limit.as_secs_f64()),
+                    format!(
+                        "{tool} exceeded its time limit of {} s",
+                        limit.as_secs_f64()
+                    ),
                 ))
             }
         },

@@ -35,7 +35,12 @@ impl FolioServer {
             "folio is a local document knowledge server. Search returns citation-ready hits \
              (document, page span, section path); read more with get_document or get_chunks.\n",
         );
-        let toolsets: Vec<&str> = shared.registry.toolsets().iter().map(|t| t.as_str()).collect();
+        let toolsets: Vec<&str> = shared
+            .registry
+            .toolsets()
+            .iter()
+            .map(|t| t.as_str())
+            .collect();
         text.push_str(&format!("Toolsets: {}.", toolsets.join(", ")));
         if shared.options.read_only {
             text.push_str(" This server is read-only.");
@@ -58,7 +63,10 @@ impl FolioServer {
                     ));
                 }
                 if libraries.len() > 50 {
-                    text.push_str(&format!("… and {} more (list_libraries)\n", libraries.len() - 50));
+                    text.push_str(&format!(
+                        "… and {} more (list_libraries)\n",
+                        libraries.len() - 50
+                    ));
                 }
             }
             Err(e) => text.push_str(&format!("The index could not be read: {e}\n")),

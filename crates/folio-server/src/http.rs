@@ -46,7 +46,12 @@ impl HttpOptions {
     pub fn loopback(addr: SocketAddr) -> Self {
         HttpOptions {
             addr,
-            allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "[::1]".into(), "::1".into()],
+            allowed_hosts: vec![
+                "localhost".into(),
+                "127.0.0.1".into(),
+                "[::1]".into(),
+                "::1".into(),
+            ],
             allowed_origins: Vec::new(),
             token: None,
             max_body_bytes: 16 * 1024 * 1024,
@@ -101,12 +106,16 @@ fn same_secret(a: &[u8], b: &[u8]) -> bool {
 }
 
 fn refuse(status: StatusCode, message: &str) -> Response {
-    let mut response = (status, Json(json!({"error": {"code": status.as_u16(), "message": message}})))
+    let mut response = (
+        status,
+        Json(json!({"error": {"code": status.as_u16(), "message": message}})),
+    )
         .into_response();
     if status == StatusCode::UNAUTHORIZED {
-        response
-            .headers_mut()
-            .insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
+        response.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            header::HeaderValue::from_static("Bearer"),
+        );
     }
     response
 }
@@ -151,13 +160,21 @@ async fn health(State(shared): State<Arc<Shared>>) -> Json<Value> {
 }
 
 fn upload_error(status: StatusCode, message: impl std::fmt::Display) -> Response {
-    (status, Json(json!({"status": "error", "error": message.to_string()}))).into_response()
+    (
+        status,
+        Json(json!({"status": "error", "error": message.to_string()})),
+    )
+        .into_response()
 }
 
 /// `POST /upload`: multipart `file`, optional `library` and `metadata`
 /// (a JSON object string). 400 for a malformed request, 422 for a file type
 /// folio cannot read, 500 when ingestion fails.
-async fn upload(State(shared): State<Arc<Shared>>, headers: HeaderMap, mut form: Multipart) -> Response {
+async fn upload(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    mut form: Multipart,
+) -> Response {
     let _ = headers;
     let mut file: Option<(String, Vec<u8>)> = None;
     let mut library = "default".to_string();
@@ -166,29 +183,56 @@ async fn upload(State(shared): State<Arc<Shared>>, headers: HeaderMap, mut form:
         let field = match form.next_field().await {
             Ok(Some(field)) => field,
             Ok(None) => break,
-            Err(e) => return upload_error(e.status(), format!("form parse error: {}", e.body_text())),
+            Err(e) => {
+                return upload_error(e.status(), format!("form parse error: {}", e.body_text()));
+            }
         };
         match field.name().unwrap_or("") {
             "file" => {
                 let name = field.file_name().unwrap_or("").to_string();
                 match field.bytes().await {
                     Ok(bytes) => file = Some((name, bytes.to_vec())),
-                    Err(e) => return upload_error(e.status(), format!("form parse error: {}", e.body_text())),
+                    Err(e) => {
+                        return upload_error(
+                            e.status(),
+                            format!("form parse error: {}", e.body_text()),
+                        );
+                    }
                 }
             }
             "library" => match field.text().await {
                 Ok(text) if !text.trim().is_empty() => library = text.trim().to_string(),
                 Ok(_) => {}
-                Err(e) => return upload_error(StatusCode::BAD_REQUEST, format!("form parse error: {}", e.body_text())),
+                Err(e) => {
+                    return upload_error(
+                        StatusCode::BAD_REQUEST,
+                        format!("form parse error: {}", e.body_text()),
+                    );
+                }
             },
             "metadata" => match field.text().await {
                 Ok(text) if text.trim().is_empty() => {}
                 Ok(text) => match serde_json::from_str::<Value>(&text) {
                     Ok(Value::Object(object)) => metadata = Some(object),
-                    Ok(_) => return upload_error(StatusCode::BAD_REQUEST, "metadata must be a JSON object"),
-                    Err(e) => return upload_error(StatusCode::BAD_REQUEST, format!("invalid metadata JSON: {e}")),
+                    Ok(_) => {
+                        return upload_error(
+                            StatusCode::BAD_REQUEST,
+                            "metadata must be a JSON object",
+                        );
+                    }
+                    Err(e) => {
+                        return upload_error(
+                            StatusCode::BAD_REQUEST,
+                            format!("invalid metadata JSON: {e}"),
+                        );
+                    }
                 },
-                Err(e) => return upload_error(StatusCode::BAD_REQUEST, format!("form parse error: {}", e.body_text())),
+                Err(e) => {
+                    return upload_error(
+                        StatusCode::BAD_REQUEST,
+                        format!("form parse error: {}", e.body_text()),
+                    );
+                }
             },
             _ => {}
         }
@@ -198,7 +242,10 @@ async fn upload(State(shared): State<Arc<Shared>>, headers: HeaderMap, mut form:
     };
     let base = name.rsplit(['/', '\\']).next().unwrap_or("").to_string();
     if base.is_empty() {
-        return upload_error(StatusCode::BAD_REQUEST, "the `file` field needs a file name");
+        return upload_error(
+            StatusCode::BAD_REQUEST,
+            "the `file` field needs a file name",
+        );
     }
     let supported = base
         .rsplit_once('.')
@@ -207,13 +254,30 @@ async fn upload(State(shared): State<Arc<Shared>>, headers: HeaderMap, mut form:
     if !supported {
         return upload_error(
             StatusCode::UNPROCESSABLE_ENTITY,
-            format!("unsupported file type: {base} (PDF, DOCX, PPTX, EPUB, HTML, Markdown and text are supported)"),
+            format!(
+                "unsupported file type: {base} (PDF, DOCX, PPTX, EPUB, HTML, Markdown and text are supported)"
+            ),
         );
     }
     let target = IngestTarget::Bytes { name: base, bytes };
-    match mcpvectordb::ingest_one(&shared, "upload", &library, target, metadata, &Call::detached()).await {
-        Ok(output) => (StatusCode::OK, Json(serde_json::to_value(output).unwrap_or_default())).into_response(),
-        Err(e) if e.code == folio_core::ErrorCode::InvalidArgument => upload_error(StatusCode::BAD_REQUEST, e),
+    match mcpvectordb::ingest_one(
+        &shared,
+        "upload",
+        &library,
+        target,
+        metadata,
+        &Call::detached(),
+    )
+    .await
+    {
+        Ok(output) => (
+            StatusCode::OK,
+            Json(serde_json::to_value(output).unwrap_or_default()),
+        )
+            .into_response(),
+        Err(e) if e.code == folio_core::ErrorCode::InvalidArgument => {
+            upload_error(StatusCode::BAD_REQUEST, e)
+        }
         Err(e) => upload_error(StatusCode::INTERNAL_SERVER_ERROR, e),
     }
 }
@@ -269,7 +333,11 @@ mod tests {
 
     #[test]
     fn hosts_match_with_or_without_ports() {
-        let allowed = vec!["localhost".to_string(), "127.0.0.1".to_string(), "[::1]".to_string()];
+        let allowed = vec![
+            "localhost".to_string(),
+            "127.0.0.1".to_string(),
+            "[::1]".to_string(),
+        ];
         assert!(host_allowed("localhost:7070", &allowed));
         assert!(host_allowed("127.0.0.1", &allowed));
         assert!(host_allowed("[::1]:7070", &allowed));
@@ -283,7 +351,10 @@ mod tests {
         assert!(origin_allowed("http://127.0.0.1", &[]));
         assert!(!origin_allowed("http://evil.example", &[]));
         assert!(!origin_allowed("null", &[]));
-        assert!(origin_allowed("https://app.example.com", &["https://app.example.com".into()]));
+        assert!(origin_allowed(
+            "https://app.example.com",
+            &["https://app.example.com".into()]
+        ));
     }
 
     #[test]

@@ -129,7 +129,10 @@ pub async fn ingest_one(
     };
     let engine = shared.engine.clone();
     let progress = call.progress();
-    let report = bounded(shared, tool, call, move || engine.ingest(&request, &progress)).await?;
+    let report = bounded(shared, tool, call, move || {
+        engine.ingest(&request, &progress)
+    })
+    .await?;
     let item = report
         .items
         .into_iter()
@@ -222,7 +225,10 @@ async fn ingest_folder(shared: &Arc<Shared>, p: IngestFolderParams, call: &Call)
         return error("folder must not be empty");
     }
     if p.max_concurrency < 1 {
-        return error(format!("max_concurrency must be at least 1 (got {})", p.max_concurrency));
+        return error(format!(
+            "max_concurrency must be at least 1 (got {})",
+            p.max_concurrency
+        ));
     }
     let folder = PathBuf::from(p.folder.trim());
     let absolute = match std::fs::canonicalize(&folder) {
@@ -251,11 +257,14 @@ async fn ingest_folder(shared: &Arc<Shared>, p: IngestFolderParams, call: &Call)
     };
     let engine = shared.engine.clone();
     let progress = call.progress();
-    let report: IngestReport =
-        match bounded(shared, "ingest_folder", call, move || engine.ingest(&request, &progress)).await {
-            Ok(r) => r,
-            Err(e) => return error(e),
-        };
+    let report: IngestReport = match bounded(shared, "ingest_folder", call, move || {
+        engine.ingest(&request, &progress)
+    })
+    .await
+    {
+        Ok(r) => r,
+        Err(e) => return error(e),
+    };
     let shared2 = shared.clone();
     let library_name = p.library.clone();
     let (results, errors) = blocking(move || {
@@ -346,7 +355,12 @@ const FILTER_FIELDS: [&str; 8] = [
 fn file_type(source: &str, format: &str) -> String {
     let name = source.rsplit(['/', '\\']).next().unwrap_or(source);
     match name.rsplit_once('.') {
-        Some((stem, ext)) if !stem.is_empty() && !ext.is_empty() && ext.len() <= 5 && ext.chars().all(|c| c.is_ascii_alphanumeric()) => {
+        Some((stem, ext))
+            if !stem.is_empty()
+                && !ext.is_empty()
+                && ext.len() <= 5
+                && ext.chars().all(|c| c.is_ascii_alphanumeric()) =>
+        {
             ext.to_ascii_lowercase()
         }
         _ => match format {
@@ -398,7 +412,12 @@ fn filters(given: Option<Map<String, Value>>) -> Result<Filters, String> {
                 continue;
             }
             "library" => {
-                out.library = Some(scalar.as_str().map(str::to_string).unwrap_or_else(|| scalar.to_string()));
+                out.library = Some(
+                    scalar
+                        .as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| scalar.to_string()),
+                );
                 continue;
             }
             "file_type" => {
@@ -427,7 +446,10 @@ fn keep(hit: &SearchHit, f: &Filters) -> bool {
         .chunk_index
         .is_none_or(|i| u64::from(hit.chunk_index.unwrap_or(0)) == i);
     let type_ok = f.file_type.as_ref().is_none_or(|t| {
-        &file_type(hit.source.as_deref().unwrap_or(""), hit.format.as_deref().unwrap_or("")) == t
+        &file_type(
+            hit.source.as_deref().unwrap_or(""),
+            hit.format.as_deref().unwrap_or(""),
+        ) == t
     });
     page_ok && index_ok && type_ok
 }
@@ -547,7 +569,10 @@ struct ListDocumentsOutput {
 
 async fn list_documents(shared: &Arc<Shared>, p: ListDocumentsParams) -> CallToolResult {
     if !(1..=1000).contains(&p.limit) {
-        return error(format!("limit must be between 1 and 1000 (got {})", p.limit));
+        return error(format!(
+            "limit must be between 1 and 1000 (got {})",
+            p.limit
+        ));
     }
     if p.offset < 0 {
         return error(format!("offset must not be negative (got {})", p.offset));
@@ -841,7 +866,15 @@ pub async fn call(
                 format: Some("markdown".into()),
                 title: None,
             };
-            ingest_single(shared, "ingest_content", p.library, target, p.metadata, call).await
+            ingest_single(
+                shared,
+                "ingest_content",
+                p.library,
+                target,
+                p.metadata,
+                call,
+            )
+            .await
         }),
         "ingest_url" => run!(IngestUrlParams, |p: IngestUrlParams| ingest_single(
             shared,

@@ -219,7 +219,9 @@ fn parse_cursor(cursor: &str, expected: &str) -> Result<usize, String> {
         .split_once('.')
         .ok_or_else(|| "invalid cursor".to_string())?;
     if print != expected {
-        return Err("the cursor belongs to another search (query, library, mode or filter changed)".into());
+        return Err(
+            "the cursor belongs to another search (query, library, mode or filter changed)".into(),
+        );
     }
     offset.parse().map_err(|_| "invalid cursor".into())
 }
@@ -284,8 +286,18 @@ fn fit(hits: Vec<Hit>, budget: usize) -> (Vec<Hit>, Budget) {
 
 async fn search(shared: &Arc<Shared>, p: SearchParams, call: &Call) -> CallToolResult {
     if let Err(m) = check("top_k", p.top_k, 1, shared.engine.config().limits.max_top_k)
-        .and(check("max_chars_per_chunk", p.max_chars_per_chunk, 100, 20_000))
-        .and(check("max_output_chars", p.max_output_chars, 2_000, 200_000))
+        .and(check(
+            "max_chars_per_chunk",
+            p.max_chars_per_chunk,
+            100,
+            20_000,
+        ))
+        .and(check(
+            "max_output_chars",
+            p.max_output_chars,
+            2_000,
+            200_000,
+        ))
     {
         return invalid(m);
     }
@@ -303,7 +315,9 @@ async fn search(shared: &Arc<Shared>, p: SearchParams, call: &Call) -> CallToolR
     };
     let max_top_k = shared.engine.config().limits.max_top_k;
     if offset >= max_top_k {
-        return invalid(format!("results end at rank {max_top_k}; there is no further page"));
+        return invalid(format!(
+            "results end at rank {max_top_k}; there is no further page"
+        ));
     }
     let name = match library(&p.library) {
         Ok(name) => name,
@@ -409,7 +423,11 @@ async fn get_document(shared: &Arc<Shared>, p: GetDocumentParams) -> CallToolRes
         Err(e) => return error(&e.about(p.document_id)),
     };
     let total = document.text.chars().count() as u64;
-    let rest: String = document.text.chars().skip(p.offset_chars as usize).collect();
+    let rest: String = document
+        .text
+        .chars()
+        .skip(p.offset_chars as usize)
+        .collect();
     let (text, cut) = folio_engine::cut_chars(&rest, p.max_chars);
     let end = p.offset_chars + text.chars().count() as u64;
     success(&DocumentOutput {
@@ -659,7 +677,11 @@ async fn ingest(shared: &Arc<Shared>, p: IngestParams, call: &Call) -> CallToolR
     };
     let engine = shared.engine.clone();
     let progress = call.progress();
-    match bounded(shared, "ingest", call, move || engine.ingest(&request, &progress)).await {
+    match bounded(shared, "ingest", call, move || {
+        engine.ingest(&request, &progress)
+    })
+    .await
+    {
         Ok(report) => success(&ingest_output(report)),
         Err(e) => error(&e),
     }
@@ -827,7 +849,7 @@ async fn inspect_library(shared: &Arc<Shared>, p: LibraryParams) -> CallToolResu
             chunk_count: stats.info.chunk_count,
             model: stats.info.space.model.clone(),
             dimension: stats.info.space.dim,
-            pooling: serde_json::to_value(&stats.info.space.pooling)
+            pooling: serde_json::to_value(stats.info.space.pooling)
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_string))
                 .unwrap_or_default(),
@@ -968,7 +990,11 @@ async fn server_info(shared: &Arc<Shared>, p: ServerInfoParams) -> CallToolResul
             .map(|t| t.to_string())
             .collect(),
         read_only: shared.options.read_only,
-        model_dir: shared.options.model_dir.as_ref().map(|d| d.display().to_string()),
+        model_dir: shared
+            .options
+            .model_dir
+            .as_ref()
+            .map(|d| d.display().to_string()),
         model_loaded: shared.engine.embedder_loaded(),
         libraries,
         disk_bytes: disk,

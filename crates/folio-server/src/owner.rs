@@ -26,9 +26,9 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::Notify;
 
+use crate::ServeOptions;
 use crate::context::Shared;
 use crate::handler::FolioServer;
-use crate::ServeOptions;
 
 /// Where the owner of `data_dir` listens. Socket paths are short on Linux
 /// (108 bytes); long data directories use the runtime directory instead.
@@ -159,7 +159,7 @@ fn restrict(path: &Path) {
 
 /// The role a process takes for a data directory.
 pub enum Role {
-    Owner(Engine),
+    Owner(Box<Engine>),
     Attached(UnixStream),
 }
 
@@ -173,7 +173,7 @@ pub async fn claim(config: &EngineConfig, wait: Duration) -> Result<Role> {
         let mut attempt = config.clone();
         attempt.writable = Some(Duration::ZERO);
         match tokio::task::spawn_blocking(move || Engine::open(attempt)).await? {
-            Ok(engine) => return Ok(Role::Owner(engine)),
+            Ok(engine) => return Ok(Role::Owner(Box::new(engine))),
             Err(e) if e.code == ErrorCode::StoreBusy => {}
             Err(e) => return Err(e.into()),
         }
@@ -244,7 +244,7 @@ pub async fn run_stdio(config: EngineConfig, options: ServeOptions, wait: Durati
     'backends: loop {
         let (mut from_backend, mut to_backend): Backend = match claim(&config, wait).await? {
             Role::Owner(engine) => {
-                let shared = Shared::new(Arc::new(engine), options.clone())?;
+                let shared = Shared::new(Arc::from(engine), options.clone())?;
                 let started = Owner::start(shared.clone())?;
                 let (ours, theirs) = tokio::io::duplex(1 << 20);
                 tokio::spawn(session(shared, theirs, started.sessions.clone()));
@@ -309,7 +309,10 @@ pub async fn run_stdio(config: EngineConfig, options: ServeOptions, wait: Durati
     Ok(())
 }
 
-async fn write_line(to: &mut Box<dyn AsyncWrite + Send + Unpin>, line: &str) -> std::io::Result<()> {
+async fn write_line(
+    to: &mut Box<dyn AsyncWrite + Send + Unpin>,
+    line: &str,
+) -> std::io::Result<()> {
     to.write_all(line.as_bytes()).await?;
     to.write_all(b"\n").await?;
     to.flush().await
@@ -319,7 +322,12 @@ async fn write_line(to: &mut Box<dyn AsyncWrite + Send + Unpin>, line: &str) -> 
 pub async fn run_stdio_read_only(engine: Engine, options: ServeOptions) -> Result<()> {
     let shared = Shared::new(Arc::new(engine), options)?;
     let sessions = Arc::new(Sessions::default());
-    session(shared, tokio::io::join(tokio::io::stdin(), tokio::io::stdout()), sessions).await;
+    session(
+        shared,
+        tokio::io::join(tokio::io::stdin(), tokio::io::stdout()),
+        sessions,
+    )
+    .await;
     Ok(())
 }
 
@@ -349,6 +357,9 @@ mod tests {
     fn long_data_directories_get_short_socket_paths() {
         let long = PathBuf::from(format!("/tmp/{}", "d".repeat(150)));
         assert!(socket_path(&long).as_os_str().len() < 108);
-        assert_eq!(socket_path(Path::new("/data")), PathBuf::from("/data/folio.sock"));
+        assert_eq!(
+            socket_path(Path::new("/data")),
+            PathBuf::from("/data/folio.sock")
+        );
     }
 }

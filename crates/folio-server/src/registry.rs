@@ -71,7 +71,9 @@ impl FromStr for Toolset {
 pub enum RegistryError {
     #[error("unknown toolset {0:?} (known: native, citeloom, bmcis, mcpvectordb)")]
     UnknownToolset(String),
-    #[error("toolsets {first} and {second} both define a tool named {tool:?} with different contracts; enable one of them")]
+    #[error(
+        "toolsets {first} and {second} both define a tool named {tool:?} with different contracts; enable one of them"
+    )]
     Conflict {
         tool: String,
         first: Toolset,

@@ -43,10 +43,7 @@ pub fn define<I: JsonSchema + 'static, O: JsonSchema + 'static>(
 
 /// Whether a tool definition changes the index.
 pub fn writes(tool: &Tool) -> bool {
-    tool.annotations
-        .as_ref()
-        .and_then(|a| a.read_only_hint)
-        != Some(true)
+    tool.annotations.as_ref().and_then(|a| a.read_only_hint) != Some(true)
 }
 
 /// Parses tool arguments into `T`; the message names the field at fault.
@@ -64,9 +61,16 @@ pub fn parse<T: DeserializeOwned>(arguments: Option<JsonObject>) -> Result<T, St
 }
 
 /// Checks `value` lies in `min..=max`.
-pub fn bounded<T: PartialOrd + std::fmt::Display>(name: &str, value: T, min: T, max: T) -> Result<T, String> {
+pub fn bounded<T: PartialOrd + std::fmt::Display>(
+    name: &str,
+    value: T,
+    min: T,
+    max: T,
+) -> Result<T, String> {
     if value < min || value > max {
-        return Err(format!("{name} must be between {min} and {max} (got {value})"));
+        return Err(format!(
+            "{name} must be between {min} and {max} (got {value})"
+        ));
     }
     Ok(value)
 }

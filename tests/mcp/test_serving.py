@@ -1,0 +1,94 @@
+"""HTTP safety, and many stdio clients on one data directory."""
+
+import asyncio
+import http.client
+import json
+import os
+import signal
+import subprocess
+import time
+
+from conftest import BIN, HttpServer, fails, folio_env, ok, run, stdio
+
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+}
+
+
+def request(port, method="POST", path="/mcp", body=None, headers=None):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    data = body if isinstance(body, (bytes, type(None))) else json.dumps(body).encode()
+    conn.request(method, path, body=data, headers={"Content-Type": "application/json", "Accept": "application/json, text/event-stream", **(headers or {})})
+    response = conn.getresponse()
+    response.read()
+    return response.status
+
+
+def test_http_guards_host_origin_token_and_body_size(data):
+    with HttpServer(data, "--token", "s3cret") as server:
+        auth = {"Authorization": "Bearer s3cret"}
+        assert request(server.port, body=INIT, headers=auth) == 200
+        assert request(server.port, body=INIT) == 401
+        assert request(server.port, body=INIT, headers={"Authorization": "Bearer wrong"}) == 401
+        assert request(server.port, body=INIT, headers={**auth, "Host": "evil.example:80"}) == 403
+        assert request(server.port, body=INIT, headers={**auth, "Origin": "http://evil.example"}) == 403
+        assert request(server.port, body=INIT, headers={**auth, "Origin": f"http://localhost:{server.port}"}) == 200
+        assert request(server.port, method="GET", path="/health", headers={"Host": "attacker.test"}) == 403
+        assert request(server.port, method="POST", path="/upload", body=b"x", headers={"Host": "attacker.test"}) == 403
+        huge = b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"' + b"x" * (17 * 1024 * 1024) + b'"}}'
+        assert request(server.port, body=huge, headers=auth) == 413
+        # Still serving after all that.
+        assert request(server.port, body=INIT, headers=auth) == 200
+
+
+def test_three_stdio_clients_share_one_data_directory(data):
+    async def client(n):
+        async with stdio(data) as c:
+            for i in range(4):
+                text = f"# Report {n}-{i}\n\nClient {n} wrote note {i} about topic{n}x{i} and shared storage."
+                out = await ok(c, "ingest", {"library": "shared", "content": {"name": f"c{n}/note{i}.md", "text": text}})
+                assert out["indexed"] == 1, out
+                hits = await ok(c, "search", {"library": "shared", "query": f"topic{n}x{i}", "mode": "lexical", "response_mode": "metadata"})
+                assert hits["hits"][0]["source"] == f"c{n}/note{i}.md"
+            return n
+
+    async def go():
+        done = await asyncio.gather(*(client(n) for n in range(3)))
+        assert sorted(done) == [0, 1, 2]
+        async with stdio(data) as c:
+            listing = await ok(c, "list_documents", {"library": "shared", "limit": 100})
+            assert listing["total"] == 12
+            assert sorted(d["source"] for d in listing["documents"]) == sorted(f"c{n}/note{i}.md" for n in range(3) for i in range(4))
+
+    run(go())
+
+
+def test_attached_clients_survive_their_owner(data):
+    """The owner's client leaves, then the owner is killed: attached clients carry on."""
+
+    async def go():
+        owner = subprocess.Popen([BIN, "serve", "--stdio"], env=folio_env(data), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        try:
+            deadline = time.time() + 20
+            while not (data / "folio.sock").exists():
+                assert time.time() < deadline, "the first server did not become the owner"
+                await asyncio.sleep(0.05)
+            async with stdio(data) as a, stdio(data) as b:
+                await ok(a, "ingest", {"library": "l", "content": {"name": "a.md", "text": "alpha document text"}})
+                os.kill(owner.pid, signal.SIGKILL)
+                owner.wait()
+                # Both re-elect: one becomes the owner, the other attaches to it.
+                await ok(b, "ingest", {"library": "l", "content": {"name": "b.md", "text": "beta document text"}})
+                await ok(a, "ingest", {"library": "l", "content": {"name": "c.md", "text": "gamma document text"}})
+                listing = await ok(b, "list_documents", {"library": "l"})
+                assert listing["total"] == 3
+                err = await fails(a, "get_document", {"document_id": "0" * 16})
+                assert err["error"]["code"] == "NOT_FOUND"
+        finally:
+            if owner.poll() is None:
+                owner.kill()
+
+    run(go())
