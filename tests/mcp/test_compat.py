@@ -281,3 +281,25 @@ def test_upload_endpoint(data, corpus):
                 assert listed["count"] == 1 and listed["documents"][0]["metadata"]["author"] == "Alice"
 
         run(check())
+
+
+def test_bulk_ingest_cli_contract(data, corpus):
+    import subprocess
+
+    from conftest import BIN, folio_env
+
+    def folio(*args):
+        return subprocess.run([BIN, *args], env=folio_env(data), capture_output=True, text=True, timeout=300)
+
+    flat = folio("ingest", str(corpus), "--no-recursive", "--max-concurrency", "8")
+    assert flat.returncode == 0, flat.stderr
+    assert "4" in flat.stdout and "indexed" in flat.stdout and flat.stderr.strip() == ""
+    (corpus / "broken.pdf").write_bytes(b"%PDF-1.4 nonsense")
+    full = folio("ingest", str(corpus))
+    assert full.returncode == 1
+    assert "broken.pdf" in full.stderr and "broken.pdf" not in full.stdout
+    assert "indexed" in full.stdout
+    assert folio("ingest", str(corpus), "--max-concurrency", "0").returncode == 2
+    assert folio("ingest").returncode == 2
+    listing = folio("ls", "default", "--json")
+    assert listing.returncode == 0 and len(__import__("json").loads(listing.stdout)["documents"]) == 5

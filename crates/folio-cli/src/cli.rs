@@ -94,8 +94,16 @@ pub struct IngestArgs {
     /// Files, folders or http(s) URLs.
     #[arg(required = true)]
     pub inputs: Vec<String>,
-    #[arg(long, short)]
+    #[arg(long, short, default_value = "default")]
     pub library: String,
+    /// Do not descend into subfolders of the folders given.
+    #[arg(long)]
+    pub no_recursive: bool,
+    /// Accepted for compatibility with bulk-ingest scripts (at least 1):
+    /// folio reads files in turn and embeds them in batches on every core,
+    /// whatever the value.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_concurrency: u32,
     /// Title for the document (with a single input).
     #[arg(long)]
     pub title: Option<String>,
@@ -297,17 +305,19 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Command::Ingest(args) => {
             overrides.allow_private_urls = args.allow_private_urls;
             let engine = open(&cli, &overrides, true)?;
-            let targets = args
-                .inputs
-                .iter()
-                .map(|i| {
-                    if is_url(i) {
-                        IngestTarget::Url(i.clone())
-                    } else {
-                        IngestTarget::Path(PathBuf::from(i))
-                    }
-                })
-                .collect();
+            let mut targets = Vec::new();
+            for input in &args.inputs {
+                let path = PathBuf::from(input);
+                if is_url(input) {
+                    targets.push(IngestTarget::Url(input.clone()));
+                } else if args.no_recursive && path.is_dir() {
+                    let files = folio_engine::files_in(&path)
+                        .with_context(|| format!("cannot read folder {input}"))?;
+                    targets.extend(files.into_iter().map(IngestTarget::Path));
+                } else {
+                    targets.push(IngestTarget::Path(path));
+                }
+            }
             let request = IngestRequest {
                 library: library(&args.library)?,
                 targets,

@@ -96,6 +96,23 @@ pub struct IngestReport {
     pub elapsed_ms: u64,
 }
 
+/// The files directly inside `folder` (not its subfolders) that folio can
+/// extract, sorted: the targets of a non-recursive folder ingest.
+pub fn files_in(folder: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(folder)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file())
+        .filter(|p| {
+            p.extension()
+                .and_then(|e| e.to_str())
+                .and_then(Format::from_extension)
+                .is_some()
+        })
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
 /// Progress of long work, for progress bars and MCP progress notifications.
 pub trait Progress: Send + Sync {
     fn start(&self, total: u64);

@@ -31,6 +31,7 @@ use folio_store::{Bm25, LibraryInfo, LibraryStats, Store};
 use folio_store_embedded::{Access, EmbeddedStore};
 pub use ingest::{
     IngestItem, IngestReport, IngestRequest, IngestStatus, IngestTarget, Progress, SilentProgress,
+    files_in,
 };
 pub use search::{ResponseMode, SearchHit, SearchRequest, SearchResponse, cut_chars, preview};
 pub use timestamp::{Clock, SystemClock, rfc3339};

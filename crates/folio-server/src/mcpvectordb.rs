@@ -4,7 +4,7 @@
 //! failure is `{"status": "error", "error": "..."}`; nothing escapes as a
 //! protocol error.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use folio_core::{Filter, LibraryName};
@@ -204,22 +204,6 @@ struct IngestFolderOutput {
     errors: Vec<FolderError>,
 }
 
-/// The files directly in `folder` that folio can read.
-fn top_level_files(folder: &Path) -> std::io::Result<Vec<PathBuf>> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(folder)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_file())
-        .filter(|p| {
-            p.extension()
-                .and_then(|e| e.to_str())
-                .and_then(folio_extract::Format::from_extension)
-                .is_some()
-        })
-        .collect();
-    files.sort();
-    Ok(files)
-}
-
 async fn ingest_folder(shared: &Arc<Shared>, p: IngestFolderParams, call: &Call) -> CallToolResult {
     if p.folder.trim().is_empty() {
         return error("folder must not be empty");
@@ -243,7 +227,7 @@ async fn ingest_folder(shared: &Arc<Shared>, p: IngestFolderParams, call: &Call)
     let targets = if p.recursive {
         vec![IngestTarget::Path(absolute.clone())]
     } else {
-        match top_level_files(&absolute) {
+        match folio_engine::files_in(&absolute) {
             Ok(files) => files.into_iter().map(IngestTarget::Path).collect(),
             Err(e) => return error(format!("folder {} cannot be read: {e}", absolute.display())),
         }
