@@ -170,12 +170,7 @@ fn upload_error(status: StatusCode, message: impl std::fmt::Display) -> Response
 /// `POST /upload`: multipart `file`, optional `library` and `metadata`
 /// (a JSON object string). 400 for a malformed request, 422 for a file type
 /// folio cannot read, 500 when ingestion fails.
-async fn upload(
-    State(shared): State<Arc<Shared>>,
-    headers: HeaderMap,
-    mut form: Multipart,
-) -> Response {
-    let _ = headers;
+async fn upload(State(shared): State<Arc<Shared>>, mut form: Multipart) -> Response {
     let mut file: Option<(String, Vec<u8>)> = None;
     let mut library = "default".to_string();
     let mut metadata: Option<Map<String, Value>> = None;
