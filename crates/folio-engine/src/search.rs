@@ -106,6 +106,9 @@ pub struct SearchHit {
     pub source_kind: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub format: Option<String>,
+    /// When the document was ingested (RFC 3339).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ingested_at: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub section_path: Option<Vec<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -309,6 +312,7 @@ impl Engine {
                 source: None,
                 source_kind: None,
                 format: None,
+                ingested_at: None,
                 section_path: None,
                 page_start: None,
                 page_end: None,
@@ -337,6 +341,7 @@ impl Engine {
                 hit.source = Some(d.source.clone());
                 hit.source_kind = Some(d.source_kind.as_str().to_string());
                 hit.format = Some(d.format.clone());
+                hit.ingested_at = Some(d.ingested_at.clone());
                 hit.section_path = Some(c.section_path.clone());
                 hit.page_start = c.page_start;
                 hit.page_end = c.page_end;

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::context::{Call, Shared, bounded};
-use crate::tool::{Effect, define, failure, parse, success};
+use crate::tool::{Effect, define, failure, success, with_args};
 
 #[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -280,9 +280,15 @@ pub async fn call(
     arguments: Option<JsonObject>,
     call: &Call,
 ) -> CallToolResult {
-    match (name, parse::<Params>(arguments)) {
-        ("semantic_search", Ok(p)) => semantic_search(shared, p, call).await,
-        ("semantic_search", Err(m)) => error(m, "INVALID_ARGUMENT"),
+    match name {
+        "semantic_search" => {
+            with_args(
+                arguments,
+                |m| error(m, "INVALID_ARGUMENT"),
+                |p: Params| semantic_search(shared, p, call),
+            )
+            .await
+        }
         _ => error(format!("unknown tool {name}"), "INVALID_ARGUMENT"),
     }
 }

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::context::{Call, Shared, bounded};
-use crate::tool::{Effect, correlation_id, define, failure, parse, success};
+use crate::tool::{Effect, correlation_id, define, failure, success, with_args};
 
 /// The sparse side of hybrid search, as citeloom names it.
 const SPARSE_MODEL: &str = "folio/bm25";
@@ -233,6 +233,46 @@ struct Retrieval {
     filters: Option<Map<String, Value>>,
     include_full_text: bool,
     mode: Mode,
+}
+
+impl Retrieval {
+    fn new(
+        project: String,
+        query: String,
+        top_k: Option<usize>,
+        filters: Option<Map<String, Value>>,
+        include_full_text: bool,
+    ) -> Self {
+        Retrieval {
+            project,
+            query,
+            top_k,
+            filters,
+            include_full_text,
+            mode: Mode::Dense,
+        }
+    }
+
+    fn mode(mut self, mode: Mode) -> Self {
+        self.mode = mode;
+        self
+    }
+}
+
+/// Runs a retrieval and shapes its items into the tool's output, or the
+/// citeloom error envelope.
+async fn answer<O: Serialize>(
+    shared: &Arc<Shared>,
+    tool: &str,
+    r: Retrieval,
+    call: &Call,
+    output: impl FnOnce(Vec<Item>, String) -> O,
+) -> CallToolResult {
+    let project = r.project.clone();
+    match retrieve(shared, tool, r, call).await {
+        Ok((items, model)) => success(&output(items, model)),
+        Err(e) => error(shared, &e, Some(&project)),
+    }
 }
 
 async fn retrieve(
@@ -880,98 +920,90 @@ pub async fn call(
     arguments: Option<JsonObject>,
     call: &Call,
 ) -> CallToolResult {
-    let project_of = |a: &Option<JsonObject>| {
-        a.as_ref()
-            .and_then(|a| a.get("project"))
-            .and_then(Value::as_str)
-            .map(str::to_string)
-    };
-    let given_project = project_of(&arguments);
-    macro_rules! run {
-        ($params:ty, $f:expr) => {
-            match parse::<$params>(arguments) {
-                Ok(p) => $f(p).await,
-                Err(m) => invalid(shared, m, given_project.as_deref()),
-            }
-        };
-    }
-    let retrieval = |project, query, top_k, filters, include_full_text, mode| Retrieval {
-        project,
-        query,
-        top_k,
-        filters,
-        include_full_text,
-        mode,
-    };
+    let given_project = arguments
+        .as_ref()
+        .and_then(|a| a.get("project"))
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let refuse = |m: String| invalid(shared, m, given_project.as_deref());
     match name {
-        "ingest_from_source" => run!(IngestFromSourceParams, |p| ingest_from_source(
-            shared, p, call
-        )),
-        "store_chunks" => run!(StoreChunksParams, |p| store_chunks(shared, p, call)),
-        "query" => run!(QueryParams, |p: QueryParams| async move {
-            let project = p.project.clone();
-            let r = retrieval(
-                p.project,
-                p.text,
-                p.top_k,
-                p.filters,
-                p.include_full_text,
-                Mode::Dense,
-            );
-            match retrieve(shared, "query", r, call).await {
-                Ok((items, model)) => success(&QueryOutput {
-                    count: items.len(),
-                    items,
-                    model,
-                    correlation_id: correlation_id(),
-                }),
-                Err(e) => error(shared, &e, Some(&project)),
-            }
-        }),
-        "find_chunks" => run!(FindChunksParams, |p: FindChunksParams| async move {
-            let project = p.project.clone();
-            let r = retrieval(
-                p.project,
-                p.query,
-                p.top_k,
-                p.filters,
-                p.include_full_text,
-                Mode::Dense,
-            );
-            match retrieve(shared, "find_chunks", r, call).await {
-                Ok((items, _)) => success(&FindChunksOutput {
-                    count: items.len(),
-                    items,
-                    correlation_id: correlation_id(),
-                }),
-                Err(e) => error(shared, &e, Some(&project)),
-            }
-        }),
-        "query_hybrid" => run!(HybridParams, |p: HybridParams| async move {
-            let project = p.project.clone();
-            let r = retrieval(
-                p.project,
-                p.text,
-                p.top_k,
-                p.filters,
-                p.include_full_text,
-                Mode::Hybrid,
-            );
-            match retrieve(shared, "query_hybrid", r, call).await {
-                Ok((items, model)) => success(&HybridOutput {
-                    count: items.len(),
-                    items,
-                    hybrid_enabled: true,
-                    dense_model: model,
-                    sparse_model: SPARSE_MODEL.into(),
-                    fusion: "RRF".into(),
-                    correlation_id: correlation_id(),
-                }),
-                Err(e) => error(shared, &e, Some(&project)),
-            }
-        }),
-        "inspect_collection" => run!(InspectParams, |p| inspect_collection(shared, p, call)),
-        "list_projects" => run!(NoParams, |_| list_projects(shared, call)),
+        "ingest_from_source" => {
+            with_args(arguments, refuse, |p: IngestFromSourceParams| {
+                ingest_from_source(shared, p, call)
+            })
+            .await
+        }
+        "store_chunks" => {
+            with_args(arguments, refuse, |p: StoreChunksParams| {
+                store_chunks(shared, p, call)
+            })
+            .await
+        }
+        "query" => {
+            with_args(arguments, refuse, |p: QueryParams| {
+                let r = Retrieval::new(p.project, p.text, p.top_k, p.filters, p.include_full_text);
+                answer(
+                    shared,
+                    "query",
+                    r.mode(Mode::Dense),
+                    call,
+                    |items, model| QueryOutput {
+                        count: items.len(),
+                        items,
+                        model,
+                        correlation_id: correlation_id(),
+                    },
+                )
+            })
+            .await
+        }
+        "find_chunks" => {
+            with_args(arguments, refuse, |p: FindChunksParams| {
+                let r = Retrieval::new(p.project, p.query, p.top_k, p.filters, p.include_full_text);
+                answer(
+                    shared,
+                    "find_chunks",
+                    r.mode(Mode::Dense),
+                    call,
+                    |items, _| FindChunksOutput {
+                        count: items.len(),
+                        items,
+                        correlation_id: correlation_id(),
+                    },
+                )
+            })
+            .await
+        }
+        "query_hybrid" => {
+            with_args(arguments, refuse, |p: HybridParams| {
+                let r = Retrieval::new(p.project, p.text, p.top_k, p.filters, p.include_full_text);
+                answer(
+                    shared,
+                    "query_hybrid",
+                    r.mode(Mode::Hybrid),
+                    call,
+                    |items, model| HybridOutput {
+                        count: items.len(),
+                        items,
+                        hybrid_enabled: true,
+                        dense_model: model,
+                        sparse_model: SPARSE_MODEL.into(),
+                        fusion: "RRF".into(),
+                        correlation_id: correlation_id(),
+                    },
+                )
+            })
+            .await
+        }
+        "inspect_collection" => {
+            with_args(arguments, refuse, |p: InspectParams| {
+                inspect_collection(shared, p, call)
+            })
+            .await
+        }
+        "list_projects" => {
+            with_args(arguments, refuse, |_: NoParams| list_projects(shared, call)).await
+        }
         _ => invalid(shared, format!("unknown tool {name}"), None),
     }
 }

@@ -81,6 +81,12 @@ impl FolioServer {
     }
 }
 
+/// Builds a protocol result from its JSON form (the SDK's result types are
+/// non-exhaustive; their wire form is the stable contract).
+fn from_json<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> Result<T, McpError> {
+    serde_json::from_value(value).map_err(|e| McpError::internal_error(e.to_string(), None))
+}
+
 fn resource_not_found(uri: &str) -> McpError {
     McpError::resource_not_found(format!("no resource {uri}"), None)
 }
@@ -172,8 +178,7 @@ impl ServerHandler for FolioServer {
                 })
             })
             .collect();
-        serde_json::from_value(json!({ "resources": resources }))
-            .map_err(|e| McpError::internal_error(e.to_string(), None))
+        from_json(json!({ "resources": resources }))
     }
 
     async fn list_resource_templates(
@@ -181,7 +186,7 @@ impl ServerHandler for FolioServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        serde_json::from_value(json!({ "resourceTemplates": [
+        from_json(json!({ "resourceTemplates": [
             {
                 "uriTemplate": "folio://library/{library}",
                 "name": "library",
@@ -195,7 +200,6 @@ impl ServerHandler for FolioServer {
                 "mimeType": "text/markdown"
             }
         ]}))
-        .map_err(|e| McpError::internal_error(e.to_string(), None))
     }
 
     async fn read_resource(
@@ -240,10 +244,9 @@ impl ServerHandler for FolioServer {
         } else {
             return Err(resource_not_found(&uri));
         };
-        let result: ReadResourceResult = serde_json::from_value(json!({
+        let result: ReadResourceResult = from_json(json!({
             "contents": [{"uri": uri, "mimeType": mime, "text": text}]
-        }))
-        .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        }))?;
         Ok(result.into())
     }
 }

@@ -19,7 +19,7 @@ use serde_json::{Map, Value, json};
 
 use crate::context::{Call, Shared, blocking, bounded};
 use crate::native::{PathCheck, check_path, delete};
-use crate::tool::{Effect, define, failure, parse, success};
+use crate::tool::{Effect, define, failure, success, with_args};
 
 fn default_library() -> String {
     "default".into()
@@ -487,22 +487,25 @@ async fn search(shared: &Arc<Shared>, p: SearchParams, call: &Call) -> CallToolR
         }
         hits.sort_by(|a, b| b.1.score.total_cmp(&a.1.score));
         hits.truncate(top_k);
-        let mut results = Vec::with_capacity(hits.len());
-        for (library, hit) in hits {
-            let document = engine.document(&hit.document_id)?;
-            results.push(SearchResult {
-                file_type: file_type(&document.source, &document.format),
-                doc_id: hit.document_id,
-                source: document.source,
-                title: document.title.unwrap_or_default(),
-                library,
-                last_modified: document.ingested_at,
-                page: hit.page_start.unwrap_or(0),
-                content: hit.text.unwrap_or_default(),
-                chunk_index: hit.chunk_index.unwrap_or(0),
-                metadata: document.metadata,
-            });
-        }
+        // Full mode carries the document fields with each hit: no reads here.
+        let results = hits
+            .into_iter()
+            .map(|(library, hit)| {
+                let source = hit.source.unwrap_or_default();
+                SearchResult {
+                    file_type: file_type(&source, hit.format.as_deref().unwrap_or("")),
+                    doc_id: hit.document_id,
+                    source,
+                    title: hit.title.unwrap_or_default(),
+                    library,
+                    last_modified: hit.ingested_at.unwrap_or_default(),
+                    page: hit.page_start.unwrap_or(0),
+                    content: hit.text.unwrap_or_default(),
+                    chunk_index: hit.chunk_index.unwrap_or(0),
+                    metadata: hit.metadata.unwrap_or_default(),
+                }
+            })
+            .collect::<Vec<_>>();
         Ok(results)
     })
     .await;
@@ -823,67 +826,92 @@ pub async fn call(
     arguments: Option<JsonObject>,
     call: &Call,
 ) -> CallToolResult {
-    macro_rules! run {
-        ($params:ty, $f:expr) => {
-            match parse::<$params>(arguments) {
-                Ok(p) => $f(p).await,
-                Err(m) => error(m),
-            }
-        };
-    }
     match name {
-        "ingest_file" => run!(IngestFileParams, |p: IngestFileParams| ingest_single(
-            shared,
-            "ingest_file",
-            p.library,
-            IngestTarget::Path(PathBuf::from(&p.path)),
-            p.metadata,
-            call
-        )),
-        "ingest_content" => run!(IngestContentParams, |p: IngestContentParams| async move {
-            if p.source.trim().is_empty() {
-                return error("source must not be empty");
-            }
-            let target = IngestTarget::Content {
-                name: p.source,
-                text: p.content,
-                format: Some("markdown".into()),
-                title: None,
-            };
-            ingest_single(
-                shared,
-                "ingest_content",
-                p.library,
-                target,
-                p.metadata,
-                call,
-            )
+        "ingest_file" => {
+            with_args(arguments, error, |p: IngestFileParams| {
+                ingest_single(
+                    shared,
+                    "ingest_file",
+                    p.library,
+                    IngestTarget::Path(PathBuf::from(&p.path)),
+                    p.metadata,
+                    call,
+                )
+            })
             .await
-        }),
-        "ingest_url" => run!(IngestUrlParams, |p: IngestUrlParams| ingest_single(
-            shared,
-            "ingest_url",
-            p.library,
-            IngestTarget::Url(p.url),
-            p.metadata,
-            call
-        )),
-        "ingest_folder" => run!(IngestFolderParams, |p| ingest_folder(shared, p, call)),
-        "search" => run!(SearchParams, |p| search(shared, p, call)),
-        "list_documents" => run!(ListDocumentsParams, |p| list_documents(shared, p)),
-        "list_libraries" => run!(NoParams, |_| list_libraries(shared)),
-        "delete_document" => run!(DocIdParams, |p: DocIdParams| async move {
-            match delete(shared, p.doc_id.clone()).await {
-                Ok(chunks) => success(&DeleteOutput {
-                    status: "deleted".into(),
-                    doc_id: p.doc_id,
-                    deleted_chunks: chunks,
-                }),
-                Err(e) => error(e.about(p.doc_id)),
-            }
-        }),
-        "get_document" => run!(DocIdParams, |p| get_document(shared, p)),
-        "server_info" => run!(ServerInfoParams, |p| async move { server_info(shared, p) }),
+        }
+        "ingest_content" => {
+            with_args(arguments, error, |p: IngestContentParams| async move {
+                if p.source.trim().is_empty() {
+                    return error("source must not be empty");
+                }
+                let target = IngestTarget::Content {
+                    name: p.source,
+                    text: p.content,
+                    format: Some("markdown".into()),
+                    title: None,
+                };
+                ingest_single(
+                    shared,
+                    "ingest_content",
+                    p.library,
+                    target,
+                    p.metadata,
+                    call,
+                )
+                .await
+            })
+            .await
+        }
+        "ingest_url" => {
+            with_args(arguments, error, |p: IngestUrlParams| {
+                ingest_single(
+                    shared,
+                    "ingest_url",
+                    p.library,
+                    IngestTarget::Url(p.url),
+                    p.metadata,
+                    call,
+                )
+            })
+            .await
+        }
+        "ingest_folder" => {
+            with_args(arguments, error, |p: IngestFolderParams| {
+                ingest_folder(shared, p, call)
+            })
+            .await
+        }
+        "search" => with_args(arguments, error, |p: SearchParams| search(shared, p, call)).await,
+        "list_documents" => {
+            with_args(arguments, error, |p: ListDocumentsParams| {
+                list_documents(shared, p)
+            })
+            .await
+        }
+        "list_libraries" => with_args(arguments, error, |_: NoParams| list_libraries(shared)).await,
+        "delete_document" => {
+            with_args(arguments, error, |p: DocIdParams| async move {
+                match delete(shared, p.doc_id.clone()).await {
+                    Ok(chunks) => success(&DeleteOutput {
+                        status: "deleted".into(),
+                        doc_id: p.doc_id,
+                        deleted_chunks: chunks,
+                    }),
+                    Err(e) => error(e.about(p.doc_id)),
+                }
+            })
+            .await
+        }
+        "get_document" => {
+            with_args(arguments, error, |p: DocIdParams| get_document(shared, p)).await
+        }
+        "server_info" => {
+            with_args(arguments, error, |p: ServerInfoParams| async move {
+                server_info(shared, p)
+            })
+            .await
+        }
         _ => error(format!("unknown tool {name}")),
     }
 }

@@ -17,7 +17,7 @@ use sha2::{Digest, Sha256};
 
 use crate::citeloom;
 use crate::context::{Call, Shared, blocking, bounded};
-use crate::tool::{Effect, bounded as check, define, failure, parse, success};
+use crate::tool::{Effect, bounded as check, define, failure, success, with_args};
 
 /// The native error envelope.
 pub fn error(e: &EngineError) -> CallToolResult {
@@ -1095,25 +1095,59 @@ pub async fn call(
     arguments: Option<JsonObject>,
     call: &Call,
 ) -> CallToolResult {
-    macro_rules! run {
-        ($params:ty, $f:expr) => {
-            match parse::<$params>(arguments) {
-                Ok(p) => $f(p).await,
-                Err(m) => invalid(m),
-            }
-        };
-    }
     match name {
-        "search" => run!(SearchParams, |p| search(shared, p, call)),
-        "get_document" => run!(GetDocumentParams, |p| get_document(shared, p)),
-        "get_chunks" => run!(GetChunksParams, |p| get_chunks(shared, p)),
-        "ingest" => run!(IngestParams, |p| ingest(shared, p, call)),
+        "search" => {
+            with_args(arguments, invalid, |p: SearchParams| {
+                search(shared, p, call)
+            })
+            .await
+        }
+        "get_document" => {
+            with_args(arguments, invalid, |p: GetDocumentParams| {
+                get_document(shared, p)
+            })
+            .await
+        }
+        "get_chunks" => {
+            with_args(arguments, invalid, |p: GetChunksParams| {
+                get_chunks(shared, p)
+            })
+            .await
+        }
+        "ingest" => {
+            with_args(arguments, invalid, |p: IngestParams| {
+                ingest(shared, p, call)
+            })
+            .await
+        }
         "store_chunks" => citeloom::call(shared, name, arguments, call).await,
-        "list_libraries" => run!(NoParams, |_| list_libraries(shared)),
-        "list_documents" => run!(ListDocumentsParams, |p| list_documents(shared, p)),
-        "inspect_library" => run!(LibraryParams, |p| inspect_library(shared, p)),
-        "delete_document" => run!(DeleteParams, |p| delete_document(shared, p)),
-        "server_info" => run!(ServerInfoParams, |p| server_info(shared, p)),
+        "list_libraries" => {
+            with_args(arguments, invalid, |_: NoParams| list_libraries(shared)).await
+        }
+        "list_documents" => {
+            with_args(arguments, invalid, |p: ListDocumentsParams| {
+                list_documents(shared, p)
+            })
+            .await
+        }
+        "inspect_library" => {
+            with_args(arguments, invalid, |p: LibraryParams| {
+                inspect_library(shared, p)
+            })
+            .await
+        }
+        "delete_document" => {
+            with_args(arguments, invalid, |p: DeleteParams| {
+                delete_document(shared, p)
+            })
+            .await
+        }
+        "server_info" => {
+            with_args(arguments, invalid, |p: ServerInfoParams| {
+                server_info(shared, p)
+            })
+            .await
+        }
         _ => error(&EngineError::new(
             ErrorCode::NotFound,
             format!("unknown tool {name}"),

@@ -46,8 +46,25 @@ pub fn writes(tool: &Tool) -> bool {
     tool.annotations.as_ref().and_then(|a| a.read_only_hint) != Some(true)
 }
 
+/// Parses the arguments into the tool's parameter type and runs the tool,
+/// or answers with the toolset's `refuse` when they do not parse.
+pub async fn with_args<T, Fut>(
+    arguments: Option<JsonObject>,
+    refuse: impl FnOnce(String) -> CallToolResult,
+    run: impl FnOnce(T) -> Fut,
+) -> CallToolResult
+where
+    T: DeserializeOwned,
+    Fut: std::future::Future<Output = CallToolResult>,
+{
+    match parse::<T>(arguments) {
+        Ok(params) => run(params).await,
+        Err(message) => refuse(message),
+    }
+}
+
 /// Parses tool arguments into `T`; the message names the field at fault.
-pub fn parse<T: DeserializeOwned>(arguments: Option<JsonObject>) -> Result<T, String> {
+fn parse<T: DeserializeOwned>(arguments: Option<JsonObject>) -> Result<T, String> {
     let value = Value::Object(arguments.unwrap_or_default());
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
