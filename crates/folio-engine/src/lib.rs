@@ -272,6 +272,12 @@ impl Engine {
         Ok(count)
     }
 
+    /// Resolves `path` the way file ingestion does: symlinks resolved, and
+    /// refused outside the configured roots or when it does not exist.
+    pub fn confine(&self, path: &std::path::Path) -> Result<PathBuf> {
+        Ok(self.roots.confine(path)?.as_path().to_path_buf())
+    }
+
     /// Bytes the data directory takes on disk.
     pub fn disk_bytes(&self) -> u64 {
         folio_store_embedded::dir_size(&self.config.data_dir)

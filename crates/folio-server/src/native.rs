@@ -925,17 +925,15 @@ pub struct PathCheck {
 
 /// Whether the server can read `path` (and ingestion may: roots apply).
 pub fn check_path(shared: &Shared, path: &str) -> PathCheck {
-    let roots = &shared.engine.config().roots;
-    let result = std::fs::canonicalize(path).and_then(|p| {
-        if !roots.is_empty() && !roots.iter().any(|r| p.starts_with(r)) {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::PermissionDenied,
-                "outside the configured roots",
-            ));
-        }
-        std::fs::File::open(&p)?;
-        std::fs::metadata(&p)
-    });
+    let result = shared
+        .engine
+        .confine(std::path::Path::new(path))
+        .map_err(|e| e.message)
+        .and_then(|p| {
+            std::fs::File::open(&p)
+                .and_then(|_| std::fs::metadata(&p))
+                .map_err(|e| e.to_string())
+        });
     match result {
         Ok(meta) => PathCheck {
             path: path.to_string(),
@@ -947,7 +945,7 @@ pub fn check_path(shared: &Shared, path: &str) -> PathCheck {
             path: path.to_string(),
             readable: false,
             size_bytes: None,
-            error: Some(e.to_string()),
+            error: Some(e),
         },
     }
 }
