@@ -11,6 +11,9 @@ use serde_json::Value;
 pub enum Condition {
     /// The field equals the value; for a list field, the list contains it.
     Equals { field: String, value: Value },
+    /// The field equals the string ignoring case (for a list field, one of
+    /// its items does).
+    EqualsFold { field: String, value: String },
     /// The field equals one of the values (or a list field contains one).
     AnyOf { field: String, values: Vec<Value> },
     /// A range on a number or on an ISO-8601 date string; bounds are optional.
@@ -44,7 +47,7 @@ pub fn join_section_path(path: &[String]) -> String {
     path.join(" > ")
 }
 
-fn valid_field(name: &str) -> bool {
+pub(crate) fn valid_field(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 64
         && name
@@ -78,7 +81,7 @@ impl Filter {
     /// ```
     ///
     /// A scalar means equality, an array means any-of, an object holds
-    /// operators (`eq`, `any`, `gte`, `gt`, `lte`, `lt`).
+    /// operators (`eq`, `ieq` (case-insensitive), `any`, `gte`, `gt`, `lte`, `lt`).
     pub fn from_json(value: &Value) -> Result<Filter, FilterError> {
         let object = match value {
             Value::Null => return Ok(Filter::default()),
@@ -131,6 +134,17 @@ impl Filter {
                                 field: field.clone(),
                                 value: operand.clone(),
                             }),
+                            "ieq" => match operand {
+                                Value::String(text) => conditions.push(Condition::EqualsFold {
+                                    field: field.clone(),
+                                    value: text.clone(),
+                                }),
+                                _ => {
+                                    return Err(FilterError(format!(
+                                        "{key}.ieq needs a string"
+                                    )));
+                                }
+                            },
                             "any" | "in" => match operand {
                                 Value::Array(values)
                                     if !values.is_empty() && values.iter().all(scalar) =>
@@ -152,7 +166,7 @@ impl Filter {
                             "lt" => (bound(operand, key)?, lt = Some(operand.clone())).1,
                             _ => {
                                 return Err(FilterError(format!(
-                                    "{key}: unknown operator {op:?} (use eq, any, gte, gt, lte, lt)"
+                                    "{key}: unknown operator {op:?} (use eq, ieq, any, gte, gt, lte, lt)"
                                 )));
                             }
                         }
@@ -183,10 +197,14 @@ mod tests {
     fn parses_every_form() {
         let f = Filter::from_json(&json!({
             "author": "Smith", "tags": ["a", "b"], "year": {"gte": 2019, "lt": 2024},
-            "path_prefix": "/p", "section_prefix": "Methods"
+            "path_prefix": "/p", "section_prefix": "Methods", "speaker": {"ieq": "ANNE"}
         }))
         .unwrap();
-        assert_eq!(f.conditions.len(), 5);
+        assert_eq!(f.conditions.len(), 6);
+        assert!(f.conditions.contains(&Condition::EqualsFold {
+            field: "speaker".into(),
+            value: "ANNE".into()
+        }));
         assert!(f.conditions.contains(&Condition::Equals {
             field: "author".into(),
             value: json!("Smith")
@@ -214,6 +232,7 @@ mod tests {
             json!({"x": null}),
             json!({"x": {"gte": [1]}}),
             json!({"path_prefix": 3}),
+            json!({"x": {"ieq": 3}}),
         ] {
             assert!(Filter::from_json(&bad).is_err(), "{bad}");
         }

@@ -8,6 +8,7 @@ pub mod error;
 pub mod filter;
 pub mod library;
 pub mod limits;
+pub mod record;
 pub mod structured;
 
 pub use chunk::{Chunk, ChunkId};
@@ -16,4 +17,5 @@ pub use error::ErrorCode;
 pub use filter::{Condition, Filter, FilterError};
 pub use library::{EmbeddingSpace, LibraryName, LibraryNameError, Pooling};
 pub use limits::Limits;
+pub use record::{FieldKind, FieldSpec, NeighbourOrder, RecordError, RecordSchema, ValidRecord};
 pub use structured::{Block, BlockKind, StructuredText};

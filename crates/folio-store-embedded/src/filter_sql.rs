@@ -7,7 +7,7 @@ use rusqlite::types::Value as Sql;
 use serde_json::Value;
 
 /// Document columns a filter can address directly.
-fn column(field: &str) -> Option<&'static str> {
+pub(crate) fn column(field: &str) -> Option<&'static str> {
     Some(match field {
         "format" => "d.format",
         "source_kind" => "d.source_kind",
@@ -34,7 +34,7 @@ fn sql_value(value: &Value) -> Sql {
     }
 }
 
-fn json_path(field: &str) -> String {
+pub(crate) fn json_path(field: &str) -> String {
     format!("$.\"{}\"", field.replace('"', ""))
 }
 
@@ -73,6 +73,20 @@ pub fn where_clause(filter: &Filter) -> (String, Vec<Sql>) {
                     params.push(sql_value(value));
                 }
             },
+            Condition::EqualsFold { field, value } => {
+                // SQLite's lower() folds ASCII only; non-ASCII letters must
+                // match exactly.
+                match column(field) {
+                    Some(col) => sql.push_str(&format!(" AND lower({col}) = lower(?)")),
+                    None => {
+                        sql.push_str(
+                            " AND EXISTS (SELECT 1 FROM json_each(d.metadata, ?) WHERE type = 'text' AND lower(value) = lower(?))",
+                        );
+                        params.push(Sql::Text(json_path(field)));
+                    }
+                }
+                params.push(Sql::Text(value.clone()));
+            }
             Condition::AnyOf { field, values } => {
                 let marks = vec!["?"; values.len()].join(", ");
                 match column(field) {
@@ -148,6 +162,7 @@ mod tests {
     fn parameters_match_placeholders() {
         let filter = Filter::from_json(&serde_json::json!({
             "year": {"gte": 2019, "lt": "2024"}, "tags": ["a", "b"], "author": "x", "format": "pdf",
+            "speaker": {"ieq": "X"}, "title": {"ieq": "T"},
             "path_prefix": "/p", "section_prefix": "M"
         }))
         .unwrap();

@@ -16,6 +16,7 @@
 mod filter_sql;
 mod lexical;
 mod lock;
+mod records;
 mod rows;
 mod schema;
 mod vectors;
@@ -28,10 +29,11 @@ use std::time::Duration;
 
 use folio_core::{
     Chunk, ChunkId, Document, DocumentId, DocumentSummary, EmbeddingSpace, Filter, LibraryName,
+    NeighbourOrder, RecordSchema,
 };
 use folio_store::{
-    Bm25, ChunkWithDocument, Hit, LibraryInfo, LibraryStats, NewDocument, PutOutcome, Result,
-    Store, StoreError,
+    Bm25, ChunkWithDocument, FacetRequest, Facets, Hit, LibraryInfo, LibraryStats, NewDocument,
+    PutOutcome, Result, Store, StoreError,
 };
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params, params_from_iter};
 
@@ -161,6 +163,18 @@ impl EmbeddedStore {
                 chunk_count: row.4 as u64,
             },
         })
+    }
+
+    /// The library's row id, without the counts `library_row` computes.
+    fn library_id(conn: &Connection, name: &LibraryName) -> Result<i64> {
+        conn.query_row(
+            "SELECT id FROM libraries WHERE name = ?",
+            [name.as_str()],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(sql_err("reading a library"))?
+        .ok_or_else(|| StoreError::LibraryNotFound(name.to_string()))
     }
 
     fn index_dir(&self, id: i64) -> PathBuf {
@@ -954,6 +968,92 @@ impl Store for EmbeddedStore {
             last_ingested_at: last,
             index: details,
         })
+    }
+
+    fn record_schema(&self, library: &LibraryName) -> Result<Option<RecordSchema>> {
+        let conn = self.conn();
+        let text: Option<String> = conn
+            .query_row(
+                "SELECT record_schema FROM libraries WHERE name = ?",
+                [library.as_str()],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(sql_err("reading a record schema"))?
+            .ok_or_else(|| StoreError::LibraryNotFound(library.to_string()))?;
+        text.map(|t| serde_json::from_str(&t).map_err(|e| StoreError::io("record schema", e)))
+            .transpose()
+    }
+
+    fn set_record_schema(
+        &self,
+        library: &LibraryName,
+        schema: Option<&RecordSchema>,
+    ) -> Result<()> {
+        self.require_writable()?;
+        let text = schema
+            .map(serde_json::to_string)
+            .transpose()
+            .map_err(|e| StoreError::io("record schema", e))?;
+        let changed = self
+            .conn()
+            .execute(
+                "UPDATE libraries SET record_schema = ? WHERE name = ?",
+                params![text, library.as_str()],
+            )
+            .map_err(sql_err("writing a record schema"))?;
+        if changed == 0 {
+            return Err(StoreError::LibraryNotFound(library.to_string()));
+        }
+        Ok(())
+    }
+
+    fn facets(&self, library: &LibraryName, request: &FacetRequest) -> Result<Facets> {
+        let conn = self.conn();
+        let id = Self::library_id(&conn, library)?;
+        records::facets(&conn, id, request)
+    }
+
+    fn neighbours(
+        &self,
+        id: &DocumentId,
+        order: &NeighbourOrder,
+    ) -> Result<(Option<DocumentSummary>, Option<DocumentSummary>)> {
+        records::neighbours(&self.conn(), id, order)
+    }
+
+    fn find_documents(
+        &self,
+        library: &LibraryName,
+        filter: &Filter,
+        limit: usize,
+    ) -> Result<Vec<DocumentSummary>> {
+        let conn = self.conn();
+        let id = Self::library_id(&conn, library)?;
+        records::find_documents(&conn, id, filter, limit)
+    }
+
+    fn update_metadata(
+        &self,
+        id: &DocumentId,
+        metadata: serde_json::Map<String, serde_json::Value>,
+    ) -> Result<()> {
+        self.require_writable()?;
+        let text = serde_json::Value::Object(metadata).to_string();
+        let changed = self
+            .conn()
+            .execute(
+                "UPDATE documents SET metadata = ? WHERE id = ?",
+                params![text, id.as_str()],
+            )
+            .map_err(sql_err("updating metadata"))?;
+        if changed == 0 {
+            return Err(StoreError::NotFound {
+                what: "document",
+                id: id.to_string(),
+            });
+        }
+        Ok(())
     }
 
     fn flush(&self) -> Result<()> {

@@ -4,14 +4,15 @@
 use rusqlite::Connection;
 
 /// Bump when the schema changes; `migrate` refuses newer databases.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS libraries (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     name TEXT NOT NULL UNIQUE,
     space TEXT NOT NULL,
-    created_at TEXT NOT NULL
+    created_at TEXT NOT NULL,
+    record_schema TEXT
 );
 CREATE TABLE IF NOT EXISTS documents (
     id TEXT PRIMARY KEY,
@@ -29,6 +30,7 @@ CREATE TABLE IF NOT EXISTS documents (
     ingested_at TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS documents_by_library ON documents(library_id, source);
+CREATE INDEX IF NOT EXISTS documents_by_hash ON documents(library_id, content_hash);
 CREATE TABLE IF NOT EXISTS chunks (
     key INTEGER PRIMARY KEY AUTOINCREMENT,
     document_id TEXT NOT NULL REFERENCES documents(id),
@@ -71,8 +73,14 @@ pub fn prepare(conn: &Connection) -> rusqlite::Result<Result<(), String>> {
         )));
     }
     if version < SCHEMA_VERSION {
+        // Version 1 lacked the record schema column and the hash index.
+        let upgrade = if version == 1 {
+            "ALTER TABLE libraries ADD COLUMN record_schema TEXT;"
+        } else {
+            ""
+        };
         conn.execute_batch(&format!(
-            "BEGIN IMMEDIATE; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+            "BEGIN IMMEDIATE; {upgrade} {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
         ))?;
     }
     Ok(Ok(()))

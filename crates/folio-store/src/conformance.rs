@@ -115,6 +115,154 @@ pub fn run(make: &dyn Fn() -> Box<dyn Store>) {
     filters_apply_before_ranking(&*make());
     deletes_remove_from_every_index(&*make());
     chunks_read_back_in_order(&*make());
+    records_group_order_and_update(&*make());
+}
+
+/// Facets, neighbours, lookups and metadata updates over record-like
+/// documents; expected values are computed here from the same rows.
+pub fn records_group_order_and_update(store: &dyn Store) {
+    let name = lib("speeches");
+    store.create_library(&name, &space()).unwrap();
+    assert_eq!(store.record_schema(&name).unwrap(), None);
+    let schema = folio_core::RecordSchema::from_value(json!({
+        "text": "body", "fields": {"body": {"type": "text"}, "date": {"type": "date"}}
+    }))
+    .unwrap();
+    store.set_record_schema(&name, Some(&schema)).unwrap();
+    assert_eq!(store.record_schema(&name).unwrap(), Some(schema));
+    assert!(matches!(
+        store.set_record_schema(&lib("missing"), None),
+        Err(StoreError::LibraryNotFound(_))
+    ));
+    let rows = [
+        ("s1", "Ann", "Senate", "2024-01-03", 100, json!(["tax", "water"])),
+        ("s2", "Ann", "Senate", "2024-01-01", 50, json!(["water"])),
+        ("s3", "Bob", "House", "2024-01-02", 70, json!(["tax"])),
+        ("s4", "Bob", "Senate", "2024-01-02", 30, json!([])),
+        ("s5", "Cy", "Senate", "2024-01-02", 20, json!(["water", "health"])),
+    ];
+    let docs = rows
+        .iter()
+        .map(|(source, speaker, chamber, date, words, tags)| {
+            document(
+                &name,
+                source,
+                &["a speech"],
+                &[0],
+                json!({"speaker": speaker, "chamber": chamber, "date": date, "words": words, "tags": tags}),
+            )
+        })
+        .collect();
+    store.put_documents(docs, false).unwrap();
+
+    let facets = store
+        .facets(
+            &name,
+            &crate::FacetRequest {
+                group_by: vec!["speaker".into()],
+                stats: vec!["words".into(), "date".into()],
+                top_values: Some(("tags".into(), 1)),
+                filter: filter(json!({"chamber": "Senate"})),
+                min_count: 1,
+                limit: 10,
+            },
+        )
+        .unwrap();
+    assert_eq!(facets.documents, 4);
+    let summary: Vec<(String, u64, f64, String, String, Vec<(String, u64)>)> = facets
+        .groups
+        .iter()
+        .map(|g| {
+            let words = &g.stats["words"];
+            let date = &g.stats["date"];
+            (
+                g.key[0].as_str().unwrap().to_string(),
+                g.count,
+                words.sum.unwrap(),
+                date.min.as_str().unwrap().to_string(),
+                date.max.as_str().unwrap().to_string(),
+                g.top_values.clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        vec![
+            ("Ann".into(), 2, 150.0, "2024-01-01".into(), "2024-01-03".into(), vec![("water".into(), 2)]),
+            ("Bob".into(), 1, 30.0, "2024-01-02".into(), "2024-01-02".into(), vec![]),
+            ("Cy".into(), 1, 20.0, "2024-01-02".into(), "2024-01-02".into(), vec![("health".into(), 1)]),
+        ]
+    );
+    // Grouping by a list field: one group per tag.
+    let by_tag = store
+        .facets(
+            &name,
+            &crate::FacetRequest {
+                group_by: vec!["tags".into()],
+                limit: 10,
+                min_count: 2,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let tags: Vec<(serde_json::Value, u64)> =
+        by_tag.groups.iter().map(|g| (g.key[0].clone(), g.count)).collect();
+    assert_eq!(tags, vec![(json!("water"), 3), (json!("tax"), 2)]);
+    assert_eq!(by_tag.total_groups, 3);
+    assert!(matches!(
+        store.facets(
+            &name,
+            &crate::FacetRequest {
+                filter: filter(json!({"section_prefix": "x"})),
+                limit: 1,
+                ..Default::default()
+            }
+        ),
+        Err(StoreError::InvalidArgument(_))
+    ));
+
+    // Neighbours by date within the chamber; ties broken by document id.
+    let id = |s: &str| DocumentId::derive(&name, s);
+    let order = folio_core::NeighbourOrder {
+        order_by: "date".into(),
+        group_by: vec!["chamber".into()],
+    };
+    let mut senate: Vec<(&str, DocumentId)> = rows
+        .iter()
+        .filter(|r| r.2 == "Senate")
+        .map(|r| (r.3, id(r.0)))
+        .collect();
+    senate.sort();
+    for (i, (_, this)) in senate.iter().enumerate() {
+        let (before, after) = store.neighbours(this, &order).unwrap();
+        let expect_before = i.checked_sub(1).map(|j| senate[j].1.clone());
+        let expect_after = senate.get(i + 1).map(|n| n.1.clone());
+        assert_eq!(before.map(|d| d.id), expect_before, "before {this}");
+        assert_eq!(after.map(|d| d.id), expect_after, "after {this}");
+    }
+    let (before, after) = store.neighbours(&id("s3"), &order).unwrap();
+    assert_eq!((before, after), (None, None), "alone in its chamber");
+    assert!(matches!(
+        store.neighbours(&id("nope"), &order),
+        Err(StoreError::NotFound { .. })
+    ));
+
+    let found = store
+        .find_documents(&name, &filter(json!({"speaker": {"ieq": "BOB"}})), 10)
+        .unwrap();
+    let found: Vec<&str> = found.iter().map(|d| d.source.as_str()).collect();
+    assert_eq!(found, vec!["s3", "s4"]);
+
+    let mut metadata = store.document(&id("s1")).unwrap().metadata;
+    metadata.insert("doi".into(), json!("10.1/x"));
+    store.update_metadata(&id("s1"), metadata.clone()).unwrap();
+    let after = store.document(&id("s1")).unwrap();
+    assert_eq!(after.metadata, metadata);
+    assert_eq!(after.chunk_count, 1);
+    assert!(matches!(
+        store.update_metadata(&id("nope"), metadata),
+        Err(StoreError::NotFound { .. })
+    ));
 }
 
 pub fn libraries_are_pinned_to_their_space(store: &dyn Store) {

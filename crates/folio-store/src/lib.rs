@@ -19,6 +19,7 @@ use std::ops::Range;
 pub use error::StoreError;
 use folio_core::{
     Chunk, ChunkId, Document, DocumentId, DocumentSummary, EmbeddingSpace, Filter, LibraryName,
+    NeighbourOrder, RecordSchema,
 };
 use serde::{Deserialize, Serialize};
 
@@ -107,6 +108,57 @@ pub struct LibraryStats {
     pub index: serde_json::Value,
 }
 
+/// Documents grouped by the values of some fields, with statistics per
+/// group. A list (tags) field used for grouping puts a document in one group
+/// per tag.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FacetRequest {
+    /// Fields whose value combinations form the groups; none = one group.
+    pub group_by: Vec<String>,
+    /// Fields to summarise per group: min and max (numbers, dates, strings),
+    /// and the sum of numeric values.
+    pub stats: Vec<String>,
+    /// A list (tags) field whose most frequent values each group reports,
+    /// and how many of them.
+    pub top_values: Option<(String, usize)>,
+    /// Which documents count. Chunk conditions (section prefix) do not apply.
+    pub filter: Filter,
+    /// Groups with fewer documents are left out.
+    pub min_count: u64,
+    /// Most groups returned (largest first).
+    pub limit: usize,
+}
+
+/// Summary of one field within a group. `sum` is over numeric values only.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FieldStats {
+    pub min: serde_json::Value,
+    pub max: serde_json::Value,
+    pub sum: Option<f64>,
+    /// Documents with a value for the field.
+    pub count: u64,
+}
+
+/// One group: its key (one value per `group_by` field), its document count,
+/// statistics and top values.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FacetGroup {
+    pub key: Vec<serde_json::Value>,
+    pub count: u64,
+    pub stats: std::collections::BTreeMap<String, FieldStats>,
+    pub top_values: Vec<(String, u64)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Facets {
+    /// Largest first, ties by key.
+    pub groups: Vec<FacetGroup>,
+    /// Groups before `min_count` and `limit` were applied.
+    pub total_groups: u64,
+    /// Documents that passed the filter.
+    pub documents: u64,
+}
+
 /// A storage backend. All methods are synchronous and may block on I/O;
 /// async callers run them on a blocking pool.
 pub trait Store: Send + Sync {
@@ -188,6 +240,44 @@ pub trait Store: Send + Sync {
     ) -> Result<()>;
 
     fn stats(&self, library: &LibraryName) -> Result<LibraryStats>;
+
+    /// The library's record schema, if it declares one.
+    fn record_schema(&self, library: &LibraryName) -> Result<Option<RecordSchema>>;
+
+    /// Declares (or with `None` removes) the library's record schema.
+    fn set_record_schema(&self, library: &LibraryName, schema: Option<&RecordSchema>)
+    -> Result<()>;
+
+    /// Groups and summarises the library's documents (see `FacetRequest`).
+    fn facets(&self, library: &LibraryName, request: &FacetRequest) -> Result<Facets>;
+
+    /// The documents just before and just after `id` in the order of
+    /// `order.order_by` (ties broken by document id) among the documents
+    /// whose `order.group_by` fields equal this one's. Documents without a
+    /// value for the order field have no neighbours.
+    fn neighbours(
+        &self,
+        id: &DocumentId,
+        order: &NeighbourOrder,
+    ) -> Result<(Option<DocumentSummary>, Option<DocumentSummary>)>;
+
+    /// Up to `limit` documents of the library that pass `filter`, ordered by
+    /// source. Chunk conditions (section prefix) do not apply.
+    fn find_documents(
+        &self,
+        library: &LibraryName,
+        filter: &Filter,
+        limit: usize,
+    ) -> Result<Vec<DocumentSummary>>;
+
+    /// Replaces a document's metadata (citation fields, source locators)
+    /// without touching its text, chunks or vectors. `NotFound` when there
+    /// is no such document.
+    fn update_metadata(
+        &self,
+        id: &DocumentId,
+        metadata: serde_json::Map<String, serde_json::Value>,
+    ) -> Result<()>;
 
     /// Persists derived state where that pays off (the embedded backend saves
     /// a vector index whose unsaved tail is large). Committed documents are
