@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use folio_core::{Filter, LibraryName};
+use folio_core::LibraryName;
 use folio_engine::eval::EvalRequest;
 use folio_engine::{
     Engine, Fusion, IngestRequest, IngestTarget, Mode, ResponseMode, SearchRequest,
@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 
 use crate::config::{self, Overrides};
 use crate::progress::Bar;
-use crate::{Outcome, bench, output, serve};
+use crate::{Outcome, bench, output, records, serve};
 
 /// A command-line mistake that clap cannot see (exit code 2).
 #[derive(Debug)]
@@ -87,6 +87,10 @@ pub enum Command {
     Bench(bench::BenchArgs),
     /// Serve MCP over stdio (for Claude Desktop, Cursor, Claude Code) or HTTP.
     Serve(serve::ServeArgs),
+    /// Declare or show a library's record schema (typed fields and rules).
+    Schema(records::SchemaArgs),
+    /// Counts and statistics of a library's records, grouped by fields.
+    Facets(records::FacetsArgs),
 }
 
 #[derive(Args)]
@@ -116,6 +120,10 @@ pub struct IngestArgs {
     /// Allow URLs that resolve to private, loopback or link-local addresses.
     #[arg(long)]
     pub allow_private_urls: bool,
+    /// Declare the library's record schema (TOML or JSON) before loading
+    /// records (.jsonl, .json, .csv, .tsv inputs are records files).
+    #[arg(long, value_name = "FILE")]
+    pub schema: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -217,6 +225,14 @@ pub struct GetArgs {
     /// Print the chunks.
     #[arg(long)]
     pub chunks: bool,
+    /// Print the records just before and after this one (in the order its
+    /// library's schema declares, or --order-by within --group-by).
+    #[arg(long)]
+    pub neighbours: bool,
+    #[arg(long, requires = "neighbours")]
+    pub order_by: Option<String>,
+    #[arg(long, requires = "order_by")]
+    pub group_by: Vec<String>,
 }
 
 #[derive(Args)]
@@ -305,6 +321,10 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Command::Ingest(args) => {
             overrides.allow_private_urls = args.allow_private_urls;
             let engine = open(&cli, &overrides, true)?;
+            if let Some(path) = &args.schema {
+                let schema = records::read_schema(path)?;
+                engine.set_record_schema(&library(&args.library)?, &schema)?;
+            }
             let mut targets = Vec::new();
             for input in &args.inputs {
                 let path = PathBuf::from(input);
@@ -335,14 +355,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         }
         Command::Search(args) => {
             let engine = open(&cli, &overrides, false)?;
-            let filter = match &args.filter {
-                Some(text) => {
-                    let value: Value = serde_json::from_str(text)
-                        .map_err(|e| usage(format!("--filter is not JSON: {e}")))?;
-                    Filter::from_json(&value).map_err(|e| usage(e.to_string()))?
-                }
-                None => Filter::default(),
-            };
+            let filter = records::parse_filter(args.filter.as_deref())?;
             let mut request = SearchRequest::new(library(&args.library)?, args.query.clone());
             request.mode = args.ranking.mode()?;
             request.fusion = args.ranking.fusion();
@@ -365,7 +378,15 @@ pub fn run(cli: Cli) -> Result<Outcome> {
             } else {
                 Vec::new()
             };
-            output::document(&document, &chunks, args.text, json)?;
+            output::document(&document, &chunks, args.text, json && !args.neighbours)?;
+            if args.neighbours {
+                let order = args.order_by.as_ref().map(|field| folio_core::NeighbourOrder {
+                    order_by: field.clone(),
+                    group_by: args.group_by.clone(),
+                });
+                let (before, after) = engine.neighbours(&args.id, order.as_ref())?;
+                output::neighbours(&document, before.as_ref(), after.as_ref(), json)?;
+            }
             Ok(Outcome::Success)
         }
         Command::Ls(args) => {
@@ -427,5 +448,15 @@ pub fn run(cli: Cli) -> Result<Outcome> {
             Ok(Outcome::Success)
         }
         Command::Bench(args) => bench::run(&cli, &overrides, args),
+        Command::Schema(args) => {
+            let engine = open(&cli, &overrides, args.file.is_some())?;
+            records::schema(&engine, args, json)?;
+            Ok(Outcome::Success)
+        }
+        Command::Facets(args) => {
+            let engine = open(&cli, &overrides, false)?;
+            records::facets(&engine, args, json)?;
+            Ok(Outcome::Success)
+        }
     }
 }

@@ -10,6 +10,7 @@ mod cli;
 mod config;
 mod output;
 mod progress;
+mod records;
 mod serve;
 
 use std::process::ExitCode;

@@ -9,7 +9,7 @@ use folio_engine::{IngestReport, IngestStatus, SearchResponse};
 use folio_store::{LibraryInfo, LibraryStats};
 use serde::Serialize;
 
-fn print_json<T: Serialize + ?Sized>(value: &T) -> Result<()> {
+pub fn print_json<T: Serialize + ?Sized>(value: &T) -> Result<()> {
     let mut out = std::io::stdout().lock();
     serde_json::to_writer_pretty(&mut out, value)?;
     writeln!(out)?;
@@ -303,5 +303,30 @@ pub fn eval(report: &EvalReport, json: bool) -> Result<()> {
         report.search_seconds,
         report.search_seconds * 1e3 / report.queries.max(1) as f64
     )?;
+    Ok(())
+}
+
+/// A record and the records before and after it.
+pub fn neighbours(
+    document: &Document,
+    before: Option<&DocumentSummary>,
+    after: Option<&DocumentSummary>,
+    json: bool,
+) -> Result<()> {
+    if json {
+        return print_json(&serde_json::json!({
+            "document": document.summary(), "previous": before, "next": after
+        }));
+    }
+    for (label, neighbour) in [("previous", before), ("next", after)] {
+        match neighbour {
+            Some(d) => println!(
+                "{label:<9} {}  {}",
+                d.id,
+                d.title.as_deref().unwrap_or(&d.source)
+            ),
+            None => println!("{label:<9} none"),
+        }
+    }
     Ok(())
 }

@@ -11,6 +11,9 @@ pub struct EngineError {
     pub code: ErrorCode,
     pub message: String,
     pub input: Option<String>,
+    /// Structured particulars (e.g. the field and rule a record broke).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub details: Option<serde_json::Value>,
 }
 
 impl EngineError {
@@ -19,11 +22,17 @@ impl EngineError {
             code,
             message: message.into(),
             input: None,
+            details: None,
         }
     }
 
     pub fn invalid(message: impl Into<String>) -> Self {
         Self::new(ErrorCode::InvalidArgument, message)
+    }
+
+    pub fn with_details(mut self, details: serde_json::Value) -> Self {
+        self.details = Some(details);
+        self
     }
 
     /// Attaches the input this error concerns, unless one is set already.
@@ -53,6 +62,14 @@ from_coded!(
 impl From<folio_core::FilterError> for EngineError {
     fn from(e: folio_core::FilterError) -> Self {
         EngineError::invalid(e.to_string())
+    }
+}
+
+impl From<folio_core::RecordError> for EngineError {
+    fn from(e: folio_core::RecordError) -> Self {
+        EngineError::invalid(format!("invalid record: {e}")).with_details(serde_json::json!({
+            "field": e.field, "rule": e.rule, "reason": e.message
+        }))
     }
 }
 

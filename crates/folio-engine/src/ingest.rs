@@ -8,7 +8,8 @@ use std::time::Instant;
 
 use folio_chunk::{ChunkDraft, TokenCounter};
 use folio_core::{
-    Chunk, ChunkId, Document, DocumentId, ErrorCode, LibraryName, SourceKind, content_hash,
+    Chunk, ChunkId, Document, DocumentId, ErrorCode, LibraryName, RecordSchema, SourceKind,
+    ValidRecord, content_hash,
 };
 use folio_embed::Embedder;
 use folio_extract::{Format, Input};
@@ -17,6 +18,7 @@ use folio_store::{NewDocument, PutOutcome, StoreError};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::records::{RecordsFormat, read_records, record_hash, record_locator};
 use crate::{Engine, EngineError, Result};
 
 /// What to ingest.
@@ -37,6 +39,10 @@ pub enum IngestTarget {
     /// A file's bytes received over the network (an upload) under its file
     /// name, which is the source locator and decides the format.
     Bytes { name: String, bytes: Vec<u8> },
+    /// One structured record, validated against the library's record schema.
+    /// (A `Path` to a `.jsonl`, `.json`, `.csv` or `.tsv` file is a file of
+    /// records.)
+    Record(Map<String, Value>),
 }
 
 #[derive(Debug, Clone)]
@@ -150,6 +156,10 @@ enum Source {
         name: String,
         bytes: Vec<u8>,
     },
+    Record {
+        locator: String,
+        record: ValidRecord,
+    },
 }
 
 impl Source {
@@ -158,9 +168,13 @@ impl Source {
             Source::File(path) => path.locator(),
             Source::Url(url) => url.clone(),
             Source::Content { name, .. } | Source::Bytes { name, .. } => name.clone(),
+            Source::Record { locator, .. } => locator.clone(),
         }
     }
 }
+
+/// Sources expanded from one target, each ready or failed with its place.
+type Expanded = Vec<std::result::Result<Source, (String, EngineError)>>;
 
 /// A document ready to embed.
 struct Prepared {
@@ -229,10 +243,11 @@ impl Engine {
             Err(StoreError::LibraryNotFound(_)) => {}
             Err(e) => return Err(e.into()),
         }
+        let schema = self.schema_for(request)?;
         let mut items = Vec::new();
         let mut sources = Vec::new();
         for target in &request.targets {
-            match self.expand(target) {
+            match self.expand(target, &request.library, schema.as_ref()) {
                 Ok(expanded) => {
                     for source in expanded {
                         match source {
@@ -305,23 +320,92 @@ impl Engine {
         })
     }
 
+    /// The library's record schema when the request carries records; a
+    /// request without records needs none.
+    fn schema_for(&self, request: &IngestRequest) -> Result<Option<RecordSchema>> {
+        let has_records = request.targets.iter().any(|t| match t {
+            IngestTarget::Record(_) => true,
+            IngestTarget::Path(p) => RecordsFormat::from_path(p).is_some() && !p.is_dir(),
+            _ => false,
+        });
+        if !has_records {
+            return Ok(None);
+        }
+        match self.store.record_schema(&request.library) {
+            Ok(schema) => Ok(schema),
+            Err(StoreError::LibraryNotFound(_)) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Validates one record into a source.
+    fn record_source(
+        library: &LibraryName,
+        schema: Option<&RecordSchema>,
+        record: &Map<String, Value>,
+    ) -> Result<Source> {
+        let Some(schema) = schema else {
+            return Err(EngineError::invalid(format!(
+                "library {library} declares no record schema: declare one first \
+                 (folio schema set {library} schema.toml)"
+            )));
+        };
+        let record = schema.validate(record)?;
+        Ok(Source::Record {
+            locator: record_locator(&record),
+            record,
+        })
+    }
+
+    /// The records of a records file, each validated.
+    fn records_file(
+        &self,
+        path: &CanonicalPath,
+        format: RecordsFormat,
+        library: &LibraryName,
+        schema: Option<&RecordSchema>,
+    ) -> Result<Expanded> {
+        let bytes = folio_source::read_file(path, self.config.limits.max_file_bytes)?;
+        let shown = path.locator();
+        Ok(read_records(&bytes, format)?
+            .into_iter()
+            .map(|(place, record)| {
+                record
+                    .and_then(|r| Self::record_source(library, schema, &r))
+                    .map_err(|e| {
+                        let at = format!("{shown} {place}");
+                        (at.clone(), e.about(at))
+                    })
+            })
+            .collect())
+    }
+
     /// Turns a target into sources: a folder into its files (those with an
-    /// extension folio reads), a path into a confined canonical path.
-    #[allow(clippy::type_complexity)]
+    /// extension folio reads), a path into a confined canonical path, a
+    /// records file into its records.
     fn expand(
         &self,
         target: &IngestTarget,
-    ) -> std::result::Result<
-        Vec<std::result::Result<Source, (String, EngineError)>>,
-        (String, EngineError),
-    > {
+        library: &LibraryName,
+        schema: Option<&RecordSchema>,
+    ) -> std::result::Result<Expanded, (String, EngineError)> {
         match target {
+            IngestTarget::Record(record) => Ok(vec![
+                Self::record_source(library, schema, record).map_err(|e| ("record".into(), e)),
+            ]),
             IngestTarget::Path(path) => {
                 let shown = path.display().to_string();
                 let canonical = self
                     .roots
                     .confine(path)
                     .map_err(|e| (shown.clone(), EngineError::from(e)))?;
+                if let Some(format) = RecordsFormat::from_path(canonical.as_path())
+                    .filter(|_| !canonical.as_path().is_dir())
+                {
+                    return self
+                        .records_file(&canonical, format, library, schema)
+                        .map_err(|e| (shown.clone(), e));
+                }
                 if canonical.as_path().is_dir() {
                     let wanted = |p: &Path| {
                         p.extension()
@@ -399,7 +483,14 @@ impl Engine {
         let id = DocumentId::derive(&request.library, &locator);
         let mut metadata = Map::new();
         let mut source_title = None;
+        let mut record_content = None;
         let (bytes, name, mime, kind) = match source {
+            Source::Record { record, .. } => {
+                record_content = Some(record_hash(&record));
+                source_title = record.title;
+                metadata = record.fields;
+                (record.text.into_bytes(), "record.txt".into(), None, SourceKind::Record)
+            }
             Source::File(path) => {
                 let bytes = folio_source::read_file(&path, limits.max_file_bytes)?;
                 (bytes, locator.clone(), None, SourceKind::File)
@@ -444,7 +535,7 @@ impl Engine {
                 (bytes, name, None, SourceKind::Content)
             }
         };
-        let hash = content_hash(&bytes);
+        let hash = record_content.unwrap_or_else(|| content_hash(&bytes));
         if !request.force && self.store.content_hash(&id)?.as_deref() == Some(hash.as_str()) {
             return Ok(None);
         }
@@ -491,7 +582,10 @@ impl Engine {
             library: request.library.clone(),
             source: locator,
             source_kind: kind,
-            format: format.as_str().to_string(),
+            format: match kind {
+                SourceKind::Record => "record".to_string(),
+                _ => format.as_str().to_string(),
+            },
             title,
             content_hash: hash,
             metadata: merged,

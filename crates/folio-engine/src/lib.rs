@@ -11,6 +11,7 @@ mod byo;
 mod error;
 pub mod eval;
 mod ingest;
+pub mod records;
 mod search;
 mod timestamp;
 
@@ -33,6 +34,8 @@ pub use ingest::{
     IngestItem, IngestReport, IngestRequest, IngestStatus, IngestTarget, Progress, SilentProgress,
     files_in,
 };
+pub use folio_store::{FacetGroup, FacetRequest, Facets, FieldStats};
+pub use records::RecordsFormat;
 pub use search::{ResponseMode, SearchHit, SearchRequest, SearchResponse, cut_chars, preview};
 pub use timestamp::{Clock, SystemClock, rfc3339};
 
