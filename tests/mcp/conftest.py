@@ -39,14 +39,14 @@ def folio_env(data_dir, config=None, **extra):
 
 
 @contextlib.asynccontextmanager
-async def stdio(data_dir, *args, mode="legacy", config=None, env=None):
+async def stdio(data_dir, *args, mode="legacy", config=None, env=None, **client):
     params = StdioServerParameters(
         command=BIN,
         args=["serve", "--stdio", *args],
         env=folio_env(data_dir, config, **(env or {})),
     )
-    async with Client(params, mode=mode, read_timeout_seconds=300) as client:
-        yield client
+    async with Client(params, mode=mode, read_timeout_seconds=300, **client) as session:
+        yield session
 
 
 def free_port():

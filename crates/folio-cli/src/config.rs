@@ -29,7 +29,7 @@ pub struct FileConfig {
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ServeSection {
-    /// Toolsets exposed: native, citeloom, bmcis, mcpvectordb.
+    /// Toolsets exposed: native, citeloom, bmcis, mcpvectordb, hansard.
     pub toolsets: Option<Vec<String>>,
     pub read_only: bool,
     /// Bearer token the HTTP server requires (prefer FOLIO_TOKEN).
@@ -42,6 +42,8 @@ pub struct ServeSection {
     pub timeouts: std::collections::BTreeMap<String, f64>,
     /// The library the bmcis toolset searches.
     pub bmcis_library: Option<String>,
+    /// The speeches library the hansard toolset serves (default "hansard").
+    pub hansard_library: Option<String>,
     /// Largest MCP request body over HTTP, in bytes.
     pub max_body_bytes: Option<usize>,
 }

@@ -21,7 +21,7 @@ pub struct ServeArgs {
     /// Serve MCP over streamable HTTP at ADDR (e.g. 127.0.0.1:7070), at /mcp.
     #[arg(long, value_name = "ADDR")]
     pub http: Option<SocketAddr>,
-    /// Toolsets to expose, comma-separated: native, citeloom, bmcis, mcpvectordb.
+    /// Toolsets to expose, comma-separated: native, citeloom, bmcis, mcpvectordb, hansard.
     #[arg(long, value_delimiter = ',')]
     pub toolsets: Vec<String>,
     /// Expose only tools that do not write.
@@ -91,6 +91,9 @@ pub fn run(cli: &Cli, args: &ServeArgs, mut overrides: Overrides) -> Result<Outc
         tools_page_size: args.tools_page_size.max(1),
         timeouts,
         bmcis_library: section.bmcis_library.unwrap_or_else(|| "default".into()),
+        hansard_library: section
+            .hansard_library
+            .unwrap_or_else(|| "hansard".into()),
         transport: if args.http.is_some() { "http" } else { "stdio" }.into(),
         model_dir: model_dir(&config),
     };

@@ -451,19 +451,20 @@ fn normalise(name: &str, spec: &FieldSpec, value: &Value) -> Result<Value, Recor
                     ));
                 }
             };
+            let given = tags.iter().filter(|t| !t.is_empty()).count();
+            if let Some(max) = spec.max_items.filter(|&m| given > m) {
+                return Err(rule(
+                    name,
+                    "max_items",
+                    format!("{given} tags, more than {max}"),
+                ));
+            }
             let mut unique: Vec<String> = Vec::with_capacity(tags.len());
             for tag in tags.into_iter().filter(|t| !t.is_empty()) {
                 check_string(name, spec, &tag)?;
                 if !unique.contains(&tag) {
                     unique.push(tag);
                 }
-            }
-            if let Some(max) = spec.max_items.filter(|&m| unique.len() > m) {
-                return Err(rule(
-                    name,
-                    "max_items",
-                    format!("{} tags, more than {max}", unique.len()),
-                ));
             }
             if spec.required && unique.is_empty() {
                 return Err(rule(name, "required", "at least one tag is required"));

@@ -100,6 +100,8 @@ pub struct IngestReport {
     pub chunks: u64,
     pub cancelled: bool,
     pub elapsed_ms: u64,
+    /// Time spent computing embeddings, in milliseconds.
+    pub embed_ms: f64,
 }
 
 /// The files directly inside `folder` (not its subfolders) that folio can
@@ -264,6 +266,7 @@ impl Engine {
         let counter = Counter(&*embedder);
         let mut group: Vec<Prepared> = Vec::new();
         let mut cancelled = false;
+        let mut embed_ms = 0.0;
         for source in sources {
             if progress.cancelled() {
                 cancelled = true;
@@ -292,7 +295,7 @@ impl Engine {
                 }
             }
             if group.iter().map(|p| p.drafts.len()).sum::<usize>() >= GROUP_CHUNKS {
-                self.write_group(
+                embed_ms += self.write_group(
                     request,
                     &*embedder,
                     std::mem::take(&mut group),
@@ -302,7 +305,7 @@ impl Engine {
             }
         }
         if !group.is_empty() {
-            self.write_group(request, &*embedder, group, &mut items, progress);
+            embed_ms += self.write_group(request, &*embedder, group, &mut items, progress);
         }
         self.store.flush()?;
         progress.finish();
@@ -316,6 +319,7 @@ impl Engine {
             chunks: items.iter().map(|i| u64::from(i.chunks)).sum(),
             cancelled,
             elapsed_ms: started.elapsed().as_millis() as u64,
+            embed_ms,
             items,
         })
     }
@@ -599,6 +603,7 @@ impl Engine {
 
     /// Embeds a group of prepared documents together and writes them in one
     /// commit; on failure every document of the group is reported failed.
+    /// Returns the milliseconds spent embedding.
     fn write_group(
         &self,
         request: &IngestRequest,
@@ -606,10 +611,11 @@ impl Engine {
         group: Vec<Prepared>,
         items: &mut Vec<IngestItem>,
         progress: &dyn Progress,
-    ) {
+    ) -> f64 {
         let count = group.len() as u64;
         let sources: Vec<String> = group.iter().map(|p| p.document.source.clone()).collect();
-        let result = self.embed_and_put(request, embedder, group);
+        let mut embed_ms = 0.0;
+        let result = self.embed_and_put(request, embedder, group, &mut embed_ms);
         match result {
             Ok(done) => items.extend(done),
             Err(error) => items.extend(
@@ -619,6 +625,7 @@ impl Engine {
             ),
         }
         progress.advance(count, "");
+        embed_ms
     }
 
     fn embed_and_put(
@@ -626,12 +633,15 @@ impl Engine {
         request: &IngestRequest,
         embedder: &dyn Embedder,
         group: Vec<Prepared>,
+        embed_ms: &mut f64,
     ) -> Result<Vec<IngestItem>> {
         let texts: Vec<&str> = group
             .iter()
             .flat_map(|p| p.drafts.iter().map(|d| d.embed_text.as_str()))
             .collect();
+        let started = Instant::now();
         let mut vectors = embedder.embed_passages(&texts)?.into_iter();
+        *embed_ms = started.elapsed().as_secs_f64() * 1e3;
         let space = embedder.space().clone();
         let mut documents = Vec::with_capacity(group.len());
         for prepared in group {

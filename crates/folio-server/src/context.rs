@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use folio_core::ErrorCode;
 use folio_engine::{Engine, EngineError, Progress};
+#[allow(deprecated)]
+use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::service::{Peer, RoleServer};
 use tokio::sync::mpsc;
@@ -46,6 +48,7 @@ impl Shared {
 pub struct Call {
     pub cancel: CancellationToken,
     progress: Option<mpsc::UnboundedSender<(u64, Option<u64>, String)>>,
+    peer: Option<(Peer<RoleServer>, Option<ProgressToken>)>,
 }
 
 impl Call {
@@ -54,15 +57,19 @@ impl Call {
         Call {
             cancel: CancellationToken::new(),
             progress: None,
+            peer: None,
         }
     }
 
-    /// A call that forwards progress as MCP notifications to `peer`.
+    /// A call that forwards progress (when the client gave a token) and
+    /// informational messages as MCP notifications to `peer`.
     pub fn new(
         cancel: CancellationToken,
-        progress: Option<(Peer<RoleServer>, ProgressToken)>,
+        peer: Peer<RoleServer>,
+        token: Option<ProgressToken>,
     ) -> Self {
-        let progress = progress.map(|(peer, token)| {
+        let progress = token.clone().map(|token| {
+            let peer = peer.clone();
             let (sender, mut receiver) = mpsc::unbounded_channel::<(u64, Option<u64>, String)>();
             tokio::spawn(async move {
                 while let Some((done, total, message)) = receiver.recv().await {
@@ -76,10 +83,38 @@ impl Call {
             });
             sender
         });
-        Call { cancel, progress }
+        Call {
+            cancel,
+            progress,
+            peer: Some((peer, token)),
+        }
     }
 
-    /// An engine `Progress` bound to this call.
+    /// Sends an informational message to the client. Logging is deprecated
+    /// by the 2026 protocol revision (SEP-2577), but the hansard contract
+    /// sends info messages and clients of the 2025 revision show them.
+    #[allow(deprecated)]
+    pub async fn info(&self, message: impl Into<String>) {
+        if let Some((peer, _)) = &self.peer {
+            let param =
+                LoggingMessageNotificationParam::new(LoggingLevel::Info, message.into().into())
+                    .with_logger("folio");
+            let _ = peer.notify_logging_message(param).await;
+        }
+    }
+
+    /// Reports step `done` of `total`, when the client asked for progress;
+    /// delivered before the call's result.
+    pub async fn step(&self, done: u64, total: u64, message: &str) {
+        if let Some((peer, Some(token))) = &self.peer {
+            let mut param = ProgressNotificationParam::new(token.clone(), done as f64);
+            param.total = Some(total as f64);
+            param.message = Some(message.to_string());
+            let _ = peer.notify_progress(param).await;
+        }
+    }
+
+/// An engine `Progress` bound to this call.
     pub fn progress(&self) -> CallProgress {
         CallProgress {
             cancel: self.cancel.clone(),

@@ -15,7 +15,7 @@ use serde_json::json;
 
 use crate::context::{Call, Shared, blocking};
 use crate::registry::Toolset;
-use crate::{bmcis, citeloom, mcpvectordb, native};
+use crate::{bmcis, citeloom, hansard, mcpvectordb, native};
 
 /// One MCP session's handler; all sessions of a process share `Shared`.
 #[derive(Clone)]
@@ -92,10 +92,14 @@ fn resource_not_found(uri: &str) -> McpError {
 }
 
 impl ServerHandler for FolioServer {
+    // Logging (deprecated by SEP-2577) carries the hansard toolset's info
+    // messages to clients of the 2025 revision.
+    #[allow(deprecated)]
     fn get_info(&self) -> InitializeResult {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_resources()
+            .enable_logging()
             .build();
         let mut implementation = Implementation::new("folio", env!("CARGO_PKG_VERSION"));
         implementation.title = Some("folio document knowledge server".into());
@@ -142,11 +146,8 @@ impl ServerHandler for FolioServer {
                 Some(json!({"tool": name})),
             ));
         };
-        let progress = context
-            .meta
-            .get_progress_token()
-            .map(|token| (context.peer.clone(), token));
-        let call = Call::new(context.ct.child_token(), progress);
+        let token = context.meta.get_progress_token();
+        let call = Call::new(context.ct.child_token(), context.peer.clone(), token);
         let shared = self.shared.clone();
         let arguments = request.arguments;
         let result = match toolset {
@@ -154,6 +155,7 @@ impl ServerHandler for FolioServer {
             Toolset::Citeloom => citeloom::call(&shared, &name, arguments, &call).await,
             Toolset::Bmcis => bmcis::call(&shared, &name, arguments, &call).await,
             Toolset::Mcpvectordb => mcpvectordb::call(&shared, &name, arguments, &call).await,
+            Toolset::Hansard => hansard::call(&shared, &name, arguments, &call).await,
         };
         Ok(result.into())
     }

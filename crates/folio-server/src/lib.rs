@@ -8,6 +8,7 @@
 //! work happens in `folio-engine`.
 
 mod bmcis;
+mod hansard;
 mod citeloom;
 mod context;
 mod handler;
@@ -39,6 +40,8 @@ pub struct ServeOptions {
     pub timeouts: BTreeMap<String, Duration>,
     /// The library the bmcis toolset searches.
     pub bmcis_library: String,
+    /// The library of parliamentary speeches the hansard toolset serves.
+    pub hansard_library: String,
     /// The transport, as server_info reports it: "stdio" or "http".
     pub transport: String,
     /// Where the model lives, for server_info.
@@ -71,6 +74,7 @@ impl Default for ServeOptions {
             tools_page_size: 100,
             timeouts: Self::seed_timeouts(),
             bmcis_library: "default".into(),
+            hansard_library: "hansard".into(),
             transport: "stdio".into(),
             model_dir: None,
         }

@@ -8,7 +8,7 @@ use std::str::FromStr;
 use rmcp::model::Tool;
 
 use crate::tool::writes;
-use crate::{bmcis, citeloom, mcpvectordb, native};
+use crate::{bmcis, citeloom, hansard, mcpvectordb, native};
 
 /// A named group of tools with one contract.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -21,14 +21,17 @@ pub enum Toolset {
     Bmcis,
     /// The mcpvectordb contract (seed 004).
     Mcpvectordb,
+    /// The hansard contract (seed 002): parliamentary speeches as records.
+    Hansard,
 }
 
 impl Toolset {
-    pub const ALL: [Toolset; 4] = [
+    pub const ALL: [Toolset; 5] = [
         Toolset::Native,
         Toolset::Citeloom,
         Toolset::Bmcis,
         Toolset::Mcpvectordb,
+        Toolset::Hansard,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -37,6 +40,7 @@ impl Toolset {
             Toolset::Citeloom => "citeloom",
             Toolset::Bmcis => "bmcis",
             Toolset::Mcpvectordb => "mcpvectordb",
+            Toolset::Hansard => "hansard",
         }
     }
 
@@ -46,6 +50,7 @@ impl Toolset {
             Toolset::Citeloom => citeloom::tools(),
             Toolset::Bmcis => bmcis::tools(),
             Toolset::Mcpvectordb => mcpvectordb::tools(),
+            Toolset::Hansard => hansard::tools(),
         }
     }
 }

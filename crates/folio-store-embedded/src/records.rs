@@ -157,8 +157,8 @@ pub fn facets(conn: &Connection, library_id: i64, request: &FacetRequest) -> Res
         })
         .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
         .map_err(sql_err("computing facets"))?;
-    let total_groups = groups.len() as u64;
     groups.retain(|g| g.count >= request.min_count.max(1) || n_keys == 0);
+    let total_groups = groups.len() as u64;
     groups.sort_by(|a, b| {
         b.count
             .cmp(&a.count)

@@ -208,7 +208,7 @@ pub fn records_group_order_and_update(store: &dyn Store) {
     let tags: Vec<(serde_json::Value, u64)> =
         by_tag.groups.iter().map(|g| (g.key[0].clone(), g.count)).collect();
     assert_eq!(tags, vec![(json!("water"), 3), (json!("tax"), 2)]);
-    assert_eq!(by_tag.total_groups, 3);
+    assert_eq!(by_tag.total_groups, 2, "health has one document");
     assert!(matches!(
         store.facets(
             &name,

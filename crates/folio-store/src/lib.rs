@@ -153,7 +153,7 @@ pub struct FacetGroup {
 pub struct Facets {
     /// Largest first, ties by key.
     pub groups: Vec<FacetGroup>,
-    /// Groups before `min_count` and `limit` were applied.
+    /// Groups with at least `min_count` documents, before `limit`.
     pub total_groups: u64,
     /// Documents that passed the filter.
     pub documents: u64,
