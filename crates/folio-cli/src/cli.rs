@@ -91,6 +91,10 @@ pub enum Command {
     Schema(records::SchemaArgs),
     /// Counts and statistics of a library's records, grouped by fields.
     Facets(records::FacetsArgs),
+    /// Attach a reference list (CSL-JSON or BibTeX) to a library's documents.
+    References(records::ReferencesArgs),
+    /// Find where a passage occurs: document, page and char offsets.
+    Quote(records::QuoteArgs),
 }
 
 #[derive(Args)]
@@ -124,6 +128,10 @@ pub struct IngestArgs {
     /// records (.jsonl, .json, .csv, .tsv inputs are records files).
     #[arg(long, value_name = "FILE")]
     pub schema: Option<PathBuf>,
+    /// A reference list (CSL-JSON or Better BibTeX .bib) whose entries are
+    /// matched to the library's documents by DOI, file name or title.
+    #[arg(long, value_name = "FILE")]
+    pub references: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -347,6 +355,9 @@ pub fn run(cli: Cli) -> Result<Outcome> {
             };
             let report = engine.ingest(&request, &Bar::new("ingest", !json))?;
             output::ingest(&report, json)?;
+            if let Some(path) = &args.references {
+                records::attach(&engine, &request.library, path, json)?;
+            }
             Ok(if report.failed > 0 {
                 Outcome::PartialFailure
             } else {
@@ -452,6 +463,20 @@ pub fn run(cli: Cli) -> Result<Outcome> {
             let engine = open(&cli, &overrides, args.file.is_some())?;
             records::schema(&engine, args, json)?;
             Ok(Outcome::Success)
+        }
+        Command::References(args) => {
+            let engine = open(&cli, &overrides, true)?;
+            records::attach(&engine, &library(&args.library)?, &args.file, json)?;
+            Ok(Outcome::Success)
+        }
+        Command::Quote(args) => {
+            let engine = open(&cli, &overrides, false)?;
+            let found = records::quote(&engine, args, json)?;
+            Ok(if found {
+                Outcome::Success
+            } else {
+                Outcome::PartialFailure
+            })
         }
         Command::Facets(args) => {
             let engine = open(&cli, &overrides, false)?;

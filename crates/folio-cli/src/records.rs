@@ -9,6 +9,8 @@ use folio_engine::{Engine, FacetRequest, Facets};
 use serde_json::Value;
 
 use crate::cli::{library, usage};
+use folio_core::LibraryName;
+use folio_engine::cite::{QuoteRequest, read_references};
 use crate::output::print_json;
 
 #[derive(Args)]
@@ -161,4 +163,89 @@ fn print_facets(facets: &Facets, request: &FacetRequest) {
         }
         println!("{line}");
     }
+}
+
+#[derive(Args)]
+pub struct ReferencesArgs {
+    /// CSL-JSON (.json) or BibTeX (.bib) file.
+    pub file: std::path::PathBuf,
+    #[arg(long, short)]
+    pub library: String,
+}
+
+#[derive(Args)]
+pub struct QuoteArgs {
+    /// The passage to find.
+    pub passage: String,
+    /// Libraries to look in (repeatable; default all).
+    #[arg(long, short)]
+    pub library: Vec<String>,
+    /// Look only in this document.
+    #[arg(long)]
+    pub document: Option<String>,
+    /// Least similarity for an approximate match.
+    #[arg(long, default_value_t = 0.8)]
+    pub min_score: f64,
+    #[arg(long, default_value_t = 5)]
+    pub limit: usize,
+}
+
+/// Attaches a reference file to a library and reports what matched.
+pub fn attach(engine: &Engine, library: &LibraryName, path: &Path, json: bool) -> Result<()> {
+    let bytes =
+        std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let references = read_references(&bytes)?;
+    let report = engine.attach_references(library, &references)?;
+    if json {
+        return print_json(&report);
+    }
+    println!(
+        "references: {} entries; {} of {} documents in {} matched",
+        report.references, report.matched, report.documents, report.library
+    );
+    for source in &report.unmatched {
+        println!("  unmatched: {source}");
+    }
+    Ok(())
+}
+
+/// Prints where a passage occurs; false when it was not found.
+pub fn quote(engine: &Engine, args: &QuoteArgs, json: bool) -> Result<bool> {
+    let request = QuoteRequest {
+        passage: args.passage.clone(),
+        libraries: args
+            .library
+            .iter()
+            .map(|l| library(l))
+            .collect::<Result<_>>()?,
+        document_id: args.document.clone(),
+        min_score: args.min_score,
+        limit: args.limit,
+    };
+    let found = engine.find_quote(&request)?;
+    if json {
+        print_json(&serde_json::json!({"found": !found.is_empty(), "matches": found}))?;
+        return Ok(!found.is_empty());
+    }
+    if found.is_empty() {
+        println!("not found");
+    }
+    for m in &found {
+        let pages = match (m.page_start, m.page_end) {
+            (Some(a), Some(b)) if a == b => format!(", p. {a}"),
+            (Some(a), Some(b)) => format!(", pp. {a}–{b}"),
+            _ => String::new(),
+        };
+        let who = m.citation.citekey.as_deref().or(m.title.as_deref()).unwrap_or(&m.source);
+        println!(
+            "{} [{:.2}] {who}{pages}, chars {}–{}  ({})",
+            if m.exact { "exact" } else { "fuzzy" },
+            m.score,
+            m.char_start,
+            m.char_end,
+            m.document_id
+        );
+        println!("  {}", m.text.split_whitespace().collect::<Vec<_>>().join(" "));
+    }
+    Ok(!found.is_empty())
 }

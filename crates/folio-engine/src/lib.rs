@@ -8,6 +8,7 @@
 //! answer their first requests before the model is loaded).
 
 mod byo;
+pub mod cite;
 mod error;
 pub mod eval;
 mod ingest;

@@ -133,6 +133,9 @@ pub struct SearchHit {
     pub dense_score: Option<f32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dense_rank: Option<u32>,
+    /// Citation fields (citekey, DOI, title, authors, year, URL).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub citation: Option<crate::cite::Citation>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Map<String, Value>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -325,6 +328,7 @@ impl Engine {
                 lexical_rank: best.lexical.map(|p| p.rank),
                 dense_score: best.dense.map(|p| p.score),
                 dense_rank: best.dense.map(|p| p.rank),
+                citation: None,
                 metadata: None,
                 context: None,
                 preview: None,
@@ -350,6 +354,10 @@ impl Engine {
                 hit.char_start = Some(c.char_start);
                 hit.char_end = Some(c.char_end);
                 hit.token_count = Some(c.token_count);
+                hit.citation = Some(crate::cite::Citation::from_metadata(
+                    &d.metadata,
+                    d.title.as_deref(),
+                ));
                 hit.metadata = Some(d.metadata.clone());
                 match request.response_mode {
                     ResponseMode::Preview => hit.preview = Some(preview(&c.text)),

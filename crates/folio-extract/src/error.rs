@@ -24,6 +24,8 @@ pub enum ExtractError {
         "{what} exceeds the decompression limit ({limit} bytes or ratio): refused as a possible zip bomb"
     )]
     Bomb { what: String, limit: u64 },
+    #[error("malformed reference list: {0}")]
+    References(String),
     #[error("the {format} document contains no extractable text")]
     NoText { format: Format },
 }
@@ -40,7 +42,9 @@ impl ExtractError {
         match self {
             ExtractError::Empty | ExtractError::NoText { .. } => ErrorCode::EmptyContent,
             ExtractError::TooLarge { .. } | ExtractError::Bomb { .. } => ErrorCode::TooLarge,
-            ExtractError::Binary | ExtractError::Malformed { .. } => ErrorCode::MalformedInput,
+            ExtractError::Binary
+            | ExtractError::Malformed { .. }
+            | ExtractError::References(_) => ErrorCode::MalformedInput,
             ExtractError::Unsupported { .. } => ErrorCode::UnsupportedFormat,
         }
     }

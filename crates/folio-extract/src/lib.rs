@@ -11,6 +11,7 @@ mod html;
 mod markdown;
 mod pdf;
 mod pptx;
+pub mod references;
 mod text;
 mod xml;
 

@@ -15,6 +15,7 @@ mod handler;
 pub mod http;
 mod mcpvectordb;
 mod native;
+mod native_records;
 pub mod owner;
 mod registry;
 mod tool;

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::citeloom;
+use crate::{citeloom, native_records};
 use crate::context::{Call, Shared, blocking, bounded};
 use crate::tool::{Effect, bounded as check, define, failure, success, with_args};
 
@@ -25,6 +25,9 @@ pub fn error(e: &EngineError) -> CallToolResult {
     if let Some(input) = &e.input {
         details.insert("input".into(), Value::String(input.clone()));
     }
+    if let Some(Value::Object(more)) = &e.details {
+        details.extend(more.clone());
+    }
     failure(json!({"error": {
         "code": e.code.as_str().to_ascii_uppercase(),
         "message": e.message,
@@ -32,7 +35,7 @@ pub fn error(e: &EngineError) -> CallToolResult {
     }}))
 }
 
-fn invalid(message: String) -> CallToolResult {
+pub fn invalid(message: String) -> CallToolResult {
     error(&EngineError::invalid(message))
 }
 
@@ -559,6 +562,12 @@ struct IngestParams {
     /// Text the agent already has (for example a file the user pasted).
     #[serde(default)]
     content: Option<ContentParams>,
+    /// Structured records (JSON objects), validated against the library's
+    /// record schema; each invalid record is reported with the field and
+    /// rule it breaks, the others are stored.
+    #[serde(default)]
+    #[schemars(length(max = 10000))]
+    records: Vec<Map<String, Value>>,
     /// Metadata attached to every document (filterable in search).
     #[serde(default)]
     metadata: Option<Map<String, Value>>,
@@ -574,6 +583,9 @@ struct IngestParams {
 struct ItemError {
     code: String,
     message: String,
+    /// For an invalid record: the field, the rule and why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    details: Option<Value>,
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -626,6 +638,7 @@ fn ingest_output(report: folio_engine::IngestReport) -> IngestOutput {
             error: i.error.map(|e| ItemError {
                 code: e.code.as_str().to_ascii_uppercase(),
                 message: e.message,
+                details: e.details,
             }),
         })
         .collect();
@@ -665,8 +678,9 @@ async fn ingest(shared: &Arc<Shared>, p: IngestParams, call: &Call) -> CallToolR
             title: content.title,
         });
     }
+    targets.extend(p.records.into_iter().map(IngestTarget::Record));
     if targets.is_empty() {
-        return invalid("give at least one of paths, urls or content".into());
+        return invalid("give at least one of paths, urls, content or records".into());
     }
     let request = IngestRequest {
         library: name,
@@ -1004,7 +1018,7 @@ async fn server_info(shared: &Arc<Shared>, p: ServerInfoParams) -> CallToolResul
 // ---------------------------------------------------------------- registry
 
 pub fn tools() -> Vec<Tool> {
-    vec![
+    let mut tools = vec![
         define::<SearchParams, SearchOutput>(
             "search",
             "Search a library",
@@ -1084,7 +1098,14 @@ pub fn tools() -> Vec<Tool> {
             Effect::Read,
             false,
         ),
-    ]
+    ];
+    // The record and citation tools sit after inspect_library.
+    let at = tools
+        .iter()
+        .position(|t| t.name == "inspect_library")
+        .map_or(tools.len(), |i| i + 1);
+    tools.splice(at..at, native_records::tools());
+    tools
 }
 
 pub async fn call(
@@ -1127,6 +1148,12 @@ pub async fn call(
                 list_documents(shared, p)
             })
             .await
+        }
+        "facets" => {
+            with_args(arguments, invalid, |p| native_records::facets(shared, p, call)).await
+        }
+        "find_quote" => {
+            with_args(arguments, invalid, |p| native_records::find_quote(shared, p, call)).await
         }
         "inspect_library" => {
             with_args(arguments, invalid, |p: LibraryParams| {
