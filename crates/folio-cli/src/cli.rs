@@ -100,7 +100,7 @@ pub enum Command {
 #[derive(Args)]
 pub struct IngestArgs {
     /// Files, folders or http(s) URLs.
-    #[arg(required = true)]
+    #[arg(required_unless_present = "zotero")]
     pub inputs: Vec<String>,
     #[arg(long, short, default_value = "default")]
     pub library: String,
@@ -132,6 +132,16 @@ pub struct IngestArgs {
     /// matched to the library's documents by DOI, file name or title.
     #[arg(long, value_name = "FILE")]
     pub references: Option<PathBuf>,
+    /// A Zotero data directory (e.g. ~/Zotero): its items' PDF/HTML/EPUB
+    /// attachments become documents with the items' citation metadata.
+    #[arg(long, value_name = "DIR")]
+    pub zotero: Option<PathBuf>,
+    /// With --zotero: only items in this collection (or its subcollections).
+    #[arg(long, requires = "zotero")]
+    pub collection: Option<String>,
+    /// With --zotero: only items with this tag.
+    #[arg(long, requires = "zotero")]
+    pub tag: Option<String>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -353,10 +363,36 @@ pub fn run(cli: Cli) -> Result<Outcome> {
                 title: args.title.clone(),
                 force: args.force,
             };
-            let report = engine.ingest(&request, &Bar::new("ingest", !json))?;
-            output::ingest(&report, json)?;
-            if let Some(path) = &args.references {
-                records::attach(&engine, &request.library, path, json)?;
+            let mut report = engine.ingest(&request, &Bar::new("ingest", !json))?;
+            if let Some(dir) = &args.zotero {
+                let zotero = folio_engine::zotero::ZoteroRequest {
+                    dir: dir.clone(),
+                    library: request.library.clone(),
+                    collection: args.collection.clone(),
+                    tag: args.tag.clone(),
+                    force: args.force,
+                };
+                let more = engine.ingest_zotero(&zotero, &Bar::new("zotero", !json))?;
+                report.absorb(more);
+            }
+            match &args.references {
+                Some(path) if json => {
+                    // One JSON document: the report with what the references matched.
+                    let attached = records::attach_quietly(&engine, &request.library, path)?;
+                    let mut value = serde_json::to_value(&report)?;
+                    value["references"] = serde_json::to_value(&attached)?;
+                    output::print_json(&value)?;
+                    for item in report.items.iter().filter(|i| i.error.is_some()) {
+                        if let Some(e) = &item.error {
+                            eprintln!("failed: {}: [{}] {}", item.source, e.code, e.message);
+                        }
+                    }
+                }
+                Some(path) => {
+                    output::ingest(&report, json)?;
+                    records::attach(&engine, &request.library, path, json)?;
+                }
+                None => output::ingest(&report, json)?,
             }
             Ok(if report.failed > 0 {
                 Outcome::PartialFailure

@@ -190,12 +190,21 @@ pub struct QuoteArgs {
     pub limit: usize,
 }
 
-/// Attaches a reference file to a library and reports what matched.
-pub fn attach(engine: &Engine, library: &LibraryName, path: &Path, json: bool) -> Result<()> {
+/// Attaches a reference file to a library.
+pub fn attach_quietly(
+    engine: &Engine,
+    library: &LibraryName,
+    path: &Path,
+) -> Result<folio_engine::cite::AttachReport> {
     let bytes =
         std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     let references = read_references(&bytes)?;
-    let report = engine.attach_references(library, &references)?;
+    Ok(engine.attach_references(library, &references)?)
+}
+
+/// Attaches a reference file to a library and reports what matched.
+pub fn attach(engine: &Engine, library: &LibraryName, path: &Path, json: bool) -> Result<()> {
+    let report = attach_quietly(engine, library, path)?;
     if json {
         return print_json(&report);
     }

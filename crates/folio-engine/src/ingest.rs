@@ -43,6 +43,15 @@ pub enum IngestTarget {
     /// (A `Path` to a `.jsonl`, `.json`, `.csv` or `.tsv` file is a file of
     /// records.)
     Record(Map<String, Value>),
+    /// A catalogued item (a Zotero attachment, or an item's abstract when it
+    /// has no file) under its own locator, with the item's metadata.
+    Item {
+        locator: String,
+        path: Option<PathBuf>,
+        text: Option<String>,
+        title: Option<String>,
+        metadata: Map<String, Value>,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -104,6 +113,21 @@ pub struct IngestReport {
     pub embed_ms: f64,
 }
 
+impl IngestReport {
+    /// Adds another report's items and counts to this one (same library).
+    pub fn absorb(&mut self, other: IngestReport) {
+        self.indexed += other.indexed;
+        self.replaced += other.replaced;
+        self.skipped += other.skipped;
+        self.failed += other.failed;
+        self.chunks += other.chunks;
+        self.cancelled |= other.cancelled;
+        self.elapsed_ms += other.elapsed_ms;
+        self.embed_ms += other.embed_ms;
+        self.items.extend(other.items);
+    }
+}
+
 /// The files directly inside `folder` (not its subfolders) that folio can
 /// extract, sorted: the targets of a non-recursive folder ingest.
 pub fn files_in(folder: &Path) -> std::io::Result<Vec<PathBuf>> {
@@ -162,6 +186,13 @@ enum Source {
         locator: String,
         record: ValidRecord,
     },
+    Item {
+        locator: String,
+        path: Option<CanonicalPath>,
+        text: Option<String>,
+        title: Option<String>,
+        metadata: Map<String, Value>,
+    },
 }
 
 impl Source {
@@ -170,13 +201,33 @@ impl Source {
             Source::File(path) => path.locator(),
             Source::Url(url) => url.clone(),
             Source::Content { name, .. } | Source::Bytes { name, .. } => name.clone(),
-            Source::Record { locator, .. } => locator.clone(),
+            Source::Record { locator, .. } | Source::Item { locator, .. } => locator.clone(),
         }
     }
 }
 
 /// Sources expanded from one target, each ready or failed with its place.
 type Expanded = Vec<std::result::Result<Source, (String, EngineError)>>;
+
+/// What preparing a source came to.
+enum Step {
+    Ready(Prepared),
+    /// Nothing to write: the document (this one, or its twin) is current.
+    Skipped(DocumentId),
+}
+
+/// Metadata keys a source's metadata may add to a twin without replacing
+/// what the twin has.
+fn merge_missing(into: &mut Map<String, Value>, from: &Map<String, Value>) -> bool {
+    let mut changed = false;
+    for (key, value) in from {
+        if !into.contains_key(key) {
+            into.insert(key.clone(), value.clone());
+            changed = true;
+        }
+    }
+    changed
+}
 
 /// A document ready to embed.
 struct Prepared {
@@ -274,9 +325,8 @@ impl Engine {
             }
             let locator = source.locator();
             match self.prepare(request, source, &chunk_config, &counter) {
-                Ok(Some(prepared)) => group.push(prepared),
-                Ok(None) => {
-                    let id = DocumentId::derive(&request.library, &locator);
+                Ok(Step::Ready(prepared)) => group.push(prepared),
+                Ok(Step::Skipped(id)) => {
                     items.push(IngestItem {
                         source: locator.clone(),
                         status: IngestStatus::Skipped,
@@ -394,6 +444,32 @@ impl Engine {
         schema: Option<&RecordSchema>,
     ) -> std::result::Result<Expanded, (String, EngineError)> {
         match target {
+            IngestTarget::Item {
+                locator,
+                path,
+                text,
+                title,
+                metadata,
+            } => {
+                let path = match path {
+                    Some(path) => Some(
+                        self.roots
+                            .confine(path)
+                            .map_err(|e| (locator.clone(), EngineError::from(e)))?,
+                    ),
+                    None => None,
+                };
+                if path.is_none() && text.is_none() {
+                    return Err((locator.clone(), EngineError::invalid("an item needs a file or a text")));
+                }
+                Ok(vec![Ok(Source::Item {
+                    locator: locator.clone(),
+                    path,
+                    text: text.clone(),
+                    title: title.clone(),
+                    metadata: metadata.clone(),
+                })])
+            }
             IngestTarget::Record(record) => Ok(vec![
                 Self::record_source(library, schema, record).map_err(|e| ("record".into(), e)),
             ]),
@@ -473,15 +549,17 @@ impl Engine {
         }
     }
 
-    /// Reads, dedup-checks, extracts and chunks one source. `Ok(None)` when
-    /// the stored document has the same content hash (skipped).
+    /// Reads, dedup-checks, extracts and chunks one source. Skipped when the
+    /// stored document has the same content hash, or when another document
+    /// of the library has the same content or DOI (the source then becomes
+    /// one more locator of that document).
     fn prepare(
         &self,
         request: &IngestRequest,
         source: Source,
         config: &folio_chunk::ChunkConfig,
         counter: &Counter<'_>,
-    ) -> Result<Option<Prepared>> {
+    ) -> Result<Step> {
         let limits = &self.config.limits;
         let locator = source.locator();
         let id = DocumentId::derive(&request.library, &locator);
@@ -489,6 +567,28 @@ impl Engine {
         let mut source_title = None;
         let mut record_content = None;
         let (bytes, name, mime, kind) = match source {
+            Source::Item {
+                path,
+                text,
+                title,
+                metadata: fields,
+                ..
+            } => {
+                source_title = title;
+                metadata = fields;
+                match (path, text) {
+                    (Some(path), _) => {
+                        let bytes = folio_source::read_file(&path, limits.max_file_bytes)?;
+                        (bytes, path.locator(), None, SourceKind::File)
+                    }
+                    (None, text) => (
+                        text.unwrap_or_default().into_bytes(),
+                        "item.md".to_string(),
+                        None,
+                        SourceKind::Content,
+                    ),
+                }
+            }
             Source::Record { record, .. } => {
                 record_content = Some(record_hash(&record));
                 source_title = record.title;
@@ -540,8 +640,21 @@ impl Engine {
             }
         };
         let hash = record_content.unwrap_or_else(|| content_hash(&bytes));
-        if !request.force && self.store.content_hash(&id)?.as_deref() == Some(hash.as_str()) {
-            return Ok(None);
+        if !request.force {
+            match self.store.content_hash(&id)? {
+                Some(stored) if stored == hash => {
+                    self.refresh_metadata(&id, &metadata, &request.metadata)?;
+                    return Ok(Step::Skipped(id));
+                }
+                Some(_) => {}
+                None => {
+                    let doi = metadata.get("doi").or_else(|| request.metadata.get("doi"));
+                    if let Some(twin) = self.twin(&request.library, &hash, doi)? {
+                        self.add_locator(&twin, &locator, &metadata)?;
+                        return Ok(Step::Skipped(twin.id));
+                    }
+                }
+            }
         }
         let (format, structured) = folio_extract::extract(
             Input {
@@ -598,7 +711,84 @@ impl Engine {
             text: rendered.text,
             ingested_at: self.now(),
         };
-        Ok(Some(Prepared { document, drafts }))
+        Ok(Step::Ready(Prepared { document, drafts }))
+    }
+
+    /// Brings a skipped document's metadata up to date with its source
+    /// (a Zotero item edited, its file unchanged).
+    fn refresh_metadata(
+        &self,
+        id: &DocumentId,
+        source: &Map<String, Value>,
+        request: &Map<String, Value>,
+    ) -> Result<()> {
+        if source.is_empty() && request.is_empty() {
+            return Ok(());
+        }
+        let document = self.store.document(id)?;
+        let mut metadata = document.metadata.clone();
+        metadata.extend(source.clone());
+        metadata.extend(request.clone());
+        if metadata != document.metadata {
+            self.store.update_metadata(id, metadata)?;
+        }
+        Ok(())
+    }
+
+    /// Another document of the library with the same content hash, or the
+    /// same DOI.
+    fn twin(
+        &self,
+        library: &LibraryName,
+        hash: &str,
+        doi: Option<&Value>,
+    ) -> Result<Option<folio_core::DocumentSummary>> {
+        let mut filters = vec![folio_core::Condition::Equals {
+            field: "content_hash".into(),
+            value: Value::String(hash.to_string()),
+        }];
+        if let Some(doi) = doi.and_then(Value::as_str).and_then(folio_extract::references::normalise_doi) {
+            filters.push(folio_core::Condition::EqualsFold {
+                field: "doi".into(),
+                value: doi,
+            });
+        }
+        for condition in filters {
+            let filter = folio_core::Filter {
+                conditions: vec![condition],
+            };
+            match self.store.find_documents(library, &filter, 1) {
+                Ok(mut found) if !found.is_empty() => return Ok(Some(found.remove(0))),
+                Ok(_) | Err(StoreError::LibraryNotFound(_)) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(None)
+    }
+
+    /// Records `locator` as one more source of `twin`, and fills citation
+    /// fields the twin lacks from the new source's metadata.
+    fn add_locator(
+        &self,
+        twin: &folio_core::DocumentSummary,
+        locator: &str,
+        metadata: &Map<String, Value>,
+    ) -> Result<()> {
+        let mut merged = twin.metadata.clone();
+        let mut changed = merge_missing(&mut merged, metadata);
+        let locators = merged
+            .entry("locators")
+            .or_insert_with(|| Value::Array(vec![Value::String(twin.source.clone())]));
+        if let Value::Array(list) = locators
+            && !list.iter().any(|l| l.as_str() == Some(locator))
+        {
+            list.push(Value::String(locator.to_string()));
+            changed = true;
+        }
+        if changed {
+            self.store.update_metadata(&twin.id, merged)?;
+        }
+        Ok(())
     }
 
     /// Embeds a group of prepared documents together and writes them in one

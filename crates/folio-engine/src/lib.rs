@@ -15,6 +15,7 @@ mod ingest;
 pub mod records;
 mod search;
 mod timestamp;
+pub mod zotero;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};

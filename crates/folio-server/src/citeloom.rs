@@ -346,9 +346,20 @@ struct IngestOptions {
     /// Explicit OCR language codes (used when OCR arrives; recorded now).
     #[serde(default)]
     ocr_languages: Option<Vec<String>>,
-    /// A CSL-JSON references file (citation metadata arrives with the records work).
+    /// A CSL-JSON (or BibTeX) references file matched to the project's
+    /// documents by DOI, file name or title.
     #[serde(default)]
     references_path: Option<String>,
+    /// With source "zotero": the Zotero data directory (default: the
+    /// server's FOLIO_ZOTERO_DIR, else ~/Zotero).
+    #[serde(default)]
+    zotero_dir: Option<String>,
+    /// With source "zotero": only items in this collection.
+    #[serde(default)]
+    collection: Option<String>,
+    /// With source "zotero": only items with this tag.
+    #[serde(default)]
+    tag: Option<String>,
     /// Re-embed the project with the current model first when it was built
     /// with another one.
     #[serde(default)]
@@ -359,7 +370,8 @@ struct IngestOptions {
 struct IngestFromSourceParams {
     /// Project identifier (created on first ingest).
     project: String,
-    /// A file or folder path on the server, or "zotero".
+    /// A file or folder path on the server, or "zotero" (options.zotero_dir,
+    /// options.collection, options.tag select the items).
     source: String,
     #[serde(default)]
     options: Option<IngestOptions>,
@@ -383,19 +395,6 @@ async fn ingest_from_source(
     call: &Call,
 ) -> CallToolResult {
     let started = Instant::now();
-    if p.source.trim().eq_ignore_ascii_case("zotero")
-        || p.source.trim().starts_with("source=zotero")
-    {
-        return failure(json!({
-            "error": {
-                "code": "SOURCE_NOT_SUPPORTED",
-                "message": "Zotero sources are not available in this version of folio; ingest the \
-                            attachment files or folder by path instead",
-                "details": {"source": p.source}
-            },
-            "correlation_id": correlation_id(),
-        }));
-    }
     let name = match LibraryName::new(&p.project) {
         Ok(n) => n,
         Err(e) => {
@@ -409,15 +408,29 @@ async fn ingest_from_source(
     let options = p.options.unwrap_or(IngestOptions {
         ocr_languages: None,
         references_path: None,
+        zotero_dir: None,
+        collection: None,
+        tag: None,
         force_rebuild: false,
     });
+    let zotero = p.source.trim().eq_ignore_ascii_case("zotero")
+        || p.source.trim().starts_with("source=zotero");
+    let zotero_dir = options
+        .zotero_dir
+        .clone()
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("FOLIO_ZOTERO_DIR").map(PathBuf::from))
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join("Zotero")))
+        .unwrap_or_default();
+    let zotero_request = folio_engine::zotero::ZoteroRequest {
+        dir: zotero_dir,
+        library: name.clone(),
+        collection: options.collection.clone(),
+        tag: options.tag.clone(),
+        force: false,
+    };
+    let references = options.references_path.clone().map(PathBuf::from);
     let mut warnings = Vec::new();
-    if options.references_path.is_some() {
-        warnings.push(
-            "references_path is not applied yet: citation metadata comes from the documents"
-                .to_string(),
-        );
-    }
     if options.ocr_languages.is_some() {
         warnings
             .push("ocr_languages is not applied: OCR is not available in this version".to_string());
@@ -439,7 +452,19 @@ async fn ingest_from_source(
                 engine.rebuild(&name, &folio_engine::SilentProgress)?;
             }
         }
-        let report = engine.ingest(&request, &progress)?;
+        let report = if zotero {
+            engine.ingest_zotero(&zotero_request, &progress)?
+        } else {
+            engine.ingest(&request, &progress)?
+        };
+        if let Some(path) = &references {
+            let path = engine.confine(path)?;
+            let bytes = std::fs::read(&path).map_err(|e| {
+                EngineError::new(ErrorCode::PathNotAllowed, format!("{}: {e}", path.display()))
+            })?;
+            let list = folio_engine::cite::read_references(&bytes)?;
+            engine.attach_references(&name, &list)?;
+        }
         let model = engine
             .library(&name)
             .map(|l| l.space.model)

@@ -122,6 +122,24 @@ struct OtherChunk {
     section_path: Vec<String>,
 }
 
+/// Citation fields of a hit's document (from Zotero, a reference list or
+/// the document itself).
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+struct CitationFields {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    citekey: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    doi: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    title: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    authors: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    year: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    url: Option<String>,
+}
+
 /// One search hit with its citation. Fields beyond ids and scores appear
 /// from response_mode metadata on; preview adds `preview`, full adds `text`.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -159,6 +177,8 @@ struct Hit {
     lexical_score: Option<f32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     dense_score: Option<f32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    citation: Option<CitationFields>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     metadata: Option<Map<String, Value>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -7,6 +7,7 @@
 mod error;
 mod fetch;
 mod path;
+pub mod zotero;
 
 pub use error::SourceError;
 pub use fetch::{FetchPolicy, Fetched, fetch, is_public};
