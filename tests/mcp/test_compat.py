@@ -42,8 +42,8 @@ def test_citeloom_contract(data, corpus, tmp_path):
             assert ingested["documents_processed"] == 5 and ingested["chunks_written"] > 0
             assert ingested["project"] == "research/papers" and ingested["dense_model"].endswith("all-MiniLM-L6-v2")
             assert set(ingested) >= {"sparse_model", "duration_seconds", "warnings", "correlation_id"}
-            zotero = await fails(c, "ingest_from_source", {"project": "research/papers", "source": "zotero"})
-            assert zotero["error"]["code"] == "SOURCE_NOT_SUPPORTED" and zotero["correlation_id"]
+            zotero = await fails(c, "ingest_from_source", {"project": "research/papers", "source": "zotero", "options": {"zotero_dir": str(corpus / "no-zotero")}})
+            assert zotero["error"]["code"] == "PATH_NOT_ALLOWED" and zotero["correlation_id"]
 
             result = await ok(c, "query", {"project": "research/papers", "text": "positional encodings"})
             assert result["count"] == len(result["items"]) <= 6 and result["model"].endswith("all-MiniLM-L6-v2")

@@ -427,10 +427,13 @@ pub fn run(cli: Cli) -> Result<Outcome> {
             };
             output::document(&document, &chunks, args.text, json && !args.neighbours)?;
             if args.neighbours {
-                let order = args.order_by.as_ref().map(|field| folio_core::NeighbourOrder {
-                    order_by: field.clone(),
-                    group_by: args.group_by.clone(),
-                });
+                let order = args
+                    .order_by
+                    .as_ref()
+                    .map(|field| folio_core::NeighbourOrder {
+                        order_by: field.clone(),
+                        group_by: args.group_by.clone(),
+                    });
                 let (before, after) = engine.neighbours(&args.id, order.as_ref())?;
                 output::neighbours(&document, before.as_ref(), after.as_ref(), json)?;
             }

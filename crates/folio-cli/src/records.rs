@@ -9,9 +9,9 @@ use folio_engine::{Engine, FacetRequest, Facets};
 use serde_json::Value;
 
 use crate::cli::{library, usage};
+use crate::output::print_json;
 use folio_core::LibraryName;
 use folio_engine::cite::{QuoteRequest, read_references};
-use crate::output::print_json;
 
 #[derive(Args)]
 pub struct SchemaArgs {
@@ -83,7 +83,10 @@ pub fn schema(engine: &Engine, args: &SchemaArgs, json: bool) -> Result<()> {
             Ok(())
         }
         (Some(schema), false) => {
-            println!("{}: records with text field {:?}", args.library, schema.text);
+            println!(
+                "{}: records with text field {:?}",
+                args.library, schema.text
+            );
             for (name, spec) in &schema.fields {
                 let mut rules = Vec::new();
                 if spec.required {
@@ -98,7 +101,11 @@ pub fn schema(engine: &Engine, args: &SchemaArgs, json: bool) -> Result<()> {
                 if let Some(max) = spec.max_length {
                     rules.push(format!("at most {max} chars"));
                 }
-                println!("  {name:<20} {:<8} {}", spec.kind.as_str(), rules.join(", "));
+                println!(
+                    "  {name:<20} {:<8} {}",
+                    spec.kind.as_str(),
+                    rules.join(", ")
+                );
             }
             Ok(())
         }
@@ -196,8 +203,7 @@ pub fn attach_quietly(
     library: &LibraryName,
     path: &Path,
 ) -> Result<folio_engine::cite::AttachReport> {
-    let bytes =
-        std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     let references = read_references(&bytes)?;
     Ok(engine.attach_references(library, &references)?)
 }
@@ -245,7 +251,12 @@ pub fn quote(engine: &Engine, args: &QuoteArgs, json: bool) -> Result<bool> {
             (Some(a), Some(b)) => format!(", pp. {a}–{b}"),
             _ => String::new(),
         };
-        let who = m.citation.citekey.as_deref().or(m.title.as_deref()).unwrap_or(&m.source);
+        let who = m
+            .citation
+            .citekey
+            .as_deref()
+            .or(m.title.as_deref())
+            .unwrap_or(&m.source);
         println!(
             "{} [{:.2}] {who}{pages}, chars {}–{}  ({})",
             if m.exact { "exact" } else { "fuzzy" },
@@ -254,7 +265,10 @@ pub fn quote(engine: &Engine, args: &QuoteArgs, json: bool) -> Result<bool> {
             m.char_end,
             m.document_id
         );
-        println!("  {}", m.text.split_whitespace().collect::<Vec<_>>().join(" "));
+        println!(
+            "  {}",
+            m.text.split_whitespace().collect::<Vec<_>>().join(" ")
+        );
     }
     Ok(!found.is_empty())
 }

@@ -91,9 +91,7 @@ pub fn run(cli: &Cli, args: &ServeArgs, mut overrides: Overrides) -> Result<Outc
         tools_page_size: args.tools_page_size.max(1),
         timeouts,
         bmcis_library: section.bmcis_library.unwrap_or_else(|| "default".into()),
-        hansard_library: section
-            .hansard_library
-            .unwrap_or_else(|| "hansard".into()),
+        hansard_library: section.hansard_library.unwrap_or_else(|| "hansard".into()),
         transport: if args.http.is_some() { "http" } else { "stdio" }.into(),
         model_dir: model_dir(&config),
     };

@@ -442,7 +442,7 @@ fn bad_input_gets_a_clear_error_and_changes_nothing() {
 fn many_files(f: &Folio, folder: &str, count: usize) {
     for i in 0..count {
         let text = format!(
-            "Document number {i} discusses topic {} in some detail. It mentions enzymes, galaxies, tariffs and poetry in turn, \
+            "Document number {i} of {folder} discusses topic {} in some detail. It mentions enzymes, galaxies, tariffs and poetry in turn, \
              and closes with remark {} about measurement.\n\nA second paragraph for document {i} keeps the chunker honest.",
             i % 17,
             i * 7

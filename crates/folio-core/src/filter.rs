@@ -140,9 +140,7 @@ impl Filter {
                                     value: text.clone(),
                                 }),
                                 _ => {
-                                    return Err(FilterError(format!(
-                                        "{key}.ieq needs a string"
-                                    )));
+                                    return Err(FilterError(format!("{key}.ieq needs a string")));
                                 }
                             },
                             "any" | "in" => match operand {

@@ -165,8 +165,16 @@ pub fn parse_date(text: &str) -> Option<String> {
     if bytes[4] != b'-' || bytes[7] != b'-' {
         return None;
     }
-    let number = |s: &str| s.bytes().all(|b| b.is_ascii_digit()).then(|| s.parse::<u32>().ok())?;
-    let (year, month, day) = (number(&date[..4])?, number(&date[5..7])?, number(&date[8..])?);
+    let number = |s: &str| {
+        s.bytes()
+            .all(|b| b.is_ascii_digit())
+            .then(|| s.parse::<u32>().ok())?
+    };
+    let (year, month, day) = (
+        number(&date[..4])?,
+        number(&date[5..7])?,
+        number(&date[8..])?,
+    );
     let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
     let days = match month {
         1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
@@ -235,13 +243,20 @@ impl RecordSchema {
             .get(&self.text)
             .ok_or_else(|| format!("the text field {:?} is not declared", self.text))?;
         if text.kind != FieldKind::Text {
-            return Err(format!("the text field {:?} must have type text", self.text));
+            return Err(format!(
+                "the text field {:?} must have type text",
+                self.text
+            ));
         }
         for (role, field) in [("title", &self.title), ("key", &self.key)] {
             if let Some(field) = field {
                 match self.fields.get(field) {
                     Some(spec) if matches!(spec.kind, FieldKind::Keyword | FieldKind::Text) => {}
-                    Some(_) => return Err(format!("the {role} field {field:?} must be keyword or text")),
+                    Some(_) => {
+                        return Err(format!(
+                            "the {role} field {field:?} must be keyword or text"
+                        ));
+                    }
                     None => return Err(format!("the {role} field {field:?} is not declared")),
                 }
             }
@@ -377,10 +392,20 @@ fn number_of(name: &str, spec: &FieldSpec, value: &Value) -> Result<Value, Recor
         ));
     };
     let number = parsed.as_f64().unwrap_or(f64::NAN);
-    if let Some(min) = spec.min.as_ref().and_then(Value::as_f64).filter(|&m| number < m) {
+    if let Some(min) = spec
+        .min
+        .as_ref()
+        .and_then(Value::as_f64)
+        .filter(|&m| number < m)
+    {
         return Err(rule(name, "min", format!("{number} is below {min}")));
     }
-    if let Some(max) = spec.max.as_ref().and_then(Value::as_f64).filter(|&m| number > m) {
+    if let Some(max) = spec
+        .max
+        .as_ref()
+        .and_then(Value::as_f64)
+        .filter(|&m| number > m)
+    {
         return Err(rule(name, "max", format!("{number} is above {max}")));
     }
     Ok(parsed)
@@ -469,7 +494,9 @@ fn normalise(name: &str, spec: &FieldSpec, value: &Value) -> Result<Value, Recor
             if spec.required && unique.is_empty() {
                 return Err(rule(name, "required", "at least one tag is required"));
             }
-            Ok(Value::Array(unique.into_iter().map(Value::String).collect()))
+            Ok(Value::Array(
+                unique.into_iter().map(Value::String).collect(),
+            ))
         }
     }
 }
@@ -523,7 +550,8 @@ mod tests {
     #[test]
     fn each_rule_names_field_and_rule() {
         let schema = speeches();
-        let base = json!({"full_text": "A speech about water.", "chamber": "House", "date": "2020-01-01"});
+        let base =
+            json!({"full_text": "A speech about water.", "chamber": "House", "date": "2020-01-01"});
         let cases = [
             ("chamber", json!("Lords"), "enum"),
             ("chamber", json!(null), "required"),

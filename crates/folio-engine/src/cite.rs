@@ -41,7 +41,12 @@ pub struct Citation {
 
 impl Citation {
     pub fn from_metadata(metadata: &Map<String, Value>, title: Option<&str>) -> Self {
-        let text = |key: &str| metadata.get(key).and_then(Value::as_str).map(str::to_string);
+        let text = |key: &str| {
+            metadata
+                .get(key)
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
         let authors = match metadata.get("authors").or_else(|| metadata.get("author")) {
             Some(Value::Array(names)) => names
                 .iter()
@@ -99,9 +104,10 @@ pub fn match_reference<'r>(
     }
     let name = file_name(&document.source);
     let stem = name.rsplit_once('.').map_or(name, |(s, _)| s);
-    if let Some(r) = references.iter().find(|r| {
-        r.files.iter().any(|f| f == name) || r.citekey.as_deref() == Some(stem)
-    }) {
+    if let Some(r) = references
+        .iter()
+        .find(|r| r.files.iter().any(|f| f == name) || r.citekey.as_deref() == Some(stem))
+    {
         return Some(r);
     }
     let titles = [
@@ -357,7 +363,7 @@ impl Engine {
     pub fn find_quote(&self, request: &QuoteRequest) -> Result<Vec<QuoteMatch>> {
         let passage = request.passage.trim();
         let length = passage.chars().count();
-        if length < 3 || length > 5_000 {
+        if !(3..=5_000).contains(&length) {
             return Err(EngineError::invalid(format!(
                 "a passage must be 3 to 5000 characters (got {length})"
             )));
@@ -437,7 +443,13 @@ impl Engine {
                 self.config.bm25,
             )?;
             for hit in hits {
-                let id = hit.chunk.as_str().split(':').next().unwrap_or_default().to_string();
+                let id = hit
+                    .chunk
+                    .as_str()
+                    .split(':')
+                    .next()
+                    .unwrap_or_default()
+                    .to_string();
                 if !ids.contains(&id) {
                     ids.push(id);
                 }
@@ -466,13 +478,21 @@ mod tests {
 
     #[test]
     fn exact_then_fuzzy() {
-        let text = chars("Dropout randomly removes units during training, which prevents co-adaptation of features.");
+        let text = chars(
+            "Dropout randomly removes units during training, which prevents co-adaptation of features.",
+        );
         assert_eq!(find_exact(&text, &chars("REMOVES units")), Some(16));
         assert_eq!(find_exact(&text, &chars("removes neurons")), None);
-        let (s, e, score) =
-            find_fuzzy(&text, &chars("dropout randomly drops units during training")).unwrap();
+        let (s, e, score) = find_fuzzy(
+            &text,
+            &chars("dropout randomly drops units during training"),
+        )
+        .unwrap();
         let found: String = text[s..e].iter().collect();
-        assert!(found.starts_with("dropout randomly") && found.ends_with("training"), "{found}");
+        assert!(
+            found.starts_with("dropout randomly") && found.ends_with("training"),
+            "{found}"
+        );
         assert!(score > 0.8 && score < 1.0, "{score}");
         let (_, _, poor) = find_fuzzy(&text, &chars("completely unrelated words here")).unwrap();
         assert!(poor < 0.5);
@@ -509,10 +529,23 @@ mod tests {
                 .unwrap_or_default(),
         };
         let key = |d: &DocumentSummary| match_reference(d, &refs).and_then(|r| r.citekey.clone());
-        assert_eq!(key(&doc("/x/1.pdf", "x", Some("https://doi.org/10.1/A"))).as_deref(), Some("a"));
-        assert_eq!(key(&doc("/x/beta-final.pdf", "x", None)).as_deref(), Some("b"));
-        assert_eq!(key(&doc("/x/c.pdf", "gamma - a study of things", None)).as_deref(), Some("c"));
-        assert_eq!(key(&doc("/x/a.pdf", "Unrelated", None)).as_deref(), Some("a"), "citekey as stem");
+        assert_eq!(
+            key(&doc("/x/1.pdf", "x", Some("https://doi.org/10.1/A"))).as_deref(),
+            Some("a")
+        );
+        assert_eq!(
+            key(&doc("/x/beta-final.pdf", "x", None)).as_deref(),
+            Some("b")
+        );
+        assert_eq!(
+            key(&doc("/x/c.pdf", "gamma - a study of things", None)).as_deref(),
+            Some("c")
+        );
+        assert_eq!(
+            key(&doc("/x/a.pdf", "Unrelated", None)).as_deref(),
+            Some("a"),
+            "citekey as stem"
+        );
         assert_eq!(key(&doc("/x/z.pdf", "Unrelated", None)), None);
     }
 }

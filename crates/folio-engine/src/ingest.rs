@@ -211,7 +211,7 @@ type Expanded = Vec<std::result::Result<Source, (String, EngineError)>>;
 
 /// What preparing a source came to.
 enum Step {
-    Ready(Prepared),
+    Ready(Box<Prepared>),
     /// Nothing to write: the document (this one, or its twin) is current.
     Skipped(DocumentId),
 }
@@ -325,7 +325,7 @@ impl Engine {
             }
             let locator = source.locator();
             match self.prepare(request, source, &chunk_config, &counter) {
-                Ok(Step::Ready(prepared)) => group.push(prepared),
+                Ok(Step::Ready(prepared)) => group.push(*prepared),
                 Ok(Step::Skipped(id)) => {
                     items.push(IngestItem {
                         source: locator.clone(),
@@ -460,7 +460,10 @@ impl Engine {
                     None => None,
                 };
                 if path.is_none() && text.is_none() {
-                    return Err((locator.clone(), EngineError::invalid("an item needs a file or a text")));
+                    return Err((
+                        locator.clone(),
+                        EngineError::invalid("an item needs a file or a text"),
+                    ));
                 }
                 Ok(vec![Ok(Source::Item {
                     locator: locator.clone(),
@@ -593,7 +596,12 @@ impl Engine {
                 record_content = Some(record_hash(&record));
                 source_title = record.title;
                 metadata = record.fields;
-                (record.text.into_bytes(), "record.txt".into(), None, SourceKind::Record)
+                (
+                    record.text.into_bytes(),
+                    "record.txt".into(),
+                    None,
+                    SourceKind::Record,
+                )
             }
             Source::File(path) => {
                 let bytes = folio_source::read_file(&path, limits.max_file_bytes)?;
@@ -711,7 +719,7 @@ impl Engine {
             text: rendered.text,
             ingested_at: self.now(),
         };
-        Ok(Step::Ready(Prepared { document, drafts }))
+        Ok(Step::Ready(Box::new(Prepared { document, drafts })))
     }
 
     /// Brings a skipped document's metadata up to date with its source
@@ -747,7 +755,10 @@ impl Engine {
             field: "content_hash".into(),
             value: Value::String(hash.to_string()),
         }];
-        if let Some(doi) = doi.and_then(Value::as_str).and_then(folio_extract::references::normalise_doi) {
+        if let Some(doi) = doi
+            .and_then(Value::as_str)
+            .and_then(folio_extract::references::normalise_doi)
+        {
             filters.push(folio_core::Condition::EqualsFold {
                 field: "doi".into(),
                 value: doi,

@@ -31,12 +31,12 @@ use folio_embed::{Embedder, ModelConfig};
 pub use folio_search::{Fusion, Mode};
 use folio_source::Roots;
 use folio_store::{Bm25, LibraryInfo, LibraryStats, Store};
+pub use folio_store::{FacetGroup, FacetRequest, Facets, FieldStats};
 use folio_store_embedded::{Access, EmbeddedStore};
 pub use ingest::{
     IngestItem, IngestReport, IngestRequest, IngestStatus, IngestTarget, Progress, SilentProgress,
     files_in,
 };
-pub use folio_store::{FacetGroup, FacetRequest, Facets, FieldStats};
 pub use records::RecordsFormat;
 pub use search::{ResponseMode, SearchHit, SearchRequest, SearchResponse, cut_chars, preview};
 pub use timestamp::{Clock, SystemClock, rfc3339};

@@ -103,7 +103,10 @@ pub fn read_records(bytes: &[u8], format: RecordsFormat) -> Result<Vec<ReadRecor
             Ok(other) => {
                 return Err(EngineError::new(
                     ErrorCode::MalformedInput,
-                    format!("a JSON records file holds an array of objects, not {}", kind_of(&other)),
+                    format!(
+                        "a JSON records file holds an array of objects, not {}",
+                        kind_of(&other)
+                    ),
                 ));
             }
             Err(e) => {
@@ -265,7 +268,12 @@ mod tests {
         let places: Vec<(&str, bool)> = read.iter().map(|(p, r)| (p.as_str(), r.is_ok())).collect();
         assert_eq!(
             places,
-            vec![("line 1", true), ("line 3", false), ("line 4", false), ("line 5", true)]
+            vec![
+                ("line 1", true),
+                ("line 3", false),
+                ("line 4", false),
+                ("line 5", true)
+            ]
         );
     }
 

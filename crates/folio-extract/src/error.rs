@@ -42,9 +42,9 @@ impl ExtractError {
         match self {
             ExtractError::Empty | ExtractError::NoText { .. } => ErrorCode::EmptyContent,
             ExtractError::TooLarge { .. } | ExtractError::Bomb { .. } => ErrorCode::TooLarge,
-            ExtractError::Binary
-            | ExtractError::Malformed { .. }
-            | ExtractError::References(_) => ErrorCode::MalformedInput,
+            ExtractError::Binary | ExtractError::Malformed { .. } | ExtractError::References(_) => {
+                ErrorCode::MalformedInput
+            }
             ExtractError::Unsupported { .. } => ErrorCode::UnsupportedFormat,
         }
     }

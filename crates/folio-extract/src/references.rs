@@ -140,6 +140,9 @@ fn year_in(text: &str) -> Option<i64> {
     })
 }
 
+/// An entry: its type, its key and its fields (name, raw value).
+type Entry = (String, String, Vec<(String, String)>);
+
 /// A small BibTeX reader: entries, `@string` macros, `#` concatenation,
 /// braced and quoted values, common LaTeX accents. `@comment` and
 /// `@preamble` are skipped; a broken entry ends the file with an error.
@@ -197,8 +200,9 @@ impl Bib<'_> {
                 b'}' => {
                     depth -= 1;
                     if depth == 0 {
-                        return Ok(String::from_utf8_lossy(&self.text[start..self.at - 1])
-                            .into_owned());
+                        return Ok(
+                            String::from_utf8_lossy(&self.text[start..self.at - 1]).into_owned()
+                        );
                     }
                 }
                 b'\\' => self.at += 1,
@@ -254,7 +258,7 @@ impl Bib<'_> {
         }
     }
 
-    fn entries(&mut self) -> Result<Vec<(String, String, Vec<(String, String)>)>, ExtractError> {
+    fn entries(&mut self) -> Result<Vec<Entry>, ExtractError> {
         let mut out = Vec::new();
         loop {
             // Anything outside an entry is a comment.
@@ -328,15 +332,38 @@ impl Bib<'_> {
 /// commands removed, whitespace collapsed.
 fn detex(value: &str) -> String {
     const ACCENTS: &[(&str, &str)] = &[
-        ("\\\"a", "ä"), ("\\\"o", "ö"), ("\\\"u", "ü"), ("\\\"A", "Ä"), ("\\\"O", "Ö"),
-        ("\\\"U", "Ü"), ("\\'e", "é"), ("\\'a", "á"), ("\\'i", "í"), ("\\'o", "ó"),
-        ("\\'u", "ú"), ("\\'E", "É"), ("\\`e", "è"), ("\\`a", "à"), ("\\^e", "ê"),
-        ("\\^o", "ô"), ("\\~n", "ñ"), ("\\c c", "ç"), ("\\cc", "ç"), ("\\ss", "ß"),
-        ("\\o", "ø"), ("\\aa", "å"), ("\\&", "&"), ("\\%", "%"), ("\\_", "_"), ("--", "–"),
+        ("\\\"a", "ä"),
+        ("\\\"o", "ö"),
+        ("\\\"u", "ü"),
+        ("\\\"A", "Ä"),
+        ("\\\"O", "Ö"),
+        ("\\\"U", "Ü"),
+        ("\\'e", "é"),
+        ("\\'a", "á"),
+        ("\\'i", "í"),
+        ("\\'o", "ó"),
+        ("\\'u", "ú"),
+        ("\\'E", "É"),
+        ("\\`e", "è"),
+        ("\\`a", "à"),
+        ("\\^e", "ê"),
+        ("\\^o", "ô"),
+        ("\\~n", "ñ"),
+        ("\\c c", "ç"),
+        ("\\cc", "ç"),
+        ("\\ss", "ß"),
+        ("\\o", "ø"),
+        ("\\aa", "å"),
+        ("\\&", "&"),
+        ("\\%", "%"),
+        ("\\_", "_"),
+        ("--", "–"),
     ];
     let mut text = value.to_string();
     for (tex, plain) in ACCENTS {
-        text = text.replace(&format!("{{{tex}}}"), plain).replace(tex, plain);
+        text = text
+            .replace(&format!("{{{tex}}}"), plain)
+            .replace(tex, plain);
     }
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
@@ -447,8 +474,14 @@ mod tests {
         let a = &refs[0];
         assert_eq!(a.citekey.as_deref(), Some("vaswaniAttentionAllYou2017"));
         assert_eq!(a.title.as_deref(), Some("Attention Is All You Need"));
-        assert_eq!(a.authors, vec!["Vaswani, Ashish", "Shazeer, Noam", "Müller, Jörg"]);
-        assert_eq!(a.container.as_deref(), Some("Journal of Machine Learning Research"));
+        assert_eq!(
+            a.authors,
+            vec!["Vaswani, Ashish", "Shazeer, Noam", "Müller, Jörg"]
+        );
+        assert_eq!(
+            a.container.as_deref(),
+            Some("Journal of Machine Learning Research")
+        );
         assert_eq!(a.year, Some(2017));
         assert_eq!(a.doi.as_deref(), Some("10.48550/arxiv.1706.03762"));
         assert_eq!(a.files, vec!["Vaswani - 2017.pdf"]);
@@ -475,7 +508,12 @@ mod tests {
 
     #[test]
     fn broken_files_are_errors_not_panics() {
-        for bad in [&b"@article{x, title = {unclosed"[..], b"[1, 2", b"@article{x, = 3}", b"\"str\""] {
+        for bad in [
+            &b"@article{x, title = {unclosed"[..],
+            b"[1, 2",
+            b"@article{x, = 3}",
+            b"\"str\"",
+        ] {
             let _ = parse_references(bad);
         }
         assert!(parse_references(b"@article{x, title = {unclosed").is_err());

@@ -460,7 +460,10 @@ async fn ingest_from_source(
         if let Some(path) = &references {
             let path = engine.confine(path)?;
             let bytes = std::fs::read(&path).map_err(|e| {
-                EngineError::new(ErrorCode::PathNotAllowed, format!("{}: {e}", path.display()))
+                EngineError::new(
+                    ErrorCode::PathNotAllowed,
+                    format!("{}: {e}", path.display()),
+                )
             })?;
             let list = folio_engine::cite::read_references(&bytes)?;
             engine.attach_references(&name, &list)?;

@@ -114,7 +114,7 @@ impl Call {
         }
     }
 
-/// An engine `Progress` bound to this call.
+    /// An engine `Progress` bound to this call.
     pub fn progress(&self) -> CallProgress {
         CallProgress {
             cancel: self.cancel.clone(),

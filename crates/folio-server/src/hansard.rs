@@ -82,7 +82,11 @@ fn tags(metadata: &Map<String, Value>) -> Vec<String> {
     metadata
         .get("topic_tags")
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(|t| t.as_str().map(str::to_string)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|t| t.as_str().map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -175,7 +179,11 @@ fn check_date(name: &str, value: &Option<String>) -> Result<Option<String>, Call
         .map(|v| {
             folio_core::record::parse_date(v)
                 .filter(|d| d.len() == v.trim().len())
-                .ok_or_else(|| tool_error(format!("Invalid input: {name} must be a date YYYY-MM-DD (got {v:?})")))
+                .ok_or_else(|| {
+                    tool_error(format!(
+                        "Invalid input: {name} must be a date YYYY-MM-DD (got {v:?})"
+                    ))
+                })
         })
         .transpose()
 }
@@ -431,7 +439,8 @@ async fn get_speech(shared: &Arc<Shared>, p: GetParams, call: &Call) -> CallTool
         Ok(l) => l,
         Err(e) => return e,
     };
-    call.info(format!("Retrieving speech: {}", p.speech_id)).await;
+    call.info(format!("Retrieving speech: {}", p.speech_id))
+        .await;
     let id = speech_document_id(&library, &p.speech_id);
     let engine = shared.engine.clone();
     let (include_chunks, include_context) = (p.include_chunks, p.include_context);
@@ -565,9 +574,11 @@ fn ensure_library(engine: &folio_engine::Engine, library: &LibraryName) -> Resul
         Ok(Some(_)) => Err(EngineError::invalid(format!(
             "library {library} has another record schema than the hansard one"
         ))),
-        Ok(None) | Err(EngineError { code: folio_core::ErrorCode::LibraryNotFound, .. }) => {
-            engine.set_record_schema(library, &schema())
-        }
+        Ok(None)
+        | Err(EngineError {
+            code: folio_core::ErrorCode::LibraryNotFound,
+            ..
+        }) => engine.set_record_schema(library, &schema()),
         Err(e) => Err(e),
     }
 }
@@ -629,7 +640,9 @@ async fn ingest_speech(shared: &Arc<Shared>, p: IngestParams, call: &Call) -> Ca
             title: None,
             force: !skip,
         };
-        engine.ingest(&request, &folio_engine::SilentProgress).map(Some)
+        engine
+            .ingest(&request, &folio_engine::SilentProgress)
+            .map(Some)
     })
     .await;
     let base = |status: &str, chunks: u32, embedding_time_ms: f64| IngestOutput {
@@ -644,7 +657,8 @@ async fn ingest_speech(shared: &Arc<Shared>, p: IngestParams, call: &Call) -> Ca
     };
     match outcome {
         Ok(None) => {
-            call.info("Speech already exists (duplicate), skipping").await;
+            call.info("Speech already exists (duplicate), skipping")
+                .await;
             success(&base("skipped", 0, 0.0))
         }
         Ok(Some(report)) => {
@@ -663,7 +677,11 @@ async fn ingest_speech(shared: &Arc<Shared>, p: IngestParams, call: &Call) -> Ca
                 _ => "created",
             };
             let output = base(status, item.chunks, report.embed_ms);
-            call.info(format!("Ingestion complete in {:.0}ms", output.total_time_ms)).await;
+            call.info(format!(
+                "Ingestion complete in {:.0}ms",
+                output.total_time_ms
+            ))
+            .await;
             success(&output)
         }
         Err(e) => engine_error(&e),
@@ -763,7 +781,9 @@ async fn list_speakers(shared: &Arc<Shared>, p: SpeakersParams, call: &Call) -> 
         group_by: ["speaker", "party", "chamber", "state"]
             .map(String::from)
             .to_vec(),
-        stats: ["date", "word_count", "electorate"].map(String::from).to_vec(),
+        stats: ["date", "word_count", "electorate"]
+            .map(String::from)
+            .to_vec(),
         top_values: Some(("topic_tags".into(), 5)),
         filter: Filter { conditions },
         min_count: p.min_speeches as u64,
@@ -781,7 +801,11 @@ async fn list_speakers(shared: &Arc<Shared>, p: SpeakersParams, call: &Call) -> 
         Err(e) => return engine_error(&e),
     };
     let key = |g: &folio_engine::FacetGroup, i: usize| {
-        g.key.get(i).and_then(Value::as_str).unwrap_or_default().to_string()
+        g.key
+            .get(i)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
     };
     let speakers = facets
         .groups

@@ -8,10 +8,10 @@
 //! work happens in `folio-engine`.
 
 mod bmcis;
-mod hansard;
 mod citeloom;
 mod context;
 mod handler;
+mod hansard;
 pub mod http;
 mod mcpvectordb;
 mod native;

@@ -15,9 +15,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::{citeloom, native_records};
 use crate::context::{Call, Shared, blocking, bounded};
 use crate::tool::{Effect, bounded as check, define, failure, success, with_args};
+use crate::{citeloom, native_records};
 
 /// The native error envelope.
 pub fn error(e: &EngineError) -> CallToolResult {
@@ -1170,10 +1170,16 @@ pub async fn call(
             .await
         }
         "facets" => {
-            with_args(arguments, invalid, |p| native_records::facets(shared, p, call)).await
+            with_args(arguments, invalid, |p| {
+                native_records::facets(shared, p, call)
+            })
+            .await
         }
         "find_quote" => {
-            with_args(arguments, invalid, |p| native_records::find_quote(shared, p, call)).await
+            with_args(arguments, invalid, |p| {
+                native_records::find_quote(shared, p, call)
+            })
+            .await
         }
         "inspect_library" => {
             with_args(arguments, invalid, |p: LibraryParams| {

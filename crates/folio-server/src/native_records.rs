@@ -126,7 +126,11 @@ pub async fn facets(shared: &Arc<Shared>, p: FacetsParams, call: &Call) -> CallT
     };
     let engine = shared.engine.clone();
     let library = name.to_string();
-    match bounded(shared, "facets", call, move || engine.facets(&name, &request)).await {
+    match bounded(shared, "facets", call, move || {
+        engine.facets(&name, &request)
+    })
+    .await
+    {
         Ok(facets) => success(&FacetsOutput {
             library,
             documents: facets.documents,
@@ -245,7 +249,11 @@ pub async fn find_quote(shared: &Arc<Shared>, p: QuoteParams, call: &Call) -> Ca
         limit: p.limit,
     };
     let engine = shared.engine.clone();
-    match bounded(shared, "find_quote", call, move || engine.find_quote(&request)).await {
+    match bounded(shared, "find_quote", call, move || {
+        engine.find_quote(&request)
+    })
+    .await
+    {
         Ok(found) => success(&QuotesOutput {
             found: !found.is_empty(),
             matches: found

@@ -310,8 +310,7 @@ fn better_bibtex_keys(dir: &Path, scratch: &Path) -> HashMap<(i64, String), Stri
         return HashMap::new();
     };
     let read = || -> rusqlite::Result<HashMap<(i64, String), String>> {
-        let mut stmt =
-            conn.prepare("SELECT libraryID, itemKey, citationKey FROM citationkey")?;
+        let mut stmt = conn.prepare("SELECT libraryID, itemKey, citationKey FROM citationkey")?;
         let rows = stmt.query_map(params![], |r| Ok(((r.get(0)?, r.get(1)?), r.get(2)?)))?;
         rows.collect()
     };

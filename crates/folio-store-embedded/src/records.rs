@@ -168,7 +168,15 @@ pub fn facets(conn: &Connection, library_id: i64, request: &FacetRequest) -> Res
     if let Some((field, n)) = &request.top_values
         && !groups.is_empty()
     {
-        top_values(conn, request, field, *n, &filter_sql, &filter_params, &mut groups)?;
+        top_values(
+            conn,
+            request,
+            field,
+            *n,
+            &filter_sql,
+            &filter_params,
+            &mut groups,
+        )?;
     }
     Ok(Facets {
         groups,
@@ -178,7 +186,10 @@ pub fn facets(conn: &Connection, library_id: i64, request: &FacetRequest) -> Res
 }
 
 fn key_order(key: &[Value]) -> String {
-    key.iter().map(Value::to_string).collect::<Vec<_>>().join("\u{1}")
+    key.iter()
+        .map(Value::to_string)
+        .collect::<Vec<_>>()
+        .join("\u{1}")
 }
 
 /// Fills each group's most frequent values of the list field `field`.
@@ -208,20 +219,29 @@ fn top_values(
         .chain(filter_params.iter().cloned())
         .collect();
     let n_keys = request.group_by.len();
-    let mut stmt = conn.prepare(&sql).map_err(sql_err("computing top values"))?;
+    let mut stmt = conn
+        .prepare(&sql)
+        .map_err(sql_err("computing top values"))?;
     let rows = stmt
         .query_map(params_from_iter(params), |r| {
             let mut key = Vec::with_capacity(n_keys);
             for i in 0..n_keys {
                 key.push(json_of(r.get::<_, Sql>(i)?));
             }
-            Ok((key, r.get::<_, String>(n_keys)?, r.get::<_, i64>(n_keys + 1)? as u64))
+            Ok((
+                key,
+                r.get::<_, String>(n_keys)?,
+                r.get::<_, i64>(n_keys + 1)? as u64,
+            ))
         })
         .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
         .map_err(sql_err("computing top values"))?;
     let mut by_group: HashMap<String, Vec<(String, u64)>> = HashMap::new();
     for (key, value, count) in rows {
-        by_group.entry(key_order(&key)).or_default().push((value, count));
+        by_group
+            .entry(key_order(&key))
+            .or_default()
+            .push((value, count));
     }
     for group in groups {
         if let Some(mut values) = by_group.remove(&key_order(&group.key)) {
@@ -245,13 +265,15 @@ pub fn neighbours(
             .into_iter()
             .chain([Sql::Text(id.to_string())])
             .collect();
-        conn.query_row(&sql, params_from_iter(params), |r| Ok((r.get(0)?, r.get(1)?)))
-            .optional()
-            .map_err(sql_err("reading a document"))?
-            .ok_or_else(|| StoreError::NotFound {
-                what: "document",
-                id: id.to_string(),
-            })?
+        conn.query_row(&sql, params_from_iter(params), |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .optional()
+        .map_err(sql_err("reading a document"))?
+        .ok_or_else(|| StoreError::NotFound {
+            what: "document",
+            id: id.to_string(),
+        })?
     };
     if this == Sql::Null {
         return Ok((None, None));

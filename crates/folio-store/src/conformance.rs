@@ -135,11 +135,25 @@ pub fn records_group_order_and_update(store: &dyn Store) {
         Err(StoreError::LibraryNotFound(_))
     ));
     let rows = [
-        ("s1", "Ann", "Senate", "2024-01-03", 100, json!(["tax", "water"])),
+        (
+            "s1",
+            "Ann",
+            "Senate",
+            "2024-01-03",
+            100,
+            json!(["tax", "water"]),
+        ),
         ("s2", "Ann", "Senate", "2024-01-01", 50, json!(["water"])),
         ("s3", "Bob", "House", "2024-01-02", 70, json!(["tax"])),
         ("s4", "Bob", "Senate", "2024-01-02", 30, json!([])),
-        ("s5", "Cy", "Senate", "2024-01-02", 20, json!(["water", "health"])),
+        (
+            "s5",
+            "Cy",
+            "Senate",
+            "2024-01-02",
+            20,
+            json!(["water", "health"]),
+        ),
     ];
     let docs = rows
         .iter()
@@ -169,7 +183,9 @@ pub fn records_group_order_and_update(store: &dyn Store) {
         )
         .unwrap();
     assert_eq!(facets.documents, 4);
-    let summary: Vec<(String, u64, f64, String, String, Vec<(String, u64)>)> = facets
+    /// Speaker, count, word sum, first and last date, top tags.
+    type Row = (String, u64, f64, String, String, Vec<(String, u64)>);
+    let summary: Vec<Row> = facets
         .groups
         .iter()
         .map(|g| {
@@ -188,9 +204,30 @@ pub fn records_group_order_and_update(store: &dyn Store) {
     assert_eq!(
         summary,
         vec![
-            ("Ann".into(), 2, 150.0, "2024-01-01".into(), "2024-01-03".into(), vec![("water".into(), 2)]),
-            ("Bob".into(), 1, 30.0, "2024-01-02".into(), "2024-01-02".into(), vec![]),
-            ("Cy".into(), 1, 20.0, "2024-01-02".into(), "2024-01-02".into(), vec![("health".into(), 1)]),
+            (
+                "Ann".into(),
+                2,
+                150.0,
+                "2024-01-01".into(),
+                "2024-01-03".into(),
+                vec![("water".into(), 2)]
+            ),
+            (
+                "Bob".into(),
+                1,
+                30.0,
+                "2024-01-02".into(),
+                "2024-01-02".into(),
+                vec![]
+            ),
+            (
+                "Cy".into(),
+                1,
+                20.0,
+                "2024-01-02".into(),
+                "2024-01-02".into(),
+                vec![("health".into(), 1)]
+            ),
         ]
     );
     // Grouping by a list field: one group per tag.
@@ -205,8 +242,11 @@ pub fn records_group_order_and_update(store: &dyn Store) {
             },
         )
         .unwrap();
-    let tags: Vec<(serde_json::Value, u64)> =
-        by_tag.groups.iter().map(|g| (g.key[0].clone(), g.count)).collect();
+    let tags: Vec<(serde_json::Value, u64)> = by_tag
+        .groups
+        .iter()
+        .map(|g| (g.key[0].clone(), g.count))
+        .collect();
     assert_eq!(tags, vec![(json!("water"), 3), (json!("tax"), 2)]);
     assert_eq!(by_tag.total_groups, 2, "health has one document");
     assert!(matches!(
