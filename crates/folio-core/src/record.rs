@@ -518,7 +518,7 @@ mod tests {
                 "date": {"type": "date", "required": true, "min": "1901-01-01"},
                 "words": {"type": "integer", "min": 0},
                 "score": {"type": "float"},
-                "tags": {"type": "tags", "max_items": 2, "max_length": 12}
+                "tags": {"type": "tags", "max_items": 3, "max_length": 12}
             }
         }))
         .unwrap()
@@ -562,7 +562,7 @@ mod tests {
             ("words", json!(1.5), "type"),
             ("title", json!("x".repeat(21)), "max_length"),
             ("ref", json!("hr-1"), "pattern"),
-            ("tags", json!(["a", "b", "c"]), "max_items"),
+            ("tags", json!(["a", "b", "c", "d"]), "max_items"),
             ("tags", json!([1]), "type"),
             ("full_text", json!("short"), "min_length"),
             ("speaker", json!("x"), "unknown_field"),
