@@ -60,12 +60,9 @@ def test_zotero_references_quotes_and_dedup(data, tmp_path):
     assert (root / "zotero.sqlite").read_bytes() == db_before, "the Zotero database is only read"
 
     # An edited item (same file) refreshes its metadata without re-indexing.
-    z = Zotero.__new__(Zotero)
-    import sqlite3
-    z.db = sqlite3.connect(root / "zotero.sqlite")
+    z = Zotero.reopen(root)
     z.set_field(item_a, "title", "Attention is all you need")
-    z.db.commit()
-    z.db.close()
+    z.close()
     edited = folio(data, "ingest", "--zotero", str(root), "--library", "papers")
     assert edited["skipped"] == 3
 

@@ -44,6 +44,14 @@ class Zotero:
         self.next_id = 1
         self.collections = {}
 
+    @classmethod
+    def reopen(cls, root: Path):
+        """The fixture's database again, to edit it."""
+        z = cls.__new__(cls)
+        z.root = root
+        z.db = sqlite3.connect(root / "zotero.sqlite")
+        return z
+
     def _item(self, type_name, key):
         item_id = self.next_id
         self.next_id += 1

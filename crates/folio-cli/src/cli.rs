@@ -381,12 +381,8 @@ pub fn run(cli: Cli) -> Result<Outcome> {
                     let attached = records::attach_quietly(&engine, &request.library, path)?;
                     let mut value = serde_json::to_value(&report)?;
                     value["references"] = serde_json::to_value(&attached)?;
+                    output::ingest_failures(&report);
                     output::print_json(&value)?;
-                    for item in report.items.iter().filter(|i| i.error.is_some()) {
-                        if let Some(e) = &item.error {
-                            eprintln!("failed: {}: [{}] {}", item.source, e.code, e.message);
-                        }
-                    }
                 }
                 Some(path) => {
                     output::ingest(&report, json)?;

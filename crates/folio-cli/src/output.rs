@@ -27,6 +27,15 @@ fn pages(start: Option<u32>, end: Option<u32>) -> Option<String> {
 /// Summary on stdout; one line per failed input on stderr (the bulk
 /// ingestion contract).
 pub fn ingest(report: &IngestReport, json: bool) -> Result<()> {
+    ingest_failures(report);
+    if json {
+        return print_json(report);
+    }
+    ingest_summary(report)
+}
+
+/// One line per failed input on stderr.
+pub fn ingest_failures(report: &IngestReport) {
     for item in report
         .items
         .iter()
@@ -39,9 +48,9 @@ pub fn ingest(report: &IngestReport, json: bool) -> Result<()> {
             );
         }
     }
-    if json {
-        return print_json(report);
-    }
+}
+
+fn ingest_summary(report: &IngestReport) -> Result<()> {
     let mut out = std::io::stdout().lock();
     for item in report
         .items

@@ -3,6 +3,7 @@
 //! them knows about storage, models or transports.
 
 pub mod chunk;
+pub mod citation;
 pub mod document;
 pub mod error;
 pub mod filter;

@@ -186,7 +186,8 @@ pub fn parse_date(text: &str) -> Option<String> {
     (1..=days).contains(&day).then(|| date.to_string())
 }
 
-fn describe(value: &Value) -> &'static str {
+/// "a string", "a list", ...: a JSON value's kind, for messages.
+pub fn describe(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

@@ -3,8 +3,9 @@
 //! verification — where a passage occurs (document, page, char offsets),
 //! exactly or approximately.
 
+use folio_core::citation::normalise_doi;
 use folio_core::{DocumentSummary, LibraryName};
-use folio_extract::references::{Reference, normalise_doi};
+use folio_extract::references::Reference;
 use serde::Serialize;
 use serde_json::{Map, Value};
 

@@ -647,11 +647,15 @@ impl Engine {
                 (bytes, name, None, SourceKind::Content)
             }
         };
+        // A record's hash covers its fields: a match means they are current.
+        let fields_hashed = record_content.is_some();
         let hash = record_content.unwrap_or_else(|| content_hash(&bytes));
         if !request.force {
             match self.store.content_hash(&id)? {
                 Some(stored) if stored == hash => {
-                    self.refresh_metadata(&id, &metadata, &request.metadata)?;
+                    let empty = Map::new();
+                    let source = if fields_hashed { &empty } else { &metadata };
+                    self.refresh_metadata(&request.library, &id, source, &request.metadata)?;
                     return Ok(Step::Skipped(id));
                 }
                 Some(_) => {}
@@ -726,6 +730,7 @@ impl Engine {
     /// (a Zotero item edited, its file unchanged).
     fn refresh_metadata(
         &self,
+        library: &LibraryName,
         id: &DocumentId,
         source: &Map<String, Value>,
         request: &Map<String, Value>,
@@ -733,7 +738,16 @@ impl Engine {
         if source.is_empty() && request.is_empty() {
             return Ok(());
         }
-        let document = self.store.document(id)?;
+        // The summary, not the document: its text is not needed.
+        let by_id = folio_core::Filter {
+            conditions: vec![folio_core::Condition::Equals {
+                field: "document_id".into(),
+                value: Value::String(id.to_string()),
+            }],
+        };
+        let Some(document) = self.store.find_documents(library, &by_id, 1)?.pop() else {
+            return Ok(());
+        };
         let mut metadata = document.metadata.clone();
         metadata.extend(source.clone());
         metadata.extend(request.clone());
@@ -757,7 +771,7 @@ impl Engine {
         }];
         if let Some(doi) = doi
             .and_then(Value::as_str)
-            .and_then(folio_extract::references::normalise_doi)
+            .and_then(folio_core::citation::normalise_doi)
         {
             filters.push(folio_core::Condition::EqualsFold {
                 field: "doi".into(),

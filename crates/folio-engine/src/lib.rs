@@ -37,7 +37,6 @@ pub use ingest::{
     IngestItem, IngestReport, IngestRequest, IngestStatus, IngestTarget, Progress, SilentProgress,
     files_in,
 };
-pub use records::RecordsFormat;
 pub use search::{ResponseMode, SearchHit, SearchRequest, SearchResponse, cut_chars, preview};
 pub use timestamp::{Clock, SystemClock, rfc3339};
 

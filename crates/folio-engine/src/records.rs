@@ -3,9 +3,9 @@
 
 use std::path::Path;
 
+use folio_core::record::describe;
 use folio_core::{
-    DocumentId, DocumentSummary, ErrorCode, Filter, LibraryName, NeighbourOrder, RecordSchema,
-    ValidRecord,
+    DocumentId, DocumentSummary, ErrorCode, LibraryName, NeighbourOrder, RecordSchema, ValidRecord,
 };
 use folio_store::{FacetRequest, Facets, StoreError};
 use serde_json::{Map, Value};
@@ -44,19 +44,8 @@ pub type ReadRecord = (String, std::result::Result<Map<String, Value>, EngineErr
 fn not_an_object(value: &Value) -> EngineError {
     EngineError::new(
         ErrorCode::MalformedInput,
-        format!("a record must be a JSON object, not {}", kind_of(value)),
+        format!("a record must be a JSON object, not {}", describe(value)),
     )
-}
-
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// Splits a records file into records. A bad line is reported on its own;
@@ -105,7 +94,7 @@ pub fn read_records(bytes: &[u8], format: RecordsFormat) -> Result<Vec<ReadRecor
                     ErrorCode::MalformedInput,
                     format!(
                         "a JSON records file holds an array of objects, not {}",
-                        kind_of(&other)
+                        describe(&other)
                     ),
                 ));
             }
@@ -241,16 +230,6 @@ impl Engine {
             }
         };
         Ok(self.store.neighbours(&id, &order)?)
-    }
-
-    /// Documents of the library that pass `filter` (at most `limit`).
-    pub fn find_documents(
-        &self,
-        library: &LibraryName,
-        filter: &Filter,
-        limit: usize,
-    ) -> Result<Vec<DocumentSummary>> {
-        Ok(self.store.find_documents(library, filter, limit)?)
     }
 }
 

@@ -2,6 +2,8 @@
 //! BibLaTeX (Better BibTeX exports). Both become `Reference`s with the
 //! fields folio cites: citekey, DOI, title, authors, year, URL, file names.
 
+use folio_core::citation::first_year;
+pub use folio_core::citation::normalise_doi;
 use serde_json::{Map, Value};
 
 use crate::ExtractError;
@@ -42,15 +44,6 @@ impl Reference {
         put("container_title", self.container.clone().map(Value::String));
         out
     }
-}
-
-/// A DOI in canonical form: lowercase, without resolver prefix.
-pub fn normalise_doi(doi: &str) -> Option<String> {
-    let doi = doi.trim();
-    let lower = doi.to_ascii_lowercase();
-    let start = lower.find("10.")?;
-    let doi = lower[start..].trim_end_matches(['.', ',', ';']).to_string();
-    doi.contains('/').then_some(doi)
 }
 
 /// Parses a reference file: JSON (CSL) when it starts with `[` or `{`,
@@ -109,7 +102,7 @@ fn parse_csl(text: &str) -> Result<Vec<Reference>, ExtractError> {
                     item.get("issued")
                         .and_then(|i| i.get("raw").or_else(|| i.get("literal")))
                         .and_then(Value::as_str)
-                        .and_then(year_in)
+                        .and_then(first_year)
                 });
             Reference {
                 citekey: text("citation-key").or_else(|| text("id")),
@@ -127,17 +120,6 @@ fn parse_csl(text: &str) -> Result<Vec<Reference>, ExtractError> {
             }
         })
         .collect())
-}
-
-fn year_in(text: &str) -> Option<i64> {
-    let bytes = text.as_bytes();
-    (0..bytes.len().saturating_sub(3)).find_map(|i| {
-        let window = &text.get(i..i + 4)?;
-        (window.bytes().all(|b| b.is_ascii_digit())
-            && (i == 0 || !bytes[i - 1].is_ascii_digit())
-            && bytes.get(i + 4).is_none_or(|b| !b.is_ascii_digit()))
-        .then(|| window.parse().ok())?
-    })
 }
 
 /// An entry: its type, its key and its fields (name, raw value).
@@ -435,8 +417,8 @@ fn parse_bibtex(text: &str) -> Result<Vec<Reference>, ExtractError> {
                 title: get("title").map(detex).filter(|t| !t.is_empty()),
                 authors: get("author").map(bib_names).unwrap_or_default(),
                 year: get("year")
-                    .and_then(year_in)
-                    .or_else(|| get("date").and_then(year_in)),
+                    .and_then(first_year)
+                    .or_else(|| get("date").and_then(first_year)),
                 url: get("url").map(|u| u.trim().to_string()),
                 container: get("journal")
                     .or_else(|| get("journaltitle"))

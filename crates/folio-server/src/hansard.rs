@@ -26,10 +26,27 @@ use crate::tool::{Effect, define, success, with_args};
 /// The record schema of the speeches library.
 pub const SCHEMA_TOML: &str = include_str!("../../../examples/hansard-schema.toml");
 
-fn schema() -> RecordSchema {
-    // The file is part of the build and checked by a test.
-    let value: Value = toml::from_str(SCHEMA_TOML).unwrap_or_default();
-    RecordSchema::from_value(value).unwrap_or_else(|e| panic!("hansard schema: {e}"))
+/// The parsed schema, parsed once.
+fn schema() -> &'static RecordSchema {
+    static SCHEMA: std::sync::OnceLock<RecordSchema> = std::sync::OnceLock::new();
+    SCHEMA.get_or_init(|| {
+        // The file is part of the build and checked by a test.
+        let value: Value = toml::from_str(SCHEMA_TOML).unwrap_or_default();
+        RecordSchema::from_value(value).unwrap_or_else(|e| panic!("hansard schema: {e}"))
+    })
+}
+
+/// The chamber filter, or the error for a chamber the contract does not know.
+fn chamber_condition(chamber: &str) -> Result<Condition, CallToolResult> {
+    if !matches!(chamber, "House of Representatives" | "Senate") {
+        return Err(tool_error(format!(
+            "Invalid input: chamber must be 'House of Representatives' or 'Senate' (got {chamber:?})"
+        )));
+    }
+    Ok(Condition::Equals {
+        field: "chamber".into(),
+        value: json!(chamber),
+    })
 }
 
 const CHAMBER: &str = "^(House of Representatives|Senate)$";
@@ -216,15 +233,7 @@ fn search_filter(p: &SearchParams) -> Result<Filter, CallToolResult> {
         }
     }
     if let Some(chamber) = &p.chamber {
-        if !matches!(chamber.as_str(), "House of Representatives" | "Senate") {
-            return Err(tool_error(format!(
-                "Invalid input: chamber must be 'House of Representatives' or 'Senate' (got {chamber:?})"
-            )));
-        }
-        conditions.push(Condition::Equals {
-            field: "chamber".into(),
-            value: json!(chamber),
-        });
+        conditions.push(chamber_condition(chamber)?);
     }
     let from = check_date("date_from", &p.date_from)?;
     let to = check_date("date_to", &p.date_to)?;
@@ -570,7 +579,7 @@ struct IngestOutput {
 /// a library that holds other records.
 fn ensure_library(engine: &folio_engine::Engine, library: &LibraryName) -> Result<(), EngineError> {
     match engine.record_schema(library) {
-        Ok(Some(existing)) if existing == schema() => Ok(()),
+        Ok(Some(existing)) if &existing == schema() => Ok(()),
         Ok(Some(_)) => Err(EngineError::invalid(format!(
             "library {library} has another record schema than the hansard one"
         ))),
@@ -578,7 +587,7 @@ fn ensure_library(engine: &folio_engine::Engine, library: &LibraryName) -> Resul
         | Err(EngineError {
             code: folio_core::ErrorCode::LibraryNotFound,
             ..
-        }) => engine.set_record_schema(library, &schema()),
+        }) => engine.set_record_schema(library, schema()),
         Err(e) => Err(e),
     }
 }
@@ -756,15 +765,10 @@ async fn list_speakers(shared: &Arc<Shared>, p: SpeakersParams, call: &Call) -> 
     }
     let mut conditions = Vec::new();
     if let Some(chamber) = &p.chamber {
-        if !matches!(chamber.as_str(), "House of Representatives" | "Senate") {
-            return tool_error(format!(
-                "Invalid input: chamber must be 'House of Representatives' or 'Senate' (got {chamber:?})"
-            ));
+        match chamber_condition(chamber) {
+            Ok(condition) => conditions.push(condition),
+            Err(e) => return e,
         }
-        conditions.push(Condition::Equals {
-            field: "chamber".into(),
-            value: json!(chamber),
-        });
     }
     if let Some(party) = &p.party {
         conditions.push(Condition::EqualsFold {

@@ -8,6 +8,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use folio_core::citation::{first_year, normalise_doi};
 use rusqlite::{Connection, OpenFlags, params};
 use serde_json::{Map, Value};
 
@@ -74,19 +75,6 @@ fn open_copy(database: &Path, into: &Path) -> Result<Connection, SourceError> {
     // original is never opened.
     Connection::open_with_flags(&copy, OpenFlags::SQLITE_OPEN_READ_WRITE)
         .map_err(|e| io(database, e))
-}
-
-fn year_of(date: &str) -> Option<i64> {
-    // Zotero stores "2017-06-12 2017-06-12" or free text; take the first
-    // four-digit run.
-    let bytes = date.as_bytes();
-    (0..bytes.len().saturating_sub(3)).find_map(|i| {
-        let run = date.get(i..i + 4)?;
-        (run.bytes().all(|b| b.is_ascii_digit())
-            && (i == 0 || !bytes[i - 1].is_ascii_digit())
-            && bytes.get(i + 4).is_none_or(|b| !b.is_ascii_digit()))
-        .then(|| run.parse().ok())?
-    })
 }
 
 fn citekey_in_extra(extra: &str) -> Option<String> {
@@ -257,7 +245,10 @@ pub fn read_library(
         put("citekey", citekey.map(Value::String));
         put(
             "doi",
-            field("DOI").map(|d| Value::String(d.to_ascii_lowercase())),
+            field("DOI")
+                .as_deref()
+                .and_then(normalise_doi)
+                .map(Value::String),
         );
         put("title", field("title").map(Value::String));
         put(
@@ -266,7 +257,10 @@ pub fn read_library(
         );
         put(
             "year",
-            field("date").as_deref().and_then(year_of).map(Value::from),
+            field("date")
+                .as_deref()
+                .and_then(first_year)
+                .map(Value::from),
         );
         put("url", field("url").map(Value::String));
         put(
@@ -322,10 +316,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn years_and_extra_citekeys() {
-        assert_eq!(year_of("2017-06-12 2017-06-12"), Some(2017));
-        assert_eq!(year_of("Spring 1999"), Some(1999));
-        assert_eq!(year_of("n.d."), None);
+    fn citekeys_in_extra() {
         assert_eq!(
             citekey_in_extra("tex.foo: x\nCitation Key: smith2020graphs").as_deref(),
             Some("smith2020graphs")

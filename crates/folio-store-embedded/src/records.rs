@@ -282,14 +282,14 @@ pub fn neighbours(
     let mut same = String::new();
     let mut same_params = Vec::new();
     for field in &order.group_by {
+        // The same expression over the other document and over this one.
         let (expr, params) = scalar(field);
-        let (mine, mine_params) = scalar(field);
         same.push_str(&format!(
             " AND {expr} IS (SELECT {} FROM documents d2 WHERE d2.id = ?)",
-            mine.replace("d.", "d2.")
+            expr.replace("d.", "d2.")
         ));
+        same_params.extend(params.iter().cloned());
         same_params.extend(params);
-        same_params.extend(mine_params);
         same_params.push(Sql::Text(id.to_string()));
     }
     let (expr, order_params) = scalar(&order.order_by);
