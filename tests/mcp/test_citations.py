@@ -7,7 +7,7 @@ import shutil
 import subprocess
 import threading
 
-from conftest import BIN, folio_env, ok, pdf, run, stdio, SAMPLES
+from conftest import BIN, folio_env, ok, pdf, run, scanned_pdf, stdio, SAMPLES
 from zotero_fixture import Zotero
 
 PAGE1 = "Transformers replace recurrence with self-attention over all positions of the input."
@@ -157,3 +157,37 @@ def test_zotero_references_quotes_and_dedup(data, tmp_path):
             assert bad.is_error
 
     run(go())
+
+
+SCAN_DE = "Die Verfassung garantiert die Freiheit der Wissenschaft und der Lehre"
+SCAN_EN = "Glaciers retreat as summer temperatures rise across the Alpine valleys"
+
+
+def test_zotero_scans_are_read_in_the_item_language(data, tmp_path):
+    root = tmp_path / "Zotero"
+    z = Zotero(root)
+    german = z.item("GGGG7777", {"title": "Grundrechte", "language": "Deutsch", "date": "1999"})
+    z.attach(german, "ATT00007", "grundrechte.pdf", scanned_pdf([SCAN_DE]))
+    english = z.item("HHHH8888", {"title": "Glaciers", "date": "2021"})
+    z.attach(english, "ATT00008", "glaciers.pdf", scanned_pdf(["Scanned cover page of the glacier survey", SCAN_EN]))
+    z.close()
+
+    async def go():
+        async with stdio(data, "--toolsets", "citeloom") as c:
+            result = await ok(c, "ingest_from_source", {"project": "scans", "source": "zotero",
+                                                         "options": {"zotero_dir": str(root), "ocr_languages": ["en"]}})
+            assert result["documents_processed"] == 2 and result["warnings"] == [], result
+            found = await ok(c, "query", {"project": "scans", "text": "glaciers retreat as summer temperatures rise"})
+            top = found["items"][0]
+            assert top["title"] == "Glaciers" and top["page_span"] == [1, 2], top
+            assert "alpine valleys" in top["render_text"].lower()
+            found = await ok(c, "query", {"project": "scans", "text": "Freiheit der Wissenschaft"})
+            assert found["items"][0]["title"] == "Grundrechte"
+
+    run(go())
+    documents = folio(data, "ls", "scans")["documents"]
+    ocr = {d["title"]: folio(data, "get", d["id"])["metadata"]["ocr"] for d in documents}
+    # The item's own language wins over the request's; the request's over the default (en, de).
+    assert ocr["Grundrechte"]["languages"] == ["deu"] and ocr["Glaciers"]["languages"] == ["eng"]
+    assert ocr["Glaciers"]["pages"] == "1-2" and ocr["Grundrechte"]["pages"] == "1"
+    assert ocr["Glaciers"]["engine"].startswith("tesseract") and ocr["Glaciers"]["confidence"] > 60

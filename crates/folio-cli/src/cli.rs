@@ -142,6 +142,11 @@ pub struct IngestArgs {
     /// With --zotero: only items with this tag.
     #[arg(long, requires = "zotero")]
     pub tag: Option<String>,
+    /// OCR languages for scanned PDF pages, comma-separated (en,de or
+    /// eng,deu); a Zotero item's own language comes first, [ocr] languages
+    /// after.
+    #[arg(long, value_delimiter = ',', value_name = "LANGS")]
+    pub ocr_languages: Vec<String>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -362,6 +367,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
                 metadata: parse_meta(&args.meta)?,
                 title: args.title.clone(),
                 force: args.force,
+                ocr_languages: args.ocr_languages.clone(),
             };
             let mut report = engine.ingest(&request, &Bar::new("ingest", !json))?;
             if let Some(dir) = &args.zotero {
@@ -371,6 +377,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
                     collection: args.collection.clone(),
                     tag: args.tag.clone(),
                     force: args.force,
+                    ocr_languages: args.ocr_languages.clone(),
                 };
                 let more = engine.ingest_zotero(&zotero, &Bar::new("zotero", !json))?;
                 report.absorb(more);

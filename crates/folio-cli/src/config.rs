@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use folio_core::Limits;
 use folio_embed::{ModelConfig, OpenAiOptions};
-use folio_engine::{ChunkingConfig, EmbedderConfig, EngineConfig, Fusion};
+use folio_engine::{ChunkingConfig, EmbedderConfig, EngineConfig, Fusion, OcrConfig};
 use folio_store::Bm25;
 use serde::Deserialize;
 
@@ -22,7 +22,22 @@ pub struct FileConfig {
     pub chunking: ChunkingSection,
     pub search: SearchSection,
     pub ingest: IngestSection,
+    pub ocr: OcrSection,
     pub serve: ServeSection,
+}
+
+/// OCR of scanned PDF pages through Tesseract.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct OcrSection {
+    /// Read scanned pages when Tesseract is installed (default true;
+    /// FOLIO_OCR=off turns it off).
+    pub enabled: Option<bool>,
+    /// Languages when neither the item nor the request names any (default
+    /// ["en", "de"]).
+    pub languages: Option<Vec<String>>,
+    /// Rasterisation resolution in dots per inch (default 300).
+    pub dpi: Option<u32>,
 }
 
 /// `folio serve` settings; flags override them.
@@ -253,6 +268,21 @@ pub fn engine_config(
         Some(other) => bail!("unknown fusion {other:?} (use weighted or rrf)"),
     };
     let defaults = Bm25::default();
+    let ocr_defaults = OcrConfig::default();
+    let ocr = OcrConfig {
+        enabled: match env("FOLIO_OCR").as_deref() {
+            Some("off" | "0" | "false") => false,
+            Some("on" | "1" | "true") => true,
+            Some(other) => bail!("FOLIO_OCR={other:?}: use on or off"),
+            None => file.ocr.enabled.unwrap_or(ocr_defaults.enabled),
+        },
+        languages: file.ocr.languages.unwrap_or(ocr_defaults.languages),
+        dpi: match file.ocr.dpi {
+            Some(dpi @ 72..=1200) => dpi,
+            Some(other) => bail!("[ocr] dpi = {other}: use 72 to 1200"),
+            None => ocr_defaults.dpi,
+        },
+    };
     Ok(EngineConfig {
         data_dir,
         embedder,
@@ -269,5 +299,6 @@ pub fn engine_config(
             b: s.b.unwrap_or(defaults.b),
         },
         writable,
+        ocr,
     })
 }

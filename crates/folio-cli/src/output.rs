@@ -34,18 +34,17 @@ pub fn ingest(report: &IngestReport, json: bool) -> Result<()> {
     ingest_summary(report)
 }
 
-/// One line per failed input on stderr.
+/// One line per failed input, and per warning, on stderr.
 pub fn ingest_failures(report: &IngestReport) {
-    for item in report
-        .items
-        .iter()
-        .filter(|i| i.status == IngestStatus::Failed)
-    {
+    for item in &report.items {
         if let Some(error) = &item.error {
             eprintln!(
                 "failed: {}: [{}] {}",
                 item.source, error.code, error.message
             );
+        }
+        for warning in &item.warnings {
+            eprintln!("warning: {}: {warning}", item.source);
         }
     }
 }

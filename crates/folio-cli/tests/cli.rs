@@ -778,3 +778,104 @@ fn long_documents_are_cut_to_the_model_window() {
         );
     }
 }
+
+#[test]
+fn scanned_pdfs_are_read_by_ocr_or_refused_with_the_reason() {
+    let mut f = Folio::new();
+    let cover = folio_testkit::render("Annual report of the mountain weather station", 200);
+    let body = folio_testkit::render(
+        "Snowfall in the northern valley doubled during the winter of that year",
+        200,
+    );
+    let stamp = Some("Digitised by the archive");
+    f.file(
+        "scan.pdf",
+        &folio_testkit::scanned_pdf(&[(&cover, None), (&body, stamp)]),
+    );
+
+    // Read with the default languages (en, de): its text is searchable,
+    // on its page, and the document says how it was read.
+    let report = f.json(&["ingest", &f.path("scan.pdf"), "--library", "scans"]);
+    let item = &report["items"][0];
+    assert_eq!(item["status"], "indexed", "{report}");
+    assert_eq!(item["pages"], 2);
+    assert!(item.get("warnings").is_none(), "{item}");
+    let document = f.json(&["get", item["document_id"].as_str().unwrap(), "--text"]);
+    let ocr = &document["metadata"]["ocr"];
+    assert_eq!(ocr["languages"], json!(["eng", "deu"]));
+    assert_eq!(ocr["pages"], "1-2");
+    assert!(ocr["engine"].as_str().unwrap().starts_with("tesseract"));
+    let text = document["text"].as_str().unwrap().to_lowercase();
+    assert!(
+        text.contains("snowfall in the northern valley doubled"),
+        "{text}"
+    );
+    assert_eq!(
+        text.matches("digitised by the archive").count(),
+        1,
+        "the page's OCR text (stamp included) replaces its text layer: {text}"
+    );
+    let found = f.json(&[
+        "search",
+        "how much snow fell in the valley",
+        "-l",
+        "scans",
+        "--response-mode",
+        "full",
+    ]);
+    let top = &hits(&found)[0];
+    assert_eq!(top["document_id"], item["document_id"]);
+    assert!(top["text"].as_str().unwrap().contains("Snowfall"), "{top}");
+    assert_eq!(top["page_end"], 2, "{top}");
+
+    // An explicit language list applies when the document names none.
+    let report = f.json(&[
+        "ingest",
+        &f.path("scan.pdf"),
+        "--library",
+        "german",
+        "--ocr-languages",
+        "de",
+    ]);
+    let document = f.json(&["get", report["items"][0]["document_id"].as_str().unwrap()]);
+    assert_eq!(document["metadata"]["ocr"]["languages"], json!(["deu"]));
+
+    // Without OCR a scan is refused with the reason, and nothing is written.
+    f.file("cover.pdf", &folio_testkit::scanned_pdf(&[(&cover, None)]));
+    f.env.push(("FOLIO_OCR".into(), "off".into()));
+    let out = f.run(&["ingest", &f.path("cover.pdf"), "--library", "off"]);
+    assert_eq!(code(&out), 1);
+    assert!(stderr(&out).contains("[empty_content]"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("OCR is off"), "{}", stderr(&out));
+    assert_eq!(document_count(&f, "off"), 0);
+
+    // Tesseract missing: a scan fails saying so; a scan with some text (the
+    // stamp) is indexed with a warning naming the unread pages.
+    f.env.clear();
+    let empty = tempfile::tempdir().unwrap();
+    f.env
+        .push(("PATH".into(), empty.path().display().to_string()));
+    let out = f.run(&["ingest", &f.path("cover.pdf"), "--library", "bare"]);
+    assert_eq!(code(&out), 1);
+    let message = stderr(&out);
+    assert!(
+        message.contains("tesseract (Debian package tesseract-ocr)")
+            && message.contains("not found on PATH"),
+        "{message}"
+    );
+    assert_eq!(document_count(&f, "bare"), 0);
+    let stamped = folio_testkit::scanned_pdf(&[(
+        &body,
+        Some("Digitised by the mountain archive from the original weather station logbook"),
+    )]);
+    f.file("stamped.pdf", &stamped);
+    let out = f.run(&["ingest", &f.path("stamped.pdf"), "--library", "bare"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("warning: ")
+            && stderr(&out).contains("page 1 without a text layer not read"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(document_count(&f, "bare"), 1);
+}

@@ -30,6 +30,11 @@ pub struct Limits {
     pub url_timeout_secs: u64,
     /// Redirects followed for one URL.
     pub max_redirects: u32,
+    /// Scanned pages OCR'd in one document (later ones are left unread,
+    /// with a warning).
+    pub max_ocr_pages: u32,
+    /// Time allowed to rasterise, or to read, one scanned page, in seconds.
+    pub ocr_page_timeout_secs: u64,
 }
 
 impl Default for Limits {
@@ -45,6 +50,8 @@ impl Default for Limits {
             max_url_bytes: 50 * 1024 * 1024,
             url_timeout_secs: 30,
             max_redirects: 5,
+            max_ocr_pages: 2_000,
+            ocr_page_timeout_secs: 120,
         }
     }
 }
@@ -62,6 +69,7 @@ impl Limits {
             ("max_top_k", self.max_top_k == 0),
             ("max_url_bytes", self.max_url_bytes == 0),
             ("url_timeout_secs", self.url_timeout_secs == 0),
+            ("ocr_page_timeout_secs", self.ocr_page_timeout_secs == 0),
         ];
         match zero.iter().find(|(_, is_zero)| *is_zero) {
             Some((name, _)) => Err(format!("limit {name} must be positive")),

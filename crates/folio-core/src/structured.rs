@@ -57,6 +57,17 @@ pub struct StructuredText {
     pub metadata: serde_json::Map<String, serde_json::Value>,
     /// Number of pages, for paged formats.
     pub page_count: Option<u32>,
+    /// Pages (1-based) that carry no usable text layer — scans — for OCR.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub textless_pages: Vec<u32>,
+}
+
+/// Letters and digits in `blocks`: how much text a page really has.
+pub fn alphanumerics(blocks: &[Block]) -> usize {
+    blocks
+        .iter()
+        .map(|b| b.text.chars().filter(|c| c.is_alphanumeric()).count())
+        .sum()
 }
 
 /// The document text with each block's char span in it.
@@ -74,6 +85,16 @@ impl StructuredText {
     /// True when no block carries any non-whitespace text.
     pub fn is_empty(&self) -> bool {
         self.blocks.iter().all(|b| b.text.trim().is_empty())
+    }
+
+    /// Puts `blocks` in place of what `page` held, keeping the pages in
+    /// order (a page's OCR text over its thin or missing text layer).
+    pub fn replace_page(&mut self, page: u32, blocks: Vec<Block>) {
+        self.blocks.retain(|b| b.page != Some(page));
+        let at = self
+            .blocks
+            .partition_point(|b| b.page.is_some_and(|p| p < page));
+        self.blocks.splice(at..at, blocks);
     }
 
     /// Renders the blocks to Markdown, recording each block's char span.
@@ -118,5 +139,18 @@ mod tests {
             "body"
         );
         assert_eq!(r.spans[0], (0, 7));
+    }
+
+    #[test]
+    fn a_page_replaced_keeps_its_place() {
+        let block = |text: &str, page| Block::new(BlockKind::Paragraph, text, Some(page));
+        let mut text = StructuredText {
+            blocks: vec![block("one", 1), block("stamp", 2), block("three", 3)],
+            ..Default::default()
+        };
+        text.replace_page(2, vec![block("two a", 2), block("two b", 2)]);
+        text.replace_page(4, vec![block("four", 4)]);
+        let texts: Vec<&str> = text.blocks.iter().map(|b| b.text.as_str()).collect();
+        assert_eq!(texts, ["one", "two a", "two b", "three", "four"]);
     }
 }

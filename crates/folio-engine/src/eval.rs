@@ -191,6 +191,7 @@ impl Engine {
                 metadata: Default::default(),
                 title: None,
                 force: false,
+                ocr_languages: Vec::new(),
             },
             progress,
         )?;

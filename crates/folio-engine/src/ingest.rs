@@ -64,6 +64,9 @@ pub struct IngestRequest {
     pub title: Option<String>,
     /// Re-index even when the content hash is unchanged.
     pub force: bool,
+    /// OCR languages for scanned pages, unless an item names its own
+    /// (empty: the configured default).
+    pub ocr_languages: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -96,6 +99,10 @@ pub struct IngestItem {
     pub chunks: u32,
     pub pages: Option<u32>,
     pub error: Option<EngineError>,
+    /// What the document lacks though it was indexed (scanned pages left
+    /// unread, an OCR language not installed).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -233,6 +240,7 @@ fn merge_missing(into: &mut Map<String, Value>, from: &Map<String, Value>) -> bo
 struct Prepared {
     document: Document,
     drafts: Vec<ChunkDraft>,
+    warnings: Vec<String>,
 }
 
 struct Counter<'a>(&'a dyn Embedder);
@@ -253,6 +261,7 @@ fn failed(source: String, error: EngineError) -> IngestItem {
         chunks: 0,
         pages: None,
         error: Some(error),
+        warnings: Vec::new(),
     }
 }
 
@@ -336,6 +345,7 @@ impl Engine {
                         chunks: 0,
                         pages: None,
                         error: None,
+                        warnings: Vec::new(),
                     });
                     progress.advance(1, &locator);
                 }
@@ -668,7 +678,7 @@ impl Engine {
                 }
             }
         }
-        let (format, structured) = folio_extract::extract(
+        let (format, mut structured) = folio_extract::extract(
             Input {
                 bytes: &bytes,
                 name: Some(&name),
@@ -676,7 +686,21 @@ impl Engine {
             },
             limits,
         )?;
+        let language = metadata
+            .get("language")
+            .or_else(|| request.metadata.get("language"))
+            .and_then(Value::as_str);
+        let ocr =
+            self.read_scanned_pages(&bytes, &mut structured, language, &request.ocr_languages);
         drop(bytes);
+        if structured.is_empty() {
+            let mut reason = "no text to index".to_string();
+            for warning in &ocr.warnings {
+                reason.push_str("; ");
+                reason.push_str(warning);
+            }
+            return Err(EngineError::new(ErrorCode::EmptyContent, reason));
+        }
         let rendered = structured.render();
         let title = request
             .title
@@ -723,7 +747,11 @@ impl Engine {
             text: rendered.text,
             ingested_at: self.now(),
         };
-        Ok(Step::Ready(Box::new(Prepared { document, drafts })))
+        Ok(Step::Ready(Box::new(Prepared {
+            document,
+            drafts,
+            warnings: ocr.warnings,
+        })))
     }
 
     /// Brings a skipped document's metadata up to date with its source
@@ -859,7 +887,9 @@ impl Engine {
         *embed_ms = started.elapsed().as_secs_f64() * 1e3;
         let space = embedder.space().clone();
         let mut documents = Vec::with_capacity(group.len());
+        let mut warnings = Vec::with_capacity(group.len());
         for prepared in group {
+            warnings.push(prepared.warnings);
             let count = prepared.drafts.len() as u32;
             let id = prepared.document.id.clone();
             let chunks: Vec<Chunk> = prepared
@@ -895,7 +925,8 @@ impl Engine {
         self.store.create_library(&request.library, &space)?;
         let mut reported: Vec<IngestItem> = documents
             .iter()
-            .map(|d| IngestItem {
+            .zip(warnings)
+            .map(|(d, warnings)| IngestItem {
                 source: d.document.source.clone(),
                 status: IngestStatus::Indexed,
                 document_id: Some(d.document.id.to_string()),
@@ -904,6 +935,7 @@ impl Engine {
                 chunks: d.document.chunk_count,
                 pages: d.document.page_count,
                 error: None,
+                warnings,
             })
             .collect();
         let outcomes = self.store.put_documents(documents, request.force)?;

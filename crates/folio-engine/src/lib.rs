@@ -12,6 +12,7 @@ pub mod cite;
 mod error;
 pub mod eval;
 mod ingest;
+mod ocr;
 pub mod records;
 mod search;
 mod timestamp;
@@ -37,6 +38,7 @@ pub use ingest::{
     IngestItem, IngestReport, IngestRequest, IngestStatus, IngestTarget, Progress, SilentProgress,
     files_in,
 };
+pub use ocr::OcrConfig;
 pub use search::{ResponseMode, SearchHit, SearchRequest, SearchResponse, cut_chars, preview};
 pub use timestamp::{Clock, SystemClock, rfc3339};
 
@@ -83,6 +85,8 @@ pub struct EngineConfig {
     pub bm25: Bm25,
     /// Open for writing (waiting this long for the write lock) or read-only.
     pub writable: Option<Duration>,
+    /// OCR of scanned PDF pages.
+    pub ocr: OcrConfig,
 }
 
 /// The engine façade. Cheap to share behind an `Arc`; every method is
@@ -94,6 +98,8 @@ pub struct Engine {
     embedder: Mutex<Option<Arc<dyn Embedder>>>,
     roots: Roots,
     clock: Box<dyn Clock>,
+    /// Tesseract, looked for on the first scanned page.
+    tesseract: std::sync::OnceLock<Result<folio_ocr::Tesseract, folio_ocr::OcrError>>,
 }
 
 impl Engine {
@@ -113,6 +119,7 @@ impl Engine {
             embedder: Mutex::new(None),
             roots,
             clock: Box::new(SystemClock),
+            tesseract: std::sync::OnceLock::new(),
             config,
         })
     }

@@ -22,6 +22,8 @@ pub struct ZoteroRequest {
     pub collection: Option<String>,
     pub tag: Option<String>,
     pub force: bool,
+    /// OCR languages for items that name none.
+    pub ocr_languages: Vec<String>,
 }
 
 /// The ingestion targets for a Zotero library's items.
@@ -98,6 +100,7 @@ impl Engine {
                 metadata: Map::new(),
                 title: None,
                 force: request.force,
+                ocr_languages: request.ocr_languages.clone(),
             },
             progress,
         )

@@ -210,5 +210,6 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
         blocks,
         metadata,
         page_count: None,
+        ..Default::default()
     })
 }

@@ -104,6 +104,7 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
         blocks,
         metadata,
         page_count: None,
+        ..Default::default()
     })
 }
 

@@ -38,6 +38,7 @@ pub fn extract(html: &str) -> StructuredText {
         blocks,
         metadata: Default::default(),
         page_count: None,
+        ..Default::default()
     }
 }
 

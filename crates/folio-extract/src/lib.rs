@@ -32,7 +32,9 @@ pub struct Input<'a> {
 
 /// Detects the format of `input` and extracts it. Refuses input over the size
 /// limits, binary data, and formats folio cannot read, with an error naming
-/// the reason; never panics on malformed input.
+/// the reason; never panics on malformed input. Text-free input is refused
+/// too — except a PDF with pages listed in `textless_pages` (a scan), which
+/// comes back for the caller to OCR, possibly with no blocks at all.
 pub fn extract(
     input: Input<'_>,
     limits: &Limits,
@@ -49,7 +51,7 @@ pub fn extract(
     }
     let format = format::detect(input)?;
     let text = extract_as(format, input.bytes, limits)?;
-    if text.is_empty() {
+    if text.is_empty() && text.textless_pages.is_empty() {
         return Err(ExtractError::NoText { format });
     }
     Ok((format, text))

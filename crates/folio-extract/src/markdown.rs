@@ -25,6 +25,7 @@ pub fn extract(text: &str) -> StructuredText {
         blocks,
         metadata,
         page_count: None,
+        ..Default::default()
     }
 }
 

@@ -1,9 +1,13 @@
 //! PDF: text per page through pdf_oxide's Markdown conversion (headings from
 //! font analysis where the layout allows), so every block knows its page.
+//! Pages that look scanned — no text layer, or a thin one (a watermark, a
+//! running head) over a page image, or unreadable — are listed in
+//! `textless_pages` for the caller to OCR.
 
-use folio_core::{Limits, StructuredText};
+use folio_core::{Limits, StructuredText, alphanumerics};
 use pdf_oxide::PdfDocument;
 use pdf_oxide::converters::ConversionOptions;
+use pdf_oxide::object::Object;
 
 use crate::{ExtractError, Format, markdown, text};
 
@@ -36,15 +40,25 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
     };
     let mut blocks = Vec::new();
     let mut failures = 0;
+    let mut textless_pages = Vec::new();
     for index in 0..pages {
         let page = Some(index as u32 + 1);
-        match document.to_markdown(index, &options) {
-            Ok(md) => blocks.extend(markdown::blocks(&md, page)),
+        let read = match document.to_markdown(index, &options) {
+            Ok(md) => markdown::blocks(&md, page),
             Err(_) => match document.extract_text(index) {
-                Ok(plain) => blocks.extend(text::paragraphs(&plain, page)),
-                Err(_) => failures += 1,
+                Ok(plain) => text::paragraphs(&plain, page),
+                Err(_) => {
+                    failures += 1;
+                    textless_pages.extend(page);
+                    continue;
+                }
             },
+        };
+        let letters = alphanumerics(&read);
+        if letters < NO_TEXT || (letters < THIN_TEXT && has_image(&document, index)) {
+            textless_pages.extend(page);
         }
+        blocks.extend(read);
     }
     if failures == pages {
         return Err(ExtractError::malformed(
@@ -66,5 +80,41 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
         blocks,
         metadata,
         page_count: Some(pages as u32),
+        textless_pages,
+    })
+}
+
+/// Fewer letters and digits than this: a page without a text layer.
+const NO_TEXT: usize = 20;
+/// Fewer than this over an image: a scan with a stamped line or two.
+const THIN_TEXT: usize = 200;
+
+/// True when the page's own resources hold an image XObject.
+fn has_image(document: &PdfDocument, index: usize) -> bool {
+    let resolve = |object: &Object| document.resolve_object(object).ok();
+    let Ok(page) = document.get_page(index) else {
+        return false;
+    };
+    let Some(resources) = page
+        .as_dict()
+        .and_then(|d| d.get("Resources"))
+        .and_then(resolve)
+    else {
+        return false;
+    };
+    let Some(xobjects) = resources
+        .as_dict()
+        .and_then(|d| d.get("XObject"))
+        .and_then(resolve)
+    else {
+        return false;
+    };
+    xobjects.as_dict().is_some_and(|entries| {
+        entries.values().filter_map(resolve).any(|x| {
+            x.as_dict()
+                .and_then(|d| d.get("Subtype"))
+                .and_then(Object::as_name)
+                == Some("Image")
+        })
     })
 }

@@ -122,5 +122,6 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
         blocks,
         metadata,
         page_count: Some(slides.len() as u32),
+        ..Default::default()
     })
 }

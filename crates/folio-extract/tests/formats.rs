@@ -4,7 +4,7 @@
 
 use folio_core::{BlockKind, Limits};
 use folio_extract::{ExtractError, Format, Input, extract};
-use folio_testkit::{docx, docx_paragraph as para, pdf, zip};
+use folio_testkit::{Gray, docx, docx_paragraph as para, pdf, scanned_pdf, zip};
 
 type Extracted = Result<(Format, folio_core::StructuredText), ExtractError>;
 
@@ -41,6 +41,28 @@ fn pdf_text_carries_page_numbers() {
             .unwrap_or_else(|| panic!("{word} missing: {:?}", text.blocks));
         assert_eq!(block.page, Some(page), "{word}");
     }
+}
+
+#[test]
+fn scanned_pages_are_listed_for_ocr() {
+    let page = Gray::blank(425, 550);
+    let stamp = "Downloaded from the archive on 2026-01-01";
+    let layer = "Searchable scans carry their own text layer over the image. ".repeat(5);
+    let bytes = scanned_pdf(&[(&page, None), (&page, Some(stamp)), (&page, Some(&layer))]);
+    let (_, text) = run(&bytes, "scan.pdf").expect("a scan is handed over for OCR");
+    assert_eq!(text.page_count, Some(3));
+    // No text, a stamp over an image: scans. A full text layer: not.
+    assert_eq!(text.textless_pages, [1, 2]);
+    assert!(
+        text.blocks
+            .iter()
+            .any(|b| b.page == Some(2) && b.text.contains("Downloaded"))
+    );
+
+    let (_, text) = run(&scanned_pdf(&[(&page, None)]), "blank.pdf").unwrap();
+    assert!(text.is_empty() && text.textless_pages == [1]);
+    let (_, text) = run(&pdf(&["A text page of a born-digital paper."]), "a.pdf").unwrap();
+    assert!(text.textless_pages.is_empty());
 }
 
 #[test]

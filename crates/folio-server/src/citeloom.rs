@@ -343,7 +343,9 @@ async fn retrieve(
 
 #[derive(Debug, Deserialize, JsonSchema)]
 struct IngestOptions {
-    /// Explicit OCR language codes (used when OCR arrives; recorded now).
+    /// Explicit OCR language codes for scanned PDF pages (en, de, eng, ...);
+    /// a Zotero item's own language comes first, the server's default
+    /// (en, de) after.
     #[serde(default)]
     ocr_languages: Option<Vec<String>>,
     /// A CSL-JSON (or BibTeX) references file matched to the project's
@@ -428,19 +430,17 @@ async fn ingest_from_source(
         collection: options.collection.clone(),
         tag: options.tag.clone(),
         force: false,
+        ocr_languages: options.ocr_languages.clone().unwrap_or_default(),
     };
     let references = options.references_path.clone().map(PathBuf::from);
     let mut warnings = Vec::new();
-    if options.ocr_languages.is_some() {
-        warnings
-            .push("ocr_languages is not applied: OCR is not available in this version".to_string());
-    }
     let request = IngestRequest {
         library: name.clone(),
         targets: vec![IngestTarget::Path(PathBuf::from(p.source.trim()))],
         metadata: Map::new(),
         title: None,
         force: false,
+        ocr_languages: options.ocr_languages.unwrap_or_default(),
     };
     let engine = shared.engine.clone();
     let progress = call.progress();
@@ -480,6 +480,9 @@ async fn ingest_from_source(
             for item in &report.items {
                 if let Some(e) = &item.error {
                     warnings.push(format!("{}: {}", item.source, e.message));
+                }
+                for warning in &item.warnings {
+                    warnings.push(format!("{}: {warning}", item.source));
                 }
             }
             if report.cancelled {

@@ -648,6 +648,7 @@ async fn ingest_speech(shared: &Arc<Shared>, p: IngestParams, call: &Call) -> Ca
             metadata: Map::new(),
             title: None,
             force: !skip,
+            ocr_languages: Vec::new(),
         };
         engine
             .ingest(&request, &folio_engine::SilentProgress)

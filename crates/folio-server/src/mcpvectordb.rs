@@ -126,6 +126,7 @@ pub async fn ingest_one(
         metadata: metadata.unwrap_or_default(),
         title: None,
         force: false,
+        ocr_languages: Vec::new(),
     };
     let engine = shared.engine.clone();
     let progress = call.progress();
@@ -238,6 +239,7 @@ async fn ingest_folder(shared: &Arc<Shared>, p: IngestFolderParams, call: &Call)
         metadata: p.metadata.unwrap_or_default(),
         title: None,
         force: false,
+        ocr_languages: Vec::new(),
     };
     let engine = shared.engine.clone();
     let progress = call.progress();

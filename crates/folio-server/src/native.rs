@@ -597,6 +597,10 @@ struct IngestParams {
     /// Re-index even when the content is unchanged.
     #[serde(default)]
     force: bool,
+    /// OCR languages for scanned PDF pages (en, de, eng, ...) when the
+    /// document names none; default: the server's (en, de).
+    #[serde(default)]
+    ocr_languages: Vec<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -708,6 +712,7 @@ async fn ingest(shared: &Arc<Shared>, p: IngestParams, call: &Call) -> CallToolR
         metadata: p.metadata.unwrap_or_default(),
         title: p.title,
         force: p.force,
+        ocr_languages: p.ocr_languages,
     };
     let engine = shared.engine.clone();
     let progress = call.progress();

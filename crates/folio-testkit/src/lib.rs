@@ -1,10 +1,11 @@
-//! Fixture builders for tests: small, valid PDF, DOCX and zip files made in
-//! code, so no binary fixtures are checked in and each test shows exactly
+//! Fixture builders for tests: small, valid PDF (text or scanned), DOCX and
+//! zip files made in code, so no binary fixtures are checked in and each test shows exactly
 //! what its input contains.
 
 use std::io::Write;
 
-/// A PDF with one line of Helvetica text per page and a correct xref table.
+/// A PDF of Helvetica text, one string per page (`\n` starts a new line),
+/// with a correct xref table.
 pub fn pdf(pages: &[&str]) -> Vec<u8> {
     let n = pages.len();
     let mut objects: Vec<String> = Vec::new();
@@ -20,17 +21,26 @@ pub fn pdf(pages: &[&str]) -> Vec<u8> {
             "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents {} 0 R >>",
             5 + 2 * i
         ));
-        let stream = format!("BT /F1 12 Tf 72 720 Td ({text}) Tj ET");
+        let lines: Vec<String> = text.lines().map(|l| format!("({l}) Tj")).collect();
+        let stream = format!("BT /F1 12 Tf 16 TL 72 720 Td {} ET", lines.join(" T* "));
         objects.push(format!(
             "<< /Length {} >>\nstream\n{stream}\nendstream",
             stream.len()
         ));
     }
+    assemble(objects.into_iter().map(String::into_bytes).collect())
+}
+
+/// A PDF file of the given objects (numbered from 1; object 1 is the
+/// catalogue), with a correct xref table.
+fn assemble(objects: Vec<Vec<u8>>) -> Vec<u8> {
     let mut out = b"%PDF-1.4\n".to_vec();
     let mut offsets = Vec::new();
     for (i, body) in objects.iter().enumerate() {
         offsets.push(out.len());
-        out.extend_from_slice(format!("{} 0 obj\n{body}\nendobj\n", i + 1).as_bytes());
+        out.extend_from_slice(format!("{} 0 obj\n", i + 1).as_bytes());
+        out.extend_from_slice(body);
+        out.extend_from_slice(b"\nendobj\n");
     }
     let xref = out.len();
     out.extend_from_slice(
@@ -47,6 +57,128 @@ pub fn pdf(pages: &[&str]) -> Vec<u8> {
         .as_bytes(),
     );
     out
+}
+
+/// A grey-scale raster: one byte per pixel, row by row, 0 black.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Gray {
+    pub width: u32,
+    pub height: u32,
+    pub pixels: Vec<u8>,
+}
+
+impl Gray {
+    /// A white raster.
+    pub fn blank(width: u32, height: u32) -> Gray {
+        Gray {
+            width,
+            height,
+            pixels: vec![255; width as usize * height as usize],
+        }
+    }
+
+    /// Reads a binary PGM (`P5`, 8-bit), as `pdftoppm -gray` writes it.
+    pub fn from_pgm(bytes: &[u8]) -> Option<Gray> {
+        let mut fields = Vec::new();
+        let mut at = 0;
+        while fields.len() < 4 {
+            while bytes.get(at)?.is_ascii_whitespace() {
+                at += 1;
+            }
+            if bytes[at] == b'#' {
+                while *bytes.get(at)? != b'\n' {
+                    at += 1;
+                }
+                continue;
+            }
+            let start = at;
+            while !bytes.get(at)?.is_ascii_whitespace() {
+                at += 1;
+            }
+            fields.push(std::str::from_utf8(&bytes[start..at]).ok()?);
+        }
+        let [magic, width, height, max] = fields[..] else {
+            return None;
+        };
+        let (width, height): (u32, u32) = (width.parse().ok()?, height.parse().ok()?);
+        if magic != "P5" || max != "255" {
+            return None;
+        }
+        let pixels = bytes
+            .get(at + 1..)?
+            .get(..width as usize * height as usize)?;
+        Some(Gray {
+            width,
+            height,
+            pixels: pixels.to_vec(),
+        })
+    }
+}
+
+/// `text` typeset by [`pdf`] and rendered at `dpi` by Poppler's `pdftoppm`
+/// (which must be installed): the pixels of a page as a scanner sees them.
+pub fn render(text: &str, dpi: u32) -> Gray {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let source = dir.path().join("page.pdf");
+    std::fs::write(&source, pdf(&[text])).expect("a temporary file");
+    let stem = dir.path().join("page");
+    let status = std::process::Command::new("pdftoppm")
+        .args(["-r", &dpi.to_string(), "-gray", "-singlefile"])
+        .arg(&source)
+        .arg(&stem)
+        .status()
+        .expect("pdftoppm (Debian package poppler-utils; scripts/setup.sh installs it)");
+    assert!(status.success(), "pdftoppm failed");
+    let pgm = std::fs::read(stem.with_extension("pgm")).expect("pdftoppm's output");
+    Gray::from_pgm(&pgm).expect("a binary PGM")
+}
+
+/// A scan: a US Letter page per raster, the image drawn over the whole page
+/// (DeviceGray, Flate-compressed) and no text layer — except an optional
+/// line of real Helvetica text at the foot of the page, as a stamp or
+/// watermark on a scanned page has.
+pub fn scanned_pdf(pages: &[(&Gray, Option<&str>)]) -> Vec<u8> {
+    let n = pages.len();
+    let mut objects: Vec<Vec<u8>> = Vec::new();
+    objects.push(b"<< /Type /Catalog /Pages 2 0 R >>".to_vec());
+    let kids: Vec<String> = (0..n).map(|i| format!("{} 0 R", 4 + 3 * i)).collect();
+    objects.push(format!("<< /Type /Pages /Kids [{}] /Count {n} >>", kids.join(" ")).into_bytes());
+    objects.push(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_vec());
+    for (i, (image, stamp)) in pages.iter().enumerate() {
+        let (content, picture) = (5 + 3 * i, 6 + 3 * i);
+        objects.push(
+            format!(
+                "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> /XObject << /Im1 {picture} 0 R >> >> /Contents {content} 0 R >>"
+            )
+            .into_bytes(),
+        );
+        let mut drawing = "q 612 0 0 792 0 0 cm /Im1 Do Q".to_string();
+        if let Some(stamp) = stamp {
+            drawing.push_str(&format!(" BT /F1 8 Tf 72 24 Td ({stamp}) Tj ET"));
+        }
+        objects.push(
+            format!(
+                "<< /Length {} >>\nstream\n{drawing}\nendstream",
+                drawing.len()
+            )
+            .into_bytes(),
+        );
+        let mut encoder =
+            flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        encoder.write_all(&image.pixels).expect("in-memory deflate");
+        let data = encoder.finish().expect("in-memory deflate");
+        let mut object = format!(
+            "<< /Type /XObject /Subtype /Image /Width {} /Height {} /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode /Length {} >>\nstream\n",
+            image.width,
+            image.height,
+            data.len()
+        )
+        .into_bytes();
+        object.extend_from_slice(&data);
+        object.extend_from_slice(b"\nendstream");
+        objects.push(object);
+    }
+    assemble(objects)
 }
 
 /// A deflate-compressed zip archive of the given members.

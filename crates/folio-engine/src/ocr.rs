@@ -1,0 +1,203 @@
+//! OCR during ingestion: the pages extraction found without a usable text
+//! layer (scans) are read by Tesseract, and their text takes the place of
+//! whatever thin text they had. Languages: the item's own language (a Zotero
+//! item's language field, or `language` metadata) → the request's explicit
+//! list → the configured default (`en`, `de`). When Tesseract is missing,
+//! or OCR is off, the document says so in a warning — and a document that is
+//! nothing but scans fails with that reason instead of becoming an empty
+//! document.
+
+use folio_core::{Block, BlockKind, StructuredText, alphanumerics};
+use folio_ocr::{OcrError, OcrOptions, Tesseract};
+use serde_json::{Value, json};
+
+use crate::Engine;
+
+/// OCR settings.
+#[derive(Debug, Clone)]
+pub struct OcrConfig {
+    /// Read scanned pages (when Tesseract is installed).
+    pub enabled: bool,
+    /// Languages when neither the item nor the request names any.
+    pub languages: Vec<String>,
+    /// Rasterisation resolution, dots per inch.
+    pub dpi: u32,
+}
+
+impl Default for OcrConfig {
+    fn default() -> Self {
+        OcrConfig {
+            enabled: true,
+            languages: vec!["en".into(), "de".into()],
+            dpi: 300,
+        }
+    }
+}
+
+/// What OCR made of a document: the text is updated in place.
+#[derive(Debug, Default)]
+pub(crate) struct OcrOutcome {
+    pub warnings: Vec<String>,
+}
+
+impl Engine {
+    fn tesseract(&self) -> Result<&Tesseract, &OcrError> {
+        self.tesseract
+            .get_or_init(|| {
+                let found = Tesseract::detect();
+                match &found {
+                    Ok(t) => tracing::info!(version = t.version(), languages = ?t.languages(), "OCR available"),
+                    Err(e) => tracing::info!("{e}"),
+                }
+                found
+            })
+            .as_ref()
+    }
+
+    /// Reads the textless pages of the PDF `pdf` (extracted as `text`) and
+    /// puts what was read in their place; records `ocr` metadata (engine,
+    /// languages, pages read, mean confidence).
+    pub(crate) fn read_scanned_pages(
+        &self,
+        pdf: &[u8],
+        text: &mut StructuredText,
+        item_language: Option<&str>,
+        requested: &[String],
+    ) -> OcrOutcome {
+        let mut outcome = OcrOutcome::default();
+        let mut pages = std::mem::take(&mut text.textless_pages);
+        if pages.is_empty() {
+            return outcome;
+        }
+        let unread = |pages: &[u32], why: &str| {
+            format!(
+                "{} without a text layer not read: {why}",
+                describe_pages(pages)
+            )
+        };
+        if !self.config.ocr.enabled {
+            outcome.warnings.push(unread(
+                &pages,
+                "OCR is off ([ocr] enabled = false, or FOLIO_OCR=off)",
+            ));
+            return outcome;
+        }
+        let tesseract = match self.tesseract() {
+            Ok(tesseract) => tesseract,
+            Err(e) => {
+                outcome.warnings.push(unread(&pages, &e.to_string()));
+                return outcome;
+            }
+        };
+        let limits = &self.config.limits;
+        if pages.len() > limits.max_ocr_pages as usize {
+            let rest = pages.split_off(limits.max_ocr_pages as usize);
+            outcome.warnings.push(unread(
+                &rest,
+                &format!("over the limit of {} OCR pages", limits.max_ocr_pages),
+            ));
+        }
+        let item: Vec<String> = item_language.map(str::to_string).into_iter().collect();
+        let choice = tesseract.choose(&[&item, requested, &self.config.ocr.languages]);
+        outcome.warnings.extend(choice.warnings);
+        let options = OcrOptions {
+            dpi: self.config.ocr.dpi,
+            page_timeout: std::time::Duration::from_secs(limits.ocr_page_timeout_secs),
+            ..OcrOptions::default()
+        };
+        let scratch = self.config.data_dir.join("tmp");
+        let results = match tesseract.read_pdf(pdf, &pages, &choice.codes, &scratch, &options) {
+            Ok(results) => results,
+            Err(e) => {
+                outcome.warnings.push(unread(&pages, &e.to_string()));
+                return outcome;
+            }
+        };
+        let mut read = Vec::new();
+        let mut confidences = Vec::new();
+        let mut failed = Vec::new();
+        for (page, result) in results {
+            match result {
+                Ok(page_text) => {
+                    let blocks: Vec<Block> = page_text
+                        .paragraphs
+                        .into_iter()
+                        .map(|p| Block::new(BlockKind::Paragraph, p, Some(page)))
+                        .collect();
+                    let before: Vec<Block> = text
+                        .blocks
+                        .iter()
+                        .filter(|b| b.page == Some(page))
+                        .cloned()
+                        .collect();
+                    if alphanumerics(&blocks) > alphanumerics(&before) {
+                        text.replace_page(page, blocks);
+                        read.push(page);
+                        confidences.extend(page_text.confidence);
+                    }
+                }
+                Err(e) => failed.push(format!("page {page}: {e}")),
+            }
+        }
+        if !failed.is_empty() {
+            outcome.warnings.push(format!(
+                "OCR failed on {} page(s): {}",
+                failed.len(),
+                failed.join("; ")
+            ));
+        }
+        let mut ocr = serde_json::Map::new();
+        ocr.insert("engine".into(), Value::String(tesseract.version().into()));
+        ocr.insert("languages".into(), json!(choice.codes));
+        ocr.insert("pages".into(), Value::String(describe_ranges(&read)));
+        if !confidences.is_empty() {
+            let mean = confidences.iter().sum::<f32>() / confidences.len() as f32;
+            ocr.insert("confidence".into(), json!((mean * 10.0).round() / 10.0));
+        }
+        text.metadata.insert("ocr".into(), Value::Object(ocr));
+        outcome
+    }
+}
+
+/// "page 3" or "3 pages (1-2, 5)".
+fn describe_pages(pages: &[u32]) -> String {
+    match pages {
+        [one] => format!("page {one}"),
+        _ => format!("{} pages ({})", pages.len(), describe_ranges(pages)),
+    }
+}
+
+/// Sorted page numbers as ranges: "1-3, 7".
+fn describe_ranges(pages: &[u32]) -> String {
+    let mut ranges: Vec<(u32, u32)> = Vec::new();
+    for &page in pages {
+        match ranges.last_mut() {
+            Some((_, end)) if *end + 1 == page => *end = page,
+            _ => ranges.push((page, page)),
+        }
+    }
+    ranges
+        .iter()
+        .map(|&(start, end)| {
+            if start == end {
+                start.to_string()
+            } else {
+                format!("{start}-{end}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_are_described_as_ranges() {
+        assert_eq!(describe_ranges(&[1, 2, 3, 7, 9, 10]), "1-3, 7, 9-10");
+        assert_eq!(describe_ranges(&[]), "");
+        assert_eq!(describe_pages(&[4]), "page 4");
+        assert_eq!(describe_pages(&[4, 5, 8]), "3 pages (4-5, 8)");
+    }
+}
