@@ -1,14 +1,15 @@
 //! Record queries over the documents table: facets (groups with counts,
-//! statistics and top tag values), neighbours in a field's order, document
-//! lookups by filter. Field names reach SQL only as bound JSON paths.
+//! statistics and top tag values, aggregated in one pass over the filtered
+//! records), neighbours in a field's order, document lookups by filter.
+//! Field names reach SQL only as bound JSON paths.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use folio_core::{Condition, DocumentId, DocumentSummary, Filter, NeighbourOrder};
 use folio_store::{FacetGroup, FacetRequest, Facets, FieldStats, Result, StoreError};
 use rusqlite::types::Value as Sql;
 use rusqlite::{Connection, OptionalExtension, params_from_iter};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::filter_sql::{self, column, json_path};
 use crate::rows::{DOCUMENT_COLUMNS, summary_from_row};
@@ -20,18 +21,6 @@ fn scalar(field: &str) -> (String, Vec<Sql>) {
         Some(col) => (col.to_string(), Vec::new()),
         None => (
             "json_extract(d.metadata, ?)".into(),
-            vec![Sql::Text(json_path(field))],
-        ),
-    }
-}
-
-/// A field as a table of its values: one row for a scalar, one per item for
-/// a list.
-fn values_table(field: &str) -> (String, Vec<Sql>) {
-    match column(field) {
-        Some(col) => (format!("json_each(json_array({col}))"), Vec::new()),
-        None => (
-            "json_each(d.metadata, ?)".into(),
             vec![Sql::Text(json_path(field))],
         ),
     }
@@ -63,101 +52,180 @@ fn json_of(value: Sql) -> Value {
     }
 }
 
-/// SQL for the group columns: `g0.value, g1.value, ...` and the joins.
-fn groups_sql(request: &FacetRequest) -> (String, String, Vec<Sql>) {
-    let mut joins = String::new();
-    let mut params = Vec::new();
-    let mut keys = Vec::new();
-    for (i, field) in request.group_by.iter().enumerate() {
-        let (table, p) = values_table(field);
-        joins.push_str(&format!(", {table} g{i}"));
-        params.extend(p);
-        keys.push(format!("g{i}.value"));
+/// A value as SQL sees a JSON field (json_extract / json_each): booleans are
+/// integers, lists and objects their JSON text, null nothing.
+fn sql_scalar(value: &Value) -> Option<Value> {
+    match value {
+        Value::Null => None,
+        Value::Bool(b) => Some(Value::from(i64::from(*b))),
+        Value::Number(_) | Value::String(_) => Some(value.clone()),
+        other => Some(Value::String(other.to_string())),
     }
-    (keys.join(", "), joins, params)
 }
 
-pub fn facets(conn: &Connection, library_id: i64, request: &FacetRequest) -> Result<Facets> {
-    let (filter_sql, filter_params) = document_filter(library_id, &request.filter)?;
-    let documents: i64 = conn
-        .query_row(
-            &format!("SELECT COUNT(*) FROM documents d WHERE {filter_sql}"),
-            params_from_iter(filter_params.clone()),
-            |r| r.get(0),
-        )
-        .map_err(sql_err("counting documents"))?;
-    let (keys, joins, group_params) = groups_sql(request);
-    let mut select = vec!["COUNT(DISTINCT d.id)".to_string()];
-    let mut params: Vec<Sql> = Vec::new();
-    for field in &request.stats {
-        let (expr, p) = scalar(field);
-        // min, max, sum of numbers, count of values: the expression four times.
-        select.push(format!("MIN({expr})"));
-        select.push(format!("MAX({expr})"));
-        select.push(format!(
-            "SUM(CASE WHEN typeof({expr}) IN ('integer', 'real') THEN {expr} END)"
-        ));
-        select.push(format!("COUNT({expr})"));
-        for _ in 0..5 {
-            params.extend(p.iter().cloned());
+/// SQLite's order of scalars: numbers (by value) before text (by bytes).
+fn sql_order(a: &Value, b: &Value) -> std::cmp::Ordering {
+    match (a.as_f64(), b.as_f64()) {
+        (Some(x), Some(y)) => x.total_cmp(&y),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => a.as_str().cmp(&b.as_str()),
+    }
+}
+
+/// The group values of a field: a list fans out to its items, a scalar is
+/// itself (null included); a field the record lacks gives none, which
+/// leaves the record out of the groups.
+fn members(value: Option<&Value>) -> Vec<Value> {
+    match value {
+        None => Vec::new(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|v| sql_scalar(v).unwrap_or(Value::Null))
+            .collect(),
+        Some(v) => vec![sql_scalar(v).unwrap_or(Value::Null)],
+    }
+}
+
+#[derive(Default)]
+struct StatAccumulator {
+    min: Option<Value>,
+    max: Option<Value>,
+    sum: Option<f64>,
+    count: u64,
+}
+
+impl StatAccumulator {
+    fn add(&mut self, value: &Value) {
+        self.count += 1;
+        if let Some(n) = value.as_f64() {
+            *self.sum.get_or_insert(0.0) += n;
+        }
+        if self.min.as_ref().is_none_or(|m| sql_order(value, m).is_lt()) {
+            self.min = Some(value.clone());
+        }
+        if self.max.as_ref().is_none_or(|m| sql_order(value, m).is_gt()) {
+            self.max = Some(value.clone());
         }
     }
-    let n_keys = request.group_by.len();
-    let key_select = if n_keys == 0 {
-        String::new()
-    } else {
-        format!("{keys}, ")
-    };
-    let group_clause = if n_keys == 0 {
-        String::new()
-    } else {
-        format!(" GROUP BY {keys}")
-    };
+
+    fn finish(self) -> FieldStats {
+        FieldStats {
+            min: self.min.unwrap_or(Value::Null),
+            max: self.max.unwrap_or(Value::Null),
+            sum: self.sum,
+            count: self.count,
+        }
+    }
+}
+
+struct GroupAccumulator {
+    key: Vec<Value>,
+    count: u64,
+    stats: Vec<StatAccumulator>,
+    top: HashMap<String, u64>,
+}
+
+/// Every combination of one value per group field (a list fans out).
+fn key_combinations(fields: &Map<String, Value>, group_by: &[String]) -> Vec<Vec<Value>> {
+    let mut keys: Vec<Vec<Value>> = vec![Vec::new()];
+    for field in group_by {
+        let values = members(fields.get(field));
+        keys = keys
+            .iter()
+            .flat_map(|key| {
+                values.iter().map(move |v| {
+                    let mut longer = key.clone();
+                    longer.push(v.clone());
+                    longer
+                })
+            })
+            .collect();
+    }
+    keys
+}
+
+/// Facets in one pass over the filtered records: the fields each needs are
+/// read once per record (its metadata parsed once), grouped in memory.
+pub fn facets(conn: &Connection, library_id: i64, request: &FacetRequest) -> Result<Facets> {
+    let (filter_sql, filter_params) = document_filter(library_id, &request.filter)?;
+    let top_field = request.top_values.as_ref().map(|(field, _)| field);
+    let mut columns: Vec<(&String, &str)> = Vec::new();
+    for field in request.group_by.iter().chain(&request.stats).chain(top_field) {
+        if let Some(col) = column(field)
+            && !columns.iter().any(|(f, _)| *f == field)
+        {
+            columns.push((field, col));
+        }
+    }
+    let select: Vec<&str> = std::iter::once("d.metadata")
+        .chain(columns.iter().map(|(_, col)| *col))
+        .collect();
     let sql = format!(
-        "SELECT {key_select}{} FROM documents d{joins} WHERE {filter_sql}{group_clause}",
+        "SELECT {} FROM documents d WHERE {filter_sql}",
         select.join(", ")
     );
-    let all_params: Vec<Sql> = params
-        .into_iter()
-        .chain(group_params.iter().cloned())
-        .chain(filter_params.iter().cloned())
-        .collect();
     let mut stmt = conn.prepare(&sql).map_err(sql_err("computing facets"))?;
-    let mut groups: Vec<FacetGroup> = stmt
-        .query_map(params_from_iter(all_params), |r| {
-            let mut key = Vec::with_capacity(n_keys);
-            for i in 0..n_keys {
-                key.push(json_of(r.get::<_, Sql>(i)?));
-            }
-            let count = r.get::<_, i64>(n_keys)? as u64;
-            let mut stats = BTreeMap::new();
-            for (j, field) in request.stats.iter().enumerate() {
-                let at = n_keys + 1 + j * 4;
-                let sum = match r.get::<_, Sql>(at + 2)? {
-                    Sql::Integer(i) => Some(i as f64),
-                    Sql::Real(f) => Some(f),
-                    _ => None,
-                };
-                stats.insert(
-                    field.clone(),
-                    FieldStats {
-                        min: json_of(r.get::<_, Sql>(at)?),
-                        max: json_of(r.get::<_, Sql>(at + 1)?),
-                        sum,
-                        count: r.get::<_, i64>(at + 3)? as u64,
-                    },
-                );
-            }
-            Ok(FacetGroup {
-                key,
-                count,
-                stats,
-                top_values: Vec::new(),
-            })
-        })
-        .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+    let mut rows = stmt
+        .query(params_from_iter(filter_params))
         .map_err(sql_err("computing facets"))?;
-    groups.retain(|g| g.count >= request.min_count.max(1) || n_keys == 0);
+    let mut groups: HashMap<String, GroupAccumulator> = HashMap::new();
+    let new_group = |key: Vec<Value>| GroupAccumulator {
+        key,
+        count: 0,
+        stats: request.stats.iter().map(|_| StatAccumulator::default()).collect(),
+        top: HashMap::new(),
+    };
+    if request.group_by.is_empty() {
+        groups.insert(String::new(), new_group(Vec::new()));
+    }
+    let mut documents = 0u64;
+    while let Some(row) = rows.next().map_err(sql_err("computing facets"))? {
+        documents += 1;
+        let metadata: String = row.get(0).map_err(sql_err("computing facets"))?;
+        let mut fields: Map<String, Value> = serde_json::from_str(&metadata).unwrap_or_default();
+        for (i, (field, _)) in columns.iter().enumerate() {
+            let value = row.get::<_, Sql>(i + 1).map_err(sql_err("computing facets"))?;
+            fields.insert((*field).clone(), json_of(value));
+        }
+        let values: Vec<Option<Value>> = request
+            .stats
+            .iter()
+            .map(|f| fields.get(f).and_then(sql_scalar))
+            .collect();
+        let mut tags: Vec<String> = top_field
+            .map(|f| members(fields.get(f)))
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|v| match v {
+                Value::String(s) => Some(s),
+                _ => None,
+            })
+            .collect();
+        tags.sort_unstable();
+        tags.dedup();
+        let mut seen = std::collections::HashSet::new();
+        for key in key_combinations(&fields, &request.group_by) {
+            let order = key_order(&key);
+            if !seen.insert(order.clone()) {
+                continue;
+            }
+            let group = groups.entry(order).or_insert_with(|| new_group(key));
+            group.count += 1;
+            for (stat, value) in group.stats.iter_mut().zip(&values) {
+                if let Some(value) = value {
+                    stat.add(value);
+                }
+            }
+            for tag in &tags {
+                *group.top.entry(tag.clone()).or_default() += 1;
+            }
+        }
+    }
+    let mut groups: Vec<GroupAccumulator> = groups
+        .into_values()
+        .filter(|g| g.count >= request.min_count.max(1) || request.group_by.is_empty())
+        .collect();
     let total_groups = groups.len() as u64;
     groups.sort_by(|a, b| {
         b.count
@@ -165,23 +233,30 @@ pub fn facets(conn: &Connection, library_id: i64, request: &FacetRequest) -> Res
             .then_with(|| key_order(&a.key).cmp(&key_order(&b.key)))
     });
     groups.truncate(request.limit);
-    if let Some((field, n)) = &request.top_values
-        && !groups.is_empty()
-    {
-        top_values(
-            conn,
-            request,
-            field,
-            *n,
-            &filter_sql,
-            &filter_params,
-            &mut groups,
-        )?;
-    }
+    let top_n = request.top_values.as_ref().map_or(0, |(_, n)| *n);
+    let groups = groups
+        .into_iter()
+        .map(|g| {
+            let mut top: Vec<(String, u64)> = g.top.into_iter().collect();
+            top.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            top.truncate(top_n);
+            FacetGroup {
+                key: g.key,
+                count: g.count,
+                stats: request
+                    .stats
+                    .iter()
+                    .cloned()
+                    .zip(g.stats.into_iter().map(StatAccumulator::finish))
+                    .collect(),
+                top_values: top,
+            }
+        })
+        .collect();
     Ok(Facets {
         groups,
         total_groups,
-        documents: documents as u64,
+        documents,
     })
 }
 
@@ -190,67 +265,6 @@ fn key_order(key: &[Value]) -> String {
         .map(Value::to_string)
         .collect::<Vec<_>>()
         .join("\u{1}")
-}
-
-/// Fills each group's most frequent values of the list field `field`.
-fn top_values(
-    conn: &Connection,
-    request: &FacetRequest,
-    field: &str,
-    n: usize,
-    filter_sql: &str,
-    filter_params: &[Sql],
-    groups: &mut [FacetGroup],
-) -> Result<()> {
-    let (keys, joins, group_params) = groups_sql(request);
-    let (table, table_params) = values_table(field);
-    let key_select = if request.group_by.is_empty() {
-        String::new()
-    } else {
-        format!("{keys}, ")
-    };
-    let sql = format!(
-        "SELECT {key_select}t.value, COUNT(DISTINCT d.id) FROM documents d{joins}, {table} t
-         WHERE {filter_sql} AND t.type = 'text' GROUP BY {key_select}t.value"
-    );
-    let params: Vec<Sql> = group_params
-        .into_iter()
-        .chain(table_params)
-        .chain(filter_params.iter().cloned())
-        .collect();
-    let n_keys = request.group_by.len();
-    let mut stmt = conn
-        .prepare(&sql)
-        .map_err(sql_err("computing top values"))?;
-    let rows = stmt
-        .query_map(params_from_iter(params), |r| {
-            let mut key = Vec::with_capacity(n_keys);
-            for i in 0..n_keys {
-                key.push(json_of(r.get::<_, Sql>(i)?));
-            }
-            Ok((
-                key,
-                r.get::<_, String>(n_keys)?,
-                r.get::<_, i64>(n_keys + 1)? as u64,
-            ))
-        })
-        .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
-        .map_err(sql_err("computing top values"))?;
-    let mut by_group: HashMap<String, Vec<(String, u64)>> = HashMap::new();
-    for (key, value, count) in rows {
-        by_group
-            .entry(key_order(&key))
-            .or_default()
-            .push((value, count));
-    }
-    for group in groups {
-        if let Some(mut values) = by_group.remove(&key_order(&group.key)) {
-            values.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-            values.truncate(n);
-            group.top_values = values;
-        }
-    }
-    Ok(())
 }
 
 pub fn neighbours(
