@@ -121,7 +121,8 @@ async def fails(client, name, arguments=None):
 
 
 def pdf(pages):
-    """A minimal valid PDF with one line of text per page."""
+    """A minimal valid PDF of Helvetica text, one string per page (a newline
+    starts a new line)."""
     objects = []
     kids = " ".join(f"{3 + 2 * i} 0 R" for i in range(len(pages)))
     objects.append("<< /Type /Catalog /Pages 2 0 R >>")
@@ -132,8 +133,9 @@ def pdf(pages):
             f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
             f"/Resources << /Font << /F1 {font} 0 R >> >> /Contents {4 + 2 * i} 0 R >>"
         )
-        safe = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
-        stream = f"BT /F1 12 Tf 72 720 Td ({safe}) Tj ET"
+        lines = [line.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)") for line in text.split("\n")]
+        shown = " T* ".join(f"({line}) Tj" for line in lines)
+        stream = f"BT /F1 12 Tf 16 TL 72 720 Td {shown} ET"
         objects.append(f"<< /Length {len(stream)} >>\nstream\n{stream}\nendstream")
     objects.append("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
     return assemble_pdf([o.encode("latin-1") for o in objects])

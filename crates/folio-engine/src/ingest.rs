@@ -333,7 +333,7 @@ impl Engine {
                 break;
             }
             let locator = source.locator();
-            match self.prepare(request, source, &chunk_config, &counter) {
+            match self.prepare(request, source, &chunk_config, &counter, progress) {
                 Ok(Step::Ready(prepared)) => group.push(*prepared),
                 Ok(Step::Skipped(id)) => {
                     items.push(IngestItem {
@@ -572,6 +572,7 @@ impl Engine {
         source: Source,
         config: &folio_chunk::ChunkConfig,
         counter: &Counter<'_>,
+        progress: &dyn Progress,
     ) -> Result<Step> {
         let limits = &self.config.limits;
         let locator = source.locator();
@@ -690,8 +691,14 @@ impl Engine {
             .get("language")
             .or_else(|| request.metadata.get("language"))
             .and_then(Value::as_str);
-        let ocr =
-            self.read_scanned_pages(&bytes, &mut structured, language, &request.ocr_languages);
+        let stop = || progress.cancelled();
+        let ocr = self.read_scanned_pages(
+            &bytes,
+            &mut structured,
+            language,
+            &request.ocr_languages,
+            &stop,
+        )?;
         drop(bytes);
         if structured.is_empty() {
             let mut reason = "no text to index".to_string();

@@ -7,11 +7,11 @@
 //! nothing but scans fails with that reason instead of becoming an empty
 //! document.
 
-use folio_core::{Block, BlockKind, StructuredText, alphanumerics};
+use folio_core::{Block, BlockKind, ErrorCode, StructuredText, alphanumerics};
 use folio_ocr::{OcrError, OcrOptions, Tesseract};
 use serde_json::{Value, json};
 
-use crate::Engine;
+use crate::{Engine, EngineError};
 
 /// OCR settings.
 #[derive(Debug, Clone)]
@@ -63,11 +63,12 @@ impl Engine {
         text: &mut StructuredText,
         item_language: Option<&str>,
         requested: &[String],
-    ) -> OcrOutcome {
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> crate::Result<OcrOutcome> {
         let mut outcome = OcrOutcome::default();
         let mut pages = std::mem::take(&mut text.textless_pages);
         if pages.is_empty() {
-            return outcome;
+            return Ok(outcome);
         }
         let unread = |pages: &[u32], why: &str| {
             format!(
@@ -80,13 +81,13 @@ impl Engine {
                 &pages,
                 "OCR is off ([ocr] enabled = false, or FOLIO_OCR=off)",
             ));
-            return outcome;
+            return Ok(outcome);
         }
         let tesseract = match self.tesseract() {
             Ok(tesseract) => tesseract,
             Err(e) => {
                 outcome.warnings.push(unread(&pages, &e.to_string()));
-                return outcome;
+                return Ok(outcome);
             }
         };
         let limits = &self.config.limits;
@@ -106,13 +107,20 @@ impl Engine {
             ..OcrOptions::default()
         };
         let scratch = self.config.data_dir.join("tmp");
-        let results = match tesseract.read_pdf(pdf, &pages, &choice.codes, &scratch, &options) {
+        let results = match tesseract.read_pdf(pdf, &pages, &choice.codes, &scratch, &options, stop)
+        {
             Ok(results) => results,
             Err(e) => {
                 outcome.warnings.push(unread(&pages, &e.to_string()));
-                return outcome;
+                return Ok(outcome);
             }
         };
+        if stop() {
+            return Err(EngineError::new(
+                ErrorCode::Timeout,
+                "cancelled while reading scanned pages",
+            ));
+        }
         let mut read = Vec::new();
         let mut confidences = Vec::new();
         let mut failed = Vec::new();
@@ -151,11 +159,12 @@ impl Engine {
         ocr.insert("languages".into(), json!(choice.codes));
         ocr.insert("pages".into(), Value::String(describe_ranges(&read)));
         if !confidences.is_empty() {
-            let mean = confidences.iter().sum::<f32>() / confidences.len() as f32;
+            let mean =
+                confidences.iter().map(|&c| f64::from(c)).sum::<f64>() / confidences.len() as f64;
             ocr.insert("confidence".into(), json!((mean * 10.0).round() / 10.0));
         }
         text.metadata.insert("ocr".into(), Value::Object(ocr));
-        outcome
+        Ok(outcome)
     }
 }
 

@@ -221,7 +221,8 @@ impl Tesseract {
 
     /// Reads `pages` (1-based) of the PDF `pdf` in the given languages,
     /// working in a fresh folder under `scratch`. Each page succeeds or fails
-    /// on its own; results come back in page order.
+    /// on its own; results come back in page order. `stop` is asked before
+    /// each page: once it says true, the pages not yet started are left out.
     pub fn read_pdf(
         &self,
         pdf: &[u8],
@@ -229,6 +230,7 @@ impl Tesseract {
         languages: &[String],
         scratch: &Path,
         options: &OcrOptions,
+        stop: &(dyn Fn() -> bool + Sync),
     ) -> Result<Vec<PageResult>, OcrError> {
         let scratch_error = |e: std::io::Error| OcrError::Scratch(e.to_string());
         std::fs::create_dir_all(scratch).map_err(scratch_error)?;
@@ -245,7 +247,9 @@ impl Tesseract {
         std::thread::scope(|scope| {
             for _ in 0..workers {
                 scope.spawn(|| {
-                    while let Some(&page) = pages.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    while !stop()
+                        && let Some(&page) = pages.get(next.fetch_add(1, Ordering::Relaxed))
+                    {
                         let read = self.read_page(&input, page, &languages, dir.path(), options);
                         results
                             .lock()

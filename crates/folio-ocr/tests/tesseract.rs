@@ -65,6 +65,7 @@ fn a_scan_is_found_and_read_page_by_page() {
             &languages,
             scratch.path(),
             &OcrOptions::default(),
+            &|| false,
         )
         .unwrap();
     assert_eq!(pages.len(), 2);
@@ -82,6 +83,17 @@ fn a_scan_is_found_and_read_page_by_page() {
             read.confidence
         );
     }
+    let stopped = ocr
+        .read_pdf(
+            &scan,
+            &[1, 2],
+            &languages,
+            scratch.path(),
+            &OcrOptions::default(),
+            &|| true,
+        )
+        .unwrap();
+    assert!(stopped.is_empty(), "a stopped run starts no page");
     let left: Vec<_> = std::fs::read_dir(scratch.path()).unwrap().collect();
     assert!(left.is_empty(), "scratch files left behind: {left:?}");
 }
@@ -98,6 +110,7 @@ fn a_page_that_cannot_be_read_fails_alone() {
             &["eng".to_string()],
             scratch.path(),
             &OcrOptions::default(),
+            &|| false,
         )
         .unwrap();
     assert!(pages[0].1.is_ok());
@@ -113,6 +126,7 @@ fn a_page_that_cannot_be_read_fails_alone() {
             &["eng".to_string()],
             scratch.path(),
             &OcrOptions::default(),
+            &|| false,
         )
         .unwrap();
     assert!(broken[0].1.is_err());

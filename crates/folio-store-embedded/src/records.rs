@@ -101,10 +101,18 @@ impl StatAccumulator {
         if let Some(n) = value.as_f64() {
             *self.sum.get_or_insert(0.0) += n;
         }
-        if self.min.as_ref().is_none_or(|m| sql_order(value, m).is_lt()) {
+        if self
+            .min
+            .as_ref()
+            .is_none_or(|m| sql_order(value, m).is_lt())
+        {
             self.min = Some(value.clone());
         }
-        if self.max.as_ref().is_none_or(|m| sql_order(value, m).is_gt()) {
+        if self
+            .max
+            .as_ref()
+            .is_none_or(|m| sql_order(value, m).is_gt())
+        {
             self.max = Some(value.clone());
         }
     }
@@ -151,7 +159,12 @@ pub fn facets(conn: &Connection, library_id: i64, request: &FacetRequest) -> Res
     let (filter_sql, filter_params) = document_filter(library_id, &request.filter)?;
     let top_field = request.top_values.as_ref().map(|(field, _)| field);
     let mut columns: Vec<(&String, &str)> = Vec::new();
-    for field in request.group_by.iter().chain(&request.stats).chain(top_field) {
+    for field in request
+        .group_by
+        .iter()
+        .chain(&request.stats)
+        .chain(top_field)
+    {
         if let Some(col) = column(field)
             && !columns.iter().any(|(f, _)| *f == field)
         {
@@ -173,7 +186,11 @@ pub fn facets(conn: &Connection, library_id: i64, request: &FacetRequest) -> Res
     let new_group = |key: Vec<Value>| GroupAccumulator {
         key,
         count: 0,
-        stats: request.stats.iter().map(|_| StatAccumulator::default()).collect(),
+        stats: request
+            .stats
+            .iter()
+            .map(|_| StatAccumulator::default())
+            .collect(),
         top: HashMap::new(),
     };
     if request.group_by.is_empty() {
@@ -185,7 +202,9 @@ pub fn facets(conn: &Connection, library_id: i64, request: &FacetRequest) -> Res
         let metadata: String = row.get(0).map_err(sql_err("computing facets"))?;
         let mut fields: Map<String, Value> = serde_json::from_str(&metadata).unwrap_or_default();
         for (i, (field, _)) in columns.iter().enumerate() {
-            let value = row.get::<_, Sql>(i + 1).map_err(sql_err("computing facets"))?;
+            let value = row
+                .get::<_, Sql>(i + 1)
+                .map_err(sql_err("computing facets"))?;
             fields.insert((*field).clone(), json_of(value));
         }
         let values: Vec<Option<Value>> = request
