@@ -5,7 +5,9 @@ stdio (raw JSON-RPC, no SDK time counted), search_speeches with and without
 filters, get_speech with chunks and context, list_speakers, and
 ingest_speech of ~12,000-character speeches.
 
-usage: scripts/bench_hansard.py BIN [--speeches 10000] [--queries 200] [--ingests 10]
+usage: scripts/bench_hansard.py BIN [--speeches 10000] [--queries 200] [--ingests 10] [--work DIR]
+(--work keeps the corpus in DIR; a later run with the same DIR and --speeches
+skips the load.)
 """
 
 import argparse
@@ -46,17 +48,24 @@ def main():
     ap.add_argument("--speeches", type=int, default=10000)
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--ingests", type=int, default=10)
+    ap.add_argument("--work", type=Path)
     a = ap.parse_args()
 
-    work = Path(tempfile.mkdtemp(prefix="folio-bench-hansard-"))
+    work = a.work or Path(tempfile.mkdtemp(prefix="folio-bench-hansard-"))
+    work.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, FOLIO_DATA_DIR=str(work / "data"), FOLIO_LOG="warn")
     records = generate(a.speeches, seed=3, speaker_count=300)
-    path = write_jsonl(work / "speeches.jsonl", records)
-    started = time.perf_counter()
-    subprocess.run([a.binary, "ingest", str(path), "--library", "hansard", "--schema", str(SCHEMA), "--json"],
-                   env=env, check=True, stdout=subprocess.DEVNULL)
-    load_s = time.perf_counter() - started
-    print(f"loaded {a.speeches} speeches in {load_s:.1f} s ({a.speeches / load_s:.0f} speeches/s)")
+    loaded = work / f"loaded-{a.speeches}"
+    if loaded.exists():
+        print(f"reusing the {a.speeches} speeches loaded in {work}")
+    else:
+        path = write_jsonl(work / "speeches.jsonl", records)
+        started = time.perf_counter()
+        subprocess.run([a.binary, "ingest", str(path), "--library", "hansard", "--schema", str(SCHEMA), "--json"],
+                       env=env, check=True, stdout=subprocess.DEVNULL)
+        load_s = time.perf_counter() - started
+        loaded.touch()
+        print(f"loaded {a.speeches} speeches in {load_s:.1f} s ({a.speeches / load_s:.0f} speeches/s)")
 
     rng = random.Random(5)
     server = Server(a.binary, env, "--toolsets", "hansard")
@@ -84,7 +93,7 @@ def main():
     speakers_filtered = [timed(server, "list_speakers", {"chamber": "Senate", "party": "labor", "min_speeches": 20})[0] for _ in range(20)]
     ingests, embed, chunks = [], [], []
     for i in range(a.ingests):
-        text = f"[bench {i}] " + speech_text(rng.choice(topics), rng, 200)
+        text = f"[bench {i} {time.time_ns()}] " + speech_text(rng.choice(topics), rng, 200)
         text = text[:12000]
         elapsed, out = timed(server, "ingest_speech", {
             "title": f"Long speech {i}", "full_text": text, "speaker": "Bench Speaker", "party": "Labor",

@@ -26,7 +26,10 @@ if [ "${FOLIO_SKIP_APT:-0}" != 1 ] && ! { command -v tesseract && command -v pdf
     && tesseract --list-langs 2>/dev/null | grep -qx deu; } >/dev/null 2>&1; then
   if command -v apt-get >/dev/null 2>&1; then
     sudo=""
-    [ "$(id -u)" = 0 ] || sudo="sudo"
+    if [ "$(id -u)" != 0 ]; then
+      command -v sudo >/dev/null 2>&1 || { log "need root or sudo to apt-get install $ocr_packages"; exit 1; }
+      sudo="sudo"
+    fi
     log "installing the OCR packages: $ocr_packages"
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $ocr_packages >/dev/null

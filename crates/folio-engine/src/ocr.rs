@@ -55,7 +55,8 @@ impl Engine {
     }
 
     /// Reads the textless pages of the PDF `pdf` (extracted as `text`) and
-    /// puts what was read in their place; records `ocr` metadata (engine,
+    /// puts what was read in their place where OCR found more text than the
+    /// page had; when any page was read, records `ocr` metadata (engine,
     /// languages, pages read, mean confidence).
     pub(crate) fn read_scanned_pages(
         &self,
@@ -153,6 +154,9 @@ impl Engine {
                 failed.len(),
                 failed.join("; ")
             ));
+        }
+        if read.is_empty() {
+            return Ok(outcome);
         }
         let mut ocr = serde_json::Map::new();
         ocr.insert("engine".into(), Value::String(tesseract.version().into()));
