@@ -869,13 +869,25 @@ fn scanned_pdfs_are_read_by_ocr_or_refused_with_the_reason() {
         Some("Digitised by the mountain archive from the original weather station logbook"),
     )]);
     f.file("stamped.pdf", &stamped);
-    let out = f.run(&["ingest", &f.path("stamped.pdf"), "--library", "bare"]);
+    let out = f.run(&[
+        "ingest",
+        &f.path("stamped.pdf"),
+        "--library",
+        "bare",
+        "--json",
+    ]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(
         stderr(&out).contains("warning: ")
             && stderr(&out).contains("page 1 without a text layer not read"),
         "{}",
         stderr(&out)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let warnings = &report["items"][0]["warnings"];
+    assert!(
+        warnings[0].as_str().unwrap().contains("OCR is unavailable"),
+        "{report}"
     );
     assert_eq!(document_count(&f, "bare"), 1);
 }
