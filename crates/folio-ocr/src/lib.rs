@@ -355,7 +355,7 @@ fn run(command: &mut Command, timeout: Duration, max_output: u64) -> Result<Vec<
             Ok(None) if started.elapsed() > timeout => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!("took longer than {} s", timeout.as_secs()));
+                return Err(format!("took longer than {timeout:?}"));
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(10)),
             Err(e) => return Err(e.to_string()),
@@ -372,5 +372,48 @@ fn run(command: &mut Command, timeout: Duration, max_output: u64) -> Result<Vec<
             Some(line) => format!("{status}: {}", line.trim()),
             None => status.to_string(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_program_that_overruns_is_killed() {
+        let started = Instant::now();
+        let result = run(
+            Command::new("sleep").arg("30"),
+            Duration::from_millis(200),
+            MAX_OUTPUT,
+        );
+        assert_eq!(result, Err("took longer than 200ms".to_string()));
+        assert!(started.elapsed() < Duration::from_secs(10));
+    }
+
+    #[test]
+    fn a_failure_carries_the_last_line_of_stderr_and_output_is_capped() {
+        let failed = run(
+            Command::new("sh").args(["-c", "echo first >&2; echo boom >&2; exit 3"]),
+            Duration::from_secs(10),
+            MAX_OUTPUT,
+        );
+        let message = failed.unwrap_err();
+        assert!(
+            message.ends_with(": boom") && message.contains('3'),
+            "{message}"
+        );
+        let capped = run(
+            Command::new("sh").args(["-c", "head -c 100000 /dev/zero"]),
+            Duration::from_secs(10),
+            1000,
+        );
+        assert_eq!(capped.map(|out| out.len()), Ok(1000));
+        let missing = run(
+            &mut Command::new("/nonexistent/tesseract"),
+            Duration::from_secs(1),
+            MAX_OUTPUT,
+        );
+        assert!(missing.unwrap_err().starts_with("cannot start"));
     }
 }
