@@ -132,7 +132,7 @@ pub struct IngestArgs {
     /// matched to the library's documents by DOI, file name or title.
     #[arg(long, value_name = "FILE")]
     pub references: Option<PathBuf>,
-    /// A Zotero data directory (e.g. ~/Zotero): its items' PDF/HTML/EPUB
+    /// A Zotero data directory (e.g. ~/Zotero): its items' PDF/HTML/EPUB/image
     /// attachments become documents with the items' citation metadata.
     #[arg(long, value_name = "DIR")]
     pub zotero: Option<PathBuf>,

@@ -828,6 +828,39 @@ fn scanned_pdfs_are_read_by_ocr_or_refused_with_the_reason() {
     assert!(top["text"].as_str().unwrap().contains("Snowfall"), "{top}");
     assert_eq!(top["page_end"], 2, "{top}");
 
+    // An image is read when named; a folder walk leaves images out.
+    f.file("album/page.png", &body.to_png());
+    f.file(
+        "album/notes.md",
+        b"# Notes\n\nThe station logbook is kept in the archive.",
+    );
+    let report = f.json(&["ingest", &f.path("album/page.png"), "--library", "images"]);
+    let item = &report["items"][0];
+    assert_eq!(
+        (&item["status"], &item["format"]),
+        (&json!("indexed"), &json!("image"))
+    );
+    let document = f.json(&["get", item["document_id"].as_str().unwrap(), "--text"]);
+    assert!(
+        document["text"]
+            .as_str()
+            .unwrap()
+            .contains("Snowfall in the northern valley"),
+        "{document}"
+    );
+    assert_eq!(document["metadata"]["ocr"]["pages"], "1");
+    let walked = f.json(&["ingest", &f.path("album"), "--library", "walked"]);
+    let sources: Vec<&str> = walked["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["source"].as_str().unwrap())
+        .collect();
+    assert!(
+        sources.len() == 1 && sources[0].ends_with("notes.md"),
+        "{sources:?}"
+    );
+
     // An explicit language list applies when the document names none.
     let report = f.json(&[
         "ingest",

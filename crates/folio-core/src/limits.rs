@@ -30,6 +30,9 @@ pub struct Limits {
     pub url_timeout_secs: u64,
     /// Redirects followed for one URL.
     pub max_redirects: u32,
+    /// Pixels of one image page (width × height), checked from its header
+    /// before anything decodes it.
+    pub max_image_pixels: u64,
     /// Scanned pages OCR'd in one document (later ones are left unread,
     /// with a warning).
     pub max_ocr_pages: u32,
@@ -50,6 +53,7 @@ impl Default for Limits {
             max_url_bytes: 50 * 1024 * 1024,
             url_timeout_secs: 30,
             max_redirects: 5,
+            max_image_pixels: 150_000_000,
             max_ocr_pages: 2_000,
             ocr_page_timeout_secs: 120,
         }
@@ -69,6 +73,7 @@ impl Limits {
             ("max_top_k", self.max_top_k == 0),
             ("max_url_bytes", self.max_url_bytes == 0),
             ("url_timeout_secs", self.url_timeout_secs == 0),
+            ("max_image_pixels", self.max_image_pixels == 0),
             ("ocr_page_timeout_secs", self.ocr_page_timeout_secs == 0),
         ];
         match zero.iter().find(|(_, is_zero)| *is_zero) {

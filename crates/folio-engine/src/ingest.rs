@@ -136,7 +136,8 @@ impl IngestReport {
 }
 
 /// The files directly inside `folder` (not its subfolders) that folio can
-/// extract, sorted: the targets of a non-recursive folder ingest.
+/// extract, sorted: the targets of a non-recursive folder ingest. Images are
+/// left out, as in every folder walk (they are read when named).
 pub fn files_in(folder: &Path) -> std::io::Result<Vec<PathBuf>> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(folder)?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -145,7 +146,7 @@ pub fn files_in(folder: &Path) -> std::io::Result<Vec<PathBuf>> {
             p.extension()
                 .and_then(|e| e.to_str())
                 .and_then(Format::from_extension)
-                .is_some()
+                .is_some_and(Format::walked)
         })
         .collect();
     files.sort();
@@ -504,7 +505,7 @@ impl Engine {
                         p.extension()
                             .and_then(|e| e.to_str())
                             .and_then(Format::from_extension)
-                            .is_some()
+                            .is_some_and(Format::walked)
                     };
                     Ok(folio_source::walk(&canonical, &self.roots, &wanted)
                         .into_iter()
@@ -694,6 +695,7 @@ impl Engine {
         let stop = || progress.cancelled();
         let ocr = self.read_scanned_pages(
             &bytes,
+            format,
             &mut structured,
             language,
             &request.ocr_languages,

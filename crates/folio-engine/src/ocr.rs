@@ -1,5 +1,5 @@
 //! OCR during ingestion: the pages extraction found without a usable text
-//! layer (scans) are read by Tesseract, and their text takes the place of
+//! layer (scans), and images, are read by Tesseract, and their text takes the place of
 //! whatever thin text they had. Languages: the item's own language (a Zotero
 //! item's language field, or `language` metadata) → the request's explicit
 //! list → the configured default (`en`, `de`). When Tesseract is missing,
@@ -8,6 +8,7 @@
 //! document.
 
 use folio_core::{Block, BlockKind, ErrorCode, StructuredText, alphanumerics};
+use folio_extract::Format;
 use folio_ocr::{OcrError, OcrOptions, Tesseract};
 use serde_json::{Value, json};
 
@@ -54,13 +55,15 @@ impl Engine {
             .as_ref()
     }
 
-    /// Reads the textless pages of the PDF `pdf` (extracted as `text`) and
+    /// Reads the textless pages of the PDF or image `bytes` (extracted as
+    /// `text`) and
     /// puts what was read in their place where OCR found more text than the
     /// page had; when any page was read, records `ocr` metadata (engine,
     /// languages, pages read, mean confidence).
     pub(crate) fn read_scanned_pages(
         &self,
-        pdf: &[u8],
+        bytes: &[u8],
+        format: Format,
         text: &mut StructuredText,
         item_language: Option<&str>,
         requested: &[String],
@@ -108,8 +111,18 @@ impl Engine {
             ..OcrOptions::default()
         };
         let scratch = self.config.data_dir.join("tmp");
-        let results = match tesseract.read_pdf(pdf, &pages, &choice.codes, &scratch, &options, stop)
-        {
+        let results = if format == Format::Image {
+            let count = text.page_count.unwrap_or(1);
+            tesseract
+                .read_image(bytes, count, &choice.codes, &scratch, &options)
+                .map(|read| match read {
+                    Ok(pages) => pages.into_iter().map(|p| (p.page, Ok(p))).collect(),
+                    Err(e) => vec![(1, Err(e))],
+                })
+        } else {
+            tesseract.read_pdf(bytes, &pages, &choice.codes, &scratch, &options, stop)
+        };
+        let results = match results {
             Ok(results) => results,
             Err(e) => {
                 outcome.warnings.push(unread(&pages, &e.to_string()));

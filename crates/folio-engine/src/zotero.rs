@@ -1,5 +1,5 @@
 //! Zotero libraries: items of a local Zotero data directory become
-//! documents — each PDF/HTML/EPUB attachment one document carrying its
+//! documents — each PDF/HTML/EPUB/image attachment one document carrying its
 //! item's citation metadata (citekey, DOI, authors, year, tags,
 //! collections), an item without a usable file one document of its title and
 //! abstract. Re-running is incremental: unchanged attachments are skipped
@@ -38,7 +38,9 @@ pub fn zotero_targets(items: Vec<folio_source::zotero::ZoteroItem>) -> Vec<Inges
                     .extension()
                     .and_then(|e| e.to_str())
                     .and_then(Format::from_extension)
-                    .is_some_and(|f| matches!(f, Format::Pdf | Format::Html | Format::Epub))
+                    .is_some_and(|f| {
+                        matches!(f, Format::Pdf | Format::Html | Format::Epub | Format::Image)
+                    })
             })
             .collect();
         for attachment in &files {

@@ -15,6 +15,9 @@ pub enum Format {
     Docx,
     Pptx,
     Epub,
+    /// A scanned page or photo (PNG, JPEG, TIFF — a TIFF may hold several
+    /// pages): no text of its own, read by OCR.
+    Image,
 }
 
 impl Format {
@@ -27,12 +30,20 @@ impl Format {
             Format::Docx => "docx",
             Format::Pptx => "pptx",
             Format::Epub => "epub",
+            Format::Image => "image",
         }
     }
 
     /// Formats whose text is organised in pages.
     pub fn is_paged(self) -> bool {
-        matches!(self, Format::Pdf | Format::Pptx)
+        matches!(self, Format::Pdf | Format::Pptx | Format::Image)
+    }
+
+    /// Whether a folder walk picks files of this format up. Images are read
+    /// when named (a file, an upload, a URL), not found in folders, where
+    /// they are mostly figures and photos.
+    pub fn walked(self) -> bool {
+        self != Format::Image
     }
 
     /// The format a file extension names, if folio reads it.
@@ -46,6 +57,7 @@ impl Format {
             "docx" => Format::Docx,
             "pptx" => Format::Pptx,
             "epub" => Format::Epub,
+            "png" | "jpg" | "jpeg" | "tif" | "tiff" => Format::Image,
             _ => return None,
         })
     }
@@ -63,6 +75,7 @@ impl Format {
                 Format::Pptx
             }
             "application/epub+zip" => Format::Epub,
+            "image/png" | "image/jpeg" | "image/tiff" => Format::Image,
             m if m.starts_with("text/") => Format::Text,
             _ => return None,
         })
@@ -99,6 +112,12 @@ pub fn detect(input: Input<'_>) -> Result<Format, ExtractError> {
     {
         return Ok(Format::Pdf);
     }
+    if IMAGE_SIGNATURES
+        .iter()
+        .any(|magic| bytes.starts_with(magic))
+    {
+        return Ok(Format::Image);
+    }
     if bytes.starts_with(b"PK\x03\x04") {
         return match by_ext {
             Some(f @ (Format::Docx | Format::Pptx | Format::Epub)) => Ok(f),
@@ -118,7 +137,7 @@ pub fn detect(input: Input<'_>) -> Result<Format, ExtractError> {
     if let Some(format) = by_ext {
         if matches!(
             format,
-            Format::Pdf | Format::Docx | Format::Pptx | Format::Epub
+            Format::Pdf | Format::Docx | Format::Pptx | Format::Epub | Format::Image
         ) {
             return Err(ExtractError::malformed(
                 format,
@@ -139,6 +158,14 @@ pub fn detect(input: Input<'_>) -> Result<Format, ExtractError> {
         None => Ok(Format::Text),
     }
 }
+
+/// PNG, JPEG, little- and big-endian TIFF.
+const IMAGE_SIGNATURES: [&[u8]; 4] = [
+    b"\x89PNG\r\n\x1a\n",
+    b"\xff\xd8\xff",
+    b"II*\x00",
+    b"MM\x00*",
+];
 
 pub(crate) fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
@@ -188,5 +215,16 @@ mod tests {
             detect_of(b"not a pdf", Some("a.pdf"), None),
             Err(ExtractError::Malformed { .. })
         ));
+        for magic in IMAGE_SIGNATURES {
+            assert_eq!(
+                detect_of(magic, Some("scan.txt"), None).unwrap(),
+                Format::Image
+            );
+        }
+        assert!(matches!(
+            detect_of(b"GIF89a", Some("scan.png"), None),
+            Err(ExtractError::Malformed { .. })
+        ));
+        assert!(!Format::Image.walked() && Format::Pdf.walked());
     }
 }

@@ -8,6 +8,7 @@ mod epub;
 mod error;
 mod format;
 mod html;
+mod image;
 mod markdown;
 mod pdf;
 mod pptx;
@@ -33,8 +34,8 @@ pub struct Input<'a> {
 /// Detects the format of `input` and extracts it. Refuses input over the size
 /// limits, binary data, and formats folio cannot read, with an error naming
 /// the reason; never panics on malformed input. Text-free input is refused
-/// too — except a PDF with pages listed in `textless_pages` (a scan), which
-/// comes back for the caller to OCR, possibly with no blocks at all.
+/// too — except a PDF with pages listed in `textless_pages` (a scan), or an
+/// image, which comes back for the caller to OCR, possibly with no blocks.
 pub fn extract(
     input: Input<'_>,
     limits: &Limits,
@@ -88,5 +89,6 @@ fn extract_unguarded(
         Format::Docx => docx::extract(bytes, limits),
         Format::Pptx => pptx::extract(bytes, limits),
         Format::Epub => epub::extract(bytes, limits),
+        Format::Image => image::extract(bytes, limits),
     }
 }

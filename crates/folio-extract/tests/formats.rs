@@ -4,7 +4,7 @@
 
 use folio_core::{BlockKind, Limits};
 use folio_extract::{ExtractError, Format, Input, extract};
-use folio_testkit::{Gray, docx, docx_paragraph as para, pdf, scanned_pdf, zip};
+use folio_testkit::{Gray, docx, docx_paragraph as para, pdf, scanned_pdf, tiff, zip};
 
 type Extracted = Result<(Format, folio_core::StructuredText), ExtractError>;
 
@@ -63,6 +63,62 @@ fn scanned_pages_are_listed_for_ocr() {
     assert!(text.is_empty() && text.textless_pages == [1]);
     let (_, text) = run(&pdf(&["A text page of a born-digital paper."]), "a.pdf").unwrap();
     assert!(text.textless_pages.is_empty());
+}
+
+#[test]
+fn images_are_handed_over_for_ocr_after_a_size_check() {
+    let page = Gray::blank(300, 200);
+    let (format, text) = run(&page.to_png(), "scan.png").unwrap();
+    assert_eq!(format, Format::Image);
+    assert!(text.blocks.is_empty());
+    assert_eq!(
+        (text.page_count, text.textless_pages.clone()),
+        (Some(1), vec![1])
+    );
+    let (format, text) = run(&tiff(&[&page, &page, &page]), "fax.tif").unwrap();
+    assert_eq!(format, Format::Image);
+    assert_eq!(
+        (text.page_count, text.textless_pages.clone()),
+        (Some(3), vec![1, 2, 3])
+    );
+    // A baseline JPEG: SOI, APP0, then SOF0 with height 480 and width 640.
+    let mut jpeg = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00".to_vec();
+    jpeg.extend_from_slice(
+        b"\xff\xc0\x00\x11\x08\x01\xe0\x02\x80\x03\x01\x22\x00\x02\x11\x01\x03\x11\x01",
+    );
+    let (_, text) = run(&jpeg, "photo.jpg").unwrap();
+    assert_eq!(text.textless_pages, [1]);
+
+    // A header that promises 50,000 × 50,000 pixels is refused undecoded.
+    let mut bomb = page.to_png();
+    bomb[16..20].copy_from_slice(&50_000u32.to_be_bytes());
+    bomb[20..24].copy_from_slice(&50_000u32.to_be_bytes());
+    match run(&bomb, "bomb.png") {
+        Err(ExtractError::TooLarge { actual, .. }) => assert_eq!(actual, 2_500_000_000),
+        other => panic!("{other:?}"),
+    }
+    let limits = Limits {
+        max_pages: 2,
+        ..Limits::default()
+    };
+    assert!(matches!(
+        run_with(&tiff(&[&page, &page, &page]), "fax.tif", &limits),
+        Err(ExtractError::TooLarge { .. })
+    ));
+    for broken in [
+        &page.to_png()[..20],
+        &b"\xff\xd8\xff\xd9"[..],
+        &b"II*\x00\x08\x00\x00\x00"[..],
+    ] {
+        assert!(
+            matches!(
+                run(broken, "broken.png"),
+                Err(ExtractError::Malformed { .. })
+            ),
+            "{:?}",
+            run(broken, "broken.png")
+        );
+    }
 }
 
 #[test]

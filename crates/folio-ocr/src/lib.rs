@@ -302,12 +302,51 @@ impl Tesseract {
         .map_err(|e| format!("tesseract: {e}"));
         let _ = std::fs::remove_file(&image);
         let tsv = tsv?;
-        let (paragraphs, confidence) = tsv::paragraphs(&String::from_utf8_lossy(&tsv));
+        let read = tsv::pages(&String::from_utf8_lossy(&tsv))
+            .into_iter()
+            .next();
         Ok(PageText {
             page,
-            paragraphs,
-            confidence,
+            ..read.unwrap_or(PageText {
+                page,
+                paragraphs: Vec::new(),
+                confidence: None,
+            })
         })
+    }
+
+    /// Reads an image file (PNG, JPEG, or a TIFF of `pages` pages) in the
+    /// given languages, working in a fresh folder under `scratch`; one
+    /// tesseract run, given `pages` times the page timeout.
+    pub fn read_image(
+        &self,
+        image: &[u8],
+        pages: u32,
+        languages: &[String],
+        scratch: &Path,
+        options: &OcrOptions,
+    ) -> Result<Result<Vec<PageText>, String>, OcrError> {
+        let scratch_error = |e: std::io::Error| OcrError::Scratch(e.to_string());
+        std::fs::create_dir_all(scratch).map_err(scratch_error)?;
+        let dir = tempfile::Builder::new()
+            .prefix("ocr-")
+            .tempdir_in(scratch)
+            .map_err(scratch_error)?;
+        let input = dir.path().join("image");
+        std::fs::write(&input, image).map_err(scratch_error)?;
+        let tsv = run(
+            Command::new(&self.tesseract)
+                .arg(&input)
+                .arg("stdout")
+                .args(["-l", &languages.join("+")])
+                .arg("tsv")
+                .env("OMP_THREAD_LIMIT", "1"),
+            options.page_timeout * pages.max(1),
+            MAX_OUTPUT,
+        );
+        Ok(tsv
+            .map(|tsv| tsv::pages(&String::from_utf8_lossy(&tsv)))
+            .map_err(|e| format!("tesseract: {e}")))
     }
 }
 

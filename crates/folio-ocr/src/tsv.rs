@@ -2,19 +2,20 @@
 //! layout: `level page_num block_num par_num line_num word_num left top width
 //! height conf text`; level 5 rows are words, with a confidence in 0–100.
 
-/// The page's paragraphs (by block and paragraph number, in output order,
-/// which is tesseract's reading order) and the mean word confidence.
-pub(crate) fn paragraphs(tsv: &str) -> (Vec<String>, Option<f32>) {
-    let mut paragraphs: Vec<String> = Vec::new();
-    let mut current: Option<(u32, u32)> = None;
+/// Each page's paragraphs (by block and paragraph number, in output order,
+/// which is tesseract's reading order) and mean word confidence, by the
+/// TSV's page numbers (1 for a single image; a multi-page TIFF counts up).
+pub(crate) fn pages(tsv: &str) -> Vec<crate::PageText> {
+    let mut pages: Vec<crate::PageText> = Vec::new();
+    let mut sums: Vec<(f64, u32)> = Vec::new();
+    let mut current: Option<(u32, u32, u32)> = None;
     let mut line: Option<u32> = None;
     let mut text = String::new();
-    let (mut confidence_sum, mut words) = (0.0f64, 0u32);
     for row in tsv.lines().skip(1) {
         let columns: Vec<&str> = row.split('\t').collect();
         let [
             level,
-            _,
+            page,
             block,
             paragraph,
             line_number,
@@ -29,9 +30,9 @@ pub(crate) fn paragraphs(tsv: &str) -> (Vec<String>, Option<f32>) {
         else {
             continue;
         };
-        let word = word.trim();
-        let (Ok(5), Ok(block), Ok(paragraph), Ok(line_number), Ok(conf)) = (
+        let (Ok(level), Ok(page), Ok(block), Ok(paragraph), Ok(line_number), Ok(conf)) = (
             level.parse::<u32>(),
+            page.parse::<u32>(),
             block.parse::<u32>(),
             paragraph.parse::<u32>(),
             line_number.parse::<u32>(),
@@ -39,14 +40,30 @@ pub(crate) fn paragraphs(tsv: &str) -> (Vec<String>, Option<f32>) {
         ) else {
             continue;
         };
-        if word.is_empty() || conf < 0.0 {
+        if pages.last().is_none_or(|p| p.page != page) {
+            if let Some(last) = pages.last_mut() {
+                push(&mut last.paragraphs, &mut text);
+            }
+            pages.push(crate::PageText {
+                page,
+                paragraphs: Vec::new(),
+                confidence: None,
+            });
+            sums.push((0.0, 0));
+            current = None;
+        }
+        let word = word.trim();
+        if level != 5 || word.is_empty() || conf < 0.0 {
             continue;
         }
-        confidence_sum += f64::from(conf);
-        words += 1;
-        if current != Some((block, paragraph)) {
-            push(&mut paragraphs, &mut text);
-            current = Some((block, paragraph));
+        let (Some(this), Some(sum)) = (pages.last_mut(), sums.last_mut()) else {
+            continue;
+        };
+        sum.0 += f64::from(conf);
+        sum.1 += 1;
+        if current != Some((page, block, paragraph)) {
+            push(&mut this.paragraphs, &mut text);
+            current = Some((page, block, paragraph));
             line = Some(line_number);
             text.push_str(word);
             continue;
@@ -62,9 +79,13 @@ pub(crate) fn paragraphs(tsv: &str) -> (Vec<String>, Option<f32>) {
         text.push(' ');
         text.push_str(word);
     }
-    push(&mut paragraphs, &mut text);
-    let confidence = (words > 0).then(|| (confidence_sum / f64::from(words)) as f32);
-    (paragraphs, confidence)
+    if let Some(last) = pages.last_mut() {
+        push(&mut last.paragraphs, &mut text);
+    }
+    for (page, (sum, words)) in pages.iter_mut().zip(sums) {
+        page.confidence = (words > 0).then(|| (sum / f64::from(words)) as f32);
+    }
+    pages
 }
 
 fn push(paragraphs: &mut Vec<String>, text: &mut String) {
@@ -89,7 +110,19 @@ mod tests {
     const HEADER: &str = "level\tpage_num\tblock_num\tpar_num\tline_num\tword_num\tleft\ttop\twidth\theight\tconf\ttext";
 
     fn row(level: u32, block: u32, par: u32, line: u32, conf: f32, text: &str) -> String {
-        format!("{level}\t1\t{block}\t{par}\t{line}\t1\t0\t0\t10\t10\t{conf}\t{text}")
+        on_page(1, level, block, par, line, conf, text)
+    }
+
+    fn on_page(
+        page: u32,
+        level: u32,
+        block: u32,
+        par: u32,
+        line: u32,
+        conf: f32,
+        text: &str,
+    ) -> String {
+        format!("{level}\t{page}\t{block}\t{par}\t{line}\t1\t0\t0\t10\t10\t{conf}\t{text}")
     }
 
     #[test]
@@ -110,9 +143,11 @@ mod tests {
             row(5, 2, 1, 1, 70.0, "block"),
             "5\t1\tbroken".to_string(),
         ];
-        let (paragraphs, confidence) = paragraphs(&rows.join("\n"));
+        let read = pages(&rows.join("\n"));
+        assert_eq!(read.len(), 1);
+        let (paragraphs, confidence) = (&read[0].paragraphs, read[0].confidence);
         assert_eq!(
-            paragraphs,
+            *paragraphs,
             [
                 "Scanned pages need recognition.",
                 "Well- Known",
@@ -124,10 +159,21 @@ mod tests {
     }
 
     #[test]
-    fn an_empty_page_has_no_paragraphs() {
-        let (paragraphs, confidence) =
-            paragraphs(&format!("{HEADER}\n{}", row(1, 0, 0, 0, -1.0, "")));
-        assert!(paragraphs.is_empty());
-        assert_eq!(confidence, None);
+    fn pages_are_kept_apart_and_an_empty_page_has_no_paragraphs() {
+        let rows = [
+            HEADER.to_string(),
+            on_page(1, 1, 0, 0, 0, -1.0, ""),
+            on_page(1, 5, 1, 1, 1, 90.0, "first"),
+            on_page(2, 1, 0, 0, 0, -1.0, ""),
+            on_page(3, 1, 0, 0, 0, -1.0, ""),
+            on_page(3, 5, 1, 1, 1, 80.0, "third"),
+        ];
+        let read = pages(&rows.join("\n"));
+        let numbers: Vec<u32> = read.iter().map(|p| p.page).collect();
+        assert_eq!(numbers, [1, 2, 3]);
+        assert_eq!(read[0].paragraphs, ["first"]);
+        assert!(read[1].paragraphs.is_empty() && read[1].confidence.is_none());
+        assert_eq!(read[2].paragraphs, ["third"]);
+        assert_eq!(read[2].confidence, Some(80.0));
     }
 }

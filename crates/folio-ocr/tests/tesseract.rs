@@ -2,7 +2,7 @@
 //! scan by pdftoppm, wrapped into an image-only PDF, and read back.
 
 use folio_ocr::{OcrOptions, Tesseract};
-use folio_testkit::{render as raster, scanned_pdf};
+use folio_testkit::{render as raster, scanned_pdf, tiff};
 
 const PAGE_ONE: &str =
     "Scanned pages carry no text layer at all\nso folio reads them with Tesseract";
@@ -148,4 +148,43 @@ fn languages_follow_preferences_and_what_is_installed() {
     // Nothing usable anywhere: English.
     let choice = ocr.choose(&[&strings(&["xx"])]);
     assert_eq!(choice.codes, ["eng"]);
+}
+
+#[test]
+fn images_are_read_page_by_page() {
+    let ocr = tesseract();
+    let (one, two) = (raster(PAGE_ONE, 200), raster(PAGE_TWO, 200));
+    let scratch = tempfile::tempdir().unwrap();
+    let english = ["eng".to_string()];
+    let options = OcrOptions::default();
+    let png = ocr
+        .read_image(&one.to_png(), 1, &english, scratch.path(), &options)
+        .unwrap()
+        .unwrap();
+    assert_eq!(png.len(), 1);
+    assert!(
+        recall(PAGE_ONE, &png[0].paragraphs.join(" ")) >= 0.9,
+        "{png:?}"
+    );
+    let pages = ocr
+        .read_image(&tiff(&[&one, &two]), 2, &english, scratch.path(), &options)
+        .unwrap()
+        .unwrap();
+    let numbers: Vec<u32> = pages.iter().map(|p| p.page).collect();
+    assert_eq!(numbers, [1, 2]);
+    assert!(
+        recall(PAGE_TWO, &pages[1].paragraphs.join(" ")) >= 0.9,
+        "{pages:?}"
+    );
+    let broken = ocr
+        .read_image(
+            b"\x89PNG\r\n\x1a\nnot really",
+            1,
+            &english,
+            scratch.path(),
+            &options,
+        )
+        .unwrap();
+    assert!(broken.is_err());
+    assert_eq!(std::fs::read_dir(scratch.path()).unwrap().count(), 0);
 }

@@ -1,5 +1,5 @@
-//! Fixture builders for tests: small, valid PDF (text or scanned), DOCX and
-//! zip files made in code, so no binary fixtures are checked in and each test shows exactly
+//! Fixture builders for tests: small, valid PDF (text or scanned), PNG,
+//! TIFF, DOCX and zip files made in code, so no binary fixtures are checked in and each test shows exactly
 //! what its input contains.
 
 use std::io::Write;
@@ -113,6 +113,94 @@ impl Gray {
             pixels: pixels.to_vec(),
         })
     }
+}
+
+impl Gray {
+    /// The raster as an 8-bit grey-scale PNG.
+    pub fn to_png(&self) -> Vec<u8> {
+        let mut raw = Vec::with_capacity(self.pixels.len() + self.height as usize);
+        for row in self.pixels.chunks(self.width as usize) {
+            raw.push(0); // filter: none
+            raw.extend_from_slice(row);
+        }
+        let mut encoder =
+            flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        encoder.write_all(&raw).expect("in-memory deflate");
+        let mut header = Vec::new();
+        header.extend_from_slice(&self.width.to_be_bytes());
+        header.extend_from_slice(&self.height.to_be_bytes());
+        header.extend_from_slice(&[8, 0, 0, 0, 0]);
+        let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
+        png_chunk(&mut out, b"IHDR", &header);
+        png_chunk(
+            &mut out,
+            b"IDAT",
+            &encoder.finish().expect("in-memory deflate"),
+        );
+        png_chunk(&mut out, b"IEND", &[]);
+        out
+    }
+}
+
+fn png_chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
+    out.extend_from_slice(&(data.len() as u32).to_be_bytes());
+    let start = out.len();
+    out.extend_from_slice(kind);
+    out.extend_from_slice(data);
+    let crc = crc32(&out[start..]);
+    out.extend_from_slice(&crc.to_be_bytes());
+}
+
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &byte in bytes {
+        crc ^= u32::from(byte);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xedb8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
+/// An uncompressed little-endian grey-scale TIFF with one page per raster.
+pub fn tiff(pages: &[&Gray]) -> Vec<u8> {
+    let mut out = b"II*\x00\x00\x00\x00\x00".to_vec();
+    let mut link = 4; // where the offset of the next page goes
+    for page in pages {
+        let strip = out.len() as u32;
+        out.extend_from_slice(&page.pixels);
+        if out.len() % 2 == 1 {
+            out.push(0);
+        }
+        let ifd = out.len() as u32;
+        out[link..link + 4].copy_from_slice(&ifd.to_le_bytes());
+        // (tag, type: 3 SHORT / 4 LONG, value)
+        let entries: [(u16, u16, u32); 9] = [
+            (256, 4, page.width),
+            (257, 4, page.height),
+            (258, 3, 8),
+            (259, 3, 1),
+            (262, 3, 1),
+            (273, 4, strip),
+            (277, 3, 1),
+            (278, 4, page.height),
+            (279, 4, page.pixels.len() as u32),
+        ];
+        out.extend_from_slice(&(entries.len() as u16).to_le_bytes());
+        for (tag, kind, value) in entries {
+            out.extend_from_slice(&tag.to_le_bytes());
+            out.extend_from_slice(&kind.to_le_bytes());
+            out.extend_from_slice(&1u32.to_le_bytes());
+            out.extend_from_slice(&value.to_le_bytes());
+        }
+        link = out.len();
+        out.extend_from_slice(&0u32.to_le_bytes());
+    }
+    out
 }
 
 /// `text` typeset by [`pdf`] and rendered at `dpi` by Poppler's `pdftoppm`
