@@ -250,7 +250,7 @@ async fn upload(State(shared): State<Arc<Shared>>, mut form: Multipart) -> Respo
         return upload_error(
             StatusCode::UNPROCESSABLE_ENTITY,
             format!(
-                "unsupported file type: {base} (PDF, DOCX, PPTX, EPUB, HTML, Markdown and text are supported)"
+                "unsupported file type: {base} (PDF, DOCX, PPTX, EPUB, HTML, Markdown, text and PNG/JPEG/TIFF images are supported)"
             ),
         );
     }

@@ -1077,7 +1077,8 @@ pub fn tools() -> Vec<Tool> {
             "ingest",
             "Ingest documents",
             "Add documents to a library (created on first use): files and folders on the server \
-             (PDF, DOCX, PPTX, EPUB, HTML, Markdown, text), http(s) URLs, or text passed as content. \
+             (PDF, DOCX, PPTX, EPUB, HTML, Markdown, text; scanned PDF pages and PNG/JPEG/TIFF \
+             images through OCR), http(s) URLs, or text passed as content. \
              Unchanged sources are skipped, changed ones replaced atomically; one failing source does \
              not stop the rest. Reports progress notifications when the request has a progress token \
              and stops between documents when cancelled.",
