@@ -63,9 +63,9 @@ pub struct StructuredText {
 }
 
 /// Letters and digits in `blocks`: how much text a page really has.
-pub fn alphanumerics(blocks: &[Block]) -> usize {
+pub fn alphanumerics<'a>(blocks: impl IntoIterator<Item = &'a Block>) -> usize {
     blocks
-        .iter()
+        .into_iter()
         .map(|b| b.text.chars().filter(|c| c.is_alphanumeric()).count())
         .sum()
 }

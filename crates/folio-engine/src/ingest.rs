@@ -135,19 +135,22 @@ impl IngestReport {
     }
 }
 
+/// Whether a folder walk takes this file: its extension names a format
+/// folio reads, and one that walks pick up (not images).
+fn walked(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .and_then(Format::from_extension)
+        .is_some_and(Format::walked)
+}
+
 /// The files directly inside `folder` (not its subfolders) that folio can
 /// extract, sorted: the targets of a non-recursive folder ingest. Images are
 /// left out, as in every folder walk (they are read when named).
 pub fn files_in(folder: &Path) -> std::io::Result<Vec<PathBuf>> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(folder)?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_file())
-        .filter(|p| {
-            p.extension()
-                .and_then(|e| e.to_str())
-                .and_then(Format::from_extension)
-                .is_some_and(Format::walked)
-        })
+        .filter(|p| p.is_file() && walked(p))
         .collect();
     files.sort();
     Ok(files)
@@ -501,13 +504,7 @@ impl Engine {
                         .map_err(|e| (shown.clone(), e));
                 }
                 if canonical.as_path().is_dir() {
-                    let wanted = |p: &Path| {
-                        p.extension()
-                            .and_then(|e| e.to_str())
-                            .and_then(Format::from_extension)
-                            .is_some_and(Format::walked)
-                    };
-                    Ok(folio_source::walk(&canonical, &self.roots, &wanted)
+                    Ok(folio_source::walk(&canonical, &self.roots, &walked)
                         .into_iter()
                         .map(|r| {
                             r.map(Source::File).map_err(|e| {
@@ -693,7 +690,7 @@ impl Engine {
             .or_else(|| request.metadata.get("language"))
             .and_then(Value::as_str);
         let stop = || progress.cancelled();
-        let ocr = self.read_scanned_pages(
+        let warnings = self.read_scanned_pages(
             &bytes,
             format,
             &mut structured,
@@ -704,7 +701,7 @@ impl Engine {
         drop(bytes);
         if structured.is_empty() {
             let mut reason = "no text to index".to_string();
-            for warning in &ocr.warnings {
+            for warning in &warnings {
                 reason.push_str("; ");
                 reason.push_str(warning);
             }
@@ -759,7 +756,7 @@ impl Engine {
         Ok(Step::Ready(Box::new(Prepared {
             document,
             drafts,
-            warnings: ocr.warnings,
+            warnings,
         })))
     }
 

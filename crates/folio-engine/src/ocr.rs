@@ -35,12 +35,6 @@ impl Default for OcrConfig {
     }
 }
 
-/// What OCR made of a document: the text is updated in place.
-#[derive(Debug, Default)]
-pub(crate) struct OcrOutcome {
-    pub warnings: Vec<String>,
-}
-
 impl Engine {
     fn tesseract(&self) -> Result<&Tesseract, &OcrError> {
         self.tesseract
@@ -59,7 +53,8 @@ impl Engine {
     /// `text`) and
     /// puts what was read in their place where OCR found more text than the
     /// page had; when any page was read, records `ocr` metadata (engine,
-    /// languages, pages read, mean confidence).
+    /// languages, pages read, mean confidence). Returns the warnings: what
+    /// was left unread and why.
     pub(crate) fn read_scanned_pages(
         &self,
         bytes: &[u8],
@@ -68,11 +63,11 @@ impl Engine {
         item_language: Option<&str>,
         requested: &[String],
         stop: &(dyn Fn() -> bool + Sync),
-    ) -> crate::Result<OcrOutcome> {
-        let mut outcome = OcrOutcome::default();
+    ) -> crate::Result<Vec<String>> {
+        let mut warnings = Vec::new();
         let mut pages = std::mem::take(&mut text.textless_pages);
         if pages.is_empty() {
-            return Ok(outcome);
+            return Ok(warnings);
         }
         let unread = |pages: &[u32], why: &str| {
             format!(
@@ -81,30 +76,30 @@ impl Engine {
             )
         };
         if !self.config.ocr.enabled {
-            outcome.warnings.push(unread(
+            warnings.push(unread(
                 &pages,
                 "OCR is off ([ocr] enabled = false, or FOLIO_OCR=off)",
             ));
-            return Ok(outcome);
+            return Ok(warnings);
         }
         let tesseract = match self.tesseract() {
             Ok(tesseract) => tesseract,
             Err(e) => {
-                outcome.warnings.push(unread(&pages, &e.to_string()));
-                return Ok(outcome);
+                warnings.push(unread(&pages, &e.to_string()));
+                return Ok(warnings);
             }
         };
         let limits = &self.config.limits;
         if pages.len() > limits.max_ocr_pages as usize {
             let rest = pages.split_off(limits.max_ocr_pages as usize);
-            outcome.warnings.push(unread(
+            warnings.push(unread(
                 &rest,
                 &format!("over the limit of {} OCR pages", limits.max_ocr_pages),
             ));
         }
         let item: Vec<String> = item_language.map(str::to_string).into_iter().collect();
         let choice = tesseract.choose(&[&item, requested, &self.config.ocr.languages]);
-        outcome.warnings.extend(choice.warnings);
+        warnings.extend(choice.warnings);
         let options = OcrOptions {
             dpi: self.config.ocr.dpi,
             page_timeout: std::time::Duration::from_secs(limits.ocr_page_timeout_secs),
@@ -113,20 +108,15 @@ impl Engine {
         let scratch = self.config.data_dir.join("tmp");
         let results = if format == Format::Image {
             let count = text.page_count.unwrap_or(1);
-            tesseract
-                .read_image(bytes, count, &choice.codes, &scratch, &options)
-                .map(|read| match read {
-                    Ok(pages) => pages.into_iter().map(|p| (p.page, Ok(p))).collect(),
-                    Err(e) => vec![(1, Err(e))],
-                })
+            tesseract.read_image(bytes, count, &choice.codes, &scratch, &options)
         } else {
             tesseract.read_pdf(bytes, &pages, &choice.codes, &scratch, &options, stop)
         };
         let results = match results {
             Ok(results) => results,
             Err(e) => {
-                outcome.warnings.push(unread(&pages, &e.to_string()));
-                return Ok(outcome);
+                warnings.push(unread(&pages, &e.to_string()));
+                return Ok(warnings);
             }
         };
         if stop() {
@@ -146,13 +136,8 @@ impl Engine {
                         .into_iter()
                         .map(|p| Block::new(BlockKind::Paragraph, p, Some(page)))
                         .collect();
-                    let before: Vec<Block> = text
-                        .blocks
-                        .iter()
-                        .filter(|b| b.page == Some(page))
-                        .cloned()
-                        .collect();
-                    if alphanumerics(&blocks) > alphanumerics(&before) {
+                    let before = text.blocks.iter().filter(|b| b.page == Some(page));
+                    if alphanumerics(&blocks) > alphanumerics(before) {
                         text.replace_page(page, blocks);
                         read.push(page);
                         confidences.extend(page_text.confidence);
@@ -162,14 +147,14 @@ impl Engine {
             }
         }
         if !failed.is_empty() {
-            outcome.warnings.push(format!(
+            warnings.push(format!(
                 "OCR failed on {} page(s): {}",
                 failed.len(),
                 failed.join("; ")
             ));
         }
         if read.is_empty() {
-            return Ok(outcome);
+            return Ok(warnings);
         }
         let mut ocr = serde_json::Map::new();
         ocr.insert("engine".into(), Value::String(tesseract.version().into()));
@@ -181,7 +166,7 @@ impl Engine {
             ocr.insert("confidence".into(), json!((mean * 10.0).round() / 10.0));
         }
         text.metadata.insert("ocr".into(), Value::Object(ocr));
-        Ok(outcome)
+        Ok(warnings)
     }
 }
 

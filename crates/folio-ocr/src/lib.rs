@@ -232,14 +232,7 @@ impl Tesseract {
         options: &OcrOptions,
         stop: &(dyn Fn() -> bool + Sync),
     ) -> Result<Vec<PageResult>, OcrError> {
-        let scratch_error = |e: std::io::Error| OcrError::Scratch(e.to_string());
-        std::fs::create_dir_all(scratch).map_err(scratch_error)?;
-        let dir = tempfile::Builder::new()
-            .prefix("ocr-")
-            .tempdir_in(scratch)
-            .map_err(scratch_error)?;
-        let input = dir.path().join("input.pdf");
-        std::fs::write(&input, pdf).map_err(scratch_error)?;
+        let (dir, input) = scratch_copy(scratch, "input.pdf", pdf)?;
         let languages = languages.join("+");
         let next = AtomicUsize::new(0);
         let results = Mutex::new(Vec::with_capacity(pages.len()));
@@ -288,36 +281,39 @@ impl Tesseract {
             MAX_OUTPUT,
         )
         .map_err(|e| format!("pdftoppm: {e}"))?;
-        let tsv = run(
-            Command::new(&self.tesseract)
-                .arg(&image)
-                .arg("stdout")
-                .args(["-l", languages])
-                .args(["--dpi", &options.dpi.to_string()])
-                .arg("tsv")
-                .env("OMP_THREAD_LIMIT", "1"),
-            options.page_timeout,
-            MAX_OUTPUT,
-        )
-        .map_err(|e| format!("tesseract: {e}"));
+        let read = self.tesseract_tsv(&image, languages, Some(options.dpi), options.page_timeout);
         let _ = std::fs::remove_file(&image);
-        let tsv = tsv?;
-        let read = tsv::pages(&String::from_utf8_lossy(&tsv))
-            .into_iter()
-            .next();
-        Ok(PageText {
+        let mut text = read?.into_iter().next().unwrap_or(PageText {
             page,
-            ..read.unwrap_or(PageText {
-                page,
-                paragraphs: Vec::new(),
-                confidence: None,
-            })
-        })
+            paragraphs: Vec::new(),
+            confidence: None,
+        });
+        text.page = page;
+        Ok(text)
+    }
+
+    /// Runs tesseract on an image file: its pages, by the TSV's page numbers.
+    fn tesseract_tsv(
+        &self,
+        image: &Path,
+        languages: &str,
+        dpi: Option<u32>,
+        timeout: Duration,
+    ) -> Result<Vec<PageText>, String> {
+        let mut command = Command::new(&self.tesseract);
+        command.arg(image).arg("stdout").args(["-l", languages]);
+        if let Some(dpi) = dpi {
+            command.args(["--dpi", &dpi.to_string()]);
+        }
+        command.arg("tsv").env("OMP_THREAD_LIMIT", "1");
+        let tsv = run(&mut command, timeout, MAX_OUTPUT).map_err(|e| format!("tesseract: {e}"))?;
+        Ok(tsv::pages(&String::from_utf8_lossy(&tsv)))
     }
 
     /// Reads an image file (PNG, JPEG, or a TIFF of `pages` pages) in the
-    /// given languages, working in a fresh folder under `scratch`; one
-    /// tesseract run, given `pages` times the page timeout.
+    /// given languages, working in a fresh folder under `scratch`: one
+    /// tesseract run, given `pages` times the page timeout. Its failure is
+    /// page 1's.
     pub fn read_image(
         &self,
         image: &[u8],
@@ -325,29 +321,34 @@ impl Tesseract {
         languages: &[String],
         scratch: &Path,
         options: &OcrOptions,
-    ) -> Result<Result<Vec<PageText>, String>, OcrError> {
-        let scratch_error = |e: std::io::Error| OcrError::Scratch(e.to_string());
-        std::fs::create_dir_all(scratch).map_err(scratch_error)?;
-        let dir = tempfile::Builder::new()
-            .prefix("ocr-")
-            .tempdir_in(scratch)
-            .map_err(scratch_error)?;
-        let input = dir.path().join("image");
-        std::fs::write(&input, image).map_err(scratch_error)?;
-        let tsv = run(
-            Command::new(&self.tesseract)
-                .arg(&input)
-                .arg("stdout")
-                .args(["-l", &languages.join("+")])
-                .arg("tsv")
-                .env("OMP_THREAD_LIMIT", "1"),
-            options.page_timeout * pages.max(1),
-            MAX_OUTPUT,
-        );
-        Ok(tsv
-            .map(|tsv| tsv::pages(&String::from_utf8_lossy(&tsv)))
-            .map_err(|e| format!("tesseract: {e}")))
+    ) -> Result<Vec<PageResult>, OcrError> {
+        let (_dir, input) = scratch_copy(scratch, "image", image)?;
+        let timeout = options.page_timeout * pages.max(1);
+        Ok(
+            match self.tesseract_tsv(&input, &languages.join("+"), None, timeout) {
+                Ok(read) => read.into_iter().map(|p| (p.page, Ok(p))).collect(),
+                Err(e) => vec![(1, Err(e))],
+            },
+        )
     }
+}
+
+/// A fresh folder under `scratch` (removed when dropped) holding `bytes` as
+/// the file `name`.
+fn scratch_copy(
+    scratch: &Path,
+    name: &str,
+    bytes: &[u8],
+) -> Result<(tempfile::TempDir, PathBuf), OcrError> {
+    let scratch_error = |e: std::io::Error| OcrError::Scratch(e.to_string());
+    std::fs::create_dir_all(scratch).map_err(scratch_error)?;
+    let dir = tempfile::Builder::new()
+        .prefix("ocr-")
+        .tempdir_in(scratch)
+        .map_err(scratch_error)?;
+    let path = dir.path().join(name);
+    std::fs::write(&path, bytes).map_err(scratch_error)?;
+    Ok((dir, path))
 }
 
 fn is_executable(path: &Path) -> bool {

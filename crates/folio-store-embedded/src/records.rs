@@ -241,21 +241,20 @@ pub fn facets(conn: &Connection, library_id: i64, request: &FacetRequest) -> Res
             }
         }
     }
-    let mut groups: Vec<GroupAccumulator> = groups
-        .into_values()
-        .filter(|g| g.count >= request.min_count.max(1) || request.group_by.is_empty())
+    // Largest first, ties by key (the map's key is the key's order).
+    let mut groups: Vec<(String, GroupAccumulator)> = groups
+        .into_iter()
+        .filter(|(_, g)| g.count >= request.min_count.max(1) || request.group_by.is_empty())
         .collect();
     let total_groups = groups.len() as u64;
-    groups.sort_by(|a, b| {
-        b.count
-            .cmp(&a.count)
-            .then_with(|| key_order(&a.key).cmp(&key_order(&b.key)))
+    groups.sort_by(|(a_order, a), (b_order, b)| {
+        b.count.cmp(&a.count).then_with(|| a_order.cmp(b_order))
     });
     groups.truncate(request.limit);
     let top_n = request.top_values.as_ref().map_or(0, |(_, n)| *n);
     let groups = groups
         .into_iter()
-        .map(|g| {
+        .map(|(_, g)| {
             let mut top: Vec<(String, u64)> = g.top.into_iter().collect();
             top.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
             top.truncate(top_n);
