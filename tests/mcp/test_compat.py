@@ -272,8 +272,9 @@ def test_upload_endpoint(data, corpus):
         assert upload(server.url, [("file", ("a.md", b"# A")), ("metadata", "[1]")])[0] == 400
         status, body = upload(server.url, [("file", ("tool.exe", b"MZ\x90\x00"))])
         assert status == 422 and body["status"] == "error"
+        # Issue 16: client errors were answered 500.
         status, body = upload(server.url, [("file", ("broken.pdf", b"%PDF-1.4 nonsense"))])
-        assert status == 500 and body["status"] == "error"
+        assert status == 422 and body["status"] == "error"
 
         async def check():
             async with http_mcp(server.url) as c:
@@ -281,6 +282,15 @@ def test_upload_endpoint(data, corpus):
                 assert listed["count"] == 1 and listed["documents"][0]["metadata"]["author"] == "Alice"
 
         run(check())
+
+
+def test_upload_statuses_follow_the_error_code(data):
+    """Issue 16: a file over the size limit was answered 500."""
+    with HttpServer(data, "--toolsets", "mcpvectordb", env={"FOLIO_MAX_FILE_BYTES": 1024}) as server:
+        status, body = upload(server.url, [("file", ("big.md", b"# Big\n\n" + b"word " * 1000))])
+        assert status == 413 and body["status"] == "error", (status, body)
+        status, body = upload(server.url, [("file", ("empty.md", b""))])
+        assert status == 422 and body["status"] == "error", (status, body)
 
 
 def test_bulk_ingest_cli_contract(data, corpus):

@@ -157,3 +157,54 @@ def test_resources_expose_libraries_and_documents(data):
                 await client.read_resource("folio://document/0000000000000000")
 
     run(go())
+
+
+def test_stdio_answers_malformed_lines_and_keeps_serving(data):
+    """Issue 16: one line of invalid UTF-8 killed `folio serve --stdio`;
+    non-JSON, an open brace, a NUL, deep nesting, trailing garbage and a lone
+    surrogate got no answer. Each gets its JSON-RPC error and the session
+    carries on."""
+    import subprocess
+
+    from conftest import BIN, folio_env
+
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}
+    bad = [
+        (b"\xff\xfe\xfd not utf-8", -32700),
+        (b"this is not json", -32700),
+        (b"{", -32700),
+        (b'{"jsonrpc":"2.0","id":7,"method":"ping"}\x00', -32700),
+        (b"[" * 100_000 + b"]" * 100_000, -32700),
+        (b'{"jsonrpc":"2.0","id":8,"method":"ping"} trailing', -32700),
+        (b'{"jsonrpc":"2.0","id":9,"method":"ping","params":{"s":"\\ud800"}}', -32700),
+        (b"[1,2,3]", -32600),
+    ]
+    process = subprocess.Popen([BIN, "serve", "--stdio"], env=folio_env(data), stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        def send(line):
+            process.stdin.write(line + b"\n")
+            process.stdin.flush()
+
+        def answer():
+            line = process.stdout.readline()
+            assert line, "the server closed its output"
+            return json.loads(line)
+
+        send(json.dumps(init).encode())
+        assert answer()["result"]["serverInfo"]["name"]
+        send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        for line, code in bad:
+            send(line)
+            got = answer()
+            assert got["error"]["code"] == code, (line[:40], got)
+            assert got["id"] is None
+        send(b'{"jsonrpc":"2.0","id":42,"method":"ping"}')
+        pong = answer()
+        assert pong["id"] == 42 and "result" in pong, pong
+        send(b'{"jsonrpc":"2.0","id":43,"method":"tools/list"}')
+        assert answer()["result"]["tools"]
+    finally:
+        process.kill()
+        process.wait()

@@ -79,6 +79,9 @@ pub enum Command {
     Rm(RmArgs),
     /// Statistics of a library.
     Inspect { library: String },
+    /// Check that every document of a library is whole in every index
+    /// (exit 1 when not).
+    Check { library: String },
     /// Re-embed a library with the current model (after a model change).
     Rebuild { library: String },
     /// Evaluate retrieval on a BEIR directory (nDCG@10, Recall@100, MRR@10).
@@ -473,6 +476,16 @@ pub fn run(cli: Cli) -> Result<Outcome> {
             let engine = open(&cli, &overrides, false)?;
             output::stats(&engine.inspect(&library(name)?)?, json)?;
             Ok(Outcome::Success)
+        }
+        Command::Check { library: name } => {
+            let engine = open(&cli, &overrides, false)?;
+            let integrity = engine.verify(&library(name)?)?;
+            output::integrity(&integrity, json)?;
+            Ok(if integrity.problems.is_empty() {
+                Outcome::Success
+            } else {
+                Outcome::PartialFailure
+            })
         }
         Command::Rebuild { library: name } => {
             let engine = open(&cli, &overrides, true)?;

@@ -292,6 +292,7 @@ pub fn engine_config(
             overlap_tokens: file.chunking.overlap_tokens,
         },
         roots: file.ingest.roots,
+        guard_paths: false,
         allow_private_urls: overrides.allow_private_urls || file.ingest.allow_private_urls,
         fusion,
         bm25: Bm25 {
@@ -300,5 +301,6 @@ pub fn engine_config(
         },
         writable,
         ocr,
+        extraction: folio_engine::sandbox::Extraction::current_exe(),
     })
 }

@@ -24,6 +24,13 @@ use folio_engine::EngineError;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// Whether logs are coloured: only on a terminal (MCP clients save stderr to
+/// log files, where escape codes are noise), and never under NO_COLOR.
+fn log_colours() -> bool {
+    use std::io::IsTerminal;
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
 /// How a command ended.
 pub enum Outcome {
     Success,
@@ -32,6 +39,11 @@ pub enum Outcome {
 }
 
 fn main() -> ExitCode {
+    // Documents are parsed in a child process of this binary (see
+    // folio_engine::sandbox): it speaks a pipe protocol, not the CLI.
+    if std::env::args_os().nth(1).as_deref() == Some(folio_engine::sandbox::WORKER_ARG.as_ref()) {
+        return ExitCode::from(folio_engine::sandbox::worker_main() as u8);
+    }
     let args = cli::Cli::parse();
     let filter = tracing_subscriber::EnvFilter::try_from_env("FOLIO_LOG")
         .unwrap_or_else(|_| // Parsers log their recoveries from malformed input; folio reports
@@ -40,6 +52,7 @@ fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(log_colours())
         .init();
     let json = args.json;
     match cli::run(args) {
@@ -54,13 +67,21 @@ fn main() -> ExitCode {
                     None => (None, 1),
                 },
             };
+            // The engine's messages are for every transport; the CLI's own
+            // remedies are said here.
+            let hint = match code {
+                Some(ErrorCode::EmbeddingMismatch) => {
+                    " (`folio rebuild LIBRARY` re-embeds a library with the current model)"
+                }
+                _ => "",
+            };
             if json {
                 let body = serde_json::json!({
-                    "error": {"code": code.map_or("internal", ErrorCode::as_str), "message": format!("{error:#}")}
+                    "error": {"code": code.map_or("internal", ErrorCode::as_str), "message": format!("{error:#}{hint}")}
                 });
                 eprintln!("{body}");
             } else {
-                eprintln!("error: {error:#}");
+                eprintln!("error: {error:#}{hint}");
             }
             ExitCode::from(status)
         }

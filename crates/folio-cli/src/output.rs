@@ -189,6 +189,29 @@ pub fn document(document: &Document, chunks: &[Chunk], text: bool, json: bool) -
     Ok(())
 }
 
+pub fn integrity(integrity: &folio_store::Integrity, json: bool) -> Result<()> {
+    if json {
+        return print_json(integrity);
+    }
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "{}: {} documents, {} chunks: {}",
+        integrity.library,
+        integrity.documents,
+        integrity.chunks,
+        if integrity.problems.is_empty() {
+            "whole in every index"
+        } else {
+            "DAMAGED"
+        }
+    )?;
+    for problem in &integrity.problems {
+        writeln!(out, "  {problem}")?;
+    }
+    Ok(())
+}
+
 pub fn libraries(libraries: &[LibraryInfo], json: bool) -> Result<()> {
     if json {
         return print_json(libraries);

@@ -237,7 +237,7 @@ pub fn quote(engine: &Engine, args: &QuoteArgs, json: bool) -> Result<bool> {
         min_score: args.min_score,
         limit: args.limit,
     };
-    let found = engine.find_quote(&request)?;
+    let found = engine.find_quote(&request, &|| false)?;
     if json {
         print_json(&serde_json::json!({"found": !found.is_empty(), "matches": found}))?;
         return Ok(!found.is_empty());

@@ -62,7 +62,9 @@ pub fn run(cli: &Cli, args: &ServeArgs, mut overrides: Overrides) -> Result<Outc
         .and_then(|ms| ms.parse().ok())
         .map_or(Duration::from_secs(30), Duration::from_millis);
     let read_only = args.read_only || section.read_only;
-    let config = config::engine_config(file, &overrides, (!read_only).then_some(wait))?;
+    let mut config = config::engine_config(file, &overrides, (!read_only).then_some(wait))?;
+    // Agents, not the user, name the files a server reads.
+    config.guard_paths = true;
 
     let names = if !args.toolsets.is_empty() {
         args.toolsets.clone()

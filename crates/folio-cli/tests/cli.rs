@@ -354,7 +354,7 @@ fn bad_input_gets_a_clear_error_and_changes_nothing() {
                 f.path("bomb.docx"),
             ],
             1,
-            "zip bomb",
+            "decompression bomb",
         ),
         (
             vec!["ingest".into(), "http://127.0.0.1:9/secret".into()],
@@ -620,6 +620,43 @@ fn urls_are_fetched_with_redirects_checked() {
     assert_eq!(top["source_kind"], "url");
     assert_eq!(top["metadata"]["url"], format!("{base}/page.html"));
     server.join().unwrap();
+}
+
+// Issue 16: with HTTP(S)_PROXY set, the proxy resolved and reached the host
+// itself, past folio's address check. Fetches go direct: a proxy listening
+// on loopback receives nothing.
+#[test]
+fn url_fetches_ignore_proxy_settings() {
+    let mut f = Folio::new();
+    let proxy = TcpListener::bind("127.0.0.1:0").unwrap();
+    let proxy_url = format!("http://{}", proxy.local_addr().unwrap());
+    proxy.set_nonblocking(true).unwrap();
+    for name in [
+        "HTTP_PROXY",
+        "http_proxy",
+        "HTTPS_PROXY",
+        "https_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+    ] {
+        f.env.push((name.into(), proxy_url.clone()));
+    }
+    f.env.push(("NO_PROXY".into(), String::new()));
+    let page = "<html><head><title>Moon phases</title></head><body><p>The moon waxes and wanes over a month.</p></body></html>";
+    let (base, server) = serve(vec![("/moon.html", page.to_string(), "text/html")], 1);
+    let report = f.json(&[
+        "ingest",
+        &format!("{base}/moon.html"),
+        "--library",
+        "web",
+        "--allow-private-urls",
+    ]);
+    assert_eq!(report["indexed"], 1, "{report:#}");
+    server.join().unwrap();
+    assert!(
+        proxy.accept().is_err(),
+        "the proxy was contacted: the address check can be bypassed"
+    );
 }
 
 #[test]

@@ -67,6 +67,24 @@ impl ErrorCode {
         }
     }
 
+    /// The HTTP status that carries this error over plain HTTP.
+    pub fn http_status(self) -> u16 {
+        match self {
+            ErrorCode::InvalidArgument => 400,
+            ErrorCode::LibraryNotFound | ErrorCode::NotFound => 404,
+            ErrorCode::EmbeddingMismatch => 409,
+            ErrorCode::TooLarge => 413,
+            ErrorCode::UnsupportedFormat | ErrorCode::MalformedInput | ErrorCode::EmptyContent => {
+                422
+            }
+            ErrorCode::PathNotAllowed | ErrorCode::UrlNotAllowed => 403,
+            ErrorCode::FetchFailed => 502,
+            ErrorCode::StoreBusy => 503,
+            ErrorCode::Timeout => 504,
+            ErrorCode::Storage | ErrorCode::Model | ErrorCode::Internal => 500,
+        }
+    }
+
     /// True when the error is the caller's input, not a failure of folio.
     pub fn is_client_error(self) -> bool {
         match self {

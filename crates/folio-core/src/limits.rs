@@ -38,6 +38,14 @@ pub struct Limits {
     pub max_ocr_pages: u32,
     /// Time allowed to rasterise, or to read, one scanned page, in seconds.
     pub ocr_page_timeout_secs: u64,
+    /// Time allowed to extract one document's text, in seconds: a parser
+    /// still running then is stopped and the document fails with `timeout`.
+    pub extract_timeout_secs: u64,
+    /// Address space of the process that extracts one document, in bytes: a
+    /// parser that needs more fails the document with `too_large`.
+    pub max_extract_memory_bytes: u64,
+    /// Time allowed to look one quote up, in seconds.
+    pub quote_timeout_secs: u64,
 }
 
 impl Default for Limits {
@@ -56,6 +64,9 @@ impl Default for Limits {
             max_image_pixels: 150_000_000,
             max_ocr_pages: 2_000,
             ocr_page_timeout_secs: 120,
+            extract_timeout_secs: 120,
+            max_extract_memory_bytes: 4 * 1024 * 1024 * 1024,
+            quote_timeout_secs: 30,
         }
     }
 }
@@ -75,6 +86,12 @@ impl Limits {
             ("url_timeout_secs", self.url_timeout_secs == 0),
             ("max_image_pixels", self.max_image_pixels == 0),
             ("ocr_page_timeout_secs", self.ocr_page_timeout_secs == 0),
+            ("extract_timeout_secs", self.extract_timeout_secs == 0),
+            (
+                "max_extract_memory_bytes",
+                self.max_extract_memory_bytes == 0,
+            ),
+            ("quote_timeout_secs", self.quote_timeout_secs == 0),
         ];
         match zero.iter().find(|(_, is_zero)| *is_zero) {
             Some((name, _)) => Err(format!("limit {name} must be positive")),

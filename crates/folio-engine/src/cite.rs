@@ -262,106 +262,49 @@ fn find_exact(haystack: &[char], needle: &[char]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
 }
 
-/// Levenshtein similarity of two char slices in [0, 1].
-fn similarity(a: &[char], b: &[char]) -> f64 {
-    if a.is_empty() && b.is_empty() {
-        return 1.0;
+/// The best approximate occurrence of `needle` in `haystack`, widened to
+/// whole words: (start, end, similarity), the similarity being 1 − edits /
+/// the longer of passage and span. Linear in the haystack (see
+/// `approximate`); `None` when nothing is found or `stop` interrupts.
+fn find_fuzzy(
+    haystack: &[char],
+    needle: &[char],
+    stop: &dyn Fn() -> bool,
+) -> Option<(usize, usize, f64)> {
+    let found = crate::approximate::locate(haystack, needle, stop)?;
+    let mut start = found.start;
+    while start > 0 && haystack[start - 1].is_alphanumeric() && haystack[start].is_alphanumeric() {
+        start -= 1;
     }
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    let mut current = vec![0; b.len() + 1];
-    for (i, ca) in a.iter().enumerate() {
-        current[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = previous[j] + usize::from(ca != cb);
-            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
-        }
-        std::mem::swap(&mut previous, &mut current);
+    let mut end = found.end;
+    while end < haystack.len()
+        && haystack[end].is_alphanumeric()
+        && haystack[end - 1].is_alphanumeric()
+    {
+        end += 1;
     }
-    1.0 - previous[b.len()] as f64 / a.len().max(b.len()) as f64
-}
-
-/// Word spans (start, end) in a folded text.
-fn words(text: &[char]) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
-    let mut start = None;
-    for (i, c) in text.iter().enumerate() {
-        match (c.is_alphanumeric(), start) {
-            (true, None) => start = Some(i),
-            (false, Some(s)) => {
-                out.push((s, i));
-                start = None;
-            }
-            _ => {}
-        }
-    }
-    if let Some(s) = start {
-        out.push((s, text.len()));
-    }
-    out
-}
-
-/// The best approximate occurrence of `needle` in `haystack`: the window of
-/// as many words as the passage with the most words in common, refined by
-/// edit-distance similarity over nearby window lengths.
-fn find_fuzzy(haystack: &[char], needle: &[char]) -> Option<(usize, usize, f64)> {
-    let hay_words = words(haystack);
-    let needle_words = words(needle);
-    let n = needle_words.len();
-    if n == 0 || hay_words.is_empty() {
-        return None;
-    }
-    let word = |text: &[char], (s, e): (usize, usize)| text[s..e].iter().collect::<String>();
-    let mut wanted: std::collections::HashMap<String, i64> = Default::default();
-    for &w in &needle_words {
-        *wanted.entry(word(needle, w)).or_default() += 1;
-    }
-    let hay: Vec<String> = hay_words.iter().map(|&w| word(haystack, w)).collect();
-    // Sliding window of n words: count of words shared with the passage.
-    let mut have: std::collections::HashMap<&str, i64> = Default::default();
-    let mut shared = 0i64;
-    let mut best = (0usize, -1i64);
-    for (i, w) in hay.iter().enumerate() {
-        let count = have.entry(w.as_str()).or_default();
-        *count += 1;
-        if *count <= wanted.get(w).copied().unwrap_or(0) {
-            shared += 1;
-        }
-        if i >= n {
-            let old = hay[i - n].as_str();
-            let count = have.entry(old).or_default();
-            if *count <= wanted.get(old).copied().unwrap_or(0) {
-                shared -= 1;
-            }
-            *count -= 1;
-        }
-        let start = (i + 1).saturating_sub(n);
-        if shared > best.1 {
-            best = (start, shared);
-        }
-    }
-    let (start, _) = best;
-    let mut result: Option<(usize, usize, f64)> = None;
-    let slack = (n / 5).max(1);
-    for from in start.saturating_sub(slack)..=(start + slack).min(hay_words.len() - 1) {
-        for len in n.saturating_sub(slack).max(1)..=n + slack {
-            let to = from + len - 1;
-            if to >= hay_words.len() {
-                break;
-            }
-            let (s, e) = (hay_words[from].0, hay_words[to].1);
-            let score = similarity(&haystack[s..e], needle);
-            if result.is_none_or(|r| score > r.2) {
-                result = Some((s, e, score));
-            }
-        }
-    }
-    result
+    // Edits the widening added are counted against the match.
+    let widened = (found.start - start) + (end - found.end);
+    let edits = found.distance + widened;
+    let longer = needle.len().max(end - start);
+    let score = 1.0 - (edits.min(longer)) as f64 / longer as f64;
+    Some((start, end, score))
 }
 
 impl Engine {
     /// Finds where `passage` occurs: exact matches first, then approximate
     /// ones at or above `min_score`, best first.
-    pub fn find_quote(&self, request: &QuoteRequest) -> Result<Vec<QuoteMatch>> {
+    ///
+    /// Bounded by `Limits::quote_timeout_secs` (then `timeout`) and by
+    /// `cancelled`, polled while scanning.
+    pub fn find_quote(
+        &self,
+        request: &QuoteRequest,
+        cancelled: &dyn Fn() -> bool,
+    ) -> Result<Vec<QuoteMatch>> {
+        let deadline = std::time::Instant::now()
+            + std::time::Duration::from_secs(self.config.limits.quote_timeout_secs);
+        let stop = || cancelled() || std::time::Instant::now() >= deadline;
         let passage = request.passage.trim();
         let length = passage.chars().count();
         if !(3..=5_000).contains(&length) {
@@ -376,12 +319,16 @@ impl Engine {
         let candidates = self.quote_candidates(request, passage)?;
         let mut found = Vec::new();
         for id in candidates {
+            if stop() {
+                return Err(quote_stopped(&self.config.limits, cancelled()));
+            }
             let document = self.document(&id)?;
             let (folded, origin) = normalise(&document.text);
             let (start, end, score, exact) = match find_exact(&folded, &needle) {
                 Some(at) => (at, at + needle.len(), 1.0, true),
-                None => match find_fuzzy(&folded, &needle) {
+                None => match find_fuzzy(&folded, &needle, &stop) {
                     Some((s, e, score)) if score >= request.min_score => (s, e, score, false),
+                    _ if stop() => return Err(quote_stopped(&self.config.limits, cancelled())),
                     _ => continue,
                 },
             };
@@ -421,7 +368,24 @@ impl Engine {
         found.truncate(request.limit.max(1));
         Ok(found)
     }
+}
 
+/// The error of a quote lookup stopped by its time limit or a cancellation.
+fn quote_stopped(limits: &folio_core::Limits, cancelled: bool) -> EngineError {
+    EngineError::new(
+        folio_core::ErrorCode::Timeout,
+        if cancelled {
+            "the quote lookup was cancelled".to_string()
+        } else {
+            format!(
+                "the quote lookup took longer than {} s (quote_timeout_secs)",
+                limits.quote_timeout_secs
+            )
+        },
+    )
+}
+
+impl Engine {
     /// Documents worth scanning: the one asked for, or those whose chunks
     /// match the passage lexically (BM25) in the libraries asked for.
     fn quote_candidates(&self, request: &QuoteRequest, passage: &str) -> Result<Vec<String>> {
@@ -487,6 +451,7 @@ mod tests {
         let (s, e, score) = find_fuzzy(
             &text,
             &chars("dropout randomly drops units during training"),
+            &|| false,
         )
         .unwrap();
         let found: String = text[s..e].iter().collect();
@@ -495,7 +460,8 @@ mod tests {
             "{found}"
         );
         assert!(score > 0.8 && score < 1.0, "{score}");
-        let (_, _, poor) = find_fuzzy(&text, &chars("completely unrelated words here")).unwrap();
+        let (_, _, poor) =
+            find_fuzzy(&text, &chars("completely unrelated words here"), &|| false).unwrap();
         assert!(poor < 0.5);
     }
 

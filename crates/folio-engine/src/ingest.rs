@@ -414,8 +414,8 @@ impl Engine {
     ) -> Result<Source> {
         let Some(schema) = schema else {
             return Err(EngineError::invalid(format!(
-                "library {library} declares no record schema: declare one first \
-                 (folio schema set {library} schema.toml)"
+                "library {library} declares no record schema: records need one \
+                 (typed fields, the text field and the key) declared first"
             )));
         };
         let record = schema.validate(record)?;
@@ -677,13 +677,15 @@ impl Engine {
                 }
             }
         }
-        let (format, mut structured) = folio_extract::extract(
+        let (format, mut structured) = crate::sandbox::extract(
+            &self.config.extraction,
             Input {
                 bytes: &bytes,
                 name: Some(&name),
                 mime: mime.as_deref(),
             },
             limits,
+            &|| progress.cancelled(),
         )?;
         let language = metadata
             .get("language")

@@ -7,6 +7,7 @@
 //! URL safety, dedup, and lazy loading of the embedding model (so servers
 //! answer their first requests before the model is loaded).
 
+mod approximate;
 mod byo;
 pub mod cite;
 mod error;
@@ -14,6 +15,7 @@ pub mod eval;
 mod ingest;
 mod ocr;
 pub mod records;
+pub mod sandbox;
 mod search;
 mod timestamp;
 pub mod zotero;
@@ -78,8 +80,12 @@ pub struct EngineConfig {
     pub embedder: EmbedderConfig,
     pub limits: Limits,
     pub chunking: ChunkingConfig,
-    /// Folders file ingestion may read; empty means unrestricted.
+    /// Folders file ingestion may read; empty means unrestricted, or, with
+    /// `guard_paths`, everywhere but secrets and system trees.
     pub roots: Vec<PathBuf>,
+    /// Confine file ingestion even without roots (servers: their clients
+    /// are agents, not the user); see `folio_source::Roots::guarded`.
+    pub guard_paths: bool,
     pub allow_private_urls: bool,
     pub fusion: Fusion,
     pub bm25: Bm25,
@@ -87,6 +93,8 @@ pub struct EngineConfig {
     pub writable: Option<Duration>,
     /// OCR of scanned PDF pages.
     pub ocr: OcrConfig,
+    /// Where documents are parsed: a worker process for untrusted input.
+    pub extraction: sandbox::Extraction,
 }
 
 /// The engine façade. Cheap to share behind an `Arc`; every method is
@@ -112,7 +120,11 @@ impl Engine {
             None => Access::ReadOnly,
         };
         let store = Arc::new(EmbeddedStore::open(&config.data_dir, access)?);
-        let roots = Roots::new(&config.roots)?;
+        let roots = if config.guard_paths {
+            Roots::guarded(&config.roots, std::env::home_dir())?
+        } else {
+            Roots::new(&config.roots)?
+        };
         Ok(Engine {
             store: store.clone(),
             embedded: Some(store),
@@ -208,6 +220,11 @@ impl Engine {
 
     pub fn inspect(&self, name: &LibraryName) -> Result<LibraryStats> {
         Ok(self.store.stats(name)?)
+    }
+
+    /// Checks that every document of the library is whole in every index.
+    pub fn verify(&self, name: &LibraryName) -> Result<folio_store::Integrity> {
+        Ok(self.store.verify(name)?)
     }
 
     pub fn delete_library(&self, name: &LibraryName) -> Result<()> {

@@ -238,7 +238,8 @@ impl Engine {
                 return Err(EngineError::new(
                     ErrorCode::EmbeddingMismatch,
                     format!(
-                        "the library is pinned to another embedding space ({difference}); run `folio rebuild {}`",
+                        "library {} is pinned to another embedding space ({difference}): \
+                         it must be rebuilt with the current model before it can be searched",
                         request.library
                     ),
                 ));

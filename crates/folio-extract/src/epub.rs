@@ -94,6 +94,7 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
             continue;
         };
         let part = String::from_utf8_lossy(&part);
+        html::check_depth(&part, Format::Epub)?;
         blocks.extend(markdown::blocks(&html::to_markdown(&part), None));
     }
     let title = metadata

@@ -21,7 +21,7 @@ pub enum ExtractError {
     #[error("malformed {format}: {reason}")]
     Malformed { format: Format, reason: String },
     #[error(
-        "{what} exceeds the decompression limit ({limit} bytes or ratio): refused as a possible zip bomb"
+        "{what} exceeds the decompression limit ({limit} bytes or ratio): refused as a possible decompression bomb"
     )]
     Bomb { what: String, limit: u64 },
     #[error("malformed reference list: {0}")]

@@ -15,6 +15,92 @@ const SKIPPED: [&str; 13] = [
 /// over the whole page.
 const MIN_ARTICLE_CHARS: usize = 250;
 
+/// Element nesting deeper than this is refused before any parser sees the
+/// page: the HTML tree builder, readability and the Markdown converter all
+/// recurse over the tree (10,000 nested `<div>`s overflowed their stack) and
+/// slow down with depth, while real pages rarely nest a hundred deep.
+pub const MAX_DEPTH: usize = 512;
+
+/// Elements that never hold others (no end tag).
+const VOID: [&str; 14] = [
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source",
+    "track", "wbr",
+];
+
+/// Elements whose end tag may be left out: the tree builder closes them
+/// when a sibling starts, so an unclosed run of them does not nest.
+const OPTIONAL_END: [&str; 20] = [
+    "p", "li", "dt", "dd", "tr", "td", "th", "option", "optgroup", "thead", "tbody", "tfoot",
+    "colgroup", "caption", "rb", "rt", "rp", "rtc", "html", "body",
+];
+
+/// Elements whose content is raw text, not markup.
+const RAW_TEXT: [&str; 6] = ["script", "style", "textarea", "title", "xmp", "noscript"];
+
+/// The deepest element nesting of `html`, counted by a linear scan of its
+/// tags (comments, declarations and raw-text content skipped; void and
+/// optional-end elements not counted). An estimate from above of the tree
+/// the parser would build, in O(n) time and O(1) memory.
+pub fn nesting_depth(html: &str) -> usize {
+    let bytes = html.as_bytes();
+    let lower_tail = |from: usize, needle: &str| -> Option<usize> {
+        let n = needle.as_bytes();
+        bytes[from..]
+            .windows(n.len())
+            .position(|w| w.eq_ignore_ascii_case(n))
+            .map(|p| from + p)
+    };
+    let (mut depth, mut deepest, mut i) = (0usize, 0usize, 0usize);
+    while let Some(offset) = bytes[i..].iter().position(|&b| b == b'<') {
+        i += offset + 1;
+        if bytes[i..].starts_with(b"!--") {
+            i = lower_tail(i, "-->").map_or(bytes.len(), |e| e + 3);
+            continue;
+        }
+        let closing = bytes.get(i) == Some(&b'/');
+        let start = i + usize::from(closing);
+        let name_len = bytes[start..]
+            .iter()
+            .take_while(|b| b.is_ascii_alphanumeric() || **b == b'-')
+            .count();
+        if name_len == 0 || !bytes[start].is_ascii_alphabetic() {
+            // `<!DOCTYPE`, `<?xml`, or a `<` in text.
+            continue;
+        }
+        let name = html[start..start + name_len].to_ascii_lowercase();
+        let end = bytes[start..]
+            .iter()
+            .position(|&b| b == b'>')
+            .map_or(bytes.len(), |e| start + e);
+        let self_closing = end > 0 && bytes.get(end - 1) == Some(&b'/');
+        i = (end + 1).min(bytes.len());
+        let counted = !VOID.contains(&name.as_str()) && !OPTIONAL_END.contains(&name.as_str());
+        if closing {
+            if counted {
+                depth = depth.saturating_sub(1);
+            }
+        } else if RAW_TEXT.contains(&name.as_str()) {
+            i = lower_tail(i, &format!("</{name}")).unwrap_or(bytes.len());
+        } else if counted && !self_closing {
+            depth += 1;
+            deepest = deepest.max(depth);
+        }
+    }
+    deepest
+}
+
+/// Refuses HTML nested deeper than `MAX_DEPTH`.
+pub fn check_depth(html: &str, format: crate::Format) -> Result<(), crate::ExtractError> {
+    let depth = nesting_depth(html);
+    if depth > MAX_DEPTH {
+        return Err(crate::ExtractError::malformed(
+            format,
+            format!("elements nested {depth} deep, over the limit of {MAX_DEPTH}"),
+        ));
+    }
+    Ok(())
+}
+
 pub fn extract(html: &str) -> StructuredText {
     let article = dom_smoothie::Readability::new(html, None, None)
         .ok()
@@ -108,5 +194,29 @@ mod tests {
             extract("<html><head><title>T</title></head><body><p>Just one line.</p></body></html>");
         assert_eq!(t.blocks.len(), 1);
         assert_eq!(t.blocks[0].text, "Just one line.");
+    }
+}
+
+#[cfg(test)]
+mod depth_tests {
+    use super::nesting_depth;
+
+    #[test]
+    fn nesting_is_counted_as_the_tree_builder_would_nest() {
+        let check =
+            |html: &str, expected: usize| assert_eq!(nesting_depth(html), expected, "{html}");
+        check("<html><body><div><p>text<p>more</div></body></html>", 1);
+        check("<div><div><span>x</span></div></div>", 3);
+        check(&"<div>".repeat(600), 600);
+        check(&"<b>".repeat(700), 700);
+        check(&"<p>".repeat(10_000), 0);
+        check(&"<li>".repeat(10_000), 0);
+        check("<br><img src=x><hr/><div/>", 0);
+        check(
+            "<!-- <div><div> --><script>if (a<b) { '<div>' }</script><div>",
+            1,
+        );
+        check(&"<table><tr><td>".repeat(100), 100);
+        check("a < b and <3 <!DOCTYPE html>", 0);
     }
 }

@@ -84,7 +84,11 @@ fn extract_unguarded(
     match format {
         Format::Text => text::decode(bytes).map(|t| text::extract_plain(&t)),
         Format::Markdown => text::decode(bytes).map(|t| markdown::extract(&t)),
-        Format::Html => text::decode(bytes).map(|t| html::extract(&t)),
+        Format::Html => {
+            let page = text::decode(bytes)?;
+            html::check_depth(&page, Format::Html)?;
+            Ok(html::extract(&page))
+        }
         Format::Pdf => pdf::extract(bytes, limits),
         Format::Docx => docx::extract(bytes, limits),
         Format::Pptx => pptx::extract(bytes, limits),

@@ -45,9 +45,22 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
         let page = Some(index as u32 + 1);
         let read = match document.to_markdown(index, &options) {
             Ok(md) => markdown::blocks(&md, page),
-            Err(_) => match document.extract_text(index) {
+            Err(first) => match document.extract_text(index) {
                 Ok(plain) => text::paragraphs(&plain, page),
-                Err(_) => {
+                Err(second) => {
+                    // A stream that inflates past the bound (pdf_oxide reads
+                    // it from PDF_OXIDE_MAX_DECOMPRESS_MB, which the caller
+                    // sets from max_decompressed_bytes) is a bomb, not a
+                    // scan: the document is refused, not sent to OCR.
+                    if [first.to_string(), second.to_string()]
+                        .iter()
+                        .any(|e| e.contains("safety limit"))
+                    {
+                        return Err(ExtractError::Bomb {
+                            what: format!("a content stream of page {}", index + 1),
+                            limit: limits.max_decompressed_bytes,
+                        });
+                    }
                     failures += 1;
                     textless_pages.extend(page);
                     continue;
@@ -55,6 +68,19 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
             },
         };
         let letters = alphanumerics(&read);
+        if letters < NO_TEXT {
+            // No text may also mean a content stream the decoder gave up on
+            // at the decompression bound: a bomb is refused, not rendered
+            // for OCR (rendering it runs as long as inflating it would).
+            if let Err(e) = document.get_page_content_data(index)
+                && e.to_string().contains("safety limit")
+            {
+                return Err(ExtractError::Bomb {
+                    what: format!("a content stream of page {}", index + 1),
+                    limit: limits.max_decompressed_bytes,
+                });
+            }
+        }
         if letters < NO_TEXT || (letters < THIN_TEXT && has_image(&document, index)) {
             textless_pages.extend(page);
         }

@@ -47,6 +47,10 @@ fn entity(name: &str) -> Option<char> {
     })
 }
 
+/// Element nesting deeper than this is refused: no office or e-book file
+/// nests anywhere near it, and the walkers' callers keep per-level state.
+pub const MAX_DEPTH: usize = 1_000;
+
 /// Calls `visit` for every element and text node of `xml`. Malformed XML is
 /// an error of `format`; an empty element is reported as an open and a close.
 pub(crate) fn walk(
@@ -58,6 +62,7 @@ pub(crate) fn walk(
     reader.config_mut().check_end_names = false;
     let mut buf = Vec::new();
     let mut attrs = Vec::new();
+    let mut depth = 0usize;
     loop {
         let event = reader.read_event_into(&mut buf).map_err(|e| {
             ExtractError::malformed(
@@ -67,6 +72,15 @@ pub(crate) fn walk(
         })?;
         match event {
             Event::Start(ref e) | Event::Empty(ref e) => {
+                if matches!(event, Event::Start(_)) {
+                    depth += 1;
+                    if depth > MAX_DEPTH {
+                        return Err(ExtractError::malformed(
+                            format,
+                            format!("XML elements nested over {MAX_DEPTH} deep"),
+                        ));
+                    }
+                }
                 attrs.clear();
                 for a in e.attributes().flatten() {
                     let value = a
@@ -84,9 +98,12 @@ pub(crate) fn walk(
                     visit(Node::Close { name: &name });
                 }
             }
-            Event::End(ref e) => visit(Node::Close {
-                name: &local(e.name().as_ref()),
-            }),
+            Event::End(ref e) => {
+                depth = depth.saturating_sub(1);
+                visit(Node::Close {
+                    name: &local(e.name().as_ref()),
+                })
+            }
             Event::Text(ref t) => visit(Node::Text(&t.xml10_content())),
             Event::CData(ref t) => visit(Node::Text(t)),
             Event::GeneralRef(ref r) => {

@@ -36,9 +36,16 @@ fn code(e: &EngineError) -> &'static str {
         ErrorCode::EmbeddingMismatch => "EMBEDDING_MISMATCH",
         ErrorCode::Timeout => "TIMEOUT",
         ErrorCode::Storage | ErrorCode::StoreBusy => "INDEX_UNAVAILABLE",
-        ErrorCode::InvalidArgument => "INVALID_ARGUMENT",
+        // The caller's mistakes: what they sent cannot be used as sent.
+        ErrorCode::InvalidArgument
+        | ErrorCode::NotFound
+        | ErrorCode::UnsupportedFormat
+        | ErrorCode::MalformedInput
+        | ErrorCode::TooLarge
+        | ErrorCode::EmptyContent
+        | ErrorCode::UrlNotAllowed => "INVALID_ARGUMENT",
         ErrorCode::PathNotAllowed => "PATH_NOT_ALLOWED",
-        _ => "INTERNAL_ERROR",
+        ErrorCode::FetchFailed | ErrorCode::Model | ErrorCode::Internal => "INTERNAL_ERROR",
     }
 }
 

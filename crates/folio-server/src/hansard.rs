@@ -76,9 +76,24 @@ fn tool_error(message: impl Into<String>) -> CallToolResult {
 }
 
 fn engine_error(e: &EngineError) -> CallToolResult {
+    use folio_core::ErrorCode as C;
     tool_error(match e.code {
-        folio_core::ErrorCode::InvalidArgument => format!("Invalid input: {}", e.message),
-        _ => format!("{}: {}", e.code.as_str(), e),
+        C::InvalidArgument => format!("Invalid input: {}", e.message),
+        C::LibraryNotFound
+        | C::NotFound
+        | C::EmbeddingMismatch
+        | C::UnsupportedFormat
+        | C::MalformedInput
+        | C::TooLarge
+        | C::EmptyContent
+        | C::PathNotAllowed
+        | C::UrlNotAllowed
+        | C::FetchFailed
+        | C::Timeout
+        | C::StoreBusy
+        | C::Storage
+        | C::Model
+        | C::Internal => format!("{}: {}", e.code.as_str(), e),
     })
 }
 

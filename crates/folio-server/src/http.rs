@@ -270,10 +270,10 @@ async fn upload(State(shared): State<Arc<Shared>>, mut form: Multipart) -> Respo
             Json(serde_json::to_value(output).unwrap_or_default()),
         )
             .into_response(),
-        Err(e) if e.code == folio_core::ErrorCode::InvalidArgument => {
-            upload_error(StatusCode::BAD_REQUEST, e)
-        }
-        Err(e) => upload_error(StatusCode::INTERNAL_SERVER_ERROR, e),
+        Err(e) => upload_error(
+            StatusCode::from_u16(e.code.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+            e,
+        ),
     }
 }
 

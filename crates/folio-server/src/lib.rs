@@ -18,6 +18,7 @@ mod native;
 mod native_records;
 pub mod owner;
 mod registry;
+mod screen;
 mod tool;
 
 use std::collections::BTreeMap;

@@ -249,8 +249,9 @@ pub async fn find_quote(shared: &Arc<Shared>, p: QuoteParams, call: &Call) -> Ca
         limit: p.limit,
     };
     let engine = shared.engine.clone();
+    let cancel = call.cancel.clone();
     match bounded(shared, "find_quote", call, move || {
-        engine.find_quote(&request)
+        engine.find_quote(&request, &|| cancel.is_cancelled())
     })
     .await
     {

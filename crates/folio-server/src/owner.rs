@@ -29,6 +29,7 @@ use tokio::sync::Notify;
 use crate::ServeOptions;
 use crate::context::Shared;
 use crate::handler::FolioServer;
+use crate::screen::{LineReader, Screened, screen};
 
 /// Where the owner of `data_dir` listens. Socket paths are short on Linux
 /// (108 bytes); long data directories use the runtime directory instead.
@@ -86,8 +87,10 @@ where
     S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
 {
     let _guard = sessions.enter();
-    let (read, write) = tokio::io::split(stream);
-    match FolioServer::new(shared).serve((read, write)).await {
+    match FolioServer::new(shared)
+        .serve(crate::screen::screened(stream))
+        .await
+    {
         Ok(running) => {
             let _ = running.waiting().await;
         }
@@ -236,7 +239,7 @@ type Backend = (
 /// client's lines to whichever process serves them, and re-claims when that
 /// process goes away.
 pub async fn run_stdio(config: EngineConfig, options: ServeOptions, wait: Duration) -> Result<()> {
-    let mut client = BufReader::new(tokio::io::stdin()).lines();
+    let mut client = LineReader::new(BufReader::new(tokio::io::stdin()));
     let mut stdout = tokio::io::stdout();
     let mut handshake = Handshake::default();
     let mut owner: Option<Owner> = None;
@@ -273,14 +276,23 @@ pub async fn run_stdio(config: EngineConfig, options: ServeOptions, wait: Durati
         loop {
             answer.clear();
             tokio::select! {
-                line = client.next_line() => match line? {
-                    Some(line) => {
-                        handshake.observe(&line);
-                        if write_line(&mut to_backend, &line).await.is_err() {
-                            pending = Some(line);
-                            continue 'backends;
+                line = client.next() => match line? {
+                    Some(line) => match screen(line) {
+                        Some(Screened::Forward(line)) => {
+                            handshake.observe(&line);
+                            if write_line(&mut to_backend, &line).await.is_err() {
+                                pending = Some(line);
+                                continue 'backends;
+                            }
                         }
-                    }
+                        // A malformed line is answered here and goes no further.
+                        Some(Screened::Refuse(answer)) => {
+                            stdout.write_all(answer.as_bytes()).await?;
+                            stdout.write_all(b"\n").await?;
+                            stdout.flush().await?;
+                        }
+                        None => {}
+                    },
                     None => break 'backends,
                 },
                 read = from_backend.read_line(&mut answer) => match read {

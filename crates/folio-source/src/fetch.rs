@@ -61,14 +61,25 @@ fn public_v6(ip: Ipv6Addr) -> bool {
         return public_v4(v4);
     }
     let s = ip.segments();
+    let v4 = |high: u16, low: u16| {
+        Ipv4Addr::new((high >> 8) as u8, high as u8, (low >> 8) as u8, low as u8)
+    };
     // NAT64 (64:ff9b::/96) carries an IPv4 address in its last 32 bits.
     if s[0] == 0x64 && s[1] == 0xff9b && s[2..6] == [0, 0, 0, 0] {
-        return public_v4(Ipv4Addr::new(
-            (s[6] >> 8) as u8,
-            s[6] as u8,
-            (s[7] >> 8) as u8,
-            s[7] as u8,
-        ));
+        return public_v4(v4(s[6], s[7]));
+    }
+    // Local-use NAT64 (64:ff9b:1::/48) translates into a private network.
+    if s[0] == 0x64 && s[1] == 0xff9b && s[2] == 1 {
+        return false;
+    }
+    // 6to4 (2002::/16) routes to the IPv4 address in bits 16–47.
+    if s[0] == 0x2002 {
+        return public_v4(v4(s[1], s[2]));
+    }
+    // Teredo (2001:0::/32): the server's IPv4 address in bits 32–63, the
+    // client's, inverted, in the last 32 bits.
+    if s[0] == 0x2001 && s[1] == 0 {
+        return public_v4(v4(s[2], s[3])) && public_v4(v4(!s[6], !s[7]));
     }
     !(ip.is_loopback()
         || ip.is_unspecified()
@@ -86,20 +97,57 @@ fn refused(url: &Url, reason: impl Into<String>) -> SourceError {
     }
 }
 
+/// Resolves `host` within the time left before `deadline`. The system
+/// resolver cannot be interrupted, so it runs on a thread of its own that is
+/// left to finish in the background when time runs out.
+fn resolve(
+    url: &Url,
+    host: &str,
+    port: u16,
+    deadline: Instant,
+) -> Result<Vec<SocketAddr>, SourceError> {
+    let failed = |reason: String| SourceError::Fetch {
+        url: url.to_string(),
+        reason,
+    };
+    // An address literal needs no lookup.
+    if let Ok(ip) = host.parse::<IpAddr>() {
+        return Ok(vec![SocketAddr::new(ip, port)]);
+    }
+    let (send, receive) = std::sync::mpsc::channel();
+    let name = host.to_string();
+    std::thread::Builder::new()
+        .name("folio-resolve".into())
+        .spawn(move || {
+            let _ = send.send(
+                (name.as_str(), port)
+                    .to_socket_addrs()
+                    .map(Iterator::collect),
+            );
+        })
+        .map_err(|e| failed(format!("cannot resolve {host}: {e}")))?;
+    let remaining = deadline.saturating_duration_since(Instant::now());
+    match receive.recv_timeout(remaining) {
+        Ok(Ok(addrs)) => Ok(addrs),
+        Ok(Err(e)) => Err(failed(format!("cannot resolve {host}: {e}"))),
+        Err(_) => Err(failed(format!(
+            "resolving {host} took longer than the time limit"
+        ))),
+    }
+}
+
 /// Resolves the URL's host and returns one permitted address.
-fn checked_address(url: &Url, policy: &FetchPolicy) -> Result<SocketAddr, SourceError> {
+fn checked_address(
+    url: &Url,
+    policy: &FetchPolicy,
+    deadline: Instant,
+) -> Result<SocketAddr, SourceError> {
     let host = url.host_str().ok_or_else(|| refused(url, "no host"))?;
     let port = url
         .port_or_known_default()
         .ok_or_else(|| refused(url, "no port"))?;
     let host = host.trim_start_matches('[').trim_end_matches(']');
-    let addrs: Vec<SocketAddr> = (host, port)
-        .to_socket_addrs()
-        .map_err(|e| SourceError::Fetch {
-            url: url.to_string(),
-            reason: format!("cannot resolve {host}: {e}"),
-        })?
-        .collect();
+    let addrs = resolve(url, host, port, deadline)?;
     if addrs.is_empty() {
         return Err(SourceError::Fetch {
             url: url.to_string(),
@@ -137,7 +185,7 @@ pub fn fetch(url: &str, policy: &FetchPolicy) -> Result<Fetched, SourceError> {
         if !current.username().is_empty() || current.password().is_some() {
             return Err(refused(&current, "credentials in URLs are not accepted"));
         }
-        let address = checked_address(&current, policy)?;
+        let address = checked_address(&current, policy, deadline)?;
         let remaining = deadline.saturating_duration_since(Instant::now());
         if remaining.is_zero() {
             return Err(SourceError::Fetch {
@@ -146,7 +194,10 @@ pub fn fetch(url: &str, policy: &FetchPolicy) -> Result<Fetched, SourceError> {
             });
         }
         let host = current.host_str().unwrap_or_default().to_string();
+        // No proxy: a proxy would resolve and connect to the host itself,
+        // past the address check and the pinning.
         let client = reqwest::blocking::Client::builder()
+            .no_proxy()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(remaining)
             .resolve(&host, address)
@@ -246,6 +297,11 @@ mod tests {
             "fc00::1",
             "::ffff:127.0.0.1",
             "64:ff9b::a9fe:a9fe",
+            "64:ff9b:1::a00:1",
+            "2002:7f00:1::1",
+            "2002:c0a8:101::1",
+            "2001:0:4136:e378:8000:63bf:f5ff:fffe",
+            "2001:0:a00:1:8000:63bf:f7f7:f7f7",
             "::",
         ] {
             assert!(!is_public(private.parse().unwrap()), "{private}");
@@ -255,6 +311,8 @@ mod tests {
             "1.1.1.1",
             "2606:4700::1111",
             "::ffff:8.8.8.8",
+            "2002:808:808::1",
+            "2001:0:4136:e378:8000:63bf:f7f7:f7f7",
         ] {
             assert!(is_public(public.parse().unwrap()), "{public}");
         }

@@ -21,12 +21,25 @@ impl CanonicalPath {
     }
 }
 
-/// The folders file ingestion may read from. Empty means unrestricted (the
-/// CLI acting on its own user's behalf); servers configure roots.
+/// The folders file ingestion may read from. With roots configured, only
+/// inside them. Without, either anywhere (the CLI acting on its own user's
+/// behalf) or, for servers whose clients are agents, anywhere but the
+/// places that hold a user's secrets and the system's (`guarded`).
 #[derive(Debug, Clone, Default)]
 pub struct Roots {
     roots: Vec<PathBuf>,
+    /// Refused without roots: `DENIED_SYSTEM` and the home's dot-folders.
+    guard: Option<Guard>,
 }
+
+#[derive(Debug, Clone)]
+struct Guard {
+    home: Option<PathBuf>,
+}
+
+/// System trees no agent needs to read documents from: kernel and process
+/// state, devices, system configuration, runtime sockets, boot files.
+const DENIED_SYSTEM: [&str; 6] = ["/proc", "/sys", "/dev", "/etc", "/run", "/boot"];
 
 impl Roots {
     /// Canonicalises each root; a root that does not exist is an error.
@@ -39,20 +52,81 @@ impl Roots {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Roots { roots })
+        Ok(Roots { roots, guard: None })
+    }
+
+    /// `roots` when there are any; otherwise everything except the
+    /// system trees (`/proc`, `/sys`, `/dev`, `/etc`, `/run`, `/boot`) and
+    /// the dot-folders and dot-files of `home` (`~/.ssh`, `~/.aws`, …).
+    pub fn guarded(roots: &[PathBuf], home: Option<PathBuf>) -> Result<Self, SourceError> {
+        let mut confined = Self::new(roots)?;
+        if confined.roots.is_empty() {
+            let home = home.map(|h| std::fs::canonicalize(&h).unwrap_or(h));
+            confined.guard = Some(Guard { home });
+        }
+        Ok(confined)
     }
 
     pub fn unrestricted() -> Self {
-        Roots { roots: Vec::new() }
+        Roots::default()
     }
 
     pub fn is_unrestricted(&self) -> bool {
-        self.roots.is_empty()
+        self.roots.is_empty() && self.guard.is_none()
     }
 
-    /// Resolves `path` (symlinks included) and checks it lies inside a root.
+    /// Whether `path` (absolute) lies where ingestion may read.
+    fn allows(&self, path: &Path) -> bool {
+        // Path::starts_with compares whole components: /data2 is not in /data.
+        if !self.roots.is_empty() {
+            return self.roots.iter().any(|root| path.starts_with(root));
+        }
+        let Some(guard) = &self.guard else {
+            return true;
+        };
+        if DENIED_SYSTEM.iter().any(|denied| path.starts_with(denied)) {
+            return false;
+        }
+        match guard
+            .home
+            .as_deref()
+            .and_then(|home| path.strip_prefix(home).ok())
+        {
+            Some(inside) => !inside
+                .components()
+                .next()
+                .is_some_and(|first| hidden(first.as_os_str())),
+            None => true,
+        }
+    }
+
+    fn outside(&self, shown: String) -> SourceError {
+        let roots = if self.roots.is_empty() {
+            "anywhere but /proc, /sys, /dev, /etc, /run, /boot and the home folder's dot-files \
+             (configure [ingest] roots to choose)"
+                .to_string()
+        } else {
+            self.roots
+                .iter()
+                .map(|r| r.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        SourceError::OutsideRoots { path: shown, roots }
+    }
+
+    /// Resolves `path` (symlinks included) and checks it lies inside a root
+    /// and is a regular file or a folder (devices, FIFOs and sockets are
+    /// refused: reading them blocks or never ends). The path as written is
+    /// checked before the file system is asked anything, so a path outside
+    /// the roots is refused alike whether or not it exists.
     pub fn confine(&self, path: &Path) -> Result<CanonicalPath, SourceError> {
         let shown = path.display().to_string();
+        if let Ok(written) = std::path::absolute(path)
+            && !self.allows(&lexical(&written))
+        {
+            return Err(self.outside(shown));
+        }
         let canonical = std::fs::canonicalize(path).map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => SourceError::NotFound {
                 path: shown.clone(),
@@ -62,19 +136,34 @@ impl Roots {
                 reason: e.to_string(),
             },
         })?;
-        // Path::starts_with compares whole components: /data2 is not in /data.
-        if self.roots.is_empty() || self.roots.iter().any(|root| canonical.starts_with(root)) {
-            Ok(CanonicalPath(canonical))
-        } else {
-            let roots = self
-                .roots
-                .iter()
-                .map(|r| r.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ");
-            Err(SourceError::OutsideRoots { path: shown, roots })
+        if !self.allows(&canonical) {
+            return Err(self.outside(shown));
+        }
+        let kind = std::fs::metadata(&canonical).map_err(|e| SourceError::Io {
+            path: shown.clone(),
+            reason: e.to_string(),
+        })?;
+        if !kind.is_file() && !kind.is_dir() {
+            return Err(SourceError::NotAFile { path: shown });
+        }
+        Ok(CanonicalPath(canonical))
+    }
+}
+
+/// `path` with `.` and `..` resolved by name alone (no symlinks followed).
+fn lexical(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
         }
     }
+    out
 }
 
 fn hidden(name: &std::ffi::OsStr) -> bool {
@@ -187,6 +276,72 @@ mod tests {
             roots.confine(&data.join("missing.txt")),
             Err(SourceError::NotFound { .. })
         ));
+    }
+
+    // Issue 16: with no roots configured, a server's agents could read
+    // ~/.ssh, /etc and /proc; and whether a path outside the roots existed
+    // showed in the error.
+    #[test]
+    fn guarded_confinement_refuses_secrets_system_trees_and_devices() {
+        let base = tempfile::tempdir().unwrap();
+        let home = base.path().join("home");
+        std::fs::create_dir_all(home.join(".ssh")).unwrap();
+        std::fs::create_dir_all(home.join("papers")).unwrap();
+        std::fs::write(home.join(".ssh/id_ed25519"), "secret").unwrap();
+        std::fs::write(home.join(".bashrc"), "secret").unwrap();
+        std::fs::write(home.join("papers/a.md"), "# A").unwrap();
+        std::os::unix::fs::symlink(home.join(".ssh/id_ed25519"), home.join("papers/key.md"))
+            .unwrap();
+        let roots = Roots::guarded(&[], Some(home.clone())).unwrap();
+        assert!(roots.confine(&home.join("papers/a.md")).is_ok());
+        for refused in [
+            home.join(".ssh/id_ed25519"),
+            home.join(".bashrc"),
+            home.join("papers/key.md"),
+            home.join("papers/../.ssh/id_ed25519"),
+            home.join(".aws/credentials"),
+            PathBuf::from("/etc/passwd"),
+            PathBuf::from("/etc/no-such-file"),
+            PathBuf::from("/proc/self/environ"),
+            PathBuf::from("/sys/kernel/no-such-file"),
+        ] {
+            assert!(
+                matches!(
+                    roots.confine(&refused),
+                    Err(SourceError::OutsideRoots { .. })
+                ),
+                "{}: {:?}",
+                refused.display(),
+                roots.confine(&refused)
+            );
+        }
+        assert!(matches!(
+            roots.confine(Path::new("/dev/null")),
+            Err(SourceError::OutsideRoots { .. })
+        ));
+        // Devices and FIFOs are refused wherever they are.
+        let fifo = home.join("papers/pipe.md");
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        assert!(matches!(
+            Roots::unrestricted().confine(&fifo),
+            Err(SourceError::NotAFile { .. })
+        ));
+        // With roots, a missing path outside them is refused as outside,
+        // like an existing one: the answer does not say which.
+        let rooted = Roots::new(&[home.join("papers")]).unwrap();
+        let missing = rooted.confine(&base.path().join("nothing-here"));
+        let existing = rooted.confine(&home.join(".bashrc"));
+        assert!(
+            matches!(missing, Err(SourceError::OutsideRoots { .. })),
+            "{missing:?}"
+        );
+        assert!(matches!(existing, Err(SourceError::OutsideRoots { .. })));
     }
 
     #[test]

@@ -107,6 +107,16 @@ impl Lexical {
             let writer: IndexWriter = index
                 .writer_with_num_threads(1, 50_000_000)
                 .map_err(err("opening the lexical writer"))?;
+            // A writer killed between writing a segment's delete file and
+            // committing `meta.json` leaves that file behind under the name
+            // the next commit with the same opstamp will want (opstamps
+            // restart from the last commit), and that commit then fails with
+            // "file already exists". Collect everything the committed
+            // metadata does not reference before the first operation.
+            writer
+                .garbage_collect_files()
+                .wait()
+                .map_err(err("collecting a dead writer's lexical files"))?;
             Some(Mutex::new(writer))
         } else {
             None
@@ -139,14 +149,7 @@ impl Lexical {
             .map_err(err("reloading the lexical index"))
     }
 
-    /// Replaces the postings of `documents`: each document's old chunks are
-    /// deleted and its current `chunks` (key, text) added; commits with the
-    /// watermark so a restart knows what is covered.
-    pub fn apply(
-        &self,
-        documents: &[(String, Vec<(u64, String)>)],
-        watermark: i64,
-    ) -> Result<(), StoreError> {
+    fn writer(&self) -> Result<std::sync::MutexGuard<'_, IndexWriter>, StoreError> {
         let Some(writer) = &self.writer else {
             return Err(StoreError::io(
                 "lexical index",
@@ -155,19 +158,38 @@ impl Lexical {
         };
         // A poisoned lock means a panic mid-update; tantivy discards
         // uncommitted work on rollback, so continuing is safe.
-        let mut writer = writer.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(writer.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Stages the replacement of `documents`' postings: each document's old
+    /// chunks are deleted and its current `chunks` (key, text) added.
+    fn stage(
+        writer: &IndexWriter,
+        fields: Fields,
+        documents: &[(String, Vec<(u64, String)>)],
+    ) -> Result<(), StoreError> {
         for (document, chunks) in documents {
-            writer.delete_term(Term::from_field_text(self.fields.document, document));
+            writer.delete_term(Term::from_field_text(fields.document, document));
             for (key, text) in chunks {
                 let mut doc = TantivyDocument::default();
-                doc.add_u64(self.fields.key, *key);
-                doc.add_text(self.fields.document, document);
-                doc.add_text(self.fields.text, text);
+                doc.add_u64(fields.key, *key);
+                doc.add_text(fields.document, document);
+                doc.add_text(fields.text, text);
                 writer
                     .add_document(doc)
                     .map_err(err("adding to the lexical index"))?;
             }
         }
+        Ok(())
+    }
+
+    /// Commits what is staged with the watermark, so a restart knows what
+    /// is covered, and reloads the reader.
+    fn commit(
+        &self,
+        mut writer: std::sync::MutexGuard<'_, IndexWriter>,
+        watermark: i64,
+    ) -> Result<(), StoreError> {
         let mut commit = writer
             .prepare_commit()
             .map_err(err("preparing the lexical commit"))?;
@@ -177,6 +199,53 @@ impl Lexical {
             .map_err(err("committing the lexical index"))?;
         drop(writer);
         self.reload()
+    }
+
+    /// Replaces the postings of `documents` (see `stage`) and commits with
+    /// the watermark.
+    pub fn apply(
+        &self,
+        documents: &[(String, Vec<(u64, String)>)],
+        watermark: i64,
+    ) -> Result<(), StoreError> {
+        let writer = self.writer()?;
+        Self::stage(&writer, self.fields, documents)?;
+        self.commit(writer, watermark)
+    }
+
+    /// Empties the index and adds every document `fill` hands over (it
+    /// calls back with batches of (document, chunks)), in one commit
+    /// covering `watermark`: the repair for an index that no longer matches
+    /// the source of truth. Until the commit, readers see the old index.
+    pub fn rebuild(
+        &self,
+        fill: impl FnOnce(
+            &mut dyn FnMut(LexicalBatch) -> Result<(), StoreError>,
+        ) -> Result<(), StoreError>,
+        watermark: i64,
+    ) -> Result<(), StoreError> {
+        let writer = self.writer()?;
+        writer
+            .delete_all_documents()
+            .map_err(err("clearing the lexical index"))?;
+        fill(&mut |batch| Self::stage(&writer, self.fields, &batch))?;
+        self.commit(writer, watermark)
+    }
+
+    /// The chunk keys of the live documents in the last loaded commit.
+    pub fn keys(&self) -> Result<HashSet<u64>, StoreError> {
+        let searcher = self.reader.searcher();
+        let mut keys = HashSet::new();
+        for segment in searcher.segment_readers() {
+            let column = segment
+                .fast_fields()
+                .u64("key")
+                .map_err(err("reading lexical keys"))?;
+            for doc in segment.doc_ids_alive() {
+                keys.extend(column.first(doc));
+            }
+        }
+        Ok(keys)
     }
 
     /// Analysed query terms, deduplicated, in order.
@@ -274,6 +343,21 @@ impl Lexical {
     /// Chunks in the index (live documents).
     pub fn len(&self) -> u64 {
         self.reader.searcher().num_docs()
+    }
+}
+
+impl Drop for Lexical {
+    /// Lets background merges finish before the writer goes: a merge that
+    /// outlived the writer (and the data directory's write lock) would
+    /// garbage-collect files by a view of the index that the next owner has
+    /// already changed.
+    fn drop(&mut self) {
+        if let Some(writer) = self.writer.take() {
+            let writer = writer.into_inner().unwrap_or_else(|p| p.into_inner());
+            if let Err(e) = writer.wait_merging_threads() {
+                tracing::warn!(error = %e, "a lexical merge failed on close; the next writer collects its files");
+            }
+        }
     }
 }
 

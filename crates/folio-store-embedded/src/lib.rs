@@ -32,8 +32,8 @@ use folio_core::{
     NeighbourOrder, RecordSchema,
 };
 use folio_store::{
-    Bm25, ChunkWithDocument, FacetRequest, Facets, Hit, LibraryInfo, LibraryStats, NewDocument,
-    PutOutcome, Result, Store, StoreError,
+    Bm25, ChunkWithDocument, FacetRequest, Facets, Hit, Integrity, LibraryInfo, LibraryStats,
+    NewDocument, PutOutcome, Result, Store, StoreError,
 };
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params, params_from_iter};
 
@@ -190,15 +190,17 @@ impl EmbeddedStore {
             .unwrap_or_else(|p| p.into_inner())
             .get(&library.id)
             .cloned();
+        let mut opened = false;
         let index = match existing {
             Some(index) => index,
             None => {
+                opened = true;
                 let dir = self.index_dir(library.id);
                 std::fs::create_dir_all(&dir)
                     .map_err(|e| StoreError::io(dir.display().to_string(), e))?;
                 let dim = library.info.space.dim as usize;
                 let mut lexical = Lexical::open(&dir.join("lexical"), self.is_writable())?;
-                if lexical.is_none() && self.repair_lexical(conn, library.id, &dir, i64::MAX)? {
+                if lexical.is_none() && self.repair_lexical(conn, library.id, &dir, false)? {
                     lexical = Lexical::open(&dir.join("lexical"), false)?;
                 }
                 let (vectors, mark) = match Vectors::load(&dir, dim) {
@@ -228,18 +230,90 @@ impl EmbeddedStore {
             }
         };
         self.catch_up(conn, &index)?;
+        if opened {
+            self.check_counts(conn, &index)?;
+        }
         Ok(index)
+    }
+
+    /// Checks a freshly opened library's derived indexes against the source
+    /// of truth once they have caught up: each must hold exactly the
+    /// library's chunks. One that does not (a crash the replay could not
+    /// mend, a file damaged on disk) is rebuilt from SQLite, so no document
+    /// is ever missing from one retriever and present in the other. Costs a
+    /// count per index on first use of a library in a process.
+    fn check_counts(&self, conn: &Connection, index: &LibraryIndex) -> Result<()> {
+        let head = log_head(conn, index.id)?;
+        let expected = chunk_count(conn, index.id)?;
+        let mut marks = index.marks.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(lexical) = &index.lexical
+            && marks.lexical == head
+            && lexical.len() != expected
+        {
+            tracing::warn!(
+                library_id = index.id,
+                indexed = lexical.len(),
+                expected,
+                "the lexical index does not match the database; rebuilding it"
+            );
+            if self.is_writable() {
+                lexical.rebuild(|add| for_each_document_batch(conn, index.id, add), head)?;
+            } else if self.repair_lexical(conn, index.id, &index.dir, true)? {
+                lexical.reload()?;
+                marks.lexical = lexical.watermark()?;
+            }
+        }
+        if marks.vectors == head && index.vectors.len() as u64 != expected {
+            tracing::warn!(
+                library_id = index.id,
+                indexed = index.vectors.len(),
+                expected,
+                "the vector index does not match the database; rebuilding it"
+            );
+            index.vectors.clear()?;
+            let mut stmt = conn
+                .prepare(
+                    "SELECT c.key, c.vector FROM chunks c JOIN documents d ON d.id = c.document_id
+                     WHERE d.library_id = ?",
+                )
+                .map_err(sql_err("rebuilding the vector index"))?;
+            let mut rows = stmt
+                .query([index.id])
+                .map_err(sql_err("rebuilding the vector index"))?;
+            let mut items = Vec::with_capacity(1024);
+            while let Some(row) = rows
+                .next()
+                .map_err(sql_err("rebuilding the vector index"))?
+            {
+                items.push((
+                    row.get::<_, i64>(0)
+                        .map_err(sql_err("rebuilding the vector index"))?
+                        as u64,
+                    rows::vector_from_bytes(
+                        &row.get::<_, Vec<u8>>(1)
+                            .map_err(sql_err("rebuilding the vector index"))?,
+                    ),
+                ));
+                if items.len() == 1024 {
+                    index.vectors.add(&items)?;
+                    items.clear();
+                }
+            }
+            index.vectors.add(&items)?;
+            marks.saved = 0;
+            marks.unsaved_chunks = expected.max(1);
+            if self.is_writable() {
+                index.vectors.save(&index.dir, head)?;
+                marks.saved = head;
+                marks.unsaved_chunks = 0;
+            }
+        }
+        Ok(())
     }
 
     /// Replays change-log entries newer than what each derived index covers.
     fn catch_up(&self, conn: &Connection, index: &LibraryIndex) -> Result<()> {
-        let head: i64 = conn
-            .query_row(
-                "SELECT COALESCE(MAX(seq), 0) FROM changes WHERE library_id = ?",
-                [index.id],
-                |r| r.get(0),
-            )
-            .map_err(sql_err("reading the change log"))?;
+        let head = log_head(conn, index.id)?;
         let mut marks = index.marks.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(lexical) = &index.lexical {
             if self.is_writable() {
@@ -253,7 +327,7 @@ impl EmbeddedStore {
                 marks.lexical = lexical.watermark()?;
                 // Still behind: no live writer will commit this (a writer
                 // died before its lexical commit). Repair it if we can.
-                if marks.lexical < head && self.repair_lexical(conn, index.id, &index.dir, head)? {
+                if marks.lexical < head && self.repair_lexical(conn, index.id, &index.dir, false)? {
                     lexical.reload()?;
                     marks.lexical = lexical.watermark()?;
                 }
@@ -292,13 +366,15 @@ impl EmbeddedStore {
 
     /// Brings a library's lexical index up to the log's head on behalf of a
     /// read-only process, when no writer holds the lock (so none is about to
-    /// do it). Returns whether the repair ran.
+    /// do it); with `verify`, or when the caught-up index does not hold
+    /// exactly the library's chunks, rebuilds it from SQLite. Returns
+    /// whether the repair ran.
     fn repair_lexical(
         &self,
         conn: &Connection,
         library_id: i64,
         dir: &Path,
-        head: i64,
+        verify: bool,
     ) -> Result<bool> {
         let Some(_lock) = WriteLock::try_acquire(&self.dir)? else {
             return Ok(false);
@@ -306,14 +382,9 @@ impl EmbeddedStore {
         let Some(writer) = Lexical::open(&dir.join("lexical"), true)? else {
             return Ok(false);
         };
-        let head = head.min(
-            conn.query_row(
-                "SELECT COALESCE(MAX(seq), 0) FROM changes WHERE library_id = ?",
-                [library_id],
-                |r| r.get(0),
-            )
-            .map_err(sql_err("reading the change log"))?,
-        );
+        // Under the lock nothing else writes: the head and the counts read
+        // now are the state to repair to.
+        let head = log_head(conn, library_id)?;
         let from = writer.watermark()?;
         if from < head {
             tracing::info!(
@@ -323,6 +394,18 @@ impl EmbeddedStore {
                 "repairing the lexical index left behind by an interrupted writer"
             );
             writer.apply(&lexical_batch(conn, library_id, from, head)?, head)?;
+        }
+        if verify || from < head {
+            let expected = chunk_count(conn, library_id)?;
+            if writer.len() != expected {
+                tracing::warn!(
+                    library_id,
+                    indexed = writer.len(),
+                    expected,
+                    "the lexical index does not match the database; rebuilding it"
+                );
+                writer.rebuild(|add| for_each_document_batch(conn, library_id, add), head)?;
+            }
         }
         Ok(true)
     }
@@ -423,6 +506,13 @@ impl Drop for EmbeddedStore {
         if let Err(e) = self.save_vectors(false) {
             tracing::warn!(error = %e, "saving vector indexes on close failed; they will be replayed on next open");
         }
+        // The derived indexes (and the lexical writers' merges) go before
+        // the write lock does, so the next owner never meets a writer of
+        // ours still at work.
+        self.indexes
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
     }
 }
 
@@ -446,6 +536,67 @@ fn lexical_batch(conn: &Connection, library_id: i64, from: i64, to: i64) -> Resu
         batch.push((document, chunks));
     }
     Ok(batch)
+}
+
+/// The last change-log position of a library (0 when it has none).
+fn log_head(conn: &Connection, library_id: i64) -> Result<i64> {
+    conn.query_row(
+        "SELECT COALESCE(MAX(seq), 0) FROM changes WHERE library_id = ?",
+        [library_id],
+        |r| r.get(0),
+    )
+    .map_err(sql_err("reading the change log"))
+}
+
+/// The number of chunks a library holds in the source of truth.
+fn chunk_count(conn: &Connection, library_id: i64) -> Result<u64> {
+    conn.query_row(
+        "SELECT COALESCE(SUM(chunk_count), 0) FROM documents WHERE library_id = ?",
+        [library_id],
+        |r| r.get::<_, i64>(0),
+    )
+    .map(|n| n as u64)
+    .map_err(sql_err("counting chunks"))
+}
+
+/// Hands every document of a library with its chunks (key, embedded text)
+/// to `add`, a few hundred documents at a time, so a rebuild never holds a
+/// large library's text in memory at once.
+fn for_each_document_batch(
+    conn: &Connection,
+    library_id: i64,
+    add: &mut dyn FnMut(LexicalBatch) -> Result<()>,
+) -> Result<()> {
+    const BATCH_DOCUMENTS: usize = 256;
+    let mut stmt = conn
+        .prepare(
+            "SELECT c.document_id, c.key, c.context || c.text FROM chunks c
+             JOIN documents d ON d.id = c.document_id
+             WHERE d.library_id = ? ORDER BY c.document_id, c.idx",
+        )
+        .map_err(sql_err("reading chunks"))?;
+    let mut rows = stmt
+        .query([library_id])
+        .map_err(sql_err("reading chunks"))?;
+    let mut batch: LexicalBatch = Vec::new();
+    while let Some(row) = rows.next().map_err(sql_err("reading chunks"))? {
+        let document: String = row.get(0).map_err(sql_err("reading chunks"))?;
+        let key = row.get::<_, i64>(1).map_err(sql_err("reading chunks"))? as u64;
+        let text: String = row.get(2).map_err(sql_err("reading chunks"))?;
+        match batch.last_mut() {
+            Some((last, chunks)) if *last == document => chunks.push((key, text)),
+            _ => {
+                if batch.len() == BATCH_DOCUMENTS {
+                    add(std::mem::take(&mut batch))?;
+                }
+                batch.push((document, vec![(key, text)]));
+            }
+        }
+    }
+    if !batch.is_empty() {
+        add(batch)?;
+    }
+    Ok(())
 }
 
 /// Distinct documents touched by log entries in (from, to], in log order.
@@ -1058,6 +1209,84 @@ impl Store for EmbeddedStore {
 
     fn flush(&self) -> Result<()> {
         self.save_vectors(false)
+    }
+
+    fn verify(&self, library: &LibraryName) -> Result<Integrity> {
+        let conn = self.conn();
+        let row = Self::library_row(&conn, library)?;
+        let index = self.index(&conn, &row)?;
+        let mut owners: HashMap<u64, String> = HashMap::new();
+        let mut chunks_of: HashMap<String, u64> = HashMap::new();
+        {
+            let mut stmt = conn
+                .prepare(
+                    "SELECT c.key, c.document_id FROM chunks c JOIN documents d ON d.id = c.document_id
+                     WHERE d.library_id = ?",
+                )
+                .map_err(sql_err("verifying"))?;
+            let mut rows = stmt.query([row.id]).map_err(sql_err("verifying"))?;
+            while let Some(r) = rows.next().map_err(sql_err("verifying"))? {
+                let key = r.get::<_, i64>(0).map_err(sql_err("verifying"))? as u64;
+                let document: String = r.get(1).map_err(sql_err("verifying"))?;
+                *chunks_of.entry(document.clone()).or_default() += 1;
+                owners.insert(key, document);
+            }
+        }
+        let mut problems = Vec::new();
+        let report = |problems: &mut Vec<String>,
+                      what: &str,
+                      missing: HashMap<&String, u64>,
+                      extra: usize| {
+            let mut missing: Vec<_> = missing.into_iter().collect();
+            missing.sort();
+            for (document, count) in missing {
+                problems.push(format!(
+                    "document {document}: {count} of {} chunks missing from the {what} index",
+                    chunks_of[document]
+                ));
+            }
+            if extra > 0 {
+                problems.push(format!(
+                    "the {what} index holds {extra} chunks no document has"
+                ));
+            }
+        };
+        match &index.lexical {
+            Some(lexical) => {
+                let keys = lexical.keys()?;
+                let mut missing: HashMap<&String, u64> = HashMap::new();
+                for (key, document) in &owners {
+                    if !keys.contains(key) {
+                        *missing.entry(document).or_default() += 1;
+                    }
+                }
+                let extra = keys.iter().filter(|k| !owners.contains_key(k)).count();
+                report(&mut problems, "lexical", missing, extra);
+            }
+            None if owners.is_empty() => {}
+            None => problems.push("the lexical index is missing".into()),
+        }
+        let mut missing: HashMap<&String, u64> = HashMap::new();
+        let mut present = 0usize;
+        for (key, document) in &owners {
+            if index.vectors.contains(*key) {
+                present += 1;
+            } else {
+                *missing.entry(document).or_default() += 1;
+            }
+        }
+        report(
+            &mut problems,
+            "vector",
+            missing,
+            index.vectors.len().saturating_sub(present),
+        );
+        Ok(Integrity {
+            library: library.to_string(),
+            documents: chunks_of.len() as u64,
+            chunks: owners.len() as u64,
+            problems,
+        })
     }
 }
 

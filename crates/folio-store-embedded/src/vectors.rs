@@ -15,6 +15,9 @@ pub const EXACT_MAX: usize = 20_000;
 /// Up to this many allowed chunks, a filtered search is exact over them.
 pub const EXACT_FILTERED_MAX: usize = 20_000;
 
+/// The HNSW search beam (at least the result count).
+const EXPANSION_SEARCH: usize = 128;
+
 /// Written beside the index file: which change-log entries the file covers.
 #[derive(Debug, Serialize, Deserialize)]
 struct VectorMeta {
@@ -39,7 +42,10 @@ fn options(dim: usize) -> IndexOptions {
         quantization: ScalarKind::F32,
         connectivity: 16,
         expansion_add: 128,
-        expansion_search: 64,
+        // Fixed for the index's life: usearch widens the beam to the result
+        // count when that is larger, and changing the setting per search
+        // would race between concurrent searches sharing the index.
+        expansion_search: EXPANSION_SEARCH,
         multi: false,
     }
 }
@@ -71,6 +77,8 @@ impl Vectors {
         }
         let index = Index::new(&options(dim)).ok()?;
         index.load(path.to_str()?).ok()?;
+        // A saved file carries the settings it was saved with.
+        index.change_expansion_search(EXPANSION_SEARCH);
         if index.dimensions() != dim || index.size() != meta.count {
             tracing::warn!(path = %path.display(), "vector index does not match its metadata; rebuilding");
             return None;
@@ -110,10 +118,25 @@ impl Vectors {
         sync_and_rename(&tmp_meta, &meta_path)
     }
 
+    /// Empties the index (before a rebuild from the source of truth).
+    pub fn clear(&self) -> Result<(), StoreError> {
+        let fresh = Vectors::new(self.dim)?;
+        let fresh = fresh.index.into_inner().unwrap_or_else(|p| p.into_inner());
+        *self.index.write().unwrap_or_else(|p| p.into_inner()) = fresh;
+        Ok(())
+    }
+
     pub fn remove_files(dir: &Path) {
         let (path, meta_path) = files(dir);
         let _ = std::fs::remove_file(meta_path);
         let _ = std::fs::remove_file(path);
+    }
+
+    pub fn contains(&self, key: u64) -> bool {
+        self.index
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(key)
     }
 
     pub fn len(&self) -> usize {
@@ -201,12 +224,9 @@ impl Vectors {
                 }
                 return Ok(crate::lexical::top_k(scored, k));
             }
-            Some(allowed) => {
-                index.change_expansion_search(k.max(64) * 2);
-                index
-                    .filtered_search(query, k, |key| allowed.contains(&key))
-                    .map_err(err("filtered vector search"))?
-            }
+            Some(allowed) => index
+                .filtered_search(query, k, |key| allowed.contains(&key))
+                .map_err(err("filtered vector search"))?,
             None if index.size() <= EXACT_MAX => index
                 .exact_search(query, k)
                 .map_err(err("exact vector search"))?,
@@ -226,9 +246,8 @@ impl Vectors {
     }
 }
 
-/// HNSW search with a beam of twice the result count (at least 128).
+/// HNSW search with a beam of `EXPANSION_SEARCH` (or the result count).
 fn graph_search(index: &Index, query: &[f32], k: usize) -> Result<Vec<(u64, f32)>, StoreError> {
-    index.change_expansion_search(k.max(64) * 2);
     Ok(similarities(
         index.search(query, k).map_err(err("vector search"))?,
     ))

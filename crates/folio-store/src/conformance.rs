@@ -598,7 +598,21 @@ pub fn deletes_remove_from_every_index(store: &dyn Store) {
         .dense(&name, &axis(0, 0.0), &Filter::default(), 10)
         .unwrap();
     assert_eq!(sources(store, &dense), vec!["kept.txt".to_string()]);
+    let integrity = store.verify(&name).unwrap();
+    assert_eq!(
+        (
+            integrity.documents,
+            integrity.chunks,
+            integrity.problems.len()
+        ),
+        (1, 1, 0),
+        "{integrity:?}"
+    );
     store.delete_library(&name).unwrap();
+    assert!(matches!(
+        store.verify(&name),
+        Err(StoreError::LibraryNotFound(_))
+    ));
     assert!(matches!(
         store.library(&name),
         Err(StoreError::LibraryNotFound(_))

@@ -108,6 +108,18 @@ pub struct LibraryStats {
     pub index: serde_json::Value,
 }
 
+/// A library's derived indexes checked against its source of truth: every
+/// chunk of every document must be in each retriever, and nothing else.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Integrity {
+    pub library: String,
+    pub documents: u64,
+    pub chunks: u64,
+    /// One line per defect (a document with chunks missing from an index,
+    /// chunks an index holds that no document has); empty when whole.
+    pub problems: Vec<String>,
+}
+
 /// Documents grouped by the values of some fields, with statistics per
 /// group. A list (tags) field used for grouping puts a document in one group
 /// per tag.
@@ -284,4 +296,10 @@ pub trait Store: Send + Sync {
     /// durable and visible to other processes without it. Called at the end
     /// of a batch.
     fn flush(&self) -> Result<()>;
+
+    /// Checks that the library's documents are whole in every index the
+    /// backend keeps (after bringing derived indexes up to date, as a
+    /// search would). Reads every chunk key: an operator's check, not a
+    /// per-request one.
+    fn verify(&self, library: &LibraryName) -> Result<Integrity>;
 }
