@@ -100,3 +100,41 @@ def test_attached_clients_survive_their_owner():
         run(go())
     finally:
         shutil.rmtree(data.parent, ignore_errors=True)
+
+
+def test_the_cli_writes_beside_a_connected_agent(data, corpus, tmp_path):
+    """Issue 16: with an agent's `folio serve --stdio` running, every CLI
+    write waited 30 s and failed "locked by another folio process". The
+    server takes the write lock per write, so the CLI ingests, deletes and
+    searches beside it, and the agent sees what the CLI wrote."""
+    import json
+    import subprocess
+
+    from conftest import BIN, folio_env, ok, run, stdio
+
+    def folio(*args):
+        return subprocess.run([BIN, *args], env=folio_env(data, FOLIO_LOCK_WAIT_MS=5000), capture_output=True, text=True, timeout=300)
+
+    async def go():
+        async with stdio(data) as agent:
+            first = await ok(agent, "ingest", {"library": "team", "paths": [str(corpus / "dropout.md")]})
+            assert first["indexed"] == 1
+            bulk = folio("ingest", str(corpus), "--library", "team", "--json")
+            assert bulk.returncode == 0, bulk.stderr
+            report = json.loads(bulk.stdout)
+            assert report["indexed"] == 4 and report["skipped"] == 1, report
+            listed = await ok(agent, "list_documents", {"library": "team"})
+            assert listed["total"] == 5
+            found = folio("search", "dropout", "--library", "team", "--json")
+            assert found.returncode == 0 and json.loads(found.stdout)["hits"], found.stderr
+            gone = next(d["document_id"] for d in listed["documents"] if d["source"].endswith("optimisers.txt"))
+            removed = folio("rm", gone)
+            assert removed.returncode == 0, removed.stderr
+            assert (await ok(agent, "list_documents", {"library": "team"}))["total"] == 4
+            # The agent still writes after the CLI did.
+            again = await ok(agent, "ingest", {"library": "team", "paths": [str(corpus / "optimisers.txt")]})
+            assert again["indexed"] == 1
+            check = folio("check", "team", "--json")
+            assert check.returncode == 0 and json.loads(check.stdout)["problems"] == [], check.stdout
+
+    run(go())

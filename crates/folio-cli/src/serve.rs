@@ -151,11 +151,12 @@ async fn serve_http(
             http.addr
         );
     }
-    let (engine, owns) = if read_only {
-        (Engine::open(config)?, false)
+    // The owner lock lives as long as this server serves.
+    let (engine, _owner_lock) = if read_only {
+        (Engine::open(config)?, None)
     } else {
         match folio_server::owner::claim(&config, wait).await? {
-            folio_server::owner::Role::Owner(engine) => (*engine, true),
+            folio_server::owner::Role::Owner(engine, lock) => (*engine, Some(lock)),
             folio_server::owner::Role::Attached(_) => bail!(
                 "another folio server owns {}; stop it or serve read-only",
                 config.data_dir.display()
@@ -164,7 +165,7 @@ async fn serve_http(
     };
     let shared = Shared::new(std::sync::Arc::new(engine), options)?;
     // stdio clients on the same data directory attach to this process.
-    let owner = if owns {
+    let owner = if _owner_lock.is_some() {
         Some(folio_server::owner::Owner::start(shared.clone())?)
     } else {
         None

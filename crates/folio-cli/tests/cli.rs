@@ -510,7 +510,7 @@ fn kill_9_during_ingest_leaves_a_consistent_store() {
 
 #[test]
 fn several_processes_share_one_data_directory() {
-    let mut f = Folio::new();
+    let f = Folio::new();
     many_files(&f, "a", 150);
     many_files(&f, "b", 20);
     f.file("seed.txt", b"Seed document about lighthouses.");
@@ -530,19 +530,8 @@ fn several_processes_share_one_data_directory() {
         let response = f.json(&["search", "lighthouses", "--library", "shared"]);
         assert!(!hits(&response).is_empty());
     }
-    // A second writer that will not wait gets a clear busy error...
-    f.env.push(("FOLIO_LOCK_WAIT_MS".into(), "50".into()));
-    let out = f.run(&["ingest", &f.path("b"), "--library", "shared"]);
-    f.env.clear();
-    if writer.try_wait().unwrap().is_none() {
-        assert_eq!(code(&out), 1, "{}", stderr(&out));
-        assert!(
-            stderr(&out).contains("locked by another folio process"),
-            "{}",
-            stderr(&out)
-        );
-    }
-    // ...and one that waits succeeds once the first is done.
+    // A second writer runs beside the first: each takes the write lock
+    // for its own writes only, so both finish.
     let second = f
         .command(&["ingest", &f.path("b"), "--library", "shared", "--json"])
         .output()

@@ -89,7 +89,8 @@ pub struct EngineConfig {
     pub allow_private_urls: bool,
     pub fusion: Fusion,
     pub bm25: Bm25,
-    /// Open for writing (waiting this long for the write lock) or read-only.
+    /// Open for writing (each write waiting this long for the write lock,
+    /// which it holds only while it writes) or read-only.
     pub writable: Option<Duration>,
     /// OCR of scanned PDF pages.
     pub ocr: OcrConfig,
@@ -116,7 +117,9 @@ impl Engine {
         config.limits.validate().map_err(EngineError::invalid)?;
         config.fusion.validate().map_err(EngineError::invalid)?;
         let access = match config.writable {
-            Some(lock_wait) => Access::ReadWrite { lock_wait },
+            // The write lock is taken per write, so a server and the CLI
+            // (or several servers) write to one data directory in turn.
+            Some(lock_wait) => Access::Shared { lock_wait },
             None => Access::ReadOnly,
         };
         let store = Arc::new(EmbeddedStore::open(&config.data_dir, access)?);

@@ -130,11 +130,9 @@ pub fn extract(html: &str) -> StructuredText {
 
 /// Converts an HTML fragment to Markdown, dropping non-content elements.
 pub(crate) fn to_markdown(html: &str) -> String {
-    htmd::HtmlToMarkdown::builder()
-        .skip_tags(SKIPPED.to_vec())
-        .build()
-        .convert(html)
-        .unwrap_or_default()
+    dom_query::Document::from(html)
+        .md(Some(&SKIPPED))
+        .to_string()
 }
 
 /// The text of the first `<title>` element.

@@ -122,265 +122,25 @@ fn parse_csl(text: &str) -> Result<Vec<Reference>, ExtractError> {
         .collect())
 }
 
-/// An entry: its type, its key and its fields (name, raw value).
-type Entry = (String, String, Vec<(String, String)>);
-
-/// A small BibTeX reader: entries, `@string` macros, `#` concatenation,
-/// braced and quoted values, common LaTeX accents. `@comment` and
-/// `@preamble` are skipped; a broken entry ends the file with an error.
-struct Bib<'a> {
-    text: &'a [u8],
-    at: usize,
-    strings: std::collections::HashMap<String, String>,
-}
-
-impl Bib<'_> {
-    fn skip_space(&mut self) {
-        while self.at < self.text.len() && (self.text[self.at] as char).is_whitespace() {
-            self.at += 1;
-        }
-    }
-
-    fn peek(&self) -> Option<u8> {
-        self.text.get(self.at).copied()
-    }
-
-    fn word(&mut self) -> String {
-        let start = self.at;
-        while let Some(b) = self.peek() {
-            if b.is_ascii_alphanumeric() || b"_-:.+/'!?*&$<>|@".contains(&b) {
-                self.at += 1;
+/// "Family, Given" (particles such as "van" kept with the family name, a
+/// suffix after it), or the family name alone.
+fn person_name(person: &biblatex::Person) -> String {
+    let family = [person.prefix.trim(), person.name.trim()]
+        .into_iter()
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut name = family;
+    for part in [person.suffix.trim(), person.given_name.trim()] {
+        if !part.is_empty() {
+            name = if name.is_empty() {
+                part.to_string()
             } else {
-                break;
-            }
-        }
-        String::from_utf8_lossy(&self.text[start..self.at]).into_owned()
-    }
-
-    fn expect(&mut self, byte: u8) -> Result<(), ExtractError> {
-        self.skip_space();
-        if self.peek() == Some(byte) {
-            self.at += 1;
-            Ok(())
-        } else {
-            Err(malformed(format!(
-                "BibTeX: expected '{}' at byte {}",
-                byte as char, self.at
-            )))
-        }
-    }
-
-    /// A `{...}` group with nested braces, returned without the outer pair.
-    fn braced(&mut self) -> Result<String, ExtractError> {
-        self.expect(b'{')?;
-        let start = self.at;
-        let mut depth = 1;
-        while let Some(b) = self.peek() {
-            self.at += 1;
-            match b {
-                b'{' => depth += 1,
-                b'}' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        return Ok(
-                            String::from_utf8_lossy(&self.text[start..self.at - 1]).into_owned()
-                        );
-                    }
-                }
-                b'\\' => self.at += 1,
-                _ => {}
-            }
-        }
-        Err(malformed("BibTeX: unbalanced braces"))
-    }
-
-    fn quoted(&mut self) -> Result<String, ExtractError> {
-        self.expect(b'"')?;
-        let start = self.at;
-        let mut depth = 0;
-        while let Some(b) = self.peek() {
-            self.at += 1;
-            match b {
-                b'{' => depth += 1,
-                b'}' => depth -= 1,
-                b'\\' => self.at += 1,
-                b'"' if depth == 0 => {
-                    return Ok(String::from_utf8_lossy(&self.text[start..self.at - 1]).into_owned());
-                }
-                _ => {}
-            }
-        }
-        Err(malformed("BibTeX: unterminated quoted value"))
-    }
-
-    /// A field value: pieces joined by `#`.
-    fn value(&mut self) -> Result<String, ExtractError> {
-        let mut out = String::new();
-        loop {
-            self.skip_space();
-            match self.peek() {
-                Some(b'{') => out.push_str(&self.braced()?),
-                Some(b'"') => out.push_str(&self.quoted()?),
-                Some(_) => {
-                    let word = self.word();
-                    if word.is_empty() {
-                        return Err(malformed(format!("BibTeX: no value at byte {}", self.at)));
-                    }
-                    let known = self.strings.get(&word.to_ascii_lowercase()).cloned();
-                    out.push_str(&known.unwrap_or(word));
-                }
-                None => return Err(malformed("BibTeX: the file ends inside a value")),
-            }
-            self.skip_space();
-            if self.peek() == Some(b'#') {
-                self.at += 1;
-            } else {
-                return Ok(out);
-            }
-        }
-    }
-
-    fn entries(&mut self) -> Result<Vec<Entry>, ExtractError> {
-        let mut out = Vec::new();
-        loop {
-            // Anything outside an entry is a comment.
-            while self.peek().is_some_and(|b| b != b'@') {
-                self.at += 1;
-            }
-            if self.peek().is_none() {
-                return Ok(out);
-            }
-            self.at += 1;
-            let kind = self.word().to_ascii_lowercase();
-            self.skip_space();
-            match kind.as_str() {
-                "comment" => continue,
-                "preamble" => {
-                    if self.peek() == Some(b'{') {
-                        self.braced()?;
-                    }
-                    continue;
-                }
-                _ => {}
-            }
-            let close = match self.peek() {
-                Some(b'{') => b'}',
-                Some(b'(') => b')',
-                _ => continue,
+                format!("{name}, {part}")
             };
-            self.at += 1;
-            if kind == "string" {
-                self.skip_space();
-                let name = self.word().to_ascii_lowercase();
-                self.expect(b'=')?;
-                let value = self.value()?;
-                self.strings.insert(name, value);
-                self.expect(close)?;
-                continue;
-            }
-            self.skip_space();
-            let key = self.word();
-            let mut fields = Vec::new();
-            loop {
-                self.skip_space();
-                match self.peek() {
-                    Some(b',') => {
-                        self.at += 1;
-                        continue;
-                    }
-                    Some(b) if b == close => {
-                        self.at += 1;
-                        break;
-                    }
-                    None => return Err(malformed(format!("BibTeX: entry {key} is not closed"))),
-                    _ => {}
-                }
-                let name = self.word().to_ascii_lowercase();
-                if name.is_empty() {
-                    return Err(malformed(format!(
-                        "BibTeX: entry {key}: expected a field name at byte {}",
-                        self.at
-                    )));
-                }
-                self.expect(b'=')?;
-                fields.push((name, self.value()?));
-            }
-            out.push((kind, key, fields));
         }
     }
-}
-
-/// Plain text from a BibTeX value: accents resolved, braces and simple
-/// commands removed, whitespace collapsed.
-fn detex(value: &str) -> String {
-    const ACCENTS: &[(&str, &str)] = &[
-        ("\\\"a", "ä"),
-        ("\\\"o", "ö"),
-        ("\\\"u", "ü"),
-        ("\\\"A", "Ä"),
-        ("\\\"O", "Ö"),
-        ("\\\"U", "Ü"),
-        ("\\'e", "é"),
-        ("\\'a", "á"),
-        ("\\'i", "í"),
-        ("\\'o", "ó"),
-        ("\\'u", "ú"),
-        ("\\'E", "É"),
-        ("\\`e", "è"),
-        ("\\`a", "à"),
-        ("\\^e", "ê"),
-        ("\\^o", "ô"),
-        ("\\~n", "ñ"),
-        ("\\c c", "ç"),
-        ("\\cc", "ç"),
-        ("\\ss", "ß"),
-        ("\\o", "ø"),
-        ("\\aa", "å"),
-        ("\\&", "&"),
-        ("\\%", "%"),
-        ("\\_", "_"),
-        ("--", "–"),
-    ];
-    let mut text = value.to_string();
-    for (tex, plain) in ACCENTS {
-        text = text
-            .replace(&format!("{{{tex}}}"), plain)
-            .replace(tex, plain);
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '{' | '}' => {}
-            '\\' => {
-                // Drop a command name such as \textit; keep its argument.
-                while chars.peek().is_some_and(|c| c.is_ascii_alphabetic()) {
-                    chars.next();
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-fn bib_names(value: &str) -> Vec<String> {
-    value
-        .split(" and ")
-        .map(detex)
-        .filter(|n| !n.is_empty() && n != "others")
-        .map(|name| {
-            if name.contains(',') {
-                name
-            } else {
-                // "Given Family" -> "Family, Given".
-                match name.rsplit_once(' ') {
-                    Some((given, family)) => format!("{family}, {given}"),
-                    None => name,
-                }
-            }
-        })
-        .collect()
+    name
 }
 
 fn file_names(value: &str) -> Vec<String> {
@@ -395,36 +155,93 @@ fn file_names(value: &str) -> Vec<String> {
         .collect()
 }
 
+/// The text with entries written `@type(...)` rewritten as `@type{...}`:
+/// BibTeX allows both delimiters, the parser only braces.
+fn braced_entries(text: &str) -> String {
+    let mut out: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    while i < out.len() {
+        if out[i] != '@' {
+            i += 1;
+            continue;
+        }
+        let mut j = i + 1;
+        while j < out.len() && out[j].is_ascii_alphabetic() {
+            j += 1;
+        }
+        while j < out.len() && out[j].is_whitespace() {
+            j += 1;
+        }
+        if j >= out.len() || out[j] != '(' {
+            i = j.max(i + 1);
+            continue;
+        }
+        out[j] = '{';
+        // The matching parenthesis, outside braces and quotes.
+        let (mut parens, mut braces, mut quoted) = (1usize, 0usize, false);
+        let mut k = j + 1;
+        while k < out.len() {
+            match out[k] {
+                '{' => braces += 1,
+                '}' => braces = braces.saturating_sub(1),
+                '"' if braces == 0 => quoted = !quoted,
+                '(' if braces == 0 && !quoted => parens += 1,
+                ')' if braces == 0 && !quoted => {
+                    parens -= 1;
+                    if parens == 0 {
+                        out[k] = '}';
+                        break;
+                    }
+                }
+                _ => {}
+            }
+            k += 1;
+        }
+        i = k;
+    }
+    out.into_iter().collect()
+}
+
+/// BibTeX and BibLaTeX through the `biblatex` crate: `@string` macros, `#`
+/// concatenation, crossrefs, TeX accents and commands, braced names kept
+/// whole, name particles.
 fn parse_bibtex(text: &str) -> Result<Vec<Reference>, ExtractError> {
-    let mut bib = Bib {
-        text: text.as_bytes(),
-        at: 0,
-        strings: Default::default(),
-    };
-    Ok(bib
-        .entries()?
-        .into_iter()
-        .map(|(_, key, fields)| {
-            let get = |name: &str| {
-                fields
-                    .iter()
-                    .find(|(n, _)| n == name)
-                    .map(|(_, v)| v.as_str())
+    use biblatex::ChunksExt;
+    let text = braced_entries(text);
+    let bibliography =
+        biblatex::Bibliography::parse(&text).map_err(|e| malformed(format!("BibTeX: {e}")))?;
+    Ok(bibliography
+        .iter()
+        .map(|entry| {
+            let field = |name: &str| {
+                entry
+                    .get(name)
+                    .map(|chunks| chunks.format_verbatim())
+                    .map(|value| value.split_whitespace().collect::<Vec<_>>().join(" "))
+                    .filter(|value| !value.is_empty())
             };
+            let authors = entry
+                .author()
+                .unwrap_or_default()
+                .iter()
+                .filter(|p| !(p.name == "others" && p.given_name.is_empty()))
+                .map(person_name)
+                .filter(|n| !n.is_empty())
+                .collect();
             Reference {
-                citekey: (!key.is_empty()).then(|| key.clone()),
-                doi: get("doi").and_then(normalise_doi),
-                title: get("title").map(detex).filter(|t| !t.is_empty()),
-                authors: get("author").map(bib_names).unwrap_or_default(),
-                year: get("year")
+                citekey: (!entry.key.is_empty()).then(|| entry.key.clone()),
+                doi: field("doi").as_deref().and_then(normalise_doi),
+                title: field("title"),
+                authors,
+                year: field("year")
+                    .as_deref()
                     .and_then(first_year)
-                    .or_else(|| get("date").and_then(first_year)),
-                url: get("url").map(|u| u.trim().to_string()),
-                container: get("journal")
-                    .or_else(|| get("journaltitle"))
-                    .or_else(|| get("booktitle"))
-                    .map(detex),
-                files: get("file").map(file_names).unwrap_or_default(),
+                    .or_else(|| field("date").as_deref().and_then(first_year)),
+                url: field("url"),
+                container: field("journal")
+                    .or_else(|| field("journaltitle"))
+                    .or_else(|| field("booktitle")),
+                files: field("file").as_deref().map(file_names).unwrap_or_default(),
             }
         })
         .collect())
@@ -467,8 +284,34 @@ mod tests {
         assert_eq!(a.year, Some(2017));
         assert_eq!(a.doi.as_deref(), Some("10.48550/arxiv.1706.03762"));
         assert_eq!(a.files, vec!["Vaswani - 2017.pdf"]);
-        assert_eq!(refs[1].title.as_deref(), Some("The book"));
+        // Issue 16: the hand-written reader made this "The book".
+        assert_eq!(refs[1].title.as_deref(), Some("The TeXbook"));
         assert_eq!(refs[1].year, Some(1984));
+    }
+
+    // Issue 16: `M\"{u}ller` kept its backslash-quote, "van" was taken for a
+    // given name, and a braced corporate author was split at "and".
+    #[test]
+    fn bibtex_names_accents_particles_and_corporate_authors() {
+        let refs = parse_references(
+            br#"@book{b1,
+  author = {M\"{u}ller, Hans and Ludwig van Beethoven and {Barnes and Noble} and de la Fontaine, Jean and Smith, Jr., John},
+  title = {{\"U}ber die {\'E}cole},
+  year = {2001}
+}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            refs[0].authors,
+            vec![
+                "Müller, Hans",
+                "van Beethoven, Ludwig",
+                "Barnes and Noble",
+                "de la Fontaine, Jean",
+                "Smith, Jr., John"
+            ]
+        );
+        assert_eq!(refs[0].title.as_deref(), Some("Über die École"));
     }
 
     #[test]

@@ -18,8 +18,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use folio_core::ErrorCode;
 use folio_engine::{Engine, EngineConfig};
+use folio_store_embedded::WriteLock;
 use rmcp::ServiceExt;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
@@ -162,31 +162,38 @@ fn restrict(path: &Path) {
 
 /// The role a process takes for a data directory.
 pub enum Role {
-    Owner(Box<Engine>),
+    /// This process serves the data directory; the lock says so to others
+    /// and must be held as long as it serves.
+    Owner(Box<Engine>, WriteLock),
     Attached(UnixStream),
 }
 
+/// The lock file the serving owner of a data directory holds. It is not the
+/// write lock: the owner takes that per write, like any other process, so
+/// the CLI can write beside a connected agent.
+const OWNER_LOCK: &str = "owner.lock";
+
 /// Becomes the owner, or attaches to the one there is; waits up to `wait`
-/// for either (an owner that is still starting, or a CLI command holding
-/// the lock for a moment).
+/// for either (an owner that is still starting up).
 pub async fn claim(config: &EngineConfig, wait: Duration) -> Result<Role> {
     let deadline = Instant::now() + wait;
     let path = socket_path(&config.data_dir);
     loop {
-        let mut attempt = config.clone();
-        attempt.writable = Some(Duration::ZERO);
-        match tokio::task::spawn_blocking(move || Engine::open(attempt)).await? {
-            Ok(engine) => return Ok(Role::Owner(Box::new(engine))),
-            Err(e) if e.code == ErrorCode::StoreBusy => {}
-            Err(e) => return Err(e.into()),
+        let dir = config.data_dir.clone();
+        let owner =
+            tokio::task::spawn_blocking(move || WriteLock::try_acquire_file(&dir, OWNER_LOCK))
+                .await??;
+        if let Some(lock) = owner {
+            let attempt = config.clone();
+            let engine = tokio::task::spawn_blocking(move || Engine::open(attempt)).await??;
+            return Ok(Role::Owner(Box::new(engine), lock));
         }
         if let Ok(stream) = UnixStream::connect(&path).await {
             return Ok(Role::Attached(stream));
         }
         if Instant::now() >= deadline {
             bail!(
-                "another process holds {} and serves no socket (a long `folio ingest`?); \
-                 retry when it finishes",
+                "another folio server owns {} and serves no socket; retry when it has started",
                 config.data_dir.display()
             );
         }
@@ -243,10 +250,12 @@ pub async fn run_stdio(config: EngineConfig, options: ServeOptions, wait: Durati
     let mut stdout = tokio::io::stdout();
     let mut handshake = Handshake::default();
     let mut owner: Option<Owner> = None;
+    let mut owner_lock: Option<WriteLock> = None;
     let mut pending: Option<String> = None;
     'backends: loop {
         let (mut from_backend, mut to_backend): Backend = match claim(&config, wait).await? {
-            Role::Owner(engine) => {
+            Role::Owner(engine, lock) => {
+                owner_lock = Some(lock);
                 let shared = Shared::new(Arc::from(engine), options.clone())?;
                 let started = Owner::start(shared.clone())?;
                 let (ours, theirs) = tokio::io::duplex(1 << 20);
@@ -318,6 +327,7 @@ pub async fn run_stdio(config: EngineConfig, options: ServeOptions, wait: Durati
     if let Some(owner) = owner {
         owner.finish().await;
     }
+    drop(owner_lock);
     Ok(())
 }
 

@@ -69,6 +69,8 @@ fn err(context: &str) -> impl Fn(tantivy::TantivyError) -> StoreError + '_ {
     move |e| StoreError::io(context, e)
 }
 
+type WriterGuard<'a> = std::sync::MutexGuard<'a, Option<IndexWriter>>;
+
 /// Documents to re-index: each document id with its current chunks (key,
 /// embedded text); a deleted document comes with none.
 pub type LexicalBatch = Vec<(String, Vec<(u64, String)>)>;
@@ -77,7 +79,8 @@ pub type LexicalBatch = Vec<(String, Vec<(u64, String)>)>;
 pub struct Lexical {
     index: Index,
     reader: IndexReader,
-    writer: Option<Mutex<IndexWriter>>,
+    /// Present while this process holds the data directory's write lock.
+    writer: Mutex<Option<IndexWriter>>,
     fields: Fields,
 }
 
@@ -103,8 +106,25 @@ impl Lexical {
             .reload_policy(ReloadPolicy::Manual)
             .try_into()
             .map_err(err("opening the lexical reader"))?;
-        let writer = if writable {
-            let writer: IndexWriter = index
+        let lexical = Lexical {
+            index,
+            reader,
+            writer: Mutex::new(None),
+            fields,
+        };
+        if writable {
+            lexical.ensure_writer()?;
+        }
+        Ok(Some(lexical))
+    }
+
+    /// Opens tantivy's writer unless it is open: call only while holding the
+    /// data directory's write lock.
+    pub fn ensure_writer(&self) -> Result<(), StoreError> {
+        let mut slot = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            let writer: IndexWriter = self
+                .index
                 .writer_with_num_threads(1, 50_000_000)
                 .map_err(err("opening the lexical writer"))?;
             // A writer killed between writing a segment's delete file and
@@ -117,18 +137,23 @@ impl Lexical {
                 .garbage_collect_files()
                 .wait()
                 .map_err(err("collecting a dead writer's lexical files"))?;
-            Some(Mutex::new(writer))
-        } else {
-            None
-        };
-        Ok(Some(Lexical {
-            index,
-            reader,
-            writer,
-            fields,
-        }))
+            *slot = Some(writer);
+        }
+        Ok(())
     }
 
+    /// Closes the writer, letting its background merges finish first: a
+    /// merge that outlived the writer (and the write lock) would
+    /// garbage-collect files by a view of the index that the next writer
+    /// has already changed. Call before releasing the write lock.
+    pub fn close_writer(&self) {
+        let writer = self.writer.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(writer) = writer
+            && let Err(e) = writer.wait_merging_threads()
+        {
+            tracing::warn!(error = %e, "a lexical merge failed on close; the next writer collects its files");
+        }
+    }
     /// The change-log sequence number the last commit covers.
     pub fn watermark(&self) -> Result<i64, StoreError> {
         let metas = self
@@ -149,16 +174,17 @@ impl Lexical {
             .map_err(err("reloading the lexical index"))
     }
 
-    fn writer(&self) -> Result<std::sync::MutexGuard<'_, IndexWriter>, StoreError> {
-        let Some(writer) = &self.writer else {
+    fn writer(&self) -> Result<WriterGuard<'_>, StoreError> {
+        // A poisoned lock means a panic mid-update; tantivy discards
+        // uncommitted work on rollback, so continuing is safe.
+        let guard = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        if guard.is_none() {
             return Err(StoreError::io(
                 "lexical index",
                 "not writable in this process",
             ));
-        };
-        // A poisoned lock means a panic mid-update; tantivy discards
-        // uncommitted work on rollback, so continuing is safe.
-        Ok(writer.lock().unwrap_or_else(|p| p.into_inner()))
+        }
+        Ok(guard)
     }
 
     /// Stages the replacement of `documents`' postings: each document's old
@@ -185,11 +211,13 @@ impl Lexical {
 
     /// Commits what is staged with the watermark, so a restart knows what
     /// is covered, and reloads the reader.
-    fn commit(
-        &self,
-        mut writer: std::sync::MutexGuard<'_, IndexWriter>,
-        watermark: i64,
-    ) -> Result<(), StoreError> {
+    fn commit(&self, mut guard: WriterGuard<'_>, watermark: i64) -> Result<(), StoreError> {
+        let Some(writer) = guard.as_mut() else {
+            return Err(StoreError::io(
+                "lexical index",
+                "not writable in this process",
+            ));
+        };
         let mut commit = writer
             .prepare_commit()
             .map_err(err("preparing the lexical commit"))?;
@@ -197,7 +225,7 @@ impl Lexical {
         commit
             .commit()
             .map_err(err("committing the lexical index"))?;
-        drop(writer);
+        drop(guard);
         self.reload()
     }
 
@@ -208,9 +236,11 @@ impl Lexical {
         documents: &[(String, Vec<(u64, String)>)],
         watermark: i64,
     ) -> Result<(), StoreError> {
-        let writer = self.writer()?;
-        Self::stage(&writer, self.fields, documents)?;
-        self.commit(writer, watermark)
+        let guard = self.writer()?;
+        if let Some(writer) = guard.as_ref() {
+            Self::stage(writer, self.fields, documents)?;
+        }
+        self.commit(guard, watermark)
     }
 
     /// Empties the index and adds every document `fill` hands over (it
@@ -224,12 +254,14 @@ impl Lexical {
         ) -> Result<(), StoreError>,
         watermark: i64,
     ) -> Result<(), StoreError> {
-        let writer = self.writer()?;
-        writer
-            .delete_all_documents()
-            .map_err(err("clearing the lexical index"))?;
-        fill(&mut |batch| Self::stage(&writer, self.fields, &batch))?;
-        self.commit(writer, watermark)
+        let guard = self.writer()?;
+        if let Some(writer) = guard.as_ref() {
+            writer
+                .delete_all_documents()
+                .map_err(err("clearing the lexical index"))?;
+            fill(&mut |batch| Self::stage(writer, self.fields, &batch))?;
+        }
+        self.commit(guard, watermark)
     }
 
     /// The chunk keys of the live documents in the last loaded commit.
@@ -347,17 +379,8 @@ impl Lexical {
 }
 
 impl Drop for Lexical {
-    /// Lets background merges finish before the writer goes: a merge that
-    /// outlived the writer (and the data directory's write lock) would
-    /// garbage-collect files by a view of the index that the next owner has
-    /// already changed.
     fn drop(&mut self) {
-        if let Some(writer) = self.writer.take() {
-            let writer = writer.into_inner().unwrap_or_else(|p| p.into_inner());
-            if let Err(e) = writer.wait_merging_threads() {
-                tracing::warn!(error = %e, "a lexical merge failed on close; the next writer collects its files");
-            }
-        }
+        self.close_writer();
     }
 }
 

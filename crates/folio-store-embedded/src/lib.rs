@@ -48,9 +48,14 @@ use crate::vectors::Vectors;
 /// How a process opens a data directory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
-    /// Owns writes: waits up to `lock_wait` for the write lock, then fails
-    /// with `StoreBusy`.
+    /// Owns writes for its whole life: waits up to `lock_wait` for the
+    /// write lock, then fails with `StoreBusy`.
     ReadWrite { lock_wait: Duration },
+    /// Writes, taking the write lock for each write (waiting up to
+    /// `lock_wait`) and releasing it after: several processes — a server
+    /// with its agents, a CLI ingest beside it — write in turn, and between
+    /// writes each reads like a read-only process.
+    Shared { lock_wait: Duration },
     /// Reads only; never takes the lock.
     ReadOnly,
 }
@@ -88,8 +93,50 @@ struct LibraryRow {
 pub struct EmbeddedStore {
     dir: PathBuf,
     conn: Mutex<Connection>,
-    lock: Option<WriteLock>,
+    access: Access,
+    /// The write lock while this process holds it.
+    lock: Mutex<Option<WriteLock>>,
+    /// One write session at a time in this process (shared access).
+    write_gate: Mutex<()>,
     indexes: RwLock<HashMap<i64, Arc<LibraryIndex>>>,
+}
+
+/// Held for the length of one write: under shared access it holds the write
+/// lock, and on drop closes the lexical writers, saves vector indexes worth
+/// saving and releases the lock. Declare it before the connection guard so
+/// it outlives it.
+struct WriteSession<'a> {
+    store: &'a EmbeddedStore,
+    _gate: Option<MutexGuard<'a, ()>>,
+}
+
+impl Drop for WriteSession<'_> {
+    fn drop(&mut self) {
+        if self._gate.is_none() {
+            return;
+        }
+        let store = self.store;
+        // Every catch-up runs under the connection: holding it, no thread is
+        // between deciding it may write and writing, so the writers closed
+        // here stay closed once the lock is released.
+        let _conn = store.conn();
+        let indexes: Vec<Arc<LibraryIndex>> = store
+            .indexes
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .cloned()
+            .collect();
+        for index in &indexes {
+            if let Some(lexical) = &index.lexical {
+                lexical.close_writer();
+            }
+        }
+        if let Err(e) = store.save_vectors(false) {
+            tracing::warn!(error = %e, "saving vector indexes failed; they will be replayed");
+        }
+        *store.lock.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
 }
 
 fn sql_err(context: &'static str) -> impl Fn(rusqlite::Error) -> StoreError {
@@ -102,7 +149,7 @@ impl EmbeddedStore {
         std::fs::create_dir_all(dir).map_err(|e| StoreError::io(dir.display().to_string(), e))?;
         let lock = match access {
             Access::ReadWrite { lock_wait } => Some(WriteLock::acquire(dir, lock_wait)?),
-            Access::ReadOnly => None,
+            Access::Shared { .. } | Access::ReadOnly => None,
         };
         let conn =
             Connection::open(dir.join("folio.sqlite")).map_err(sql_err("opening the database"))?;
@@ -112,7 +159,9 @@ impl EmbeddedStore {
         Ok(EmbeddedStore {
             dir: dir.to_path_buf(),
             conn: Mutex::new(conn),
-            lock,
+            access,
+            lock: Mutex::new(lock),
+            write_gate: Mutex::new(()),
             indexes: RwLock::new(HashMap::new()),
         })
     }
@@ -121,8 +170,12 @@ impl EmbeddedStore {
         &self.dir
     }
 
+    /// Whether this process holds the write lock right now.
     pub fn is_writable(&self) -> bool {
-        self.lock.is_some()
+        self.lock
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some()
     }
 
     fn conn(&self) -> MutexGuard<'_, Connection> {
@@ -131,10 +184,23 @@ impl EmbeddedStore {
         self.conn.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn require_writable(&self) -> Result<()> {
-        match self.lock {
-            Some(_) => Ok(()),
-            None => Err(StoreError::io("write", "this store was opened read-only")),
+    /// Starts a write: under shared access, waits for the write lock.
+    fn begin_write(&self) -> Result<WriteSession<'_>> {
+        match self.access {
+            Access::ReadWrite { .. } => Ok(WriteSession {
+                store: self,
+                _gate: None,
+            }),
+            Access::ReadOnly => Err(StoreError::io("write", "this store was opened read-only")),
+            Access::Shared { lock_wait } => {
+                let gate = self.write_gate.lock().unwrap_or_else(|p| p.into_inner());
+                let lock = WriteLock::acquire(&self.dir, lock_wait)?;
+                *self.lock.lock().unwrap_or_else(|p| p.into_inner()) = Some(lock);
+                Ok(WriteSession {
+                    store: self,
+                    _gate: Some(gate),
+                })
+            }
         }
     }
 
@@ -317,6 +383,7 @@ impl EmbeddedStore {
         let mut marks = index.marks.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(lexical) = &index.lexical {
             if self.is_writable() {
+                lexical.ensure_writer()?;
                 marks.lexical = lexical.watermark()?;
                 if marks.lexical < head {
                     lexical.apply(&lexical_batch(conn, index.id, marks.lexical, head)?, head)?;
@@ -702,7 +769,7 @@ fn validate(new: &NewDocument, space: &EmbeddingSpace) -> Result<()> {
 
 impl Store for EmbeddedStore {
     fn create_library(&self, name: &LibraryName, space: &EmbeddingSpace) -> Result<LibraryInfo> {
-        self.require_writable()?;
+        let _write = self.begin_write()?;
         let conn = self.conn();
         match Self::library_row(&conn, name) {
             Ok(row) => match row.info.space.difference(space) {
@@ -744,7 +811,7 @@ impl Store for EmbeddedStore {
     }
 
     fn delete_library(&self, name: &LibraryName) -> Result<()> {
-        self.require_writable()?;
+        let _write = self.begin_write()?;
         let mut conn = self.conn();
         let row = Self::library_row(&conn, name)?;
         let tx = conn
@@ -781,7 +848,7 @@ impl Store for EmbeddedStore {
     }
 
     fn put_documents(&self, documents: Vec<NewDocument>, force: bool) -> Result<Vec<PutOutcome>> {
-        self.require_writable()?;
+        let _write = self.begin_write()?;
         let mut conn = self.conn();
         let mut libraries: HashMap<LibraryName, LibraryRow> = HashMap::new();
         for new in &documents {
@@ -873,7 +940,7 @@ impl Store for EmbeddedStore {
     }
 
     fn delete_document(&self, id: &DocumentId) -> Result<()> {
-        self.require_writable()?;
+        let _write = self.begin_write()?;
         let mut conn = self.conn();
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -1017,7 +1084,7 @@ impl Store for EmbeddedStore {
         space: &EmbeddingSpace,
         vectors: Vec<(ChunkId, Vec<f32>)>,
     ) -> Result<()> {
-        self.require_writable()?;
+        let _write = self.begin_write()?;
         let mut conn = self.conn();
         let row = Self::library_row(&conn, library)?;
         if vectors.len() as u64 != row.info.chunk_count {
@@ -1141,7 +1208,7 @@ impl Store for EmbeddedStore {
         library: &LibraryName,
         schema: Option<&RecordSchema>,
     ) -> Result<()> {
-        self.require_writable()?;
+        let _write = self.begin_write()?;
         let text = schema
             .map(serde_json::to_string)
             .transpose()
@@ -1189,7 +1256,7 @@ impl Store for EmbeddedStore {
         id: &DocumentId,
         metadata: serde_json::Map<String, serde_json::Value>,
     ) -> Result<()> {
-        self.require_writable()?;
+        let _write = self.begin_write()?;
         let text = serde_json::Value::Object(metadata).to_string();
         let changed = self
             .conn()

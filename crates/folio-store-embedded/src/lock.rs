@@ -18,7 +18,13 @@ pub struct WriteLock {
 impl WriteLock {
     /// Takes the lock, waiting up to `wait` for another owner to finish.
     pub fn acquire(dir: &Path, wait: Duration) -> Result<Self, StoreError> {
-        let path = dir.join("write.lock");
+        Self::acquire_file(dir, "write.lock", wait)
+    }
+
+    /// Takes the lock file `name` in `dir` (the same mechanism serves other
+    /// roles: the serving owner of a data directory holds `owner.lock`).
+    pub fn acquire_file(dir: &Path, name: &str, wait: Duration) -> Result<Self, StoreError> {
+        let path = dir.join(name);
         let mut file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -55,7 +61,13 @@ impl WriteLock {
 
     /// Takes the lock only if it is free right now.
     pub fn try_acquire(dir: &Path) -> Result<Option<Self>, StoreError> {
-        match Self::acquire(dir, Duration::ZERO) {
+        Self::try_acquire_file(dir, "write.lock")
+    }
+
+    /// Takes the lock file `name` only if it is free right now.
+    pub fn try_acquire_file(dir: &Path, name: &str) -> Result<Option<Self>, StoreError> {
+        std::fs::create_dir_all(dir).map_err(|e| StoreError::io(dir.display().to_string(), e))?;
+        match Self::acquire_file(dir, name, Duration::ZERO) {
             Ok(lock) => Ok(Some(lock)),
             Err(StoreError::Busy { .. }) => Ok(None),
             Err(e) => Err(e),

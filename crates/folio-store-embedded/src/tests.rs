@@ -354,3 +354,54 @@ fn a_vector_index_missing_chunks_is_rebuilt_on_open() {
     let reader = EmbeddedStore::open(dir.path(), Access::ReadOnly).unwrap();
     assert_eq!(search_both(&reader), (2, 2));
 }
+
+// Issue 16: a server held the write lock for its whole life, so the CLI
+// could not write beside a connected agent. Under shared access each write
+// takes the lock for its own length: two stores (as two processes) write
+// in turn, each sees the other's documents, and no lock is left held.
+#[test]
+fn shared_writers_take_turns_and_see_each_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let shared = || {
+        EmbeddedStore::open(
+            dir.path(),
+            Access::Shared {
+                lock_wait: Duration::from_secs(5),
+            },
+        )
+        .unwrap()
+    };
+    let (a, b) = (shared(), shared());
+    a.create_library(&lib(), &space()).unwrap();
+    a.put_documents(
+        vec![document(
+            &lib(),
+            "a.txt",
+            &["apples and pears"],
+            &[0],
+            json!({}),
+        )],
+        false,
+    )
+    .unwrap();
+    assert!(!a.is_writable(), "the lock is released after the write");
+    b.put_documents(
+        vec![document(&lib(), "b.txt", &["bananas"], &[1], json!({}))],
+        false,
+    )
+    .unwrap();
+    a.put_documents(
+        vec![document(&lib(), "c.txt", &["cherries"], &[2], json!({}))],
+        false,
+    )
+    .unwrap();
+    for store in [&a, &b] {
+        assert_eq!(lexical_documents(store), ids(&["a.txt", "b.txt", "c.txt"]));
+        assert!(store.verify(&lib()).unwrap().problems.is_empty());
+    }
+    b.delete_document(&DocumentId::derive(&lib(), "a.txt"))
+        .unwrap();
+    assert_eq!(lexical_documents(&a), ids(&["b.txt", "c.txt"]));
+    // Nobody holds the write lock between writes: an owning writer can open.
+    drop(open_writer(dir.path(), Duration::ZERO).unwrap());
+}
