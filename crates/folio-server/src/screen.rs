@@ -150,23 +150,20 @@ where
     tokio::spawn(async move {
         let mut lines = LineReader::new(BufReader::new(client_read));
         while let Ok(Some(line)) = lines.next().await {
-            match screen(line) {
+            let delivered = match screen(line) {
                 Some(Screened::Forward(message)) => {
                     let sent = async {
                         sdk_write.write_all(message.as_bytes()).await?;
                         sdk_write.write_all(b"\n").await?;
                         sdk_write.flush().await
                     };
-                    if sent.await.is_err() {
-                        break;
-                    }
+                    sent.await.is_ok()
                 }
-                Some(Screened::Refuse(answer)) => {
-                    if refusals.send(answer).is_err() {
-                        break;
-                    }
-                }
-                None => {}
+                Some(Screened::Refuse(answer)) => refusals.send(answer).is_ok(),
+                None => true,
+            };
+            if !delivered {
+                break;
             }
         }
         // The client is gone: the SDK sees the end of its input.
