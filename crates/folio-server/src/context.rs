@@ -47,8 +47,15 @@ impl Shared {
 #[derive(Clone)]
 pub struct Call {
     pub cancel: CancellationToken,
-    progress: Option<mpsc::UnboundedSender<(u64, Option<u64>, String)>>,
+    progress: Option<mpsc::UnboundedSender<Forward>>,
     peer: Option<(Peer<RoleServer>, Option<ProgressToken>)>,
+}
+
+/// What the progress forwarder of a call handles, in order.
+enum Forward {
+    Progress(u64, Option<u64>, String),
+    /// Answered once every earlier notification is handed to the client.
+    Barrier(tokio::sync::oneshot::Sender<()>),
 }
 
 impl Call {
@@ -70,9 +77,16 @@ impl Call {
     ) -> Self {
         let progress = token.clone().map(|token| {
             let peer = peer.clone();
-            let (sender, mut receiver) = mpsc::unbounded_channel::<(u64, Option<u64>, String)>();
+            let (sender, mut receiver) = mpsc::unbounded_channel::<Forward>();
             tokio::spawn(async move {
-                while let Some((done, total, message)) = receiver.recv().await {
+                while let Some(forward) = receiver.recv().await {
+                    let (done, total, message) = match forward {
+                        Forward::Progress(done, total, message) => (done, total, message),
+                        Forward::Barrier(ack) => {
+                            let _ = ack.send(());
+                            continue;
+                        }
+                    };
                     let mut param = ProgressNotificationParam::new(token.clone(), done as f64);
                     param.total = total.map(|t| t as f64);
                     param.message = (!message.is_empty()).then_some(message);
@@ -114,6 +128,19 @@ impl Call {
         }
     }
 
+    /// Waits until every progress notification sent so far has been handed
+    /// to the client, so none arrives after the call's result (clients drop
+    /// progress for a finished request). Bounded: a stuck client costs at
+    /// most a second.
+    pub async fn flush(&self) {
+        if let Some(sender) = &self.progress {
+            let (ack, done) = tokio::sync::oneshot::channel();
+            if sender.send(Forward::Barrier(ack)).is_ok() {
+                let _ = tokio::time::timeout(std::time::Duration::from_secs(1), done).await;
+            }
+        }
+    }
+
     /// An engine `Progress` bound to this call.
     pub fn progress(&self) -> CallProgress {
         CallProgress {
@@ -127,7 +154,7 @@ impl Call {
 
 pub struct CallProgress {
     cancel: CancellationToken,
-    sender: Option<mpsc::UnboundedSender<(u64, Option<u64>, String)>>,
+    sender: Option<mpsc::UnboundedSender<Forward>>,
     done: AtomicU64,
     total: AtomicU64,
 }
@@ -136,7 +163,7 @@ impl CallProgress {
     fn send(&self, message: &str) {
         if let Some(sender) = &self.sender {
             let total = self.total.load(Ordering::Relaxed);
-            let _ = sender.send((
+            let _ = sender.send(Forward::Progress(
                 self.done.load(Ordering::Relaxed),
                 (total > 0).then_some(total),
                 message.to_string(),

@@ -157,6 +157,7 @@ impl ServerHandler for FolioServer {
             Toolset::Mcpvectordb => mcpvectordb::call(&shared, &name, arguments, &call).await,
             Toolset::Hansard => hansard::call(&shared, &name, arguments, &call).await,
         };
+        call.flush().await;
         Ok(result.into())
     }
 
