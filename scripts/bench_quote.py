@@ -25,14 +25,16 @@ parser.add_argument("--repeat", type=int, default=3)
 args = parser.parse_args()
 binary = os.environ.get("FOLIO_BIN", str(root / "target/release/folio"))
 rng = random.Random(16)
-vocabulary = [f"{a}{b}" for a in ["river", "stone", "light", "signal", "model", "field", "cell", "wave"]
-              for b in ["", "s", "ed", "ing", "ward", "like", "ness", "ful", "er", "ly"]]
+# A Zipf-distributed vocabulary of 4,000 pseudo-words, as text has.
+syllables = ["ka", "lo", "mi", "ter", "an", "sol", "vi", "ren", "da", "qu", "est", "or", "ul", "ne", "ph", "is"]
+vocabulary = sorted({"".join(rng.choice(syllables) for _ in range(rng.randint(1, 4))) for _ in range(6000)})[:4000]
+rng.shuffle(vocabulary)
 
 
 def document(n):
     words, length = [], 0
     while length < 50_000:
-        word = vocabulary[min(int(rng.paretovariate(1.1)) - 1, len(vocabulary) - 1)] if rng.random() < 0.7 else rng.choice(vocabulary)
+        word = vocabulary[min(int(rng.paretovariate(1.0)) - 1, len(vocabulary) - 1)]
         words.append(word)
         length += len(word) + 1
     text = " ".join(words)[:50_000]
@@ -74,7 +76,7 @@ with tempfile.TemporaryDirectory() as work:
                 source = rng.randrange(10)
                 body = texts[source].split("\n\n", 1)[1]
                 start = rng.randrange(len(body) - length)
-                passage = edit(body[start:start + length].strip(), fraction)
+                passage = edit(body[start:start + length].strip(), fraction)[:5000]
                 began = time.monotonic()
                 out = subprocess.run([binary, "quote", passage, "--library", "quotes", "--json", "--min-score", "0.5"],
                                      env=env, capture_output=True, text=True)

@@ -279,3 +279,37 @@ pub fn sync_and_rename(tmp: &Path, path: &Path) -> Result<(), StoreError> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Issue 16: each graph search set the shared index's beam for its own
+    // result count under a read lock, racing with concurrent searches. The
+    // beam is fixed for the index's life; no search changes it.
+    #[test]
+    fn searches_leave_the_shared_beam_alone() {
+        let vectors = Vectors::new(4).unwrap();
+        let items: Vec<(u64, Vec<f32>)> = (0..300u64)
+            .map(|k| {
+                let x = k as f32;
+                let v = [x.sin(), x.cos(), (x * 0.5).sin(), 1.0];
+                let n = v.iter().map(|a| a * a).sum::<f32>().sqrt();
+                (k, v.iter().map(|a| a / n).collect())
+            })
+            .collect();
+        vectors.add(&items).unwrap();
+        let query = &items[7].1;
+        for k in [1, 10, 100, 250] {
+            let found = vectors.search_graph(query, k).unwrap();
+            assert_eq!(found.len(), k);
+            assert_eq!(found[0].0, 7);
+            let allowed: HashSet<u64> = (0..300).collect();
+            vectors.search(query, Some(&allowed), k).unwrap();
+            assert_eq!(
+                vectors.index.read().unwrap().expansion_search(),
+                EXPANSION_SEARCH
+            );
+        }
+    }
+}
