@@ -5,7 +5,7 @@ RUNS kills at random moments of deletes, replaced documents, record updates
 and library deletes; after each, a reader and a writer reopen the store and
 `folio check` every library. Prints the counts by outcome as JSON.
 
-usage: scripts/bench_crash.py [--runs 200] [--documents 300] [--seed 1]
+usage: ~/.local/share/folio/setup-venv/bin/python scripts/bench_crash.py [--runs 200] [--documents 300]
        (FOLIO_BIN selects the binary; default target/release/folio)"""
 
 import argparse

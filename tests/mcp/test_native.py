@@ -156,3 +156,37 @@ def test_conflicting_toolsets_refuse_to_start(data):
     out = subprocess.run([BIN, "serve", "--stdio", "--toolsets", "native,hansardx"], env=folio_env(data), capture_output=True, text=True, timeout=30)
     assert out.returncode == 2 and "hansardx" in out.stderr
     assert not data.exists() or not any(data.iterdir()), "nothing was written"
+
+
+def test_agents_cannot_read_secrets_without_configured_roots(data, tmp_path):
+    """Issue 16: with no `[ingest] roots`, an MCP client ingested the home's
+    dot-files, /etc and /proc and could search them back; and server_info's
+    path check told whether a path outside the roots existed."""
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text("PRIVATE KEY material")
+    (home / ".aws").mkdir()
+    (home / ".aws" / "credentials").write_text("[default] aws_secret_access_key = x")
+    (home / "notes").mkdir()
+    (home / "notes" / "plan.md").write_text("# Plan\n\nA shareable note about river deltas.")
+
+    async def go():
+        # The model stays where set-up put it; only the home moves.
+        import os
+        from pathlib import Path
+        folio_home = os.environ.get("FOLIO_HOME") or os.path.join(
+            os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local/share"), "folio")
+        async with stdio(data, env={"HOME": str(home), "FOLIO_HOME": folio_home}) as c:
+            secrets = [home / ".ssh" / "id_ed25519", home / ".aws" / "credentials",
+                       home / "notes" / ".." / ".ssh" / "id_ed25519", "/etc/passwd", "/proc/self/environ", "/dev/zero"]
+            report = await ok(c, "ingest", {"library": "mine", "paths": [str(p) for p in secrets]})
+            assert report["indexed"] == 0 and report["failed"] == len(secrets), report
+            assert {i["error"]["code"] for i in report["items"]} == {"PATH_NOT_ALLOWED"}
+            shared = await ok(c, "ingest", {"library": "mine", "paths": [str(home / "notes" / "plan.md")]})
+            assert shared["indexed"] == 1
+            existing = await ok(c, "server_info", {"check_path": "/etc/passwd"})
+            missing = await ok(c, "server_info", {"check_path": "/etc/no-such-file-here"})
+            assert existing["path_check"]["readable"] is False and missing["path_check"]["readable"] is False
+            assert existing["path_check"]["error"].replace("/etc/passwd", "P") == missing["path_check"]["error"].replace("/etc/no-such-file-here", "P")
+
+    run(go())

@@ -950,3 +950,17 @@ fn scanned_pdfs_are_read_by_ocr_or_refused_with_the_reason() {
     );
     assert_eq!(document_count(&f, "bare"), 1);
 }
+
+// Issue 16: logs written to a file or a pipe (MCP clients save stderr to
+// log files) carried ANSI colour codes.
+#[test]
+fn logs_to_a_pipe_carry_no_colour_codes() {
+    let mut f = Folio::new();
+    f.file("a.md", b"# A\n\nSome words about colour.");
+    f.env.push(("FOLIO_LOG".into(), "debug".into()));
+    let out = f.run(&["ingest", &f.path("a.md"), "--library", "logs"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let logs = stderr(&out);
+    assert!(logs.contains("DEBUG"), "no log lines to check: {logs}");
+    assert!(!logs.contains('\u{1b}'), "escape codes in piped logs");
+}

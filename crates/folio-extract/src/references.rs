@@ -202,11 +202,31 @@ fn braced_entries(text: &str) -> String {
     out.into_iter().collect()
 }
 
+/// Deeper brace nesting than any bibliography needs.
+const MAX_BRACE_DEPTH: usize = 256;
+
 /// BibTeX and BibLaTeX through the `biblatex` crate: `@string` macros, `#`
 /// concatenation, crossrefs, TeX accents and commands, braced names kept
 /// whole, name particles.
 fn parse_bibtex(text: &str) -> Result<Vec<Reference>, ExtractError> {
     use biblatex::ChunksExt;
+    // The parser recurses into braces: bound their nesting first, so a
+    // hostile file is refused instead of overflowing the stack.
+    let mut depth = 0usize;
+    for byte in text.bytes() {
+        match byte {
+            b'{' | b'(' => {
+                depth += 1;
+                if depth > MAX_BRACE_DEPTH {
+                    return Err(malformed(format!(
+                        "BibTeX: braces nested over {MAX_BRACE_DEPTH} deep"
+                    )));
+                }
+            }
+            b'}' | b')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
     let text = braced_entries(text);
     let bibliography =
         biblatex::Bibliography::parse(&text).map_err(|e| malformed(format!("BibTeX: {e}")))?;
@@ -342,6 +362,12 @@ mod tests {
             let _ = parse_references(bad);
         }
         assert!(parse_references(b"@article{x, title = {unclosed").is_err());
+        let deep = format!(
+            "@article{{x, title = {}{}}}",
+            "{".repeat(100_000),
+            "}".repeat(100_000)
+        );
+        assert!(parse_references(deep.as_bytes()).is_err());
         assert!(parse_references(b"[1, 2").is_err());
     }
 }
