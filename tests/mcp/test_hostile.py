@@ -9,6 +9,7 @@ import subprocess
 import time
 
 import hostile
+from crash import SCHEMA
 from conftest import BIN, SAMPLES, HttpServer, folio_env, http_mcp, ok, run, write_config
 from test_compat import upload
 
@@ -25,15 +26,7 @@ REFUSED = {"malformed_input", "too_large", "timeout", "empty_content", "unsuppor
 # it): indexed or refused, but answered within the limit either way.
 MAY_INDEX = {"markdown_quotes", "markdown_lists", "markdown_brackets"}
 RECORDS = {"json_records", "jsonl_records", "csv_wide"}
-SCHEMA = """
-text = "text"
-key = "id"
-unknown_fields = "reject"
-[fields.id]
-type = "keyword"
-[fields.text]
-type = "text"
-"""
+
 
 
 def setup(tmp_path, data):

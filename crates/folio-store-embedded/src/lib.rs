@@ -120,14 +120,7 @@ impl Drop for WriteSession<'_> {
         // between deciding it may write and writing, so the writers closed
         // here stay closed once the lock is released.
         let _conn = store.conn();
-        let indexes: Vec<Arc<LibraryIndex>> = store
-            .indexes
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .values()
-            .cloned()
-            .collect();
-        for index in &indexes {
+        for index in &store.open_indexes() {
             if let Some(lexical) = &index.lexical {
                 lexical.close_writer();
             }
@@ -528,6 +521,16 @@ impl EmbeddedStore {
         Ok(hits)
     }
 
+    /// The libraries' derived indexes this process has open.
+    fn open_indexes(&self) -> Vec<Arc<LibraryIndex>> {
+        self.indexes
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .cloned()
+            .collect()
+    }
+
     /// Saves vector indexes with unsaved changes. Unless `all`, an index is
     /// saved only when its unsaved tail is worth it — at least
     /// `FLUSH_MIN_CHUNKS` changed chunks or 5 % of the index — because saving
@@ -537,14 +540,7 @@ impl EmbeddedStore {
         if !self.is_writable() {
             return Ok(());
         }
-        let indexes: Vec<Arc<LibraryIndex>> = self
-            .indexes
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .values()
-            .cloned()
-            .collect();
-        for index in indexes {
+        for index in self.open_indexes() {
             let mut marks = index.marks.lock().unwrap_or_else(|p| p.into_inner());
             let worth_it = marks.unsaved_chunks >= FLUSH_MIN_CHUNKS
                 || marks.unsaved_chunks * 20 >= index.vectors.len() as u64;
