@@ -89,7 +89,11 @@ def test_hostile_files_over_mcp_and_upload(tmp_path, data):
 
         async def go():
             async with http_mcp(server.url) as c:
-                seeded = await ok(c, "ingest", {"library": "docs", "paths": [str(SAMPLES / "dropout.md")]})
+                # A copy under the test's folder: a server reads only where
+                # an agent may (the checkout could sit in a dot-folder).
+                sample = tmp_path / "dropout.md"
+                sample.write_bytes((SAMPLES / "dropout.md").read_bytes())
+                seeded = await ok(c, "ingest", {"library": "docs", "paths": [str(sample)]})
                 assert seeded["indexed"] == 1
                 for kind in kinds:
                     started = time.monotonic()
