@@ -2,8 +2,10 @@
 """Measures the hansard toolset on a generated corpus of speeches: loads
 N speeches with `folio ingest speeches.jsonl`, then times, through MCP over
 stdio (raw JSON-RPC, no SDK time counted), search_speeches with and without
-filters, get_speech with chunks and context, list_speakers, and
-ingest_speech of ~12,000-character speeches.
+filters (every query new: uncached), common queries repeated (a Zipf mix of
+20 queries: answered from the cache after their first time), get_speech with
+chunks and context, list_speakers, and ingest_speech of ~12,000-character
+speeches.
 
 usage: scripts/bench_hansard.py BIN [--speeches 10000] [--queries 200] [--ingests 10] [--work DIR]
 (--work keeps the corpus in DIR; a later run with the same DIR and --speeches
@@ -68,14 +70,15 @@ def main():
         print(f"loaded {a.speeches} speeches in {load_s:.1f} s ({a.speeches / load_s:.0f} speeches/s)")
 
     rng = random.Random(5)
-    server = Server(a.binary, env, "--toolsets", "hansard")
+    server = Server(a.binary, env, "--toolsets", "native,hansard")
     server.initialize()
     timed(server, "search_speeches", {"query": "warm-up"})  # loads the model
     topics = list(TOPICS)
     plain, filtered = [], []
     for i in range(a.queries):
         topic = rng.choice(topics)
-        query = f"what has been said about {TOPICS[topic].split(',')[rng.randrange(2)]}"
+        # A new text each time: these measure uncached searches.
+        query = f"what has been said about {TOPICS[topic].split(',')[rng.randrange(2)]} ({i})"
         plain.append(timed(server, "search_speeches", {"query": query, "limit": 10})[0])
         r = rng.choice(records)
         filters = rng.choice([
@@ -85,6 +88,17 @@ def main():
             {"chamber": "Senate", "topic_tags": [topic, rng.choice(topics)]},
         ])
         filtered.append(timed(server, "search_speeches", {"query": query, "limit": 10, **filters})[0])
+    # Common queries: 20 texts, the k-th asked with weight 1/k.
+    common = [f"the government's position on {TOPICS[t].split(',')[0]} {k}" for k, t in enumerate(topics * 3)][:20]
+    before = timed(server, "server_info", {})[1]["cache"]
+    seen, first, repeat = set(), [], []
+    for query in rng.choices(common, weights=[1 / (k + 1) for k in range(len(common))], k=a.queries):
+        elapsed = timed(server, "search_speeches", {"query": query, "limit": 10})[0]
+        (repeat if query in seen else first).append(elapsed)
+        seen.add(query)
+    after = timed(server, "server_info", {})[1]["cache"]
+    hits = after["result_hits"] - before["result_hits"]
+    misses = after["result_misses"] - before["result_misses"]
     gets, gets_full = [], []
     for r in rng.sample(records, min(a.queries, len(records))):
         gets.append(timed(server, "get_speech", {"speech_id": r["speech_id"]})[0])
@@ -108,6 +122,8 @@ def main():
     print(f"corpus: {a.speeches} speeches; {a.queries} queries each")
     print(summary("search_speeches (no filter)", plain))
     print(summary("search_speeches (filters)", filtered))
+    print(summary("common queries, first time", first))
+    print(summary("common queries, repeated", repeat) + f"   cache hit rate {hits / max(1, hits + misses):.0%}")
     print(summary("get_speech", gets))
     print(summary("get_speech (chunks + context)", gets_full))
     print(summary("list_speakers", speakers))

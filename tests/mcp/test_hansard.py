@@ -59,11 +59,14 @@ def expected_speakers(records, chamber=None, party=None, min_speeches=1):
 
 
 def expected_context(records, speech):
+    """The seed's SQL: the nearest strictly earlier (later) date in the same
+    chamber; among speeches of that date, the last (first) by document id."""
     same = [r for r in records if r["chamber"] == speech["chamber"]]
-    same.sort(key=lambda r: (r["date"], document_id("hansard", r["speech_id"])))
-    i = next(i for i, r in enumerate(same) if r["speech_id"] == speech["speech_id"])
-    before = same[i - 1]["speech_id"] if i > 0 else None
-    after = same[i + 1]["speech_id"] if i + 1 < len(same) else None
+    key = lambda r: (r["date"], document_id("hansard", r["speech_id"]))
+    earlier = sorted((r for r in same if r["date"] < speech["date"]), key=key)
+    later = sorted((r for r in same if r["date"] > speech["date"]), key=key)
+    before = earlier[-1]["speech_id"] if earlier else None
+    after = later[0]["speech_id"] if later else None
     return before, after
 
 
@@ -77,6 +80,8 @@ NEW = {
 
 def test_hansard_contract(data, tmp_path):
     records = generate(120, seed=11)
+    # Two speeches of one chamber on one day: neither is the other's neighbour.
+    records[1]["chamber"], records[1]["date"] = records[0]["chamber"], records[0]["date"]
     load(data, records, tmp_path)
     by_id = {r["speech_id"]: r for r in records}
     messages = []
@@ -149,12 +154,18 @@ def test_hansard_contract(data, tmp_path):
             assert got["ingestion_timestamp"].startswith("20")
             assert [ch["chunk_index"] for ch in got["chunks"]] == list(range(len(got["chunks"])))
             assert all(ch["chunk_size"] == len(ch["chunk_text"]) for ch in got["chunks"])
-            before, after = expected_context(records, speech)
-            context = got["context"]
-            assert (context["previous_speech"] or {}).get("speech_id") == before
-            assert (context["next_speech"] or {}).get("speech_id") == after
-            if before:
-                assert context["previous_speech"]["date"] == by_id[before]["date"]
+            # Every speech's neighbours, ties on dates included.
+            tied = 0
+            for speech in records:
+                got_context = (await ok(c, "get_speech", {"speech_id": speech["speech_id"], "include_context": True}))["context"]
+                before, after = expected_context(records, speech)
+                assert (got_context["previous_speech"] or {}).get("speech_id") == before, speech["speech_id"]
+                assert (got_context["next_speech"] or {}).get("speech_id") == after, speech["speech_id"]
+                for neighbour in (got_context["previous_speech"], got_context["next_speech"]):
+                    assert neighbour is None or neighbour["date"] != speech["date"]
+                tied += sum(1 for r in records if r is not speech and r["date"] == speech["date"] and r["chamber"] == speech["chamber"])
+            assert tied > 0, "the corpus should have speeches of one chamber on one date"
+            speech = records[5]
             plain = await ok(c, "get_speech", {"speech_id": speech["speech_id"]})
             assert plain["chunks"] is None and plain["context"] is None
             missing = await c.call_tool("get_speech", {"speech_id": "00000000-0000-4000-8000-000000000000"})
@@ -174,18 +185,30 @@ def test_hansard_contract(data, tmp_path):
             assert created["chunks_created"] == created["embeddings_generated"] >= 2
             assert created["word_count"] == len(NEW["full_text"].split())
             assert created["total_time_ms"] >= created["embedding_time_ms"] > 0
-            assert (5, 5) in progress and progress[0] == (0, 5)
+            # The seed's six steps, in order, and its info messages.
+            assert progress == [(step, 5) for step in range(6)], progress
+            chunks = created["chunks_created"]
+            for text in [f"Created speech: {created['speech_id']}", f"Generated {chunks} chunks",
+                         f"Generated {chunks} embeddings"]:
+                assert text in messages, (text, messages)
             again = await ok(c, "ingest_speech", NEW)
             assert again["status"] == "skipped" and again["chunks_created"] == 0 and again["speech_id"] == created["speech_id"]
-            moved = await ok(c, "ingest_speech", {**NEW, "party": "Independent", "skip_if_duplicate": False})
-            assert moved["status"] == "created"
-            fetched = await ok(c, "get_speech", {"speech_id": created["speech_id"]})
-            assert fetched["party"] == "Independent" and fetched["full_text"].startswith("Mr Speaker, the Murray")
+            # skip_if_duplicate false inserts a new speech, as the seed's INSERT does.
+            duplicate = await ok(c, "ingest_speech", {**NEW, "party": "Independent", "skip_if_duplicate": False})
+            assert duplicate["status"] == "created" and duplicate["speech_id"] != created["speech_id"]
+            assert duplicate["content_hash"] == created["content_hash"]
+            first = await ok(c, "get_speech", {"speech_id": created["speech_id"]})
+            second = await ok(c, "get_speech", {"speech_id": duplicate["speech_id"]})
+            assert (first["party"], second["party"]) == ("Greens", "Independent")
+            assert second["full_text"] == first["full_text"]
+            # Any speech with the same text is a duplicate from now on.
+            assert (await ok(c, "ingest_speech", {**NEW, "party": "Labor"}))["status"] == "skipped"
             after_count = (await ok(c, "list_speakers", {"limit": 500}))["total_speakers"]
-            assert after_count == before_count + 1
+            assert after_count == before_count + 2
 
             invalid = [
-                ({"chamber": "Lords"}, "chamber"), ({"state": "XX"}, "state"), ({"date": "2024-02-30"}, "date"),
+                ({"chamber": "Lords"}, "chamber"), ({"chamber": "Senate "}, "chamber"), ({"state": "XX"}, "state"),
+                ({"state": "nsw"}, "state"), ({"date": "2024-02-30"}, "date"),
                 ({"full_text": "short"}, "full_text"), ({"title": "t" * 501}, "title"), ({"topic_tags": ["t"] * 21}, ""),
                 ({"speaker": ""}, "speaker"),
             ]

@@ -77,6 +77,9 @@ pub enum Command {
     Ls(LsArgs),
     /// Delete a document, or with --library a whole library.
     Rm(RmArgs),
+    /// Create an empty library (a citeloom project), pinned to the current
+    /// model; ingesting creates libraries too.
+    Create { library: String },
     /// Statistics of a library.
     Inspect { library: String },
     /// Check that every document of a library is whole in every index
@@ -371,6 +374,8 @@ pub fn run(cli: Cli) -> Result<Outcome> {
                 title: args.title.clone(),
                 force: args.force,
                 ocr_languages: args.ocr_languages.clone(),
+                dedup: folio_engine::Dedup::Content,
+                allow_private_urls: None,
             };
             let mut report = engine.ingest(&request, &Bar::new("ingest", !json))?;
             if let Some(dir) = &args.zotero {
@@ -439,6 +444,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
                     .map(|field| folio_core::NeighbourOrder {
                         order_by: field.clone(),
                         group_by: args.group_by.clone(),
+                        strict: false,
                     });
                 let (before, after) = engine.neighbours(&args.id, order.as_ref())?;
                 output::neighbours(&document, before.as_ref(), after.as_ref(), json)?;
@@ -470,6 +476,12 @@ pub fn run(cli: Cli) -> Result<Outcome> {
                 }
                 _ => return Err(usage("give either a document id or --library NAME")),
             }
+            Ok(Outcome::Success)
+        }
+        Command::Create { library: name } => {
+            let engine = open(&cli, &overrides, true)?;
+            let info = engine.create_library(&library(name)?)?;
+            output::libraries(&[info], json)?;
             Ok(Outcome::Success)
         }
         Command::Inspect { library: name } => {

@@ -61,6 +61,9 @@ pub struct ServeSection {
     pub hansard_library: Option<String>,
     /// Largest MCP request body over HTTP, in bytes.
     pub max_body_bytes: Option<usize>,
+    /// The server name and version given to clients at initialisation.
+    pub server_name: Option<String>,
+    pub server_version: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -42,6 +42,13 @@ pub struct ServeArgs {
     /// Allow ingesting URLs on private networks.
     #[arg(long)]
     pub allow_private_urls: bool,
+    /// The server name given to clients at initialisation (default: the
+    /// seed's name when one compatibility toolset is served, else folio).
+    #[arg(long)]
+    pub server_name: Option<String>,
+    /// The server version given to clients at initialisation.
+    #[arg(long)]
+    pub server_version: Option<String>,
 }
 
 fn model_dir(config: &folio_engine::EngineConfig) -> Option<std::path::PathBuf> {
@@ -96,10 +103,15 @@ pub fn run(cli: &Cli, args: &ServeArgs, mut overrides: Overrides) -> Result<Outc
         hansard_library: section.hansard_library.unwrap_or_else(|| "hansard".into()),
         transport: if args.http.is_some() { "http" } else { "stdio" }.into(),
         model_dir: model_dir(&config),
+        allow_private_urls: config.allow_private_urls,
+        server_name: args.server_name.clone().or(section.server_name),
+        server_version: args.server_version.clone().or(section.server_version),
     };
+    // The URL policy travels with each client's options, not the engine:
+    // clients of one data directory may differ in it.
+    config.allow_private_urls = false;
     // Refuse a conflicting toolset choice before touching the data.
-    folio_server::Registry::build(&options.toolsets, options.read_only)
-        .map_err(|e| usage(e.to_string()))?;
+    folio_server::Registry::for_options(&options).map_err(|e| usage(e.to_string()))?;
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

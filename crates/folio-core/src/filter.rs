@@ -26,8 +26,9 @@ pub enum Condition {
     },
     /// The source locator (path or URL) starts with the prefix.
     PathPrefix(String),
-    /// The chunk's section path, joined with " > ", starts with the prefix
-    /// (case-insensitive).
+    /// The chunk's section path, joined with " > ", starts with the prefix's
+    /// whole components (case-insensitive): "Part I" matches "Part I" and
+    /// "Part I > Chapter 3", not "Part II".
     SectionPrefix(String),
 }
 

@@ -102,6 +102,11 @@ pub struct NeighbourOrder {
     /// Fields whose values must match (e.g. `["chamber"]`).
     #[serde(default)]
     pub group_by: Vec<String>,
+    /// Neighbours have a strictly smaller or greater value: records of the
+    /// same value are not each other's neighbours (otherwise they are,
+    /// in document id order, so a walk visits every record).
+    #[serde(default)]
+    pub strict: bool,
 }
 
 /// A library's record schema.

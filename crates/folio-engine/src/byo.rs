@@ -54,7 +54,13 @@ pub struct StoreChunksReport {
 const MAX_ID_CHARS: usize = 512;
 
 impl Engine {
-    pub fn store_chunks(&self, request: &StoreChunksRequest) -> Result<StoreChunksReport> {
+    /// Stores the chunks in one commit; a cancelled call (checked just
+    /// before it) writes nothing.
+    pub fn store_chunks(
+        &self,
+        request: &StoreChunksRequest,
+        progress: &dyn crate::Progress,
+    ) -> Result<StoreChunksReport> {
         let info = match self.store.library(&request.library) {
             Ok(info) => info,
             Err(StoreError::LibraryNotFound(_)) if request.create_library => {
@@ -110,6 +116,12 @@ impl Engine {
                 return Err(EngineError::invalid("the vector holds a non-finite number").about(id));
             }
             documents.push(self.chunk_document(&request.library, &space, chunk, id));
+        }
+        if progress.cancelled() {
+            return Err(EngineError::new(
+                folio_core::ErrorCode::Timeout,
+                "cancelled before the chunks were committed: nothing was written",
+            ));
         }
         let outcomes = self.store.put_documents(documents, false)?;
         self.store.flush()?;

@@ -192,6 +192,8 @@ impl Engine {
                 title: None,
                 force: false,
                 ocr_languages: Vec::new(),
+                dedup: crate::ingest::Dedup::Content,
+                allow_private_urls: None,
             },
             progress,
         )?;

@@ -26,6 +26,8 @@ use crate::{Engine, EngineError, Result};
 pub enum IngestTarget {
     /// A file or a folder (recursively).
     Path(PathBuf),
+    /// A file: a folder is refused (tools that ingest one file each).
+    File(PathBuf),
     /// An http(s) URL.
     Url(String),
     /// Raw content under a caller-chosen name (the source locator);
@@ -67,6 +69,42 @@ pub struct IngestRequest {
     /// OCR languages for scanned pages, unless an item names its own
     /// (empty: the configured default).
     pub ocr_languages: Vec<String>,
+    /// How an already-indexed source is recognised.
+    pub dedup: Dedup,
+    /// Whether URLs may resolve to private addresses (None: the engine's
+    /// configuration decides).
+    pub allow_private_urls: Option<bool>,
+}
+
+impl IngestRequest {
+    /// A request with the defaults: no extra metadata or title, content
+    /// dedup, the configured OCR languages and URL policy.
+    pub fn new(library: LibraryName, targets: Vec<IngestTarget>) -> Self {
+        IngestRequest {
+            library,
+            targets,
+            metadata: Map::new(),
+            title: None,
+            force: false,
+            ocr_languages: Vec::new(),
+            dedup: Dedup::Content,
+            allow_private_urls: None,
+        }
+    }
+}
+
+/// Which earlier ingest makes a source "already indexed".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Dedup {
+    /// The same source with the same content, or any document of the
+    /// library with the same content or DOI (the source becomes one more
+    /// locator of it); a skipped document takes the metadata sent again.
+    #[default]
+    Content,
+    /// Only the same source (path, label or URL) in the library: the same
+    /// bytes elsewhere are a document of their own, and a skipped document
+    /// is left exactly as it is.
+    Source,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -115,6 +153,9 @@ pub struct IngestReport {
     pub failed: usize,
     pub chunks: u64,
     pub cancelled: bool,
+    /// Sources not reached (or whose group was not written) when the work
+    /// was cancelled.
+    pub pending: usize,
     pub elapsed_ms: u64,
     /// Time spent computing embeddings, in milliseconds.
     pub embed_ms: f64,
@@ -129,6 +170,7 @@ impl IngestReport {
         self.failed += other.failed;
         self.chunks += other.chunks;
         self.cancelled |= other.cancelled;
+        self.pending += other.pending;
         self.elapsed_ms += other.elapsed_ms;
         self.embed_ms += other.embed_ms;
         self.items.extend(other.items);
@@ -179,6 +221,8 @@ impl Progress for SilentProgress {
 /// Chunks embedded together: enough to batch well, small enough that
 /// progress moves and memory stays flat.
 const GROUP_CHUNKS: usize = 256;
+/// The longest a prepared document waits for its group to fill.
+const GROUP_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
 
 enum Source {
     File(CanonicalPath),
@@ -325,12 +369,14 @@ impl Engine {
                 Err((locator, error)) => items.push(failed(locator, error)),
             }
         }
+        let total = items.len() + sources.len();
         progress.start(sources.len() as u64);
         let chunk_config = self.chunk_config(&*embedder)?;
         let counter = Counter(&*embedder);
         let mut group: Vec<Prepared> = Vec::new();
         let mut cancelled = false;
         let mut embed_ms = 0.0;
+        let mut group_started = Instant::now();
         for source in sources {
             if progress.cancelled() {
                 cancelled = true;
@@ -338,7 +384,12 @@ impl Engine {
             }
             let locator = source.locator();
             match self.prepare(request, source, &chunk_config, &counter, progress) {
-                Ok(Step::Ready(prepared)) => group.push(*prepared),
+                Ok(Step::Ready(prepared)) => {
+                    if group.is_empty() {
+                        group_started = Instant::now();
+                    }
+                    group.push(*prepared);
+                }
                 Ok(Step::Skipped(id)) => {
                     items.push(IngestItem {
                         source: locator.clone(),
@@ -358,18 +409,37 @@ impl Engine {
                     progress.advance(1, &locator);
                 }
             }
-            if group.iter().map(|p| p.drafts.len()).sum::<usize>() >= GROUP_CHUNKS {
-                embed_ms += self.write_group(
+            // A group is written when big enough to embed well, or when it
+            // has waited long enough: documents that are slow to extract still
+            // commit every few seconds, so work cut short keeps its progress.
+            let full = group.iter().map(|p| p.drafts.len()).sum::<usize>() >= GROUP_CHUNKS;
+            if full || (!group.is_empty() && group_started.elapsed() >= GROUP_WAIT) {
+                let group = std::mem::take(&mut group);
+                if !self.write_group(
                     request,
                     &*embedder,
-                    std::mem::take(&mut group),
+                    group,
                     &mut items,
                     progress,
-                );
+                    &mut embed_ms,
+                ) {
+                    cancelled = true;
+                    break;
+                }
             }
         }
-        if !group.is_empty() {
-            embed_ms += self.write_group(request, &*embedder, group, &mut items, progress);
+        if !cancelled
+            && !group.is_empty()
+            && !self.write_group(
+                request,
+                &*embedder,
+                group,
+                &mut items,
+                progress,
+                &mut embed_ms,
+            )
+        {
+            cancelled = true;
         }
         self.store.flush()?;
         progress.finish();
@@ -382,6 +452,7 @@ impl Engine {
             failed: count(IngestStatus::Failed),
             chunks: items.iter().map(|i| u64::from(i.chunks)).sum(),
             cancelled,
+            pending: total - items.len(),
             elapsed_ms: started.elapsed().as_millis() as u64,
             embed_ms,
             items,
@@ -393,7 +464,9 @@ impl Engine {
     fn schema_for(&self, request: &IngestRequest) -> Result<Option<RecordSchema>> {
         let has_records = request.targets.iter().any(|t| match t {
             IngestTarget::Record(_) => true,
-            IngestTarget::Path(p) => RecordsFormat::from_path(p).is_some() && !p.is_dir(),
+            IngestTarget::Path(p) | IngestTarget::File(p) => {
+                RecordsFormat::from_path(p).is_some() && !p.is_dir()
+            }
             _ => false,
         });
         if !has_records {
@@ -490,12 +563,18 @@ impl Engine {
             IngestTarget::Record(record) => Ok(vec![
                 Self::record_source(library, schema, record).map_err(|e| ("record".into(), e)),
             ]),
-            IngestTarget::Path(path) => {
+            IngestTarget::Path(path) | IngestTarget::File(path) => {
                 let shown = path.display().to_string();
                 let canonical = self
                     .roots
                     .confine(path)
                     .map_err(|e| (shown.clone(), EngineError::from(e)))?;
+                if matches!(target, IngestTarget::File(_)) && canonical.as_path().is_dir() {
+                    return Err((
+                        shown,
+                        EngineError::invalid("a folder, not a file (ingest folders as folders)"),
+                    ));
+                }
                 if let Some(format) = RecordsFormat::from_path(canonical.as_path())
                     .filter(|_| !canonical.as_path().is_dir())
                 {
@@ -614,11 +693,19 @@ impl Engine {
             }
             Source::File(path) => {
                 let bytes = folio_source::read_file(&path, limits.max_file_bytes)?;
+                if let Ok(modified) = std::fs::metadata(path.as_path()).and_then(|m| m.modified()) {
+                    metadata.insert(
+                        "file_modified".into(),
+                        Value::String(crate::rfc3339(modified)),
+                    );
+                }
                 (bytes, locator.clone(), None, SourceKind::File)
             }
             Source::Url(url) => {
                 let policy = FetchPolicy {
-                    allow_private: self.config.allow_private_urls,
+                    allow_private: request
+                        .allow_private_urls
+                        .unwrap_or(self.config.allow_private_urls),
                     max_bytes: limits.max_url_bytes,
                     timeout: limits.url_timeout(),
                     max_redirects: limits.max_redirects,
@@ -661,6 +748,9 @@ impl Engine {
         let hash = record_content.unwrap_or_else(|| content_hash(&bytes));
         if !request.force {
             match self.store.content_hash(&id)? {
+                Some(stored) if stored == hash && request.dedup == Dedup::Source => {
+                    return Ok(Step::Skipped(id));
+                }
                 Some(stored) if stored == hash => {
                     let empty = Map::new();
                     let source = if fields_hashed { &empty } else { &metadata };
@@ -668,6 +758,7 @@ impl Engine {
                     return Ok(Step::Skipped(id));
                 }
                 Some(_) => {}
+                None if request.dedup == Dedup::Source => {}
                 None => {
                     let doi = metadata.get("doi").or_else(|| request.metadata.get("doi"));
                     if let Some(twin) = self.twin(&request.library, &hash, doi)? {
@@ -854,7 +945,9 @@ impl Engine {
 
     /// Embeds a group of prepared documents together and writes them in one
     /// commit; on failure every document of the group is reported failed.
-    /// Returns the milliseconds spent embedding.
+    /// Adds the milliseconds spent embedding to `embed_ms`. Returns false
+    /// when the work was cancelled: the documents embedded by then are
+    /// written (and reported), the others are not.
     fn write_group(
         &self,
         request: &IngestRequest,
@@ -862,37 +955,79 @@ impl Engine {
         group: Vec<Prepared>,
         items: &mut Vec<IngestItem>,
         progress: &dyn Progress,
-    ) -> f64 {
+        embed_ms: &mut f64,
+    ) -> bool {
         let count = group.len() as u64;
         let sources: Vec<String> = group.iter().map(|p| p.document.source.clone()).collect();
-        let mut embed_ms = 0.0;
-        let result = self.embed_and_put(request, embedder, group, &mut embed_ms);
-        match result {
-            Ok(done) => items.extend(done),
-            Err(error) => items.extend(
-                sources
-                    .into_iter()
-                    .map(|s| failed(s.clone(), error.clone().about(s))),
-            ),
+        match self.embed_and_put(request, embedder, group, embed_ms, progress) {
+            Ok((done, cancelled)) => {
+                progress.advance(done.len() as u64, "");
+                items.extend(done);
+                !cancelled
+            }
+            Err(error) => {
+                items.extend(
+                    sources
+                        .into_iter()
+                        .map(|s| failed(s.clone(), error.clone().about(s))),
+                );
+                progress.advance(count, "");
+                true
+            }
         }
-        progress.advance(count, "");
-        embed_ms
     }
 
+    /// Embeds `texts` in order, in slices of a few texts, checking for
+    /// cancellation before each slice. Returns the vectors of the texts
+    /// embedded (a prefix) and whether all were.
+    fn embed_cancellable(
+        embedder: &dyn Embedder,
+        texts: &[&str],
+        progress: &dyn Progress,
+    ) -> Result<(Vec<Vec<f32>>, bool)> {
+        const SLICE: usize = 16;
+        let mut vectors = Vec::with_capacity(texts.len());
+        for slice in texts.chunks(SLICE) {
+            if progress.cancelled() {
+                return Ok((vectors, false));
+            }
+            vectors.extend(embedder.embed_passages(slice)?);
+        }
+        Ok((vectors, true))
+    }
+
+    /// Embeds and writes a group; when cancelled part way, writes the
+    /// documents whose chunks were all embedded. Returns their items and
+    /// whether the work was cancelled.
     fn embed_and_put(
         &self,
         request: &IngestRequest,
         embedder: &dyn Embedder,
-        group: Vec<Prepared>,
+        mut group: Vec<Prepared>,
         embed_ms: &mut f64,
-    ) -> Result<Vec<IngestItem>> {
+        progress: &dyn Progress,
+    ) -> Result<(Vec<IngestItem>, bool)> {
         let texts: Vec<&str> = group
             .iter()
             .flat_map(|p| p.drafts.iter().map(|d| d.embed_text.as_str()))
             .collect();
         let started = Instant::now();
-        let mut vectors = embedder.embed_passages(&texts)?.into_iter();
-        *embed_ms = started.elapsed().as_secs_f64() * 1e3;
+        let (vectors, complete) = Self::embed_cancellable(embedder, &texts, progress)?;
+        *embed_ms += started.elapsed().as_secs_f64() * 1e3;
+        drop(texts);
+        let mut covered = 0;
+        let whole = group
+            .iter()
+            .take_while(|p| {
+                covered += p.drafts.len();
+                covered <= vectors.len()
+            })
+            .count();
+        group.truncate(whole);
+        if group.is_empty() {
+            return Ok((Vec::new(), !complete));
+        }
+        let mut vectors = vectors.into_iter();
         let space = embedder.space().clone();
         let mut documents = Vec::with_capacity(group.len());
         let mut warnings = Vec::with_capacity(group.len());
@@ -953,7 +1088,7 @@ impl Engine {
                 item.chunks = 0;
             }
         }
-        Ok(reported)
+        Ok((reported, !complete))
     }
 }
 

@@ -9,6 +9,7 @@
 
 mod approximate;
 mod byo;
+pub mod cache;
 pub mod cite;
 mod error;
 pub mod eval;
@@ -37,8 +38,8 @@ use folio_store::{Bm25, LibraryInfo, LibraryStats, Store};
 pub use folio_store::{FacetGroup, FacetRequest, Facets, FieldStats};
 use folio_store_embedded::{Access, EmbeddedStore};
 pub use ingest::{
-    IngestItem, IngestReport, IngestRequest, IngestStatus, IngestTarget, Progress, SilentProgress,
-    files_in,
+    Dedup, IngestItem, IngestReport, IngestRequest, IngestStatus, IngestTarget, Progress,
+    SilentProgress, files_in,
 };
 pub use ocr::OcrConfig;
 pub use search::{ResponseMode, SearchHit, SearchRequest, SearchResponse, cut_chars, preview};
@@ -109,6 +110,8 @@ pub struct Engine {
     clock: Box<dyn Clock>,
     /// Tesseract, looked for on the first scanned page.
     tesseract: std::sync::OnceLock<Result<folio_ocr::Tesseract, folio_ocr::OcrError>>,
+    /// Repeated searches: query vectors and responses.
+    cache: cache::SearchCache,
 }
 
 impl Engine {
@@ -135,6 +138,7 @@ impl Engine {
             roots,
             clock: Box::new(SystemClock),
             tesseract: std::sync::OnceLock::new(),
+            cache: cache::SearchCache::default(),
             config,
         })
     }
@@ -213,12 +217,37 @@ impl Engine {
         rfc3339(self.clock.now())
     }
 
+    /// Hits and misses of the search caches since the engine opened.
+    pub fn cache_stats(&self) -> cache::CacheStats {
+        self.cache.stats()
+    }
+
     pub fn libraries(&self) -> Result<Vec<LibraryInfo>> {
         Ok(self.store.libraries()?)
     }
 
     pub fn library(&self, name: &LibraryName) -> Result<LibraryInfo> {
         Ok(self.store.library(name)?)
+    }
+
+    /// Creates an empty library pinned to the current model's embedding
+    /// space (nothing changes when it exists with that space already).
+    pub fn create_library(&self, name: &LibraryName) -> Result<LibraryInfo> {
+        let embedder = self.embedder()?;
+        match self.store.library(name) {
+            Ok(info) => match info.space.difference(embedder.space()) {
+                None => Ok(info),
+                Some(difference) => Err(folio_store::StoreError::EmbeddingMismatch {
+                    library: name.to_string(),
+                    difference,
+                }
+                .into()),
+            },
+            Err(folio_store::StoreError::LibraryNotFound(_)) => {
+                Ok(self.store.create_library(name, embedder.space())?)
+            }
+            Err(e) => Err(e.into()),
+        }
     }
 
     pub fn inspect(&self, name: &LibraryName) -> Result<LibraryStats> {

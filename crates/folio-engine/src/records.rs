@@ -205,6 +205,17 @@ impl Engine {
         Ok(self.store.facets(library, request)?)
     }
 
+    /// Up to `limit` documents of the library that pass `filter` (document
+    /// fields only), ordered by source.
+    pub fn find_documents(
+        &self,
+        library: &LibraryName,
+        filter: &folio_core::Filter,
+        limit: usize,
+    ) -> Result<Vec<DocumentSummary>> {
+        Ok(self.store.find_documents(library, filter, limit)?)
+    }
+
     /// The records before and after a document, in `order` or else the
     /// order its library's schema declares.
     pub fn neighbours(

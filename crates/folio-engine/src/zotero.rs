@@ -103,6 +103,8 @@ impl Engine {
                 title: None,
                 force: request.force,
                 ocr_languages: request.ocr_languages.clone(),
+                dedup: crate::ingest::Dedup::Content,
+                allow_private_urls: None,
             },
             progress,
         )

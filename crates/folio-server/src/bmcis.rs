@@ -134,7 +134,6 @@ fn category(hit: &SearchHit) -> Option<String> {
         .and_then(|m| m.get("category").or_else(|| m.get("source_category")))
         .and_then(Value::as_str)
         .map(str::to_string)
-        .or_else(|| hit.format.clone())
 }
 
 fn shape(hit: SearchHit, mode: Shape) -> SearchResult {
@@ -260,15 +259,19 @@ fn bmcis_error(e: &EngineError) -> CallToolResult {
     error(e.to_string(), &e.code.as_str().to_ascii_uppercase())
 }
 
-pub fn tools() -> Vec<Tool> {
+/// The tool, its description naming the library it searches.
+pub fn tools(library: &str) -> Vec<Tool> {
     vec![define::<Params, Output>(
         "semantic_search",
         "Semantic search",
-        "Hybrid semantic search combining vector similarity and BM25 keyword matching. \
-         Progressive disclosure through response_mode: ids_only (chunk ids, scores, ranks), \
-         metadata (the default: source file, category, chunk position), preview (plus a 200-character \
-         snippet and context header) or full (chunk text, similarity, BM25 and hybrid scores, token \
-         count). Start with metadata, then ask for full on fewer results.",
+        format!(
+            "Hybrid semantic search over the knowledge base (folio library \"{library}\"), \
+             combining vector similarity and BM25 keyword matching. Progressive disclosure through \
+             response_mode: ids_only (chunk ids, scores, ranks), metadata (the default: source file, \
+             category, chunk position), preview (plus a 200-character snippet and context header) or \
+             full (chunk text, similarity, BM25 and hybrid scores, token count). Start with \
+             metadata, then ask for full on fewer results."
+        ),
         Effect::Read,
         false,
     )]

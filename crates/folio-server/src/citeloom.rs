@@ -18,8 +18,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::context::{Call, Shared, bounded};
-use crate::tool::{Effect, correlation_id, define, failure, success, with_args};
+use crate::context::{Call, Shared, Written, bounded, bounded_write};
+use crate::tool::{Effect, define, failure, success, with_args};
 
 /// The sparse side of hybrid search, as citeloom names it.
 const SPARSE_MODEL: &str = "folio/bm25";
@@ -29,7 +29,12 @@ const MAX_TOP_K: usize = 20;
 const MIN_BATCH: usize = 100;
 const MAX_BATCH: usize = 500;
 const MAX_SAMPLE: usize = 5;
+/// The seeds' max_chars_per_chunk policy for render_text.
+const MAX_CHARS_PER_CHUNK: usize = 1_800;
 
+/// The seed's error code for an engine error. The seeds name five codes;
+/// failures they do not foresee get codes of the same style, and
+/// `details.reason` carries folio's own code.
 fn code(e: &EngineError) -> &'static str {
     match e.code {
         ErrorCode::LibraryNotFound => "INVALID_PROJECT",
@@ -38,23 +43,34 @@ fn code(e: &EngineError) -> &'static str {
         ErrorCode::Storage | ErrorCode::StoreBusy => "INDEX_UNAVAILABLE",
         // The caller's mistakes: what they sent cannot be used as sent.
         ErrorCode::InvalidArgument
-        | ErrorCode::NotFound
         | ErrorCode::UnsupportedFormat
         | ErrorCode::MalformedInput
         | ErrorCode::TooLarge
-        | ErrorCode::EmptyContent
-        | ErrorCode::UrlNotAllowed => "INVALID_ARGUMENT",
-        ErrorCode::PathNotAllowed => "PATH_NOT_ALLOWED",
-        ErrorCode::FetchFailed | ErrorCode::Model | ErrorCode::Internal => "INTERNAL_ERROR",
+        | ErrorCode::EmptyContent => "INVALID_ARGUMENT",
+        ErrorCode::NotFound => "NOT_FOUND",
+        ErrorCode::PathNotAllowed | ErrorCode::UrlNotAllowed => "PATH_NOT_ALLOWED",
+        ErrorCode::FetchFailed => "SOURCE_UNAVAILABLE",
+        ErrorCode::Model | ErrorCode::Internal => "INTERNAL_ERROR",
     }
 }
 
 /// The citeloom error envelope.
-fn error(shared: &Shared, e: &EngineError, project: Option<&str>) -> CallToolResult {
-    let mut details = Map::new();
+fn error(shared: &Shared, call: &Call, e: &EngineError, project: Option<&str>) -> CallToolResult {
+    error_with(shared, call, e, project, Map::new())
+}
+
+/// The citeloom error envelope with more particulars in `details`.
+fn error_with(
+    shared: &Shared,
+    call: &Call,
+    e: &EngineError,
+    project: Option<&str>,
+    mut details: Map<String, Value>,
+) -> CallToolResult {
     if let Some(project) = project {
         details.insert("project_id".into(), Value::String(project.to_string()));
     }
+    details.insert("reason".into(), Value::String(e.code.as_str().into()));
     let mut message = e.to_string();
     if e.code == ErrorCode::LibraryNotFound {
         let available: Vec<String> = shared
@@ -72,14 +88,19 @@ fn error(shared: &Shared, e: &EngineError, project: Option<&str>) -> CallToolRes
     if let Some(input) = &e.input {
         details.insert("input".into(), Value::String(input.clone()));
     }
+    if let Some(Value::Object(more)) = &e.details {
+        for (key, value) in more {
+            details.entry(key.clone()).or_insert_with(|| value.clone());
+        }
+    }
     failure(json!({
         "error": {"code": code(e), "message": message, "details": details},
-        "correlation_id": correlation_id(),
+        "correlation_id": call.correlation_id,
     }))
 }
 
-fn invalid(shared: &Shared, message: String, project: Option<&str>) -> CallToolResult {
-    error(shared, &EngineError::invalid(message), project)
+fn invalid(shared: &Shared, call: &Call, message: String, project: Option<&str>) -> CallToolResult {
+    error(shared, call, &EngineError::invalid(message), project)
 }
 
 fn project(name: &str) -> Result<LibraryName, EngineError> {
@@ -89,18 +110,24 @@ fn project(name: &str) -> Result<LibraryName, EngineError> {
 
 // ---------------------------------------------------------------- retrieval
 
+/// The parameters of query, find_chunks and query_hybrid. Seed 000 names
+/// the query `text`, seed 001 `query`: either is accepted by every tool.
 #[derive(Debug, Deserialize, JsonSchema)]
 struct QueryParams {
     /// Project identifier (e.g. citeloom/clean-arch).
     project: String,
-    /// Query text.
-    #[serde(alias = "query")]
-    text: String,
+    /// Query text. Give this or `query`.
+    #[serde(default)]
+    text: Option<String>,
+    /// Query text (the same as `text`). Give this or `text`.
+    #[serde(default)]
+    query: Option<String>,
     /// Maximum results (default 6, at most 20).
     #[serde(default)]
     #[schemars(range(min = 1, max = 20))]
     top_k: Option<usize>,
-    /// Additional filters, e.g. {"tags": ["architecture"], "section_prefix": "Part I"}.
+    /// Additional filters, e.g. {"tags": ["architecture"], "section_prefix": "Part I"}:
+    /// tags must all match; section_prefix matches whole headings of the section path.
     /// A project filter here is ignored: the project parameter always applies.
     #[serde(default)]
     filters: Option<Map<String, Value>>,
@@ -109,44 +136,17 @@ struct QueryParams {
     include_full_text: bool,
 }
 
-/// find_chunks takes the same parameters as query, with the query in `query`.
-#[derive(Debug, Deserialize, JsonSchema)]
-struct FindChunksParams {
-    /// Project identifier.
-    project: String,
-    /// Natural language query text.
-    #[serde(alias = "text")]
-    query: String,
-    /// Maximum results (default 6, at most 20).
-    #[serde(default)]
-    #[schemars(range(min = 1, max = 20))]
-    top_k: Option<usize>,
-    /// Additional filters, e.g. {"tags": ["architecture"]}.
-    #[serde(default)]
-    filters: Option<Map<String, Value>>,
-    /// Include each chunk's untrimmed text as full_text (default false).
-    #[serde(default)]
-    include_full_text: bool,
-}
-
-/// query_hybrid accepts the query as `text` (seed 000) or `query` (seed 001).
-#[derive(Debug, Deserialize, JsonSchema)]
-struct HybridParams {
-    /// Project identifier.
-    project: String,
-    /// Query text for both BM25 and dense search (also accepted as `query`).
-    #[serde(alias = "query")]
-    text: String,
-    /// Maximum results (default 6, at most 20).
-    #[serde(default)]
-    #[schemars(range(min = 1, max = 20))]
-    top_k: Option<usize>,
-    /// Additional filters; tags match when a chunk's document has all of them.
-    #[serde(default)]
-    filters: Option<Map<String, Value>>,
-    /// Include each chunk's untrimmed text as full_text (default false).
-    #[serde(default)]
-    include_full_text: bool,
+impl QueryParams {
+    /// The query, from whichever name the caller used.
+    fn query_text(&self) -> Result<String, EngineError> {
+        match (&self.text, &self.query) {
+            (Some(text), Some(query)) if text != query => Err(EngineError::invalid(
+                "text and query are two names of one parameter: give one",
+            )),
+            (Some(text), _) | (None, Some(text)) => Ok(text.clone()),
+            (None, None) => Err(EngineError::invalid("missing field `text` (or `query`)")),
+        }
+    }
 }
 
 /// A citation-ready result.
@@ -233,61 +233,31 @@ fn filters(given: Option<Map<String, Value>>) -> Result<Filter, EngineError> {
     Ok(filter)
 }
 
-struct Retrieval {
-    project: String,
-    query: String,
-    top_k: Option<usize>,
-    filters: Option<Map<String, Value>>,
-    include_full_text: bool,
-    mode: Mode,
-}
-
-impl Retrieval {
-    fn new(
-        project: String,
-        query: String,
-        top_k: Option<usize>,
-        filters: Option<Map<String, Value>>,
-        include_full_text: bool,
-    ) -> Self {
-        Retrieval {
-            project,
-            query,
-            top_k,
-            filters,
-            include_full_text,
-            mode: Mode::Dense,
-        }
-    }
-
-    fn mode(mut self, mode: Mode) -> Self {
-        self.mode = mode;
-        self
-    }
-}
-
 /// Runs a retrieval and shapes its items into the tool's output, or the
 /// citeloom error envelope.
 async fn answer<O: Serialize>(
     shared: &Arc<Shared>,
     tool: &str,
-    r: Retrieval,
+    p: QueryParams,
+    mode: Mode,
     call: &Call,
     output: impl FnOnce(Vec<Item>, String) -> O,
 ) -> CallToolResult {
-    let project = r.project.clone();
-    match retrieve(shared, tool, r, call).await {
+    let project = p.project.clone();
+    match retrieve(shared, tool, p, mode, call).await {
         Ok((items, model)) => success(&output(items, model)),
-        Err(e) => error(shared, &e, Some(&project)),
+        Err(e) => error(shared, call, &e, Some(&project)),
     }
 }
 
 async fn retrieve(
     shared: &Arc<Shared>,
     tool: &str,
-    r: Retrieval,
+    r: QueryParams,
+    mode: Mode,
     call: &Call,
 ) -> Result<(Vec<Item>, String), EngineError> {
+    let query = r.query_text()?;
     let top_k = r.top_k.unwrap_or(DEFAULT_TOP_K);
     if !(1..=MAX_TOP_K).contains(&top_k) {
         return Err(EngineError::invalid(format!(
@@ -296,14 +266,14 @@ async fn retrieve(
     }
     let name = project(&r.project)?;
     let filter = filters(r.filters)?;
-    let mut request = SearchRequest::new(name.clone(), r.query);
-    request.mode = r.mode;
+    let mut request = SearchRequest::new(name.clone(), query);
+    request.mode = mode;
     request.top_k = top_k;
     request.filter = filter;
     request.response_mode = ResponseMode::Full;
     request.group_by_document = false;
     request.max_chars_per_chunk = usize::MAX / 2;
-    if r.mode == Mode::Hybrid {
+    if mode == Mode::Hybrid {
         request.fusion = Some(Fusion::Rrf {
             k: 60.0,
             lexical_weight: 1.0,
@@ -322,13 +292,20 @@ async fn retrieve(
         .map(|hit| {
             let metadata = hit.metadata.unwrap_or_default();
             let full = hit.text.unwrap_or_default();
-            let (render, _) = folio_engine::cut_chars(&full, 1_800);
             let section_path = hit.section_path.unwrap_or_default();
+            // A chunk stored with its own section keeps it.
+            let section = metadata
+                .get("payload")
+                .and_then(|p| p.get("doc"))
+                .and_then(|d| d.get("section"))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .or_else(|| section_path.last().cloned());
             Item {
-                render_text: render,
+                render_text: render_text(&full, MAX_CHARS_PER_CHUNK),
                 score: hit.score.clamp(0.0, 1.0),
                 citekey: text_field(&metadata, &["citekey", "citation_key"]),
-                section: section_path.last().cloned(),
+                section,
                 page_span: hit
                     .page_start
                     .map(|start| [start, hit.page_end.unwrap_or(start)]),
@@ -344,6 +321,21 @@ async fn retrieve(
         })
         .collect();
     Ok((items, model))
+}
+
+/// `text` trimmed to at most `max` characters: cut at the last word
+/// boundary that leaves room for "...", which marks the cut.
+fn render_text(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let room: String = text.chars().take(max.saturating_sub(3)).collect();
+    let cut = match room.rfind(char::is_whitespace) {
+        Some(at) if at > 0 => room[..at].trim_end(),
+        _ => room.as_str(),
+    };
+    let cut = cut.trim_end_matches(|c: char| matches!(c, ',' | ';' | ':' | '-'));
+    format!("{cut}...")
 }
 
 // ---------------------------------------------------------------- writes
@@ -377,7 +369,7 @@ struct IngestOptions {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 struct IngestFromSourceParams {
-    /// Project identifier (created on first ingest).
+    /// Project identifier: an existing project (INVALID_PROJECT otherwise).
     project: String,
     /// A file or folder path on the server, or "zotero" (options.zotero_dir,
     /// options.collection, options.tag select the items).
@@ -398,21 +390,20 @@ struct IngestFromSourceOutput {
     correlation_id: String,
 }
 
+/// A file's name, as the seed's warnings name documents.
+fn file_name(source: &str) -> &str {
+    source.rsplit(['/', '\\']).next().unwrap_or(source)
+}
+
 async fn ingest_from_source(
     shared: &Arc<Shared>,
     p: IngestFromSourceParams,
     call: &Call,
 ) -> CallToolResult {
     let started = Instant::now();
-    let name = match LibraryName::new(&p.project) {
+    let name = match project(&p.project) {
         Ok(n) => n,
-        Err(e) => {
-            return error(
-                shared,
-                &EngineError::new(ErrorCode::LibraryNotFound, e.to_string()),
-                Some(&p.project),
-            );
-        }
+        Err(e) => return error(shared, call, &e, Some(&p.project)),
     };
     let options = p.options.unwrap_or(IngestOptions {
         ocr_languages: None,
@@ -440,20 +431,19 @@ async fn ingest_from_source(
         ocr_languages: options.ocr_languages.clone().unwrap_or_default(),
     };
     let references = options.references_path.clone().map(PathBuf::from);
-    let mut warnings = Vec::new();
-    let request = IngestRequest {
-        library: name.clone(),
-        targets: vec![IngestTarget::Path(PathBuf::from(p.source.trim()))],
-        metadata: Map::new(),
-        title: None,
-        force: false,
-        ocr_languages: options.ocr_languages.unwrap_or_default(),
-    };
+    let mut request = IngestRequest::new(
+        name.clone(),
+        vec![IngestTarget::Path(PathBuf::from(p.source.trim()))],
+    );
+    request.ocr_languages = options.ocr_languages.unwrap_or_default();
+    request.allow_private_urls = Some(shared.options.allow_private_urls);
     let engine = shared.engine.clone();
     let progress = call.progress();
     let rebuild = options.force_rebuild;
-    let result = bounded(shared, "ingest_from_source", call, move || {
-        if rebuild && let Ok(info) = engine.library(&name) {
+    let result = bounded_write(shared, "ingest_from_source", call, move || {
+        // Seed 000: projects are made beforehand (`folio create`), not here.
+        let info = engine.library(&name)?;
+        if rebuild {
             let space = engine.embedder()?.space().clone();
             if info.space.difference(&space).is_some() {
                 engine.rebuild(&name, &folio_engine::SilentProgress)?;
@@ -464,56 +454,112 @@ async fn ingest_from_source(
         } else {
             engine.ingest(&request, &progress)?
         };
-        if let Some(path) = &references {
+        let mut unmatched = Vec::new();
+        if let Some(path) = references.as_ref().filter(|_| !report.cancelled) {
             let path = engine.confine(path)?;
             let bytes = std::fs::read(&path).map_err(|e| {
-                EngineError::new(
-                    ErrorCode::PathNotAllowed,
-                    format!("{}: {e}", path.display()),
-                )
+                EngineError::new(ErrorCode::NotFound, format!("{}: {e}", path.display()))
             })?;
             let list = folio_engine::cite::read_references(&bytes)?;
-            engine.attach_references(&name, &list)?;
+            unmatched = engine.attach_references(&name, &list)?.unmatched;
         }
         let model = engine
             .library(&name)
             .map(|l| l.space.model)
             .unwrap_or_default();
-        Ok((report, model))
+        Ok((report, model, unmatched))
     })
     .await;
-    match result {
-        Ok((report, model)) => {
-            for item in &report.items {
-                if let Some(e) = &item.error {
-                    warnings.push(format!("{}: {}", item.source, e.message));
-                }
-                for warning in &item.warnings {
-                    warnings.push(format!("{}: {warning}", item.source));
-                }
-            }
-            if report.cancelled {
-                warnings.push("cancelled before every document was processed".into());
-            }
-            if report.failed > 0 && report.indexed + report.replaced + report.skipped == 0 {
-                let first = report.items.iter().find_map(|i| i.error.clone());
-                if let Some(e) = first {
-                    return error(shared, &e, Some(&p.project));
-                }
-            }
-            success(&IngestFromSourceOutput {
-                chunks_written: report.chunks,
-                documents_processed: report.indexed + report.replaced + report.skipped,
-                project: p.project,
-                dense_model: model,
-                sparse_model: SPARSE_MODEL.into(),
-                duration_seconds: started.elapsed().as_secs_f64(),
-                warnings,
-                correlation_id: correlation_id(),
-            })
+    let (report, model, unmatched) = match result {
+        Written::Done(Ok(done)) => done,
+        Written::Done(Err(e)) => return error(shared, call, &e, Some(&p.project)),
+        Written::TimedOut { error, stopped } => {
+            return timed_out(
+                shared,
+                call,
+                error,
+                &p.project,
+                stopped.map(|r| r.map(|d| d.0)),
+            );
         }
-        Err(e) => error(shared, &e, Some(&p.project)),
+    };
+    let mut warnings = Vec::new();
+    for item in &report.items {
+        if let Some(e) = &item.error {
+            warnings.push(format!("{}: {}", item.source, e.message));
+        }
+        for warning in &item.warnings {
+            warnings.push(format!("{}: {warning}", item.source));
+        }
+        if item.error.is_none() && unmatched.contains(&item.source) {
+            warnings.push(format!(
+                "Metadata not found for document '{}'",
+                file_name(&item.source)
+            ));
+        }
     }
+    if report.cancelled {
+        warnings.push(format!(
+            "cancelled: {} documents were not processed",
+            report.pending
+        ));
+    }
+    if report.failed > 0 && report.indexed + report.replaced + report.skipped == 0 {
+        let first = report.items.iter().find_map(|i| i.error.clone());
+        if let Some(e) = first {
+            return error(shared, call, &e, Some(&p.project));
+        }
+    }
+    success(&IngestFromSourceOutput {
+        chunks_written: report.chunks,
+        documents_processed: report.indexed + report.replaced + report.skipped,
+        project: p.project,
+        dense_model: model,
+        sparse_model: SPARSE_MODEL.into(),
+        duration_seconds: started.elapsed().as_secs_f64(),
+        warnings,
+        correlation_id: call.correlation_id.clone(),
+    })
+}
+
+/// The TIMEOUT envelope of an ingest, with what it finished before it
+/// stopped: those documents stay written, and a retry skips them.
+fn timed_out(
+    shared: &Shared,
+    call: &Call,
+    error: EngineError,
+    project: &str,
+    stopped: Option<Result<folio_engine::IngestReport, EngineError>>,
+) -> CallToolResult {
+    let mut details = Map::new();
+    let message = match stopped {
+        Some(Ok(report)) => {
+            let processed = report.indexed + report.replaced + report.skipped;
+            details.insert("documents_processed".into(), json!(processed));
+            details.insert("chunks_written".into(), json!(report.chunks));
+            details.insert("documents_failed".into(), json!(report.failed));
+            details.insert("documents_pending".into(), json!(report.pending));
+            format!(
+                "{}: stopped after {processed} documents ({} chunks written, kept; {} failed); \
+                 {} documents were not processed: call again to continue (finished documents \
+                 are skipped)",
+                error.message, report.chunks, report.failed, report.pending
+            )
+        }
+        Some(Err(e)) if e.code != ErrorCode::Timeout => {
+            format!("{}: stopped on an error: {e}", error.message)
+        }
+        Some(Err(_)) => format!("{}: stopped; nothing was written", error.message),
+        None => {
+            details.insert("stopping".into(), json!(true));
+            format!(
+                "{}: the work is stopping; it writes nothing after its current step",
+                error.message
+            )
+        }
+    };
+    let error = EngineError::new(ErrorCode::Timeout, message);
+    error_with(shared, call, &error, Some(project), details)
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -613,6 +659,7 @@ async fn store_chunks(shared: &Arc<Shared>, p: StoreChunksParams, call: &Call) -
     if !(MIN_BATCH..=MAX_BATCH).contains(&p.items.len()) {
         return invalid(
             shared,
+            call,
             format!(
                 "a batch holds {MIN_BATCH} to {MAX_BATCH} chunks (got {})",
                 p.items.len()
@@ -622,7 +669,7 @@ async fn store_chunks(shared: &Arc<Shared>, p: StoreChunksParams, call: &Call) -
     }
     let name = match project(&p.project) {
         Ok(n) => n,
-        Err(e) => return error(shared, &e, Some(&p.project)),
+        Err(e) => return error(shared, call, &e, Some(&p.project)),
     };
     let mut models: Vec<String> = p
         .items
@@ -635,6 +682,7 @@ async fn store_chunks(shared: &Arc<Shared>, p: StoreChunksParams, call: &Call) -
     if models.len() > 1 {
         return error(
             shared,
+            call,
             &EngineError::new(
                 ErrorCode::EmbeddingMismatch,
                 format!("one batch mixes embedding models: {}", models.join(", ")),
@@ -649,11 +697,41 @@ async fn store_chunks(shared: &Arc<Shared>, p: StoreChunksParams, call: &Call) -
         create_library: false,
     };
     let engine = shared.engine.clone();
-    match bounded(shared, "store_chunks", call, move || {
-        engine.store_chunks(&request)
+    let progress = call.progress();
+    let result = match bounded_write(shared, "store_chunks", call, move || {
+        engine.store_chunks(&request, &progress)
     })
     .await
     {
+        Written::Done(result) => result,
+        // Stopped before its commit (nothing written), or committed just
+        // as the limit passed: say which.
+        Written::TimedOut { error, stopped } => match stopped {
+            Some(Ok(report)) => {
+                let message = format!(
+                    "{}: the batch was committed as the limit passed ({} chunks written)",
+                    error.message,
+                    report.written + report.unchanged
+                );
+                let mut details = Map::new();
+                details.insert(
+                    "chunks_written".into(),
+                    json!(report.written + report.unchanged),
+                );
+                let error = EngineError::new(ErrorCode::Timeout, message);
+                return error_with(shared, call, &error, Some(&p.project), details);
+            }
+            Some(Err(e)) if e.code == ErrorCode::Timeout => Err(EngineError::new(
+                ErrorCode::Timeout,
+                format!(
+                    "{}: stopped before its commit; nothing was written",
+                    error.message
+                ),
+            )),
+            _ => Err(error),
+        },
+    };
+    match result {
         Ok(report) => {
             let mut warnings = Vec::new();
             if report.unchanged > 0 {
@@ -667,10 +745,10 @@ async fn store_chunks(shared: &Arc<Shared>, p: StoreChunksParams, call: &Call) -
                 project: p.project,
                 embed_model: report.model,
                 warnings,
-                correlation_id: correlation_id(),
+                correlation_id: call.correlation_id.clone(),
             })
         }
-        Err(e) => error(shared, &e, Some(&p.project)),
+        Err(e) => error(shared, call, &e, Some(&p.project)),
     }
 }
 
@@ -749,6 +827,7 @@ async fn inspect_collection(shared: &Arc<Shared>, p: InspectParams, call: &Call)
     if p.sample > MAX_SAMPLE {
         return invalid(
             shared,
+            call,
             format!(
                 "sample must be between 0 and {MAX_SAMPLE} (got {})",
                 p.sample
@@ -758,7 +837,7 @@ async fn inspect_collection(shared: &Arc<Shared>, p: InspectParams, call: &Call)
     }
     let name = match project(&p.project) {
         Ok(n) => n,
-        Err(e) => return error(shared, &e, Some(&p.project)),
+        Err(e) => return error(shared, call, &e, Some(&p.project)),
     };
     let engine = shared.engine.clone();
     let sample = p.sample;
@@ -786,11 +865,12 @@ async fn inspect_collection(shared: &Arc<Shared>, p: InspectParams, call: &Call)
                 }));
             }
         }
-        Ok((stats, payloads))
+        let keys = payload_keys(&engine, &name)?;
+        Ok((stats, payloads, keys))
     })
     .await;
     match result {
-        Ok((stats, payloads)) => success(&InspectOutput {
+        Ok((stats, payloads, keys)) => success(&InspectOutput {
             collection: collection(&p.project),
             project: p.project,
             size: stats.info.chunk_count,
@@ -798,28 +878,11 @@ async fn inspect_collection(shared: &Arc<Shared>, p: InspectParams, call: &Call)
             sparse_model: SPARSE_MODEL.into(),
             embed_model: stats.info.space.model,
             named_vectors: vec!["dense".into(), "sparse".into()],
-            payload_keys: [
-                "project_id",
-                "doc_id",
-                "section_path",
-                "page_start",
-                "page_end",
-                "citekey",
-                "doi",
-                "year",
-                "authors",
-                "title",
-                "tags",
-                "source_path",
-                "chunk_text",
-                "heading_chain",
-                "embed_model",
-                "version",
-            ]
-            .map(String::from)
-            .to_vec(),
+            payload_keys: keys,
+            // What folio's store indexes: documents by project and source
+            // and by content hash (SQLite), chunk text in the BM25 index.
             indexes: Indexes {
-                keyword: ["project_id", "doc_id", "citekey", "year", "tags"]
+                keyword: ["project_id", "source_path", "content_hash"]
                     .map(String::from)
                     .to_vec(),
                 fulltext: vec!["chunk_text".into()],
@@ -830,10 +893,53 @@ async fn inspect_collection(shared: &Arc<Shared>, p: InspectParams, call: &Call)
             },
             sample_payloads: payloads.clone(),
             sample: payloads,
-            correlation_id: correlation_id(),
+            correlation_id: call.correlation_id.clone(),
         }),
-        Err(e) => error(shared, &e, Some(&p.project)),
+        Err(e) => error(shared, call, &e, Some(&p.project)),
     }
+}
+
+/// The payload keys the project's chunks actually carry: the fields folio
+/// stores with every chunk, every metadata key of its documents, and the
+/// keys of payloads stored with store_chunks.
+fn payload_keys(
+    engine: &folio_engine::Engine,
+    name: &LibraryName,
+) -> Result<Vec<String>, EngineError> {
+    let mut keys: std::collections::BTreeSet<String> = [
+        "project_id",
+        "doc_id",
+        "chunk_text",
+        "section_path",
+        "page_start",
+        "page_end",
+        "title",
+        "source_path",
+        "content_hash",
+        "embed_model",
+    ]
+    .map(String::from)
+    .into();
+    const PAGE: u64 = 500;
+    let mut offset = 0;
+    loop {
+        let (documents, total) = engine.documents(name, offset, PAGE)?;
+        for document in &documents {
+            for (key, value) in &document.metadata {
+                match (key.as_str(), value) {
+                    ("payload", Value::Object(payload)) => keys.extend(payload.keys().cloned()),
+                    _ => {
+                        keys.insert(key.clone());
+                    }
+                }
+            }
+        }
+        offset += documents.len() as u64;
+        if documents.is_empty() || offset >= total {
+            break;
+        }
+    }
+    Ok(keys.into_iter().collect())
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -858,10 +964,12 @@ struct ProjectsOutput {
 
 async fn list_projects(shared: &Arc<Shared>, call: &Call) -> CallToolResult {
     let engine = shared.engine.clone();
-    // The seed promises this always succeeds: an unreadable index lists nothing.
-    let libraries = bounded(shared, "list_projects", call, move || engine.libraries())
-        .await
-        .unwrap_or_default();
+    // Seed 000 sets no time limit; one configured anyway, or an unreadable
+    // index, is an error: never an empty list that hides projects.
+    let libraries = match bounded(shared, "list_projects", call, move || engine.libraries()).await {
+        Ok(libraries) => libraries,
+        Err(e) => return error(shared, call, &e, None),
+    };
     let projects: Vec<Project> = libraries
         .into_iter()
         .map(|l| Project {
@@ -876,7 +984,7 @@ async fn list_projects(shared: &Arc<Shared>, call: &Call) -> CallToolResult {
     success(&ProjectsOutput {
         count: projects.len(),
         projects,
-        correlation_id: correlation_id(),
+        correlation_id: call.correlation_id.clone(),
     })
 }
 
@@ -902,9 +1010,11 @@ pub fn tools() -> Vec<Tool> {
         define::<IngestFromSourceParams, IngestFromSourceOutput>(
             "ingest_from_source",
             "Ingest a file or folder into a project",
-            "Ingest a document file or a folder of documents into a project (created on first \
-             ingest). Idempotent: unchanged documents are skipped. Time-bounded (15 s by default): \
-             on TIMEOUT the documents finished so far are kept.",
+            "Ingest a document file or a folder of documents into an existing project \
+             (INVALID_PROJECT otherwise; projects are created by whoever runs the server). \
+             Idempotent: unchanged documents are skipped. Time-bounded (15 s by default): on \
+             TIMEOUT the documents finished so far are kept and the error's details say how many; \
+             calling again continues where it stopped.",
             Effect::Write,
             false,
         ),
@@ -918,7 +1028,7 @@ pub fn tools() -> Vec<Tool> {
             Effect::Read,
             false,
         ),
-        define::<FindChunksParams, FindChunksOutput>(
+        define::<QueryParams, FindChunksOutput>(
             "find_chunks",
             "Find chunks in a project",
             "Vector search for chunks in one project (same results as query, with the query text \
@@ -926,7 +1036,7 @@ pub fn tools() -> Vec<Tool> {
             Effect::Read,
             false,
         ),
-        define::<HybridParams, HybridOutput>(
+        define::<QueryParams, HybridOutput>(
             "query_hybrid",
             "Hybrid search in a project",
             "Hybrid search in one project: BM25 full-text and dense vector results combined by \
@@ -963,7 +1073,7 @@ pub async fn call(
         .and_then(|a| a.get("project"))
         .and_then(Value::as_str)
         .map(str::to_string);
-    let refuse = |m: String| invalid(shared, m, given_project.as_deref());
+    let refuse = |m: String| invalid(shared, call, m, given_project.as_deref());
     match name {
         "ingest_from_source" => {
             with_args(arguments, refuse, |p: IngestFromSourceParams| {
@@ -979,46 +1089,36 @@ pub async fn call(
         }
         "query" => {
             with_args(arguments, refuse, |p: QueryParams| {
-                let r = Retrieval::new(p.project, p.text, p.top_k, p.filters, p.include_full_text);
-                answer(
-                    shared,
-                    "query",
-                    r.mode(Mode::Dense),
-                    call,
-                    |items, model| QueryOutput {
+                answer(shared, "query", p, Mode::Dense, call, |items, model| {
+                    QueryOutput {
                         count: items.len(),
                         items,
                         model,
-                        correlation_id: correlation_id(),
-                    },
-                )
+                        correlation_id: call.correlation_id.clone(),
+                    }
+                })
             })
             .await
         }
         "find_chunks" => {
-            with_args(arguments, refuse, |p: FindChunksParams| {
-                let r = Retrieval::new(p.project, p.query, p.top_k, p.filters, p.include_full_text);
-                answer(
-                    shared,
-                    "find_chunks",
-                    r.mode(Mode::Dense),
-                    call,
-                    |items, _| FindChunksOutput {
+            with_args(arguments, refuse, |p: QueryParams| {
+                answer(shared, "find_chunks", p, Mode::Dense, call, |items, _| {
+                    FindChunksOutput {
                         count: items.len(),
                         items,
-                        correlation_id: correlation_id(),
-                    },
-                )
+                        correlation_id: call.correlation_id.clone(),
+                    }
+                })
             })
             .await
         }
         "query_hybrid" => {
-            with_args(arguments, refuse, |p: HybridParams| {
-                let r = Retrieval::new(p.project, p.text, p.top_k, p.filters, p.include_full_text);
+            with_args(arguments, refuse, |p: QueryParams| {
                 answer(
                     shared,
                     "query_hybrid",
-                    r.mode(Mode::Hybrid),
+                    p,
+                    Mode::Hybrid,
                     call,
                     |items, model| HybridOutput {
                         count: items.len(),
@@ -1027,7 +1127,7 @@ pub async fn call(
                         dense_model: model,
                         sparse_model: SPARSE_MODEL.into(),
                         fusion: "RRF".into(),
-                        correlation_id: correlation_id(),
+                        correlation_id: call.correlation_id.clone(),
                     },
                 )
             })
@@ -1042,7 +1142,7 @@ pub async fn call(
         "list_projects" => {
             with_args(arguments, refuse, |_: NoParams| list_projects(shared, call)).await
         }
-        _ => invalid(shared, format!("unknown tool {name}"), None),
+        _ => invalid(shared, call, format!("unknown tool {name}"), None),
     }
 }
 

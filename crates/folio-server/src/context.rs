@@ -29,7 +29,7 @@ impl Shared {
         engine: Arc<Engine>,
         options: ServeOptions,
     ) -> Result<Arc<Self>, crate::RegistryError> {
-        let registry = Registry::build(&options.toolsets, options.read_only)?;
+        let registry = Registry::for_options(&options)?;
         Ok(Arc::new(Shared {
             engine,
             options,
@@ -47,6 +47,8 @@ impl Shared {
 #[derive(Clone)]
 pub struct Call {
     pub cancel: CancellationToken,
+    /// Names this call in responses that carry one and in the call log.
+    pub correlation_id: String,
     progress: Option<mpsc::UnboundedSender<Forward>>,
     peer: Option<(Peer<RoleServer>, Option<ProgressToken>)>,
 }
@@ -63,6 +65,7 @@ impl Call {
     pub fn detached() -> Self {
         Call {
             cancel: CancellationToken::new(),
+            correlation_id: uuid::Uuid::new_v4().to_string(),
             progress: None,
             peer: None,
         }
@@ -99,6 +102,7 @@ impl Call {
         });
         Call {
             cancel,
+            correlation_id: uuid::Uuid::new_v4().to_string(),
             progress,
             peer: Some((peer, token)),
         }
@@ -244,5 +248,51 @@ where
                 ))
             }
         },
+    }
+}
+
+/// How a write under a time limit ended.
+pub enum Written<T> {
+    /// Finished within the limit, or failed.
+    Done(Result<T, EngineError>),
+    /// The limit passed: the work was cancelled and waited for. `stopped` is
+    /// what it returned once stopped (what it finished stays written), or
+    /// None when it was still stopping after a grace period.
+    TimedOut {
+        error: EngineError,
+        stopped: Option<Result<T, EngineError>>,
+    },
+}
+
+/// How long cancelled work gets to stop and say what it finished.
+const STOP_GRACE: Duration = Duration::from_secs(30);
+
+/// Runs a write under the tool's time limit. On timeout the call is
+/// cancelled (the work stops between documents, embedding batches and
+/// before each commit) and then awaited, so the caller can say exactly what
+/// was written before the limit.
+pub async fn bounded_write<T, F>(shared: &Shared, tool: &str, call: &Call, work: F) -> Written<T>
+where
+    F: FnOnce() -> Result<T, EngineError> + Send + 'static,
+    T: Send + 'static,
+{
+    let mut task = Box::pin(blocking(work));
+    let Some(limit) = shared.timeout(tool) else {
+        return Written::Done(task.await);
+    };
+    match tokio::time::timeout(limit, &mut task).await {
+        Ok(result) => Written::Done(result),
+        Err(_) => {
+            call.cancel.cancel();
+            let error = EngineError::new(
+                ErrorCode::Timeout,
+                format!(
+                    "{tool} exceeded its time limit of {} s",
+                    limit.as_secs_f64()
+                ),
+            );
+            let stopped = tokio::time::timeout(STOP_GRACE, task).await.ok();
+            Written::TimedOut { error, stopped }
+        }
     }
 }

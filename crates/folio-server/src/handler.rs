@@ -87,6 +87,21 @@ fn from_json<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> Result
     serde_json::from_value(value).map_err(|e| McpError::internal_error(e.to_string(), None))
 }
 
+/// How a call ended, for the call log: "ok", or the error code the
+/// toolset answered with.
+fn outcome(result: &rmcp::model::CallToolResult) -> String {
+    if result.is_error != Some(true) {
+        return "ok".into();
+    }
+    let content = result.structured_content.as_ref();
+    content
+        .and_then(|c| c.get("error"))
+        .and_then(|e| e.get("code"))
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("error")
+        .to_string()
+}
+
 fn resource_not_found(uri: &str) -> McpError {
     McpError::resource_not_found(format!("no resource {uri}"), None)
 }
@@ -101,7 +116,8 @@ impl ServerHandler for FolioServer {
             .enable_resources()
             .enable_logging()
             .build();
-        let mut implementation = Implementation::new("folio", env!("CARGO_PKG_VERSION"));
+        let (name, version) = self.shared.options.identity();
+        let mut implementation = Implementation::new(name, version);
         implementation.title = Some("folio document knowledge server".into());
         InitializeResult::new(capabilities)
             .with_server_info(implementation)
@@ -140,16 +156,24 @@ impl ServerHandler for FolioServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
-        let Some((toolset, _)) = self.shared.registry.find(&name) else {
+        let Some((toolset, tool)) = self.shared.registry.find(&name) else {
             return Err(McpError::invalid_params(
                 format!("unknown tool: {name}"),
                 Some(json!({"tool": name})),
             ));
         };
+        let arguments = request.arguments.map(|arguments| {
+            let mut value = serde_json::Value::Object(arguments);
+            crate::tool::coerce(&tool.input_schema, &mut value);
+            match value {
+                serde_json::Value::Object(arguments) => arguments,
+                _ => unreachable!("coercion keeps an object an object"),
+            }
+        });
         let token = context.meta.get_progress_token();
         let call = Call::new(context.ct.child_token(), context.peer.clone(), token);
         let shared = self.shared.clone();
-        let arguments = request.arguments;
+        let started = std::time::Instant::now();
         let result = match toolset {
             Toolset::Native => native::call(&shared, &name, arguments, &call).await,
             Toolset::Citeloom => citeloom::call(&shared, &name, arguments, &call).await,
@@ -158,6 +182,16 @@ impl ServerHandler for FolioServer {
             Toolset::Hansard => hansard::call(&shared, &name, arguments, &call).await,
         };
         call.flush().await;
+        // One line per call, to trace a response's correlation id: never
+        // the arguments (document text, queries) themselves.
+        tracing::info!(
+            tool = %name,
+            toolset = %toolset,
+            correlation_id = %call.correlation_id,
+            duration_ms = started.elapsed().as_millis() as u64,
+            outcome = outcome(&result),
+            "tool call"
+        );
         Ok(result.into())
     }
 

@@ -140,9 +140,11 @@ struct SearchParams {
     #[schemars(regex(pattern = CHAMBER))]
     chamber: Option<String>,
     /// Filter speeches from this date onwards (ISO 8601, YYYY-MM-DD).
+    #[serde(default)]
     #[schemars(schema_with = "date_schema")]
     date_from: Option<String>,
     /// Filter speeches up to this date (ISO 8601, YYYY-MM-DD).
+    #[serde(default)]
     #[schemars(schema_with = "date_schema")]
     date_to: Option<String>,
     /// Filter by topic tags (ANY match), at most 10.
@@ -296,8 +298,10 @@ async fn search_speeches(shared: &Arc<Shared>, p: SearchParams, call: &Call) -> 
     };
     call.info(format!("Searching for: {}", p.query)).await;
     call.step(0, 3, "embedding the query").await;
+    // The seed's search is a vector similarity search with metadata
+    // filters; its relevance_score is the cosine similarity.
     let mut request = SearchRequest::new(library, p.query.clone());
-    request.mode = Mode::Hybrid;
+    request.mode = Mode::Dense;
     request.top_k = p.limit as usize;
     request.filter = filter;
     request.group_by_document = false;
@@ -355,7 +359,7 @@ async fn search_speeches(shared: &Arc<Shared>, p: SearchParams, call: &Call) -> 
                 title: hit.title.clone().unwrap_or_default(),
                 hansard_reference: text_field(&metadata, "hansard_reference"),
                 topic_tags: tags(&metadata),
-                relevance_score: f64::from(hit.score).clamp(0.0, 1.0),
+                relevance_score: f64::from(hit.dense_score.unwrap_or(hit.score)).clamp(0.0, 1.0),
                 chunk_index: hit.chunk_index.unwrap_or(0),
             }
         })
@@ -476,9 +480,12 @@ async fn get_speech(shared: &Arc<Shared>, p: GetParams, call: &Call) -> CallTool
             None
         };
         let context = if include_context {
+            // The seed's SQL: the nearest strictly earlier (later) date in
+            // the same chamber.
             let order = NeighbourOrder {
                 order_by: "date".into(),
                 group_by: vec!["chamber".into()],
+                strict: true,
             };
             Some(engine.neighbours(id.as_str(), Some(&order))?)
         } else {
@@ -615,8 +622,32 @@ async fn ingest_speech(shared: &Arc<Shared>, p: IngestParams, call: &Call) -> Ca
     };
     call.info(format!("Ingesting speech: {}", p.title)).await;
     call.step(0, 5, "validating").await;
+    // The seed's patterns are exact: "Senate " is not a chamber.
+    if !matches!(p.chamber.as_str(), "House of Representatives" | "Senate") {
+        return tool_error(format!(
+            "Validation failed: chamber must match {CHAMBER} (got {:?})",
+            p.chamber
+        ));
+    }
+    if !matches!(
+        p.state.as_str(),
+        "NSW" | "VIC" | "QLD" | "WA" | "SA" | "TAS" | "ACT" | "NT"
+    ) {
+        return tool_error(format!(
+            "Validation failed: state must be one of NSW, VIC, QLD, WA, SA, TAS, ACT, NT (got {:?})",
+            p.state
+        ));
+    }
     let content_hash = hex::encode(Sha256::digest(p.full_text.as_bytes()));
-    let speech_id = speech_uuid(&content_hash);
+    // The first speech of a text has the UUID its hash gives; one inserted
+    // again on purpose (skip_if_duplicate false) is a new speech, as the
+    // seed's INSERT makes it, with a new UUID.
+    let skip = p.skip_if_duplicate;
+    let speech_id = if skip {
+        speech_uuid(&content_hash)
+    } else {
+        uuid::Uuid::new_v4().to_string()
+    };
     let word_count = p.full_text.split_whitespace().count();
     let mut record = Map::new();
     let mut put = |key: &str, value: Value| {
@@ -646,32 +677,30 @@ async fn ingest_speech(shared: &Arc<Shared>, p: IngestParams, call: &Call) -> Ca
     }
     call.step(1, 5, "checking for a duplicate").await;
     let engine = shared.engine.clone();
-    let id = speech_document_id(&library, &speech_id);
-    let skip = p.skip_if_duplicate;
+    let hash = content_hash.clone();
     let outcome = bounded(shared, "ingest_speech", call, move || {
         ensure_library(&engine, &library)?;
         if skip {
-            match engine.document(id.as_str()) {
-                Ok(_) => return Ok(None),
-                Err(e) if e.code == folio_core::ErrorCode::NotFound => {}
-                Err(e) => return Err(e),
+            // The seed's duplicate check: any speech with this content hash.
+            let same = Filter {
+                conditions: vec![Condition::Equals {
+                    field: "content_hash".into(),
+                    value: json!(hash),
+                }],
+            };
+            if let Some(existing) = engine.find_documents(&library, &same, 1)?.pop() {
+                let id = text_field(&existing.metadata, "speech_id");
+                return Ok(Err(id));
             }
         }
-        let request = IngestRequest {
-            library,
-            targets: vec![IngestTarget::Record(record)],
-            metadata: Map::new(),
-            title: None,
-            force: !skip,
-            ocr_languages: Vec::new(),
-        };
+        let request = IngestRequest::new(library, vec![IngestTarget::Record(record)]);
         engine
             .ingest(&request, &folio_engine::SilentProgress)
-            .map(Some)
+            .map(Ok)
     })
     .await;
-    let base = |status: &str, chunks: u32, embedding_time_ms: f64| IngestOutput {
-        speech_id: speech_id.clone(),
+    let base = |id: &str, status: &str, chunks: u32, embedding_time_ms: f64| IngestOutput {
+        speech_id: id.to_string(),
         status: status.into(),
         chunks_created: chunks,
         embeddings_generated: chunks,
@@ -681,27 +710,33 @@ async fn ingest_speech(shared: &Arc<Shared>, p: IngestParams, call: &Call) -> Ca
         content_hash: content_hash.clone(),
     };
     match outcome {
-        Ok(None) => {
+        Ok(Err(existing)) => {
             call.info("Speech already exists (duplicate), skipping")
                 .await;
-            success(&base("skipped", 0, 0.0))
+            success(&base(&existing, "skipped", 0, 0.0))
         }
-        Ok(Some(report)) => {
+        Ok(Ok(report)) => {
             let Some(item) = report.items.first() else {
                 return tool_error("ingestion produced no result");
             };
             if let Some(error) = &item.error {
                 return engine_error(error);
             }
-            call.step(4, 5, "chunked, embedded and stored").await;
+            // The seed's steps, in its order (folio stores the speech, its
+            // chunks and their embeddings in one commit).
+            call.step(2, 5, "speech stored").await;
             call.info(format!("Created speech: {speech_id}")).await;
             call.info(format!("Generated {} chunks", item.chunks)).await;
+            call.step(3, 5, "chunked").await;
+            call.step(4, 5, "embedded").await;
+            call.info(format!("Generated {} embeddings", item.chunks))
+                .await;
             call.step(5, 5, "done").await;
             let status = match item.status {
                 IngestStatus::Skipped => "skipped",
                 _ => "created",
             };
-            let output = base(status, item.chunks, report.embed_ms);
+            let output = base(&speech_id, status, item.chunks, report.embed_ms);
             call.info(format!(
                 "Ingestion complete in {:.0}ms",
                 output.total_time_ms

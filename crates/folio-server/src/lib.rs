@@ -29,8 +29,9 @@ pub use context::Shared;
 pub use handler::FolioServer;
 pub use registry::{Registry, RegistryError, Toolset};
 
-/// How a server behaves, whatever its transport.
-#[derive(Debug, Clone)]
+/// How a server behaves, whatever its transport. Each client of a shared
+/// data directory brings its own (see `owner`).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ServeOptions {
     /// Toolsets exposed, in this order.
     pub toolsets: Vec<Toolset>,
@@ -48,6 +49,13 @@ pub struct ServeOptions {
     pub transport: String,
     /// Where the model lives, for server_info.
     pub model_dir: Option<PathBuf>,
+    /// Whether URL ingestion may reach private and loopback addresses.
+    pub allow_private_urls: bool,
+    /// The name and version the server gives in `initialize` (None: the
+    /// seed's own when one compatibility toolset is served alone, else
+    /// folio's).
+    pub server_name: Option<String>,
+    pub server_version: Option<String>,
 }
 
 impl ServeOptions {
@@ -60,7 +68,7 @@ impl ServeOptions {
             ("find_chunks", 8),
             ("query_hybrid", 15),
             ("inspect_collection", 5),
-            ("list_projects", 2),
+            // Seed 000 gives list_projects none ("fast enumeration").
         ]
         .into_iter()
         .map(|(name, secs)| (name.to_string(), Duration::from_secs(secs)))
@@ -79,6 +87,31 @@ impl Default for ServeOptions {
             hansard_library: "hansard".into(),
             transport: "stdio".into(),
             model_dir: None,
+            allow_private_urls: false,
+            server_name: None,
+            server_version: None,
         }
+    }
+}
+
+impl ServeOptions {
+    /// The name and version `initialize` reports: the configured ones, else
+    /// the seed's when one compatibility toolset is served alone (its
+    /// clients may key on them), else folio's.
+    pub fn identity(&self) -> (String, String) {
+        let folio = env!("CARGO_PKG_VERSION");
+        let (name, version) = match self.toolsets.as_slice() {
+            [Toolset::Mcpvectordb] => ("mcpvectordb", "0.3.0"),
+            [Toolset::Hansard] => ("australian-hansard-rag", folio),
+            [Toolset::Bmcis] => ("bmcis-knowledge-mcp", folio),
+            [Toolset::Citeloom] => ("citeloom", folio),
+            _ => ("folio", folio),
+        };
+        (
+            self.server_name.clone().unwrap_or_else(|| name.into()),
+            self.server_version
+                .clone()
+                .unwrap_or_else(|| version.into()),
+        )
     }
 }

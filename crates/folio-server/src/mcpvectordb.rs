@@ -34,6 +34,79 @@ fn library(name: &str) -> Result<LibraryName, EngineError> {
     Ok(LibraryName::new(name)?)
 }
 
+/// The check digits of a document's UUID.
+fn uuid_check(id: &str) -> String {
+    use sha2::{Digest, Sha256};
+    hex::encode(&Sha256::digest(format!("folio-document-uuid\0{id}").as_bytes())[..7])
+}
+
+/// A document id as seed 004 gives it: a UUID (version 8, deterministic)
+/// carrying folio's 16-digit id and check digits.
+pub fn public_id(id: &str) -> String {
+    if id.len() != 16 {
+        return id.to_string();
+    }
+    let hex = format!(
+        "{}8{}8{}{}",
+        &id[..12],
+        &id[12..15],
+        &id[15..16],
+        uuid_check(id)
+    );
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
+}
+
+/// folio's id for a document UUID from `public_id` (folio's own 16-digit
+/// form is accepted too); anything else is returned as given, to be
+/// reported not found.
+pub fn internal_id(given: &str) -> String {
+    let hex: String = given
+        .trim()
+        .chars()
+        .filter(|c| *c != '-')
+        .collect::<String>()
+        .to_ascii_lowercase();
+    if hex.len() == 32 && hex.is_ascii() && &hex[12..13] == "8" && &hex[16..17] == "8" {
+        let id = format!("{}{}{}", &hex[..12], &hex[13..16], &hex[17..18]);
+        if uuid_check(&id) == hex[18..] {
+            return id;
+        }
+    }
+    given.trim().to_string()
+}
+
+/// Seed 004's time format: RFC 3339 with a numeric UTC offset.
+fn seed_time(rfc3339: &str) -> String {
+    match rfc3339.strip_suffix('Z') {
+        Some(time) => format!("{time}+00:00"),
+        None => rfc3339.to_string(),
+    }
+}
+
+/// When the source last changed: the file's modification time, else when it
+/// was ingested (content and pages have no file).
+fn last_modified(metadata: &Map<String, Value>, ingested_at: &str) -> String {
+    seed_time(
+        metadata
+            .get("file_modified")
+            .and_then(Value::as_str)
+            .unwrap_or(ingested_at),
+    )
+}
+
+/// The metadata a client gave, without the fields folio keeps for itself.
+fn client_metadata(mut metadata: Map<String, Value>) -> Map<String, Value> {
+    metadata.remove("file_modified");
+    metadata
+}
+
 // ---------------------------------------------------------------- ingestion
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -103,7 +176,11 @@ fn chunk_count(shared: &Shared, item: &IngestItem) -> u32 {
 fn item_output(shared: &Shared, library: &str, item: &IngestItem) -> IngestOutput {
     IngestOutput {
         status: status(item.status).into(),
-        doc_id: item.document_id.clone().unwrap_or_default(),
+        doc_id: item
+            .document_id
+            .as_deref()
+            .map(public_id)
+            .unwrap_or_default(),
         source: item.source.clone(),
         library: library.to_string(),
         chunk_count: chunk_count(shared, item),
@@ -127,6 +204,8 @@ pub async fn ingest_one(
         title: None,
         force: false,
         ocr_languages: Vec::new(),
+        dedup: folio_engine::Dedup::Source,
+        allow_private_urls: Some(shared.options.allow_private_urls),
     };
     let engine = shared.engine.clone();
     let progress = call.progress();
@@ -240,6 +319,8 @@ async fn ingest_folder(shared: &Arc<Shared>, p: IngestFolderParams, call: &Call)
         title: None,
         force: false,
         ocr_languages: Vec::new(),
+        dedup: folio_engine::Dedup::Source,
+        allow_private_urls: Some(shared.options.allow_private_urls),
     };
     let engine = shared.engine.clone();
     let progress = call.progress();
@@ -364,6 +445,7 @@ struct Filters {
     page: Option<u64>,
     chunk_index: Option<u64>,
     file_type: Option<String>,
+    last_modified: Option<String>,
 }
 
 fn filters(given: Option<Map<String, Value>>) -> Result<Filters, String> {
@@ -373,6 +455,7 @@ fn filters(given: Option<Map<String, Value>>) -> Result<Filters, String> {
         page: None,
         chunk_index: None,
         file_type: None,
+        last_modified: None,
     };
     for (key, value) in given.unwrap_or_default() {
         if !FILTER_FIELDS.contains(&key.as_str()) {
@@ -410,8 +493,26 @@ fn filters(given: Option<Map<String, Value>>) -> Result<Filters, String> {
                 out.file_type = Some(scalar.as_str().unwrap_or_default().to_ascii_lowercase());
                 continue;
             }
-            "doc_id" => "document_id",
-            "last_modified" => "ingested_at",
+            "last_modified" => {
+                out.last_modified = Some(
+                    scalar
+                        .as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| scalar.to_string()),
+                );
+                continue;
+            }
+            "doc_id" => {
+                let id = scalar
+                    .as_str()
+                    .map(internal_id)
+                    .unwrap_or_else(|| scalar.to_string());
+                out.engine.conditions.push(folio_core::Condition::Equals {
+                    field: "document_id".into(),
+                    value: Value::String(id),
+                });
+                continue;
+            }
             other => other,
         };
         out.engine.conditions.push(folio_core::Condition::Equals {
@@ -422,11 +523,16 @@ fn filters(given: Option<Map<String, Value>>) -> Result<Filters, String> {
     Ok(out)
 }
 
+/// Whether a hit passes the filters checked on hits. Each compares the
+/// value the result reports, so a filter and its field always agree.
 fn keep(hit: &SearchHit, f: &Filters) -> bool {
-    let page_ok = f.page.is_none_or(|p| {
-        let start = u64::from(hit.page_start.unwrap_or(0));
-        let end = u64::from(hit.page_end.or(hit.page_start).unwrap_or(0));
-        (start..=end).contains(&p)
+    let page_ok = f
+        .page
+        .is_none_or(|p| u64::from(hit.page_start.unwrap_or(0)) == p);
+    let modified_ok = f.last_modified.as_ref().is_none_or(|wanted| {
+        let empty = Map::new();
+        let metadata = hit.metadata.as_ref().unwrap_or(&empty);
+        &last_modified(metadata, hit.ingested_at.as_deref().unwrap_or("")) == wanted
     });
     let index_ok = f
         .chunk_index
@@ -437,7 +543,7 @@ fn keep(hit: &SearchHit, f: &Filters) -> bool {
             hit.format.as_deref().unwrap_or(""),
         ) == t
     });
-    page_ok && index_ok && type_ok
+    page_ok && modified_ok && index_ok && type_ok
 }
 
 async fn search(shared: &Arc<Shared>, p: SearchParams, call: &Call) -> CallToolResult {
@@ -457,7 +563,10 @@ async fn search(shared: &Arc<Shared>, p: SearchParams, call: &Call) -> CallToolR
         (None, None) => None,
     };
     let top_k = p.top_k as usize;
-    let post_filtered = f.page.is_some() || f.chunk_index.is_some() || f.file_type.is_some();
+    let post_filtered = f.page.is_some()
+        || f.chunk_index.is_some()
+        || f.file_type.is_some()
+        || f.last_modified.is_some();
     let engine = shared.engine.clone();
     let query = p.query.clone();
     let result = bounded(shared, "search", call, move || {
@@ -478,6 +587,12 @@ async fn search(shared: &Arc<Shared>, p: SearchParams, call: &Call) -> CallToolR
             request.response_mode = ResponseMode::Full;
             request.group_by_document = false;
             request.max_chars_per_chunk = usize::MAX / 2;
+            // The seed's server fuses by reciprocal rank.
+            request.fusion = Some(folio_search::Fusion::Rrf {
+                k: 60.0,
+                lexical_weight: 1.0,
+                dense_weight: 1.0,
+            });
             let response = engine.search(&request)?;
             hits.extend(
                 response
@@ -494,17 +609,21 @@ async fn search(shared: &Arc<Shared>, p: SearchParams, call: &Call) -> CallToolR
             .into_iter()
             .map(|(library, hit)| {
                 let source = hit.source.unwrap_or_default();
+                let metadata = hit.metadata.unwrap_or_default();
                 SearchResult {
                     file_type: file_type(&source, hit.format.as_deref().unwrap_or("")),
-                    doc_id: hit.document_id,
+                    doc_id: public_id(&hit.document_id),
                     source,
                     title: hit.title.unwrap_or_default(),
                     library,
-                    last_modified: hit.ingested_at.unwrap_or_default(),
+                    last_modified: last_modified(
+                        &metadata,
+                        hit.ingested_at.as_deref().unwrap_or_default(),
+                    ),
                     page: hit.page_start.unwrap_or(0),
                     content: hit.text.unwrap_or_default(),
                     chunk_index: hit.chunk_index.unwrap_or(0),
-                    metadata: hit.metadata.unwrap_or_default(),
+                    metadata: client_metadata(metadata),
                 }
             })
             .collect::<Vec<_>>();
@@ -587,13 +706,13 @@ async fn list_documents(shared: &Arc<Shared>, p: ListDocumentsParams) -> CallToo
             skip = 0;
             left -= page.len() as u64;
             documents.extend(page.into_iter().map(|d| DocumentEntry {
-                doc_id: d.id.to_string(),
+                doc_id: public_id(d.id.as_str()),
                 source: d.source,
                 title: d.title.unwrap_or_default(),
                 library: d.library.to_string(),
                 content_hash: d.content_hash,
-                created_at: d.ingested_at,
-                metadata: d.metadata,
+                created_at: seed_time(&d.ingested_at),
+                metadata: client_metadata(d.metadata),
                 chunk_count: d.chunk_count,
             }));
         }
@@ -668,16 +787,16 @@ struct GetDocumentOutput {
 
 async fn get_document(shared: &Arc<Shared>, p: DocIdParams) -> CallToolResult {
     let engine = shared.engine.clone();
-    let id = p.doc_id.clone();
+    let id = internal_id(&p.doc_id);
     match blocking(move || engine.document(&id)).await {
         Ok(d) => success(&GetDocumentOutput {
-            doc_id: d.id.to_string(),
+            doc_id: public_id(d.id.as_str()),
             source: d.source,
             title: d.title.unwrap_or_default(),
             library: d.library.to_string(),
             content: d.text,
             chunk_count: d.chunk_count,
-            metadata: d.metadata,
+            metadata: client_metadata(d.metadata),
         }),
         Err(e) => error(e.about(p.doc_id)),
     }
@@ -704,6 +823,9 @@ struct ServerInfoOutput {
     fastembed_cache_path: String,
     transport: String,
     note: String,
+    /// Search cache counters (repeated queries are answered from it until
+    /// the next write).
+    cache: crate::tool::CacheInfo,
     #[serde(skip_serializing_if = "Option::is_none")]
     path_check: Option<PathCheck>,
 }
@@ -720,7 +842,7 @@ fn server_info(shared: &Arc<Shared>, p: ServerInfoParams) -> CallToolResult {
     success(&ServerInfoOutput {
         platform: std::env::consts::OS.into(),
         python_version: None,
-        version: env!("CARGO_PKG_VERSION").into(),
+        version: shared.options.identity().1,
         cwd: std::env::current_dir()
             .map(|d| d.display().to_string())
             .unwrap_or_default(),
@@ -733,6 +855,7 @@ fn server_info(shared: &Arc<Shared>, p: ServerInfoParams) -> CallToolResult {
             .unwrap_or_default(),
         transport: shared.options.transport.clone(),
         note: note.into(),
+        cache: shared.engine.cache_stats().into(),
         path_check: p.check_path.map(|path| check_path(shared, &path)),
     })
 }
@@ -835,7 +958,7 @@ pub async fn call(
                     shared,
                     "ingest_file",
                     p.library,
-                    IngestTarget::Path(PathBuf::from(&p.path)),
+                    IngestTarget::File(PathBuf::from(&p.path)),
                     p.metadata,
                     call,
                 )
@@ -894,7 +1017,7 @@ pub async fn call(
         "list_libraries" => with_args(arguments, error, |_: NoParams| list_libraries(shared)).await,
         "delete_document" => {
             with_args(arguments, error, |p: DocIdParams| async move {
-                match delete(shared, p.doc_id.clone()).await {
+                match delete(shared, internal_id(&p.doc_id)).await {
                     Ok(chunks) => success(&DeleteOutput {
                         status: "deleted".into(),
                         doc_id: p.doc_id,
@@ -921,6 +1044,23 @@ pub async fn call(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn document_uuids_carry_the_id_and_are_checked() {
+        let id = "0123456789abcdef";
+        let uuid = public_id(id);
+        assert_eq!(uuid::Uuid::parse_str(&uuid).unwrap().get_version_num(), 8);
+        assert_eq!(internal_id(&uuid), id);
+        assert_eq!(internal_id(&uuid.to_uppercase()), id);
+        assert_eq!(internal_id(id), id);
+        // One digit changed: not a document's UUID.
+        let forged = format!("1{}", &uuid[1..]);
+        assert_eq!(internal_id(&forged), forged);
+        assert_eq!(
+            seed_time("2025-06-01T09:00:00Z"),
+            "2025-06-01T09:00:00+00:00"
+        );
+    }
 
     #[test]
     fn file_types_come_from_extensions_then_formats() {

@@ -713,6 +713,8 @@ async fn ingest(shared: &Arc<Shared>, p: IngestParams, call: &Call) -> CallToolR
         title: p.title,
         force: p.force,
         ocr_languages: p.ocr_languages,
+        dedup: folio_engine::Dedup::Content,
+        allow_private_urls: Some(shared.options.allow_private_urls),
     };
     let engine = shared.engine.clone();
     let progress = call.progress();
@@ -1003,6 +1005,9 @@ struct ServerInfoOutput {
     libraries: usize,
     disk_bytes: u64,
     limits: Value,
+    /// Search cache counters (repeated queries are answered from it until
+    /// the next write).
+    cache: crate::tool::CacheInfo,
     #[serde(skip_serializing_if = "Option::is_none")]
     path_check: Option<PathCheck>,
 }
@@ -1015,9 +1020,10 @@ async fn server_info(shared: &Arc<Shared>, p: ServerInfoParams) -> CallToolResul
             Err(e) => return error(&e),
         };
     let config = shared.engine.config();
+    let (name, version) = shared.options.identity();
     success(&ServerInfoOutput {
-        name: "folio".into(),
-        version: env!("CARGO_PKG_VERSION").into(),
+        name,
+        version,
         data_dir: config.data_dir.display().to_string(),
         transport: shared.options.transport.clone(),
         toolsets: shared
@@ -1036,6 +1042,7 @@ async fn server_info(shared: &Arc<Shared>, p: ServerInfoParams) -> CallToolResul
         libraries,
         disk_bytes: disk,
         limits: serde_json::to_value(&config.limits).unwrap_or(Value::Null),
+        cache: shared.engine.cache_stats().into(),
         path_check: p.check_path.map(|path| check_path(shared, &path)),
     })
 }

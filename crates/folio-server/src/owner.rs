@@ -22,7 +22,7 @@ use folio_engine::{Engine, EngineConfig};
 use folio_store_embedded::WriteLock;
 use rmcp::ServiceExt;
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::Notify;
 
@@ -98,6 +98,73 @@ where
     }
 }
 
+/// What an attaching process sends first: its client's options, and its
+/// engine configuration's fingerprint (one data directory is served with
+/// one configuration; options differ per client).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Attach {
+    folio_attach: ServeOptions,
+    config: String,
+}
+
+/// The owner's answer to an `Attach`.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Welcome {
+    FolioAttached(bool),
+    FolioRefused(String),
+}
+
+/// The engine settings a client must share with the owner to be served by
+/// it; the lock wait is the client's own business.
+pub fn fingerprint(config: &EngineConfig) -> String {
+    let mut config = config.clone();
+    config.writable = None;
+    config.allow_private_urls = false;
+    format!("{config:?}")
+}
+
+const MAX_ATTACH_LINE: u64 = 1 << 20;
+
+/// Serves one attached client: reads its options, answers whether it is
+/// served, then serves its MCP session with those options.
+async fn attached_session(owner: Arc<Shared>, stream: UnixStream, sessions: Arc<Sessions>) {
+    let (read, mut write) = stream.into_split();
+    let mut reader = BufReader::new(read);
+    let mut line = String::new();
+    let read = (&mut reader)
+        .take(MAX_ATTACH_LINE)
+        .read_line(&mut line)
+        .await;
+    let welcome = match read
+        .ok()
+        .and_then(|_| serde_json::from_str::<Attach>(&line).ok())
+    {
+        None => Err("an attaching process sent no options".to_string()),
+        Some(attach) if attach.config != fingerprint(owner.engine.config()) => Err(format!(
+            "{} is served by another folio process with a different configuration \
+             (model, limits, roots or chunking); use the same configuration, or another \
+             data directory (FOLIO_DATA_DIR)",
+            owner.engine.config().data_dir.display()
+        )),
+        Some(attach) => {
+            Shared::new(owner.engine.clone(), attach.folio_attach).map_err(|e| e.to_string())
+        }
+    };
+    let answer = match &welcome {
+        Ok(_) => Welcome::FolioAttached(true),
+        Err(message) => Welcome::FolioRefused(message.clone()),
+    };
+    let mut answer = serde_json::to_string(&answer).unwrap_or_default();
+    answer.push('\n');
+    if write.write_all(answer.as_bytes()).await.is_err() {
+        return;
+    }
+    if let Ok(shared) = welcome {
+        session(shared, tokio::io::join(reader, write), sessions).await;
+    }
+}
+
 /// The owner's side: accepts attached clients until told to stop.
 pub struct Owner {
     pub shared: Arc<Shared>,
@@ -128,7 +195,7 @@ impl Owner {
                 tokio::select! {
                     accepted = listener.accept() => match accepted {
                         Ok((stream, _)) => {
-                            tokio::spawn(session(shared.clone(), stream, sessions.clone()));
+                            tokio::spawn(attached_session(shared.clone(), stream, sessions.clone()));
                         }
                         Err(e) => tracing::warn!("accept failed: {e}"),
                     },
@@ -139,7 +206,7 @@ impl Owner {
             while let Ok(Ok((stream, _))) =
                 tokio::time::timeout(Duration::from_millis(50), listener.accept()).await
             {
-                tokio::spawn(session(shared.clone(), stream, sessions.clone()));
+                tokio::spawn(attached_session(shared.clone(), stream, sessions.clone()));
             }
         });
         Ok(owner)
@@ -266,9 +333,25 @@ pub async fn run_stdio(config: EngineConfig, options: ServeOptions, wait: Durati
                 (Box::new(BufReader::new(read)), Box::new(write))
             }
             Role::Attached(stream) => {
+                let (read, mut write) = stream.into_split();
+                let mut read = BufReader::new(read);
+                let attach = Attach {
+                    folio_attach: options.clone(),
+                    config: fingerprint(&config),
+                };
+                let mut welcome = String::new();
+                let sent = write_line(&mut write, &serde_json::to_string(&attach)?).await;
+                if sent.is_err() || read.read_line(&mut welcome).await.is_err() {
+                    continue 'backends;
+                }
+                match serde_json::from_str::<Welcome>(&welcome) {
+                    Ok(Welcome::FolioAttached(_)) => {}
+                    Ok(Welcome::FolioRefused(message)) => bail!(message),
+                    // The owner went away while answering: claim again.
+                    Err(_) => continue 'backends,
+                }
                 tracing::info!("attached to the owner of {}", config.data_dir.display());
-                let (read, write) = stream.into_split();
-                (Box::new(BufReader::new(read)), Box::new(write))
+                (Box::new(read), Box::new(write))
             }
         };
         for line in [&handshake.initialize, &handshake.initialized]
@@ -331,10 +414,7 @@ pub async fn run_stdio(config: EngineConfig, options: ServeOptions, wait: Durati
     Ok(())
 }
 
-async fn write_line(
-    to: &mut Box<dyn AsyncWrite + Send + Unpin>,
-    line: &str,
-) -> std::io::Result<()> {
+async fn write_line<W: AsyncWrite + Unpin + ?Sized>(to: &mut W, line: &str) -> std::io::Result<()> {
     to.write_all(line.as_bytes()).await?;
     to.write_all(b"\n").await?;
     to.flush().await

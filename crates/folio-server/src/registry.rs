@@ -7,11 +7,13 @@ use std::str::FromStr;
 
 use rmcp::model::Tool;
 
+use crate::ServeOptions;
 use crate::tool::writes;
 use crate::{bmcis, citeloom, hansard, mcpvectordb, native};
 
 /// A named group of tools with one contract.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Toolset {
     /// folio's own tools.
     Native,
@@ -44,11 +46,11 @@ impl Toolset {
         }
     }
 
-    fn tools(self) -> Vec<Tool> {
+    fn tools(self, options: &ServeOptions) -> Vec<Tool> {
         match self {
             Toolset::Native => native::tools(),
             Toolset::Citeloom => citeloom::tools(),
-            Toolset::Bmcis => bmcis::tools(),
+            Toolset::Bmcis => bmcis::tools(&options.bmcis_library),
             Toolset::Mcpvectordb => mcpvectordb::tools(),
             Toolset::Hansard => hansard::tools(),
         }
@@ -74,7 +76,7 @@ impl FromStr for Toolset {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RegistryError {
-    #[error("unknown toolset {0:?} (known: native, citeloom, bmcis, mcpvectordb)")]
+    #[error("unknown toolset {0:?} (known: native, citeloom, bmcis, mcpvectordb, hansard)")]
     UnknownToolset(String),
     #[error(
         "toolsets {first} and {second} both define a tool named {tool:?} with different contracts; enable one of them"
@@ -96,7 +98,18 @@ pub struct Registry {
 }
 
 impl Registry {
+    /// The registry of `toolsets` with default options otherwise.
     pub fn build(toolsets: &[Toolset], read_only: bool) -> Result<Self, RegistryError> {
+        Self::for_options(&ServeOptions {
+            toolsets: toolsets.to_vec(),
+            read_only,
+            ..ServeOptions::default()
+        })
+    }
+
+    /// The registry a server with `options` exposes.
+    pub fn for_options(options: &ServeOptions) -> Result<Self, RegistryError> {
+        let (toolsets, read_only) = (&options.toolsets, options.read_only);
         if toolsets.is_empty() {
             return Err(RegistryError::Empty);
         }
@@ -107,7 +120,7 @@ impl Registry {
                 continue;
             }
             enabled.push(toolset);
-            for tool in toolset.tools() {
+            for tool in toolset.tools(options) {
                 match entries.iter().find(|(_, t)| t.name == tool.name) {
                     // One shared definition (store_chunks) serves both toolsets.
                     Some((_, existing)) if *existing == tool => {}

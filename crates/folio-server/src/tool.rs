@@ -25,7 +25,7 @@ pub enum Effect {
 pub fn define<I: JsonSchema + 'static, O: JsonSchema + 'static>(
     name: &'static str,
     title: &str,
-    description: &'static str,
+    description: impl Into<std::borrow::Cow<'static, str>>,
     effect: Effect,
     open_world: bool,
 ) -> Tool {
@@ -34,11 +34,171 @@ pub fn define<I: JsonSchema + 'static, O: JsonSchema + 'static>(
         .destructive(matches!(effect, Effect::Delete))
         .idempotent(true)
         .open_world(open_world);
-    Tool::new(name, description, Arc::new(JsonObject::new()))
+    let mut tool = Tool::new(name, description, Arc::new(JsonObject::new()))
         .with_input_schema::<I>()
         .with_output_schema::<O>()
         .with_title(title)
-        .with_annotations(annotations)
+        .with_annotations(annotations);
+    tool.input_schema = Arc::new(strict_schema(&tool.input_schema));
+    tool.output_schema = tool
+        .output_schema
+        .as_ref()
+        .map(|schema| Arc::new(strict_schema(schema)));
+    tool
+}
+
+/// The `format` values JSON Schema (2020-12) defines; strict clients refuse
+/// others (schemars emits `uint`, `int64`, `double`, ...).
+const STANDARD_FORMATS: [&str; 19] = [
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// A schema strict clients accept: self-contained (every `$ref` replaced by
+/// its definition, no `$defs`) and with standard formats only.
+pub fn strict_schema(schema: &JsonObject) -> JsonObject {
+    let mut schema = schema.clone();
+    let mut definitions = JsonObject::new();
+    for key in ["$defs", "definitions"] {
+        if let Some(Value::Object(defs)) = schema.remove(key) {
+            definitions.extend(defs);
+        }
+    }
+    let mut value = Value::Object(schema);
+    inline(&mut value, &definitions, 0);
+    match value {
+        Value::Object(schema) => schema,
+        _ => JsonObject::new(),
+    }
+}
+
+/// Replaces references by their definitions and drops non-standard formats,
+/// throughout `value`. Definitions nest at most 32 deep (the tools' types
+/// are not recursive).
+fn inline(value: &mut Value, definitions: &JsonObject, depth: usize) {
+    match value {
+        Value::Object(map) => {
+            if let Some(Value::String(reference)) = map.get("$ref").cloned() {
+                let name = reference.rsplit('/').next().unwrap_or_default();
+                if let Some(Value::Object(definition)) = definitions.get(name)
+                    && depth < 32
+                {
+                    map.remove("$ref");
+                    for (key, v) in definition {
+                        map.entry(key.clone()).or_insert_with(|| v.clone());
+                    }
+                    return inline(value, definitions, depth + 1);
+                }
+            }
+            if let Some(Value::String(format)) = map.get("format")
+                && !STANDARD_FORMATS.contains(&format.as_str())
+            {
+                map.remove("format");
+            }
+            for (key, child) in map.iter_mut() {
+                // Property names and enum values are data, not schemas.
+                if key != "enum" && key != "const" && key != "examples" && key != "default" {
+                    inline(child, definitions, depth);
+                }
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                inline(item, definitions, depth);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Coerces arguments as the seeds' Pydantic models do in their default (lax)
+/// mode, guided by the tool's input schema: a whole float or a numeric
+/// string for an integer, a numeric string for a number, "true"/"false" (and
+/// 0/1) for a boolean. Anything else is left for the parser to refuse.
+pub fn coerce(schema: &JsonObject, value: &mut Value) {
+    let types: Vec<&str> = match schema.get("type") {
+        Some(Value::String(t)) => vec![t.as_str()],
+        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    if let Some(Value::Array(alternatives)) = schema.get("anyOf").or_else(|| schema.get("oneOf")) {
+        for alternative in alternatives {
+            if let Value::Object(alternative) = alternative
+                && alternative.get("type").and_then(Value::as_str) != Some("null")
+            {
+                coerce(alternative, value);
+            }
+        }
+    }
+    match value {
+        Value::Number(n) if types.contains(&"integer") && !n.is_i64() && !n.is_u64() => {
+            if let Some(f) = n.as_f64()
+                && f.fract() == 0.0
+                && f.abs() < 9.0e15
+            {
+                *value = Value::from(f as i64);
+            }
+        }
+        Value::String(s) if types.contains(&"integer") => {
+            if let Ok(n) = s.trim().parse::<i64>() {
+                *value = Value::from(n);
+            }
+        }
+        Value::String(s) if types.contains(&"number") => {
+            if let Ok(f) = s.trim().parse::<f64>()
+                && f.is_finite()
+                && let Some(n) = serde_json::Number::from_f64(f)
+            {
+                *value = Value::Number(n);
+            }
+        }
+        Value::String(s) if types.contains(&"boolean") => {
+            match s.trim().to_ascii_lowercase().as_str() {
+                "true" | "1" | "yes" | "on" => *value = Value::Bool(true),
+                "false" | "0" | "no" | "off" => *value = Value::Bool(false),
+                _ => {}
+            }
+        }
+        Value::Number(n) if types.contains(&"boolean") => match n.as_i64() {
+            Some(0) => *value = Value::Bool(false),
+            Some(1) => *value = Value::Bool(true),
+            _ => {}
+        },
+        Value::Object(map) => {
+            if let Some(Value::Object(properties)) = schema.get("properties") {
+                for (key, child) in map.iter_mut() {
+                    if let Some(Value::Object(property)) = properties.get(key) {
+                        coerce(property, child);
+                    }
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(Value::Object(item)) = schema.get("items") {
+                for child in items {
+                    coerce(item, child);
+                }
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Whether a tool definition changes the index.
@@ -107,7 +267,31 @@ pub fn failure(envelope: Value) -> CallToolResult {
     CallToolResult::structured_error(envelope)
 }
 
-/// A fresh correlation id for a response.
-pub fn correlation_id() -> String {
-    uuid::Uuid::new_v4().to_string()
+/// The search caches' counters, as server_info reports them.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct CacheInfo {
+    /// Searches answered from the result cache.
+    pub result_hits: u64,
+    pub result_misses: u64,
+    /// result_hits over all searches since the server started, in [0, 1].
+    pub hit_rate: f64,
+    pub result_entries: usize,
+    /// Query embeddings reused.
+    pub vector_hits: u64,
+    pub vector_misses: u64,
+    pub vector_entries: usize,
+}
+
+impl From<folio_engine::cache::CacheStats> for CacheInfo {
+    fn from(s: folio_engine::cache::CacheStats) -> Self {
+        CacheInfo {
+            result_hits: s.result_hits,
+            result_misses: s.result_misses,
+            hit_rate: s.hit_rate(),
+            result_entries: s.result_entries,
+            vector_hits: s.vector_hits,
+            vector_misses: s.vector_misses,
+            vector_entries: s.vector_entries,
+        }
+    }
 }

@@ -28,9 +28,12 @@ pub enum SourceError {
 impl SourceError {
     pub fn code(&self) -> ErrorCode {
         match self {
-            SourceError::NotFound { .. }
-            | SourceError::OutsideRoots { .. }
-            | SourceError::NotAFile { .. } => ErrorCode::PathNotAllowed,
+            // Roots are checked on the path as written first, so "not
+            // found" never tells what exists outside them.
+            SourceError::NotFound { .. } => ErrorCode::NotFound,
+            SourceError::OutsideRoots { .. } | SourceError::NotAFile { .. } => {
+                ErrorCode::PathNotAllowed
+            }
             SourceError::Io { .. } => ErrorCode::MalformedInput,
             SourceError::TooLarge { .. } => ErrorCode::TooLarge,
             SourceError::UrlRefused { .. } => ErrorCode::UrlNotAllowed,

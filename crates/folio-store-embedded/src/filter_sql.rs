@@ -141,8 +141,13 @@ pub fn where_clause(filter: &Filter) -> (String, Vec<Sql>) {
                 params.push(Sql::Text(prefix.clone()));
             }
             Condition::SectionPrefix(prefix) => {
-                sql.push_str(" AND c.section LIKE ? ESCAPE '\\'");
-                params.push(Sql::Text(like_prefix(prefix)));
+                // Whole components: "Part I" is "Part I" or "Part I > ...",
+                // never "Part II".
+                let prefix = prefix.trim().trim_end_matches('>').trim_end();
+                sql.push_str(" AND (c.section LIKE ? ESCAPE '\\' OR c.section LIKE ? ESCAPE '\\')");
+                let exact = like_prefix(prefix);
+                params.push(Sql::Text(exact[..exact.len() - 1].to_string()));
+                params.push(Sql::Text(like_prefix(&format!("{prefix} > "))));
             }
         }
     }

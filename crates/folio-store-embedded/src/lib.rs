@@ -99,6 +99,9 @@ pub struct EmbeddedStore {
     /// One write session at a time in this process (shared access).
     write_gate: Mutex<()>,
     indexes: RwLock<HashMap<i64, Arc<LibraryIndex>>>,
+    /// Moves when a write of this process starts and when it ends (SQLite's
+    /// data_version tells of other processes' writes).
+    writes: std::sync::atomic::AtomicU64,
 }
 
 /// Held for the length of one write: under shared access it holds the write
@@ -112,6 +115,9 @@ struct WriteSession<'a> {
 
 impl Drop for WriteSession<'_> {
     fn drop(&mut self) {
+        self.store
+            .writes
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         if self._gate.is_none() {
             return;
         }
@@ -156,6 +162,7 @@ impl EmbeddedStore {
             lock: Mutex::new(lock),
             write_gate: Mutex::new(()),
             indexes: RwLock::new(HashMap::new()),
+            writes: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
@@ -179,6 +186,8 @@ impl EmbeddedStore {
 
     /// Starts a write: under shared access, waits for the write lock.
     fn begin_write(&self) -> Result<WriteSession<'_>> {
+        self.writes
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         match self.access {
             Access::ReadWrite { .. } => Ok(WriteSession {
                 store: self,
@@ -1272,6 +1281,15 @@ impl Store for EmbeddedStore {
 
     fn flush(&self) -> Result<()> {
         self.save_vectors(false)
+    }
+
+    fn generation(&self) -> Result<Option<u64>> {
+        let others: i64 = self
+            .conn()
+            .query_row("PRAGMA data_version", [], |r| r.get(0))
+            .map_err(sql_err("reading the data version"))?;
+        let ours = self.writes.load(std::sync::atomic::Ordering::SeqCst);
+        Ok(Some(((others as u64) << 32) ^ ours))
     }
 
     fn verify(&self, library: &LibraryName) -> Result<Integrity> {

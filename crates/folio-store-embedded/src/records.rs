@@ -327,19 +327,26 @@ pub fn neighbours(
     let (expr, order_params) = scalar(&order.order_by);
     let find = |before: bool| -> Result<Option<DocumentSummary>> {
         let (cmp, dir) = if before { ("<", "DESC") } else { (">", "ASC") };
+        let ties = if order.strict {
+            String::new()
+        } else {
+            format!(" OR ({expr} = ? AND d.id {cmp} ?)")
+        };
         let sql = format!(
             "SELECT {DOCUMENT_COLUMNS} FROM documents d JOIN libraries l ON l.id = d.library_id
              WHERE d.library_id = ? AND d.id != ?{same}
-               AND ({expr} {cmp} ? OR ({expr} = ? AND d.id {cmp} ?))
+               AND ({expr} {cmp} ?{ties})
              ORDER BY {expr} {dir}, d.id {dir} LIMIT 1"
         );
         let mut params = vec![Sql::Integer(library_id), Sql::Text(id.to_string())];
         params.extend(same_params.iter().cloned());
         params.extend(order_params.iter().cloned());
         params.push(this.clone());
-        params.extend(order_params.iter().cloned());
-        params.push(this.clone());
-        params.push(Sql::Text(id.to_string()));
+        if !order.strict {
+            params.extend(order_params.iter().cloned());
+            params.push(this.clone());
+            params.push(Sql::Text(id.to_string()));
+        }
         params.extend(order_params.iter().cloned());
         conn.query_row(&sql, params_from_iter(params), summary_from_row)
             .optional()

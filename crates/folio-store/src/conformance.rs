@@ -7,7 +7,7 @@
 use folio_core::{
     Chunk, ChunkId, Document, DocumentId, EmbeddingSpace, Filter, LibraryName, Pooling, SourceKind,
 };
-use serde_json::json;
+use serde_json::{Map, json};
 
 use crate::{Bm25, NewDocument, PutOutcome, Store, StoreError};
 
@@ -116,6 +116,44 @@ pub fn run(make: &dyn Fn() -> Box<dyn Store>) {
     deletes_remove_from_every_index(&*make());
     chunks_read_back_in_order(&*make());
     records_group_order_and_update(&*make());
+    generation_moves_with_every_write(&*make());
+}
+
+/// A backend that reports a generation moves it with every write (so a
+/// cached read is never served after one) and keeps it while only reading.
+pub fn generation_moves_with_every_write(store: &dyn Store) {
+    let Some(start) = store.generation().unwrap() else {
+        return;
+    };
+    let name = lib("generation");
+    let mut seen = vec![start];
+    let mut moved = |store: &dyn Store, what: &str| {
+        let now = store.generation().unwrap().unwrap();
+        assert!(!seen.contains(&now), "{what} left the generation at {now}");
+        seen.push(now);
+    };
+    store.create_library(&name, &space()).unwrap();
+    moved(store, "creating a library");
+    let doc = document(&name, "g.txt", &["alpha"], &[0], json!({}));
+    let id = doc.document.id.clone();
+    store.put_documents(vec![doc], false).unwrap();
+    moved(store, "a put");
+    let before = store.generation().unwrap();
+    store
+        .lexical(&name, "alpha", &Filter::default(), 10, Bm25::default())
+        .unwrap();
+    store.document(&id).unwrap();
+    assert_eq!(
+        store.generation().unwrap(),
+        before,
+        "reads moved the generation"
+    );
+    let mut metadata = Map::new();
+    metadata.insert("k".into(), json!("v"));
+    store.update_metadata(&id, metadata).unwrap();
+    moved(store, "a metadata update");
+    store.delete_document(&id).unwrap();
+    moved(store, "a delete");
 }
 
 /// Facets, neighbours, lookups and metadata updates over record-like
@@ -266,6 +304,7 @@ pub fn records_group_order_and_update(store: &dyn Store) {
     let order = folio_core::NeighbourOrder {
         order_by: "date".into(),
         group_by: vec!["chamber".into()],
+        strict: false,
     };
     let mut senate: Vec<(&str, DocumentId)> = rows
         .iter()
@@ -279,6 +318,27 @@ pub fn records_group_order_and_update(store: &dyn Store) {
         let expect_after = senate.get(i + 1).map(|n| n.1.clone());
         assert_eq!(before.map(|d| d.id), expect_before, "before {this}");
         assert_eq!(after.map(|d| d.id), expect_after, "after {this}");
+    }
+    // Strict neighbours: the nearest strictly earlier and later dates (the
+    // greatest id among records of that date before, the smallest after).
+    let strict = folio_core::NeighbourOrder {
+        strict: true,
+        ..order.clone()
+    };
+    for (date, this) in &senate {
+        let (before, after) = store.neighbours(this, &strict).unwrap();
+        let expect_before = senate
+            .iter()
+            .rev()
+            .find(|(d, _)| d < date)
+            .map(|n| n.1.clone());
+        let expect_after = senate.iter().find(|(d, _)| d > date).map(|n| n.1.clone());
+        assert_eq!(
+            before.map(|d| d.id),
+            expect_before,
+            "strictly before {this}"
+        );
+        assert_eq!(after.map(|d| d.id), expect_after, "strictly after {this}");
     }
     let (before, after) = store.neighbours(&id("s3"), &order).unwrap();
     assert_eq!((before, after), (None, None), "alone in its chamber");
@@ -561,6 +621,11 @@ pub fn filters_apply_before_ranking(store: &dyn Store) {
         &["/p/2019.txt", "/p/2021.txt", "/q/2023.txt"],
     );
     check(json!({"section_prefix": "Part II"}), &[]);
+    check(json!({"section_prefix": "Part"}), &[]);
+    check(
+        json!({"section_prefix": "PART I"}),
+        &["/p/2019.txt", "/p/2021.txt", "/q/2023.txt"],
+    );
     check(json!({"format": "text", "author": "Bob"}), &["/p/2021.txt"]);
     check(json!({"missing_field": "x"}), &[]);
 }

@@ -302,4 +302,11 @@ pub trait Store: Send + Sync {
     /// search would). Reads every chunk key: an operator's check, not a
     /// per-request one.
     fn verify(&self, library: &LibraryName) -> Result<Integrity>;
+
+    /// A number that changes whenever anything is written, by any process,
+    /// for caches of read results; None when the backend cannot tell (then
+    /// nothing is cached).
+    fn generation(&self) -> Result<Option<u64>> {
+        Ok(None)
+    }
 }
