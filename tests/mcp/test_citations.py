@@ -145,7 +145,9 @@ def test_zotero_references_quotes_and_dedup(data, tmp_path):
             assert (await c.call_tool("find_quote", {"passage": "x"})).is_error
             assert (await c.call_tool("find_quote", {"passage": "abc", "libraries": ["nope"]})).is_error
 
-        # citeloom's ingest_from_source reads the same Zotero library.
+        # citeloom's ingest_from_source reads the same Zotero library (into a
+        # project made beforehand, as the seed requires).
+        folio(data, "create", "zot")
         async with stdio(data, "--toolsets", "citeloom") as c:
             result = await ok(c, "ingest_from_source", {"project": "zot", "source": "zotero",
                                                          "options": {"zotero_dir": str(root), "tag": "ml"}})
@@ -171,6 +173,8 @@ def test_zotero_scans_are_read_in_the_item_language(data, tmp_path):
     english = z.item("HHHH8888", {"title": "Glaciers", "date": "2021"})
     z.attach(english, "ATT00008", "glaciers.pdf", scanned_pdf(["Scanned cover page of the glacier survey", SCAN_EN]))
     z.close()
+
+    folio(data, "create", "scans")
 
     async def go():
         async with stdio(data, "--toolsets", "citeloom") as c:

@@ -3,11 +3,12 @@
 import http.server
 import json
 import random
+import subprocess
 import threading
 import urllib.error
 import urllib.request
 
-from conftest import HttpServer, call, fails, http_mcp, ok, run, stdio, write_config
+from conftest import BIN, HttpServer, call, fails, folio_env, http_mcp, ok, run, stdio, write_config
 
 ITEM_KEYS = {"render_text", "score", "citekey", "section", "page_span", "section_path", "doi", "full_text"}
 
@@ -37,13 +38,17 @@ def test_citeloom_contract(data, corpus, tmp_path):
             assert names == ["ingest_from_source", "store_chunks", "query", "find_chunks", "query_hybrid", "inspect_collection", "list_projects"]
             empty = await ok(c, "list_projects")
             assert empty["projects"] == [] and empty["count"] == 0 and empty["correlation_id"]
+            # Projects are made by the user, beside the connected agent.
+            for project in ("research/papers", "other"):
+                made = subprocess.run([BIN, "create", project], env=folio_env(data, config), capture_output=True)
+                assert made.returncode == 0, made.stderr
 
             ingested = await ok(c, "ingest_from_source", {"project": "research/papers", "source": str(corpus)})
             assert ingested["documents_processed"] == 5 and ingested["chunks_written"] > 0
             assert ingested["project"] == "research/papers" and ingested["dense_model"].endswith("all-MiniLM-L6-v2")
             assert set(ingested) >= {"sparse_model", "duration_seconds", "warnings", "correlation_id"}
             zotero = await fails(c, "ingest_from_source", {"project": "research/papers", "source": "zotero", "options": {"zotero_dir": str(corpus / "no-zotero")}})
-            assert zotero["error"]["code"] == "PATH_NOT_ALLOWED" and zotero["correlation_id"]
+            assert zotero["error"]["code"] == "NOT_FOUND" and zotero["correlation_id"]
 
             result = await ok(c, "query", {"project": "research/papers", "text": "positional encodings"})
             assert result["count"] == len(result["items"]) <= 6 and result["model"].endswith("all-MiniLM-L6-v2")
@@ -102,17 +107,6 @@ def test_citeloom_contract(data, corpus, tmp_path):
             projects = await ok(c, "list_projects")
             assert projects["count"] == 2 and {p["id"] for p in projects["projects"]} == {"research/papers", "other"}
             assert all(p["hybrid_enabled"] and p["collection"].startswith("proj-") for p in projects["projects"])
-
-    run(go())
-
-
-def test_citeloom_timeouts_cancel_and_report(data, corpus, tmp_path):
-    config = write_config(tmp_path / "c.toml", "[serve.timeouts]\ningest_from_source = 0.001\n")
-
-    async def go():
-        async with stdio(data, "--toolsets", "citeloom", config=config) as c:
-            err = await fails(c, "ingest_from_source", {"project": "p", "source": str(corpus)})
-            assert err["error"]["code"] == "TIMEOUT" and err["correlation_id"]
 
     run(go())
 
@@ -201,8 +195,8 @@ def test_mcpvectordb_contract(data, corpus, tmp_path):
             result = (await ok(c, "search", {"query": "positional encodings", "library": "papers"}))["results"]
             assert len(result) <= 5
             assert set(result[0]) == {"doc_id", "source", "title", "library", "file_type", "last_modified", "page", "content", "chunk_index", "metadata"}
-            pdfs = await ok(c, "search", {"query": "attention", "library": "papers", "filter": {"file_type": "pdf", "page": 2}})
-            assert pdfs["results"] and all(r["file_type"] == "pdf" for r in pdfs["results"])
+            pdfs = await ok(c, "search", {"query": "attention", "library": "papers", "filter": {"file_type": "pdf", "page": 1}})
+            assert pdfs["results"] and all(r["file_type"] == "pdf" and r["page"] == 1 for r in pdfs["results"])
             assert all(r["page"] == 0 for r in (await ok(c, "search", {"query": "dropout", "library": "papers", "filter": {"file_type": "md"}}))["results"])
             assert "colour" in (await fails(c, "search", {"query": "x", "filter": {"colour": "red"}}))["error"]
             for top_k in (0, 101):

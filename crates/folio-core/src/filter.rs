@@ -83,6 +83,8 @@ impl Filter {
     ///
     /// A scalar means equality, an array means any-of, an object holds
     /// operators (`eq`, `ieq` (case-insensitive), `any`, `gte`, `gt`, `lte`, `lt`).
+    /// `metadata.KEY` names the metadata key KEY even where a document field
+    /// has that name.
     pub fn from_json(value: &Value) -> Result<Filter, FilterError> {
         let object = match value {
             Value::Null => return Ok(Filter::default()),

@@ -81,10 +81,15 @@ impl CacheStats {
     }
 }
 
+/// Query vectors by (model, query text).
+type Vectors = Lru<(String, String), Arc<Vec<f32>>>;
+/// Responses by request, each with the generation it was computed at.
+type Responses = Lru<String, (u64, Arc<SearchResponse>)>;
+
 /// Query vectors by (model, query), responses by (request, generation).
 pub struct SearchCache {
-    vectors: Mutex<Lru<(String, String), Arc<Vec<f32>>>>,
-    results: Mutex<Lru<String, (u64, Arc<SearchResponse>)>>,
+    vectors: Mutex<Vectors>,
+    results: Mutex<Responses>,
     result_hits: AtomicU64,
     result_misses: AtomicU64,
     vector_hits: AtomicU64,

@@ -334,7 +334,6 @@ fn render_text(text: &str, max: usize) -> String {
         Some(at) if at > 0 => room[..at].trim_end(),
         _ => room.as_str(),
     };
-    let cut = cut.trim_end_matches(|c: char| matches!(c, ',' | ';' | ':' | '-'));
     format!("{cut}...")
 }
 
@@ -1174,6 +1173,16 @@ mod tests {
             "BAAI/bge-small-en-v1.5"
         );
         assert_eq!(normalise_model("x/y"), "x/y");
+    }
+
+    #[test]
+    fn render_text_is_cut_at_a_word_with_an_ellipsis() {
+        assert_eq!(render_text("short text", 1_800), "short text");
+        assert_eq!(render_text("alpha beta gamma delta", 15), "alpha beta...");
+        let cut = render_text(&"word ".repeat(1_000), 1_800);
+        assert!(cut.chars().count() <= 1_800 && cut.ends_with("word..."));
+        // One long word: cut inside it rather than return nothing.
+        assert_eq!(render_text(&"x".repeat(20), 10), "xxxxxxx...");
     }
 
     #[test]

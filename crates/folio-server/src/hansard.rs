@@ -684,7 +684,8 @@ async fn ingest_speech(shared: &Arc<Shared>, p: IngestParams, call: &Call) -> Ca
             // The seed's duplicate check: any speech with this content hash.
             let same = Filter {
                 conditions: vec![Condition::Equals {
-                    field: "content_hash".into(),
+                    // The record's field, not the document's own hash.
+                    field: "metadata.content_hash".into(),
                     value: json!(hash),
                 }],
             };

@@ -34,8 +34,11 @@ fn sql_value(value: &Value) -> Sql {
     }
 }
 
+/// The JSON path of a metadata key. `metadata.KEY` names the key KEY even
+/// where a document field has that name (a record's own `content_hash`).
 pub(crate) fn json_path(field: &str) -> String {
-    format!("$.\"{}\"", field.replace('"', ""))
+    let key = field.strip_prefix("metadata.").unwrap_or(field);
+    format!("$.\"{}\"", key.replace('"', ""))
 }
 
 /// Escapes `%`, `_` and `\` for a LIKE pattern with `ESCAPE '\'`.

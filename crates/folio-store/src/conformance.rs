@@ -598,6 +598,10 @@ pub fn filters_apply_before_ranking(store: &dyn Store) {
         assert_eq!(all_dense, expected, "dense {f:?}");
     };
     check(json!({"author": "Ada"}), &["/p/2019.txt", "/q/2023.txt"]);
+    check(
+        json!({"metadata.author": "Ada"}),
+        &["/p/2019.txt", "/q/2023.txt"],
+    );
     check(json!({"tags": "nlp"}), &["/q/2023.txt"]);
     check(
         json!({"tags": ["ir", "nlp"]}),
