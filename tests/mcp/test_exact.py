@@ -258,6 +258,8 @@ def test_citeloom_timeouts_cancel_and_a_retry_makes_progress(data, tmp_path):
                 processed.append(details["documents_processed"])
                 assert details["documents_processed"] + details["documents_pending"] + details["documents_failed"] == 120
                 assert "call again" in out["error"]["message"]
+                if details["documents_pending"] == 0:
+                    break  # finished just as the limit passed
             assert processed[-1] == 120, processed
             # Every retry got further (finished documents are skipped).
             assert all(b > a for a, b in zip(processed, processed[1:])), processed
