@@ -162,13 +162,9 @@ impl ServerHandler for FolioServer {
                 Some(json!({"tool": name})),
             ));
         };
-        let arguments = request.arguments.map(|arguments| {
-            let mut value = serde_json::Value::Object(arguments);
-            crate::tool::coerce(&tool.input_schema, &mut value);
-            match value {
-                serde_json::Value::Object(arguments) => arguments,
-                _ => unreachable!("coercion keeps an object an object"),
-            }
+        let arguments = request.arguments.map(|mut arguments| {
+            crate::tool::coerce_arguments(&tool.input_schema, &mut arguments);
+            arguments
         });
         let token = context.meta.get_progress_token();
         let call = Call::new(context.ct.child_token(), context.peer.clone(), token);

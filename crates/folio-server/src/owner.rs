@@ -341,14 +341,23 @@ pub async fn run_stdio(config: EngineConfig, options: ServeOptions, wait: Durati
                 };
                 let mut welcome = String::new();
                 let sent = write_line(&mut write, &serde_json::to_string(&attach)?).await;
-                if sent.is_err() || read.read_line(&mut welcome).await.is_err() {
+                if sent.is_err()
+                    || read.read_line(&mut welcome).await.is_err()
+                    || welcome.is_empty()
+                {
+                    // The owner went away while answering: claim again.
+                    tokio::time::sleep(Duration::from_millis(100)).await;
                     continue 'backends;
                 }
                 match serde_json::from_str::<Welcome>(&welcome) {
                     Ok(Welcome::FolioAttached(_)) => {}
                     Ok(Welcome::FolioRefused(message)) => bail!(message),
-                    // The owner went away while answering: claim again.
-                    Err(_) => continue 'backends,
+                    Err(_) => bail!(
+                        "the folio process serving {} answered in a way this one does not \
+                         understand (another folio version?): {}",
+                        config.data_dir.display(),
+                        welcome.trim()
+                    ),
                 }
                 tracing::info!("attached to the owner of {}", config.data_dir.display());
                 (Box::new(read), Box::new(write))

@@ -128,11 +128,22 @@ fn inline(value: &mut Value, definitions: &JsonObject, depth: usize) {
     }
 }
 
+/// Coerces a call's arguments against the tool's input schema (see `coerce`).
+pub fn coerce_arguments(schema: &JsonObject, arguments: &mut JsonObject) {
+    if let Some(Value::Object(properties)) = schema.get("properties") {
+        for (key, value) in arguments.iter_mut() {
+            if let Some(Value::Object(property)) = properties.get(key) {
+                coerce(property, value);
+            }
+        }
+    }
+}
+
 /// Coerces arguments as the seeds' Pydantic models do in their default (lax)
 /// mode, guided by the tool's input schema: a whole float or a numeric
 /// string for an integer, a numeric string for a number, "true"/"false" (and
 /// 0/1) for a boolean. Anything else is left for the parser to refuse.
-pub fn coerce(schema: &JsonObject, value: &mut Value) {
+fn coerce(schema: &JsonObject, value: &mut Value) {
     let types: Vec<&str> = match schema.get("type") {
         Some(Value::String(t)) => vec![t.as_str()],
         Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
@@ -293,5 +304,59 @@ impl From<folio_engine::cache::CacheStats> for CacheInfo {
             vector_misses: s.vector_misses,
             vector_entries: s.vector_entries,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn object(value: Value) -> JsonObject {
+        match value {
+            Value::Object(map) => map,
+            _ => JsonObject::new(),
+        }
+    }
+
+    #[test]
+    fn references_are_inlined_and_odd_formats_dropped() {
+        let schema = object(json!({
+            "type": "object",
+            "properties": {
+                "n": {"type": "integer", "format": "uint"},
+                "when": {"type": "string", "format": "date"},
+                "item": {"$ref": "#/$defs/Item", "description": "the item"}
+            },
+            "$defs": {"Item": {"type": "object", "properties": {"x": {"type": "number", "format": "double"}}}}
+        }));
+        let strict = Value::Object(strict_schema(&schema));
+        assert_eq!(strict["properties"]["n"], json!({"type": "integer"}));
+        assert_eq!(strict["properties"]["when"]["format"], "date");
+        assert_eq!(strict["properties"]["item"]["description"], "the item");
+        assert_eq!(
+            strict["properties"]["item"]["properties"]["x"],
+            json!({"type": "number"})
+        );
+        assert!(!strict.to_string().contains("$ref") && !strict.to_string().contains("$defs"));
+    }
+
+    #[test]
+    fn arguments_are_read_as_pydantic_reads_them() {
+        let schema = object(json!({"type": "object", "properties": {
+            "k": {"type": ["integer", "null"]},
+            "f": {"type": "number"},
+            "b": {"type": "boolean"},
+            "list": {"type": "array", "items": {"type": "integer"}},
+            "s": {"type": "string"}
+        }}));
+        let mut arguments = object(json!({
+            "k": 5.0, "f": "2.5", "b": "true", "list": ["1", 2.0, 3.5], "s": "7", "other": 1.0
+        }));
+        coerce_arguments(&schema, &mut arguments);
+        assert_eq!(
+            Value::Object(arguments),
+            json!({"k": 5, "f": 2.5, "b": true, "list": [1, 2, 3.5], "s": "7", "other": 1.0})
+        );
     }
 }
