@@ -409,9 +409,9 @@ impl Engine {
                     progress.advance(1, &locator);
                 }
             }
-            // A group is written when big enough to embed well, or when it
-            // has waited long enough: documents that are slow to extract still
-            // commit every few seconds, so work cut short keeps its progress.
+            // A group is written when big enough to embed well, or when its
+            // first document has waited GROUP_WAIT: documents slow to extract
+            // still commit often, so work cut short keeps its progress.
             let full = group.iter().map(|p| p.drafts.len()).sum::<usize>() >= GROUP_CHUNKS;
             if full || (!group.is_empty() && group_started.elapsed() >= GROUP_WAIT) {
                 let group = std::mem::take(&mut group);

@@ -678,6 +678,7 @@ async fn ingest_speech(shared: &Arc<Shared>, p: IngestParams, call: &Call) -> Ca
     call.step(1, 5, "checking for a duplicate").await;
     let engine = shared.engine.clone();
     let hash = content_hash.clone();
+    let speech = speech_id.clone();
     let outcome = bounded(shared, "ingest_speech", call, move || {
         ensure_library(&engine, &library)?;
         if skip {
@@ -692,6 +693,12 @@ async fn ingest_speech(shared: &Arc<Shared>, p: IngestParams, call: &Call) -> Ca
             if let Some(existing) = engine.find_documents(&library, &same, 1)?.pop() {
                 let id = text_field(&existing.metadata, "speech_id");
                 return Ok(Err(id));
+            }
+            // A speech loaded without its content_hash field: its UUID says.
+            match engine.document(speech_document_id(&library, &speech).as_str()) {
+                Ok(_) => return Ok(Err(speech)),
+                Err(e) if e.code == folio_core::ErrorCode::NotFound => {}
+                Err(e) => return Err(e),
             }
         }
         let request = IngestRequest::new(library, vec![IngestTarget::Record(record)]);
