@@ -8,18 +8,7 @@ use serde_json::Value;
 
 /// Document columns a filter can address directly.
 pub(crate) fn column(field: &str) -> Option<&'static str> {
-    Some(match field {
-        "format" => "d.format",
-        "source_kind" => "d.source_kind",
-        "source" => "d.source",
-        "title" => "d.title",
-        "document_id" => "d.id",
-        "content_hash" => "d.content_hash",
-        "ingested_at" => "d.ingested_at",
-        "page_count" => "d.page_count",
-        "chunk_count" => "d.chunk_count",
-        _ => return None,
-    })
+    folio_store::document_column(field)
 }
 
 fn sql_value(value: &Value) -> Sql {
@@ -37,7 +26,7 @@ fn sql_value(value: &Value) -> Sql {
 /// The JSON path of a metadata key. `metadata.KEY` names the key KEY even
 /// where a document field has that name (a record's own `content_hash`).
 pub(crate) fn json_path(field: &str) -> String {
-    let key = field.strip_prefix("metadata.").unwrap_or(field);
+    let key = folio_store::metadata_key(field);
     format!("$.\"{}\"", key.replace('"', ""))
 }
 

@@ -23,7 +23,7 @@ use tantivy::{
 const ANALYZER: &str = "folio_en";
 
 /// The English analyser used for documents and queries alike.
-fn analyzer() -> TextAnalyzer {
+pub fn analyzer() -> TextAnalyzer {
     let builder = TextAnalyzer::builder(SimpleTokenizer::default())
         .filter(RemoveLongFilter::limit(40))
         .filter(LowerCaser)
@@ -35,6 +35,25 @@ fn analyzer() -> TextAnalyzer {
             .build(),
         None => builder.filter(Stemmer::new(Language::English)).build(),
     }
+}
+
+/// The analysed terms of `text`, in order, repeats included: what the
+/// lexical index holds for a chunk (another backend's BM25 postings).
+pub fn analyze(text: &str) -> Vec<String> {
+    let mut analyzer = analyzer();
+    let mut stream = analyzer.token_stream(text);
+    let mut terms = Vec::new();
+    while stream.advance() {
+        terms.push(stream.token().text.clone());
+    }
+    terms
+}
+
+/// A chunk's length as the lexical index scores it: tantivy stores field
+/// lengths in one byte, exact up to 40 and coarser above.
+pub fn scored_length(terms: usize) -> u32 {
+    tantivy::fieldnorm::FieldNormReader::constant(1, terms.min(u32::MAX as usize) as u32)
+        .fieldnorm(0)
 }
 
 #[derive(Clone, Copy)]

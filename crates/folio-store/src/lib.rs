@@ -13,6 +13,7 @@
 #[cfg(feature = "conformance")]
 pub mod conformance;
 mod error;
+pub mod facets;
 
 use std::ops::Range;
 
@@ -24,6 +25,30 @@ use folio_core::{
 use serde::{Deserialize, Serialize};
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// The document field a filter field names, as a column of the documents
+/// table (aliased `d`) every SQL backend keeps; None for metadata keys.
+pub fn document_column(field: &str) -> Option<&'static str> {
+    Some(match field {
+        "format" => "d.format",
+        "source_kind" => "d.source_kind",
+        "source" => "d.source",
+        "title" => "d.title",
+        "document_id" => "d.id",
+        "content_hash" => "d.content_hash",
+        "ingested_at" => "d.ingested_at",
+        "page_count" => "d.page_count",
+        "chunk_count" => "d.chunk_count",
+        _ => return None,
+    })
+}
+
+/// The metadata key a filter field names: `metadata.KEY` names the key KEY
+/// even where a document field has that name (a record's own
+/// `content_hash`).
+pub fn metadata_key(field: &str) -> &str {
+    field.strip_prefix("metadata.").unwrap_or(field)
+}
 
 /// A library and its counts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -1,0 +1,1283 @@
+//! folio's PostgreSQL backend: one database shared by every folio process
+//! of a team, on one machine or many. PostgreSQL is the single source of
+//! truth and every index is maintained in the document's own transaction:
+//!
+//! - documents and chunks in tables, metadata as `jsonb` with a GIN index;
+//! - vectors in pgvector columns, one partial HNSW index per library (its
+//!   dimension fixed by the library's embedding space), exact search for
+//!   small libraries and small filtered sets;
+//! - BM25 postings (term, chunk, frequency, length) in a table, written
+//!   with the chunk and scored in SQL with the embedded store's analyser and
+//!   formula, so the scores agree.
+//!
+//! A write is one transaction: a document's rows, vectors and postings land
+//! together or not at all. Writers of the same document serialise on an
+//! advisory lock keyed by its id, so dedup is race-free across processes.
+//! No owner process, no lock file: PostgreSQL's MVCC does the rest.
+
+mod filter;
+mod pool;
+mod schema;
+mod vector;
+
+use std::collections::{HashMap, HashSet};
+use std::ops::Range;
+
+use folio_core::filter::join_section_path;
+use folio_core::{
+    Chunk, ChunkId, Document, DocumentId, DocumentSummary, EmbeddingSpace, Filter, LibraryName,
+    NeighbourOrder, RecordSchema, SourceKind,
+};
+use folio_store::facets::Aggregator;
+use folio_store::{
+    Bm25, ChunkWithDocument, FacetRequest, Facets, Hit, Integrity, LibraryInfo, LibraryStats,
+    NewDocument, PutOutcome, Result, Store, StoreError, document_column, metadata_key,
+};
+use folio_store_embedded::analysis;
+use serde_json::{Map, Value};
+use tokio_postgres::{GenericClient, Row};
+
+use crate::filter::{Query, has_chunk_conditions, where_clause};
+pub use crate::pool::redact;
+use crate::pool::{Pool, pg_err, wait};
+pub use crate::schema::SCHEMA_VERSION;
+use crate::vector::Vector;
+
+/// Libraries (or filtered sets) up to this many chunks are searched exactly.
+pub const EXACT_MAX: i64 = 20_000;
+
+/// pgvector's HNSW indexes `vector` columns of up to 2,000 dimensions;
+/// larger spaces are searched exactly.
+const HNSW_MAX_DIM: u32 = 2_000;
+
+const DOCUMENT_COLUMNS: &str = "d.id, l.name, d.source, d.source_kind, d.format, d.title, d.content_hash, \
+     d.metadata, d.page_count, d.chunk_count, d.char_count, d.ingested_at";
+const DOCUMENT_COLUMN_COUNT: usize = 12;
+const CHUNK_COLUMNS: &str = "c.document_id, c.idx, c.count, c.text, c.context, c.char_start, c.char_end, \
+     c.page_start, c.page_end, c.section_path, c.token_count";
+const CHUNK_COLUMN_COUNT: usize = 11;
+
+pub struct PostgresStore {
+    pool: Pool,
+}
+
+struct LibraryRow {
+    id: i64,
+    info: LibraryInfo,
+}
+
+fn corrupt(what: &str) -> StoreError {
+    StoreError::io("reading PostgreSQL rows", format!("invalid {what}"))
+}
+
+fn row_err(e: tokio_postgres::Error) -> StoreError {
+    StoreError::io("reading PostgreSQL rows", pool::describe(&e))
+}
+
+/// PostgreSQL text holds no NUL characters; extracted text sometimes does.
+fn clean(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains('\0') {
+        text.replace('\0', "\u{FFFD}").into()
+    } else {
+        text.into()
+    }
+}
+
+fn clean_json(value: &Value) -> Value {
+    match value {
+        Value::String(s) => Value::String(clean(s).into_owned()),
+        Value::Array(items) => Value::Array(items.iter().map(clean_json).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (clean(k).into_owned(), clean_json(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+fn summary_at(r: &Row, at: usize) -> Result<DocumentSummary> {
+    let get_text = |i: usize| r.try_get::<_, String>(at + i).map_err(row_err);
+    let metadata: Value = r.try_get(at + 7).map_err(row_err)?;
+    Ok(DocumentSummary {
+        id: DocumentId::parse(&get_text(0)?).ok_or_else(|| corrupt("document id"))?,
+        library: LibraryName::new(get_text(1)?).map_err(|_| corrupt("library name"))?,
+        source: get_text(2)?,
+        source_kind: SourceKind::parse(&get_text(3)?).ok_or_else(|| corrupt("source kind"))?,
+        format: get_text(4)?,
+        title: r.try_get(at + 5).map_err(row_err)?,
+        content_hash: get_text(6)?,
+        metadata: match metadata {
+            Value::Object(map) => map,
+            _ => return Err(corrupt("metadata")),
+        },
+        page_count: r
+            .try_get::<_, Option<i32>>(at + 8)
+            .map_err(row_err)?
+            .map(|n| n as u32),
+        chunk_count: r.try_get::<_, i32>(at + 9).map_err(row_err)? as u32,
+        char_count: r.try_get::<_, i64>(at + 10).map_err(row_err)? as u64,
+        ingested_at: get_text(11)?,
+    })
+}
+
+fn chunk_at(r: &Row, at: usize) -> Result<Chunk> {
+    let document: String = r.try_get(at).map_err(row_err)?;
+    let document = DocumentId::parse(&document).ok_or_else(|| corrupt("document id"))?;
+    let index = r.try_get::<_, i32>(at + 1).map_err(row_err)? as u32;
+    let path: Value = r.try_get(at + 9).map_err(row_err)?;
+    let optional = |i: usize| -> Result<Option<u32>> {
+        Ok(r.try_get::<_, Option<i32>>(at + i)
+            .map_err(row_err)?
+            .map(|n| n as u32))
+    };
+    Ok(Chunk {
+        id: ChunkId::new(&document, index),
+        document_id: document,
+        index,
+        count: r.try_get::<_, i32>(at + 2).map_err(row_err)? as u32,
+        text: r.try_get(at + 3).map_err(row_err)?,
+        context: r.try_get(at + 4).map_err(row_err)?,
+        char_start: r.try_get::<_, i64>(at + 5).map_err(row_err)? as u64,
+        char_end: r.try_get::<_, i64>(at + 6).map_err(row_err)? as u64,
+        page_start: optional(7)?,
+        page_end: optional(8)?,
+        section_path: serde_json::from_value(path).map_err(|_| corrupt("section path"))?,
+        token_count: r.try_get::<_, i32>(at + 10).map_err(row_err)? as u32,
+    })
+}
+
+/// The advisory-lock key of a document id (the first 8 bytes of its hash).
+fn lock_key(id: &DocumentId) -> i64 {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(id.as_str().as_bytes());
+    let mut bytes = [0u8; 8];
+    bytes.copy_from_slice(&digest[..8]);
+    i64::from_be_bytes(bytes)
+}
+
+fn hnsw_index(library_id: i64) -> String {
+    format!("folio_hnsw_{library_id}")
+}
+
+/// Creates the library's HNSW index over vectors of `dim` dimensions.
+fn create_hnsw(client: &impl GenericClient, library_id: i64, dim: u32) -> Result<()> {
+    if dim == 0 || dim > HNSW_MAX_DIM {
+        return Ok(());
+    }
+    let sql = format!(
+        "CREATE INDEX IF NOT EXISTS {} ON folio_chunks USING hnsw ((embedding::vector({dim})) vector_cosine_ops) \
+         WHERE library_id = {library_id}",
+        hnsw_index(library_id)
+    );
+    wait(client.batch_execute(&sql)).map_err(pg_err("creating a vector index"))
+}
+
+/// Moves the write generation (read by caches in every process).
+fn bump_generation(client: &impl GenericClient) -> Result<()> {
+    wait(client.execute("SELECT nextval('folio_generation')", &[]))
+        .map_err(pg_err("moving the write generation"))?;
+    Ok(())
+}
+
+fn library_row(client: &impl GenericClient, name: &LibraryName) -> Result<LibraryRow> {
+    let row = wait(client.query_opt(
+        "SELECT l.id, l.space, l.created_at,
+                (SELECT count(*) FROM folio_documents d WHERE d.library_id = l.id),
+                (SELECT COALESCE(sum(chunk_count), 0)::bigint FROM folio_documents d WHERE d.library_id = l.id)
+         FROM folio_libraries l WHERE l.name = $1",
+        &[&name.as_str()],
+    ))
+    .map_err(pg_err("reading a library"))?
+    .ok_or_else(|| StoreError::LibraryNotFound(name.to_string()))?;
+    let space: Value = row.try_get(1).map_err(row_err)?;
+    let space: EmbeddingSpace =
+        serde_json::from_value(space).map_err(|e| StoreError::io("library embedding space", e))?;
+    Ok(LibraryRow {
+        id: row.try_get(0).map_err(row_err)?,
+        info: LibraryInfo {
+            name: name.clone(),
+            space,
+            created_at: row.try_get(2).map_err(row_err)?,
+            document_count: row.try_get::<_, i64>(3).map_err(row_err)? as u64,
+            chunk_count: row.try_get::<_, i64>(4).map_err(row_err)? as u64,
+        },
+    })
+}
+
+fn library_id(client: &impl GenericClient, name: &LibraryName) -> Result<i64> {
+    wait(client.query_opt(
+        "SELECT id FROM folio_libraries WHERE name = $1",
+        &[&name.as_str()],
+    ))
+    .map_err(pg_err("reading a library"))?
+    .map(|r| r.get(0))
+    .ok_or_else(|| StoreError::LibraryNotFound(name.to_string()))
+}
+
+/// Deletes a document's postings, chunks and row.
+fn remove_document_rows(client: &impl GenericClient, id: &str) -> Result<()> {
+    for sql in [
+        "DELETE FROM folio_postings WHERE chunk_key IN (SELECT key FROM folio_chunks WHERE document_id = $1)",
+        "DELETE FROM folio_chunks WHERE document_id = $1",
+        "DELETE FROM folio_documents WHERE id = $1",
+    ] {
+        wait(client.execute(sql, &[&id])).map_err(pg_err("deleting a document"))?;
+    }
+    Ok(())
+}
+
+fn validate(new: &NewDocument, space: &EmbeddingSpace) -> Result<()> {
+    let invalid = |m: String| {
+        Err(StoreError::InvalidArgument(format!(
+            "document {}: {m}",
+            new.document.id
+        )))
+    };
+    if new.chunks.len() != new.vectors.len() {
+        return invalid(format!(
+            "{} chunks but {} vectors",
+            new.chunks.len(),
+            new.vectors.len()
+        ));
+    }
+    if new.chunks.is_empty() {
+        return invalid("no chunks".into());
+    }
+    if let Some(v) = new.vectors.iter().find(|v| v.len() != space.dim as usize) {
+        return invalid(format!(
+            "a vector of dimension {} in a {}-d library",
+            v.len(),
+            space.dim
+        ));
+    }
+    if new.vectors.iter().flatten().any(|x| !x.is_finite()) {
+        return invalid("a vector holds NaN or infinity".into());
+    }
+    let count = new.chunks.len() as u32;
+    for (i, chunk) in new.chunks.iter().enumerate() {
+        if chunk.document_id != new.document.id || chunk.index != i as u32 || chunk.count != count {
+            return invalid(format!(
+                "chunk {} is out of place (index {}, count {})",
+                chunk.id, chunk.index, chunk.count
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Writes one document's row, chunks (with vectors) and postings.
+fn insert_document(client: &impl GenericClient, library_id: i64, new: &NewDocument) -> Result<()> {
+    let d = &new.document;
+    let metadata = clean_json(&Value::Object(d.metadata.clone()));
+    wait(client.execute(
+        "INSERT INTO folio_documents (id, library_id, source, source_kind, format, title, content_hash,
+                                      metadata, page_count, chunk_count, char_count, text, ingested_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+        &[
+            &d.id.as_str(),
+            &library_id,
+            &clean(&d.source).as_ref(),
+            &d.source_kind.as_str(),
+            &d.format,
+            &d.title.as_deref().map(clean).as_deref(),
+            &d.content_hash,
+            &metadata,
+            &d.page_count.map(|n| n as i32),
+            &(d.chunk_count as i32),
+            &(d.text.chars().count() as i64),
+            &clean(&d.text).as_ref(),
+            &d.ingested_at,
+        ],
+    ))
+    .map_err(pg_err("writing a document"))?;
+
+    let chunks = &new.chunks;
+    let texts: Vec<String> = chunks.iter().map(|c| clean(&c.text).into_owned()).collect();
+    let contexts: Vec<String> = chunks
+        .iter()
+        .map(|c| clean(&c.context).into_owned())
+        .collect();
+    let analysed: Vec<Vec<String>> = chunks
+        .iter()
+        .map(|c| analysis::analyze(&format!("{}{}", c.context, c.text)))
+        .collect();
+    let idx: Vec<i32> = chunks.iter().map(|c| c.index as i32).collect();
+    let count: Vec<i32> = chunks.iter().map(|c| c.count as i32).collect();
+    let char_start: Vec<i64> = chunks.iter().map(|c| c.char_start as i64).collect();
+    let char_end: Vec<i64> = chunks.iter().map(|c| c.char_end as i64).collect();
+    let page_start: Vec<Option<i32>> = chunks
+        .iter()
+        .map(|c| c.page_start.map(|n| n as i32))
+        .collect();
+    let page_end: Vec<Option<i32>> = chunks
+        .iter()
+        .map(|c| c.page_end.map(|n| n as i32))
+        .collect();
+    let paths: Vec<Value> = chunks
+        .iter()
+        .map(|c| clean_json(&Value::from(c.section_path.clone())))
+        .collect();
+    let sections: Vec<String> = chunks
+        .iter()
+        .map(|c| clean(&join_section_path(&c.section_path)).into_owned())
+        .collect();
+    let tokens: Vec<i32> = chunks.iter().map(|c| c.token_count as i32).collect();
+    let terms: Vec<i32> = analysed.iter().map(|t| t.len() as i32).collect();
+    let vectors: Vec<Vector> = new.vectors.iter().map(|v| Vector(v.clone())).collect();
+    let keys = wait(client.query(
+        "INSERT INTO folio_chunks (library_id, document_id, idx, count, text, context, char_start, char_end,
+                                   page_start, page_end, section_path, section, token_count, terms, embedding)
+         SELECT $1::bigint, $2::text, u.* FROM unnest($3::int4[], $4::int4[], $5::text[], $6::text[],
+                $7::int8[], $8::int8[], $9::int4[], $10::int4[], $11::jsonb[], $12::text[], $13::int4[],
+                $14::int4[], $15::vector[]) AS u
+         RETURNING key, idx",
+        &[
+            &library_id,
+            &d.id.as_str(),
+            &idx,
+            &count,
+            &texts,
+            &contexts,
+            &char_start,
+            &char_end,
+            &page_start,
+            &page_end,
+            &paths,
+            &sections,
+            &tokens,
+            &terms,
+            &vectors,
+        ],
+    ))
+    .map_err(pg_err("writing chunks"))?;
+
+    let mut key_of = vec![0i64; chunks.len()];
+    for row in keys {
+        let index = row.get::<_, i32>(1) as usize;
+        if let Some(slot) = key_of.get_mut(index) {
+            *slot = row.get(0);
+        }
+    }
+    let mut p_terms = Vec::new();
+    let mut p_keys = Vec::new();
+    let mut p_tf = Vec::new();
+    let mut p_norm = Vec::new();
+    for (chunk_terms, key) in analysed.iter().zip(&key_of) {
+        let norm = analysis::scored_length(chunk_terms.len()) as i32;
+        let mut counts: HashMap<&str, i32> = HashMap::new();
+        for term in chunk_terms {
+            *counts.entry(term.as_str()).or_default() += 1;
+        }
+        for (term, tf) in counts {
+            p_terms.push(term.to_string());
+            p_keys.push(*key);
+            p_tf.push(tf);
+            p_norm.push(norm);
+        }
+    }
+    wait(client.execute(
+        "INSERT INTO folio_postings (library_id, term, chunk_key, tf, norm)
+         SELECT $1::bigint, u.* FROM unnest($2::text[], $3::int8[], $4::int4[], $5::int4[]) AS u",
+        &[&library_id, &p_terms, &p_keys, &p_tf, &p_norm],
+    ))
+    .map_err(pg_err("writing postings"))?;
+    Ok(())
+}
+
+/// Resolves (key, score) rows of a search to hits, best first.
+fn hits_from(rows: Vec<Row>) -> Result<Vec<Hit>> {
+    let mut hits = Vec::with_capacity(rows.len());
+    for row in rows {
+        let document: String = row.try_get(0).map_err(row_err)?;
+        let index: i32 = row.try_get(1).map_err(row_err)?;
+        let score: f64 = row.try_get(2).map_err(row_err)?;
+        if let Some(document) = DocumentId::parse(&document) {
+            hits.push(Hit {
+                chunk: ChunkId::new(&document, index as u32),
+                score: score as f32,
+            });
+        }
+    }
+    Ok(hits)
+}
+
+/// A field as an SQL expression over `d` (jsonb for metadata keys).
+fn field_expr(q: &mut Query, field: &str) -> String {
+    match document_column(field) {
+        Some(col) => col.to_string(),
+        None => format!(
+            "NULLIF(d.metadata -> {}::text, 'null'::jsonb)",
+            q.bind(metadata_key(field).to_string())
+        ),
+    }
+}
+
+impl PostgresStore {
+    /// Connects to the server at `url` (`postgres://user:password@host/db`),
+    /// creating or upgrading folio's schema. Errors name the server without
+    /// its password.
+    pub fn connect(url: &str) -> Result<Self> {
+        let pool = Pool::new(url)?;
+        {
+            let mut conn = pool.get()?;
+            schema::migrate(conn.client(), &pool.display)?;
+        }
+        Ok(PostgresStore { pool })
+    }
+
+    /// The server as messages may name it (no password).
+    pub fn display(&self) -> &str {
+        &self.pool.display
+    }
+
+    /// Chunk keys of the library passing a chunk-level filter, as an SQL
+    /// fragment restricting `alias.key` (empty without a filter).
+    fn filtered_keys(library: i64, filter: &Filter, q: &mut Query, column: &str) -> String {
+        if filter.is_empty() {
+            return String::new();
+        }
+        let clause = where_clause(filter, q);
+        format!(
+            " AND {column} IN (SELECT c.key FROM folio_chunks c JOIN folio_documents d ON d.id = c.document_id \
+             WHERE c.library_id = {library}{clause})"
+        )
+    }
+
+    /// The approximate (HNSW) search, bypassing the exact path: for
+    /// measuring the index's recall against exact search.
+    pub fn dense_graph(&self, library: &LibraryName, vector: &[f32], k: usize) -> Result<Vec<Hit>> {
+        let mut conn = self.pool.get()?;
+        let client = conn.client();
+        let row = library_row(client, library)?;
+        self.dense_scan(client, &row, vector, &Filter::default(), k, false)
+    }
+
+    fn dense_scan(
+        &self,
+        client: &mut tokio_postgres::Client,
+        row: &LibraryRow,
+        vector: &[f32],
+        filter: &Filter,
+        k: usize,
+        exact: bool,
+    ) -> Result<Vec<Hit>> {
+        let dim = row.info.space.dim;
+        let mut q = Query::default();
+        let v = q.bind(Vector(vector.to_vec()));
+        let limit = q.bind(k as i64);
+        let (distance, join) = if exact || dim > HNSW_MAX_DIM {
+            (format!("(c.embedding <=> {v})"), "")
+        } else {
+            (
+                format!("(c.embedding::vector({dim}) <=> {v}::vector({dim}))"),
+                "",
+            )
+        };
+        let (join, clause) = if filter.is_empty() {
+            (join.to_string(), String::new())
+        } else {
+            (
+                " JOIN folio_documents d ON d.id = c.document_id".to_string(),
+                where_clause(filter, &mut q),
+            )
+        };
+        let sql = format!(
+            "SELECT c.document_id, c.idx, (1 - {distance})::float8 AS score FROM folio_chunks c{join}
+             WHERE c.library_id = {}{clause} ORDER BY {distance}, c.key LIMIT {limit}",
+            row.id
+        );
+        let rows = wait(client.query(&sql, &q.refs())).map_err(pg_err("dense search"))?;
+        let mut hits = hits_from(rows)?;
+        // An iterative index scan returns nearly, not strictly, in order.
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+        Ok(hits)
+    }
+
+    fn document_filter(library_id: i64, filter: &Filter, q: &mut Query) -> Result<String> {
+        if has_chunk_conditions(filter) {
+            return Err(StoreError::InvalidArgument(
+                "section_prefix filters chunks; it does not apply to documents".into(),
+            ));
+        }
+        Ok(format!(
+            "d.library_id = {library_id}{}",
+            where_clause(filter, q)
+        ))
+    }
+
+    fn write<T>(
+        &self,
+        context: &'static str,
+        work: impl FnOnce(&tokio_postgres::Transaction<'_>) -> Result<T>,
+    ) -> Result<T> {
+        let mut conn = self.pool.get()?;
+        let client = conn.client();
+        let tx = wait(client.transaction()).map_err(pg_err(context))?;
+        bump_generation(&tx)?;
+        let value = work(&tx)?;
+        wait(tx.commit()).map_err(pg_err(context))?;
+        bump_generation(client)?;
+        Ok(value)
+    }
+}
+
+impl Store for PostgresStore {
+    fn create_library(&self, name: &LibraryName, space: &EmbeddingSpace) -> Result<LibraryInfo> {
+        let space_json = serde_json::to_value(space).map_err(|e| StoreError::io("library", e))?;
+        self.write("creating a library", |tx| {
+            let created = wait(tx.query_opt(
+                "INSERT INTO folio_libraries (name, space, created_at)
+                 VALUES ($1, $2, to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'))
+                 ON CONFLICT (name) DO NOTHING RETURNING id",
+                &[&name.as_str(), &space_json],
+            ))
+            .map_err(pg_err("creating a library"))?;
+            if let Some(created) = created {
+                create_hnsw(tx, created.get(0), space.dim)?;
+            }
+            let row = library_row(tx, name)?;
+            match row.info.space.difference(space) {
+                None => Ok(row.info),
+                Some(difference) => Err(StoreError::EmbeddingMismatch {
+                    library: name.to_string(),
+                    difference,
+                }),
+            }
+        })
+    }
+
+    fn library(&self, name: &LibraryName) -> Result<LibraryInfo> {
+        let mut conn = self.pool.get()?;
+        Ok(library_row(conn.client(), name)?.info)
+    }
+
+    fn libraries(&self) -> Result<Vec<LibraryInfo>> {
+        let mut conn = self.pool.get()?;
+        let client = conn.client();
+        let names = wait(client.query("SELECT name FROM folio_libraries ORDER BY name", &[]))
+            .map_err(pg_err("listing libraries"))?;
+        names
+            .iter()
+            .filter_map(|r| LibraryName::new(r.get::<_, String>(0)).ok())
+            .map(|n| library_row(client, &n).map(|r| r.info))
+            .collect()
+    }
+
+    fn delete_library(&self, name: &LibraryName) -> Result<()> {
+        self.write("deleting a library", |tx| {
+            let id = library_id(tx, name)?;
+            wait(tx.execute(
+                "SELECT id FROM folio_libraries WHERE id = $1 FOR UPDATE",
+                &[&id],
+            ))
+            .map_err(pg_err("deleting a library"))?;
+            for sql in [
+                "DELETE FROM folio_postings WHERE library_id = $1",
+                "DELETE FROM folio_chunks WHERE library_id = $1",
+                "DELETE FROM folio_documents WHERE library_id = $1",
+                "DELETE FROM folio_libraries WHERE id = $1",
+            ] {
+                wait(tx.execute(sql, &[&id])).map_err(pg_err("deleting a library"))?;
+            }
+            wait(tx.batch_execute(&format!("DROP INDEX IF EXISTS {}", hnsw_index(id))))
+                .map_err(pg_err("deleting a library"))?;
+            Ok(())
+        })
+    }
+
+    fn content_hash(&self, id: &DocumentId) -> Result<Option<String>> {
+        let mut conn = self.pool.get()?;
+        Ok(wait(conn.client().query_opt(
+            "SELECT content_hash FROM folio_documents WHERE id = $1",
+            &[&id.as_str()],
+        ))
+        .map_err(pg_err("reading a document"))?
+        .map(|r| r.get(0)))
+    }
+
+    fn put_documents(&self, documents: Vec<NewDocument>, force: bool) -> Result<Vec<PutOutcome>> {
+        let mut libraries: HashMap<LibraryName, LibraryRow> = HashMap::new();
+        {
+            let mut conn = self.pool.get()?;
+            let client = conn.client();
+            for new in &documents {
+                if !libraries.contains_key(&new.document.library) {
+                    let row = library_row(client, &new.document.library)?;
+                    libraries.insert(new.document.library.clone(), row);
+                }
+                let row = &libraries[&new.document.library];
+                if let Some(difference) = row.info.space.difference(&new.space) {
+                    return Err(StoreError::EmbeddingMismatch {
+                        library: row.info.name.to_string(),
+                        difference,
+                    });
+                }
+                validate(new, &row.info.space)?;
+            }
+        }
+        self.write("writing documents", |tx| {
+            // The libraries stay (a concurrent delete waits), and each
+            // document is written by one process at a time: locks taken in
+            // one order, so two batches never deadlock.
+            let ids: Vec<i64> = libraries.values().map(|r| r.id).collect();
+            wait(tx.execute(
+                "SELECT id FROM folio_libraries WHERE id = ANY($1) FOR KEY SHARE",
+                &[&ids],
+            ))
+            .map_err(pg_err("writing documents"))?;
+            let mut keys: Vec<i64> = documents.iter().map(|n| lock_key(&n.document.id)).collect();
+            keys.sort_unstable();
+            keys.dedup();
+            wait(tx.execute(
+                "SELECT pg_advisory_xact_lock(k) FROM unnest($1::bigint[]) AS k",
+                &[&keys],
+            ))
+            .map_err(pg_err("writing documents"))?;
+            let mut outcomes = Vec::with_capacity(documents.len());
+            for new in &documents {
+                let doc = &new.document;
+                let library_id = libraries[&doc.library].id;
+                let existing = wait(tx.query_opt(
+                    "SELECT content_hash FROM folio_documents WHERE id = $1",
+                    &[&doc.id.as_str()],
+                ))
+                .map_err(pg_err("writing documents"))?;
+                let outcome = match existing.map(|r| r.get::<_, String>(0)) {
+                    Some(hash) if hash == doc.content_hash && !force => {
+                        outcomes.push(PutOutcome::Skipped);
+                        continue;
+                    }
+                    Some(_) => {
+                        remove_document_rows(tx, doc.id.as_str())?;
+                        PutOutcome::Replaced
+                    }
+                    None => PutOutcome::Indexed,
+                };
+                insert_document(tx, library_id, new)?;
+                outcomes.push(outcome);
+            }
+            Ok(outcomes)
+        })
+    }
+
+    fn document(&self, id: &DocumentId) -> Result<Document> {
+        let mut conn = self.pool.get()?;
+        let row = wait(conn.client().query_opt(
+            &format!(
+                "SELECT {DOCUMENT_COLUMNS}, d.text FROM folio_documents d
+                 JOIN folio_libraries l ON l.id = d.library_id WHERE d.id = $1"
+            ),
+            &[&id.as_str()],
+        ))
+        .map_err(pg_err("reading a document"))?
+        .ok_or_else(|| StoreError::NotFound {
+            what: "document",
+            id: id.to_string(),
+        })?;
+        let s = summary_at(&row, 0)?;
+        Ok(Document {
+            id: s.id,
+            library: s.library,
+            source: s.source,
+            source_kind: s.source_kind,
+            format: s.format,
+            title: s.title,
+            content_hash: s.content_hash,
+            metadata: s.metadata,
+            page_count: s.page_count,
+            chunk_count: s.chunk_count,
+            text: row.try_get(DOCUMENT_COLUMN_COUNT).map_err(row_err)?,
+            ingested_at: s.ingested_at,
+        })
+    }
+
+    fn documents(
+        &self,
+        library: &LibraryName,
+        offset: u64,
+        limit: u64,
+    ) -> Result<(Vec<DocumentSummary>, u64)> {
+        let mut conn = self.pool.get()?;
+        let client = conn.client();
+        let row = library_row(client, library)?;
+        let rows = wait(client.query(
+            &format!(
+                "SELECT {DOCUMENT_COLUMNS} FROM folio_documents d JOIN folio_libraries l ON l.id = d.library_id
+                 WHERE d.library_id = $1 ORDER BY d.source, d.id LIMIT $2 OFFSET $3"
+            ),
+            &[
+                &row.id,
+                &(limit.min(i64::MAX as u64) as i64),
+                &(offset.min(i64::MAX as u64) as i64),
+            ],
+        ))
+        .map_err(pg_err("listing documents"))?;
+        let documents = rows
+            .iter()
+            .map(|r| summary_at(r, 0))
+            .collect::<Result<_>>()?;
+        Ok((documents, row.info.document_count))
+    }
+
+    fn delete_document(&self, id: &DocumentId) -> Result<()> {
+        self.write("deleting a document", |tx| {
+            wait(tx.execute("SELECT pg_advisory_xact_lock($1)", &[&lock_key(id)]))
+                .map_err(pg_err("deleting a document"))?;
+            let found = wait(tx.query_opt(
+                "SELECT 1 FROM folio_documents WHERE id = $1",
+                &[&id.as_str()],
+            ))
+            .map_err(pg_err("deleting a document"))?;
+            if found.is_none() {
+                return Err(StoreError::NotFound {
+                    what: "document",
+                    id: id.to_string(),
+                });
+            }
+            remove_document_rows(tx, id.as_str())
+        })
+    }
+
+    fn chunks(&self, id: &DocumentId, range: Range<u32>) -> Result<Vec<Chunk>> {
+        let mut conn = self.pool.get()?;
+        let start = range.start.min(i32::MAX as u32) as i32;
+        let end = range.end.min(i32::MAX as u32) as i32;
+        let rows = wait(conn.client().query(
+            &format!(
+                "SELECT {CHUNK_COLUMNS} FROM folio_chunks c
+                 WHERE c.document_id = $1 AND c.idx >= $2 AND c.idx < $3 ORDER BY c.idx"
+            ),
+            &[&id.as_str(), &start, &end],
+        ))
+        .map_err(pg_err("reading chunks"))?;
+        rows.iter().map(|r| chunk_at(r, 0)).collect()
+    }
+
+    fn chunks_with_documents(&self, ids: &[ChunkId]) -> Result<Vec<ChunkWithDocument>> {
+        let mut documents = Vec::with_capacity(ids.len());
+        let mut indexes = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Some((document, index)) = ChunkId::parse(id.as_str()) {
+                documents.push(document.as_str().to_string());
+                indexes.push(index.min(i32::MAX as u32) as i32);
+            }
+        }
+        if documents.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut conn = self.pool.get()?;
+        let rows = wait(conn.client().query(
+            &format!(
+                "SELECT {CHUNK_COLUMNS}, {DOCUMENT_COLUMNS}
+                 FROM unnest($1::text[], $2::int4[]) WITH ORDINALITY AS w(document_id, idx, n)
+                 JOIN folio_chunks c ON c.document_id = w.document_id AND c.idx = w.idx
+                 JOIN folio_documents d ON d.id = c.document_id
+                 JOIN folio_libraries l ON l.id = d.library_id
+                 ORDER BY w.n"
+            ),
+            &[&documents, &indexes],
+        ))
+        .map_err(pg_err("reading chunks"))?;
+        rows.iter()
+            .map(|r| {
+                Ok(ChunkWithDocument {
+                    chunk: chunk_at(r, 0)?,
+                    document: summary_at(r, CHUNK_COLUMN_COUNT)?,
+                })
+            })
+            .collect()
+    }
+
+    fn lexical(
+        &self,
+        library: &LibraryName,
+        query: &str,
+        filter: &Filter,
+        k: usize,
+        bm25: Bm25,
+    ) -> Result<Vec<Hit>> {
+        let mut conn = self.pool.get()?;
+        let client = conn.client();
+        let library_id = library_id(client, library)?;
+        let mut seen = HashSet::new();
+        let terms: Vec<String> = analysis::analyze(query)
+            .into_iter()
+            .filter(|t| seen.insert(t.clone()))
+            .collect();
+        if terms.is_empty() || k == 0 {
+            return Ok(Vec::new());
+        }
+        // Statistics and postings from one snapshot.
+        let tx = wait(
+            client
+                .build_transaction()
+                .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
+                .read_only(true)
+                .start(),
+        )
+        .map_err(pg_err("lexical search"))?;
+        let stats = wait(tx.query_one(
+            "SELECT count(*), COALESCE(sum(terms), 0)::bigint FROM folio_chunks WHERE library_id = $1",
+            &[&library_id],
+        ))
+        .map_err(pg_err("lexical search"))?;
+        let n = stats.get::<_, i64>(0) as f64;
+        if n == 0.0 {
+            return Ok(Vec::new());
+        }
+        let avgdl = (stats.get::<_, i64>(1) as f64 / n).max(1.0);
+        let frequencies = wait(tx.query(
+            "SELECT term, count(*) FROM folio_postings WHERE library_id = $1 AND term = ANY($2) GROUP BY term",
+            &[&library_id, &terms],
+        ))
+        .map_err(pg_err("lexical search"))?;
+        let mut idf_terms = Vec::new();
+        let mut idfs = Vec::new();
+        for row in frequencies {
+            let df = row.get::<_, i64>(1) as f64;
+            idf_terms.push(row.get::<_, String>(0));
+            idfs.push((1.0 + (n - df + 0.5) / (df + 0.5)).ln());
+        }
+        if idf_terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut q = Query::default();
+        let t = q.bind(idf_terms);
+        let i = q.bind(idfs);
+        let k1 = format!("{}::float8", q.bind(f64::from(bm25.k1)));
+        let b = format!("{}::float8", q.bind(f64::from(bm25.b)));
+        let avg = format!("{}::float8", q.bind(avgdl));
+        let limit = q.bind(k as i64);
+        let restrict = Self::filtered_keys(library_id, filter, &mut q, "p.chunk_key");
+        let sql = format!(
+            "SELECT c.document_id, c.idx, s.score FROM (
+                SELECT p.chunk_key, sum(w.idf * p.tf * ({k1} + 1) / (p.tf + {k1} * (1 - {b} + {b} * p.norm / {avg}))) AS score
+                FROM unnest({t}::text[], {i}::float8[]) AS w(term, idf)
+                JOIN folio_postings p ON p.library_id = {library_id} AND p.term = w.term
+                WHERE TRUE{restrict}
+                GROUP BY p.chunk_key ORDER BY score DESC, p.chunk_key LIMIT {limit}
+             ) s JOIN folio_chunks c ON c.key = s.chunk_key ORDER BY s.score DESC, s.chunk_key"
+        );
+        let rows = wait(tx.query(&sql, &q.refs())).map_err(pg_err("lexical search"))?;
+        wait(tx.commit()).map_err(pg_err("lexical search"))?;
+        hits_from(rows)
+    }
+
+    fn dense(
+        &self,
+        library: &LibraryName,
+        vector: &[f32],
+        filter: &Filter,
+        k: usize,
+    ) -> Result<Vec<Hit>> {
+        let mut conn = self.pool.get()?;
+        let client = conn.client();
+        let row = library_row(client, library)?;
+        if vector.len() != row.info.space.dim as usize {
+            return Err(StoreError::EmbeddingMismatch {
+                library: library.to_string(),
+                difference: format!("query dimension {} vs {}", vector.len(), row.info.space.dim),
+            });
+        }
+        if k == 0 {
+            return Ok(Vec::new());
+        }
+        let mut exact = row.info.chunk_count as i64 <= EXACT_MAX;
+        if !exact && !filter.is_empty() {
+            // A selective filter leaves few candidates: scan them exactly.
+            let mut q = Query::default();
+            let clause = where_clause(filter, &mut q);
+            let sql = format!(
+                "SELECT count(*) FROM (SELECT 1 FROM folio_chunks c JOIN folio_documents d ON d.id = c.document_id
+                 WHERE c.library_id = {}{clause} LIMIT {}) s",
+                row.id,
+                EXACT_MAX + 1
+            );
+            let candidates: i64 = wait(client.query_one(&sql, &q.refs()))
+                .map_err(pg_err("dense search"))?
+                .get(0);
+            exact = candidates <= EXACT_MAX;
+        }
+        self.dense_scan(client, &row, vector, filter, k, exact)
+    }
+
+    fn chunk_texts(&self, library: &LibraryName) -> Result<Vec<(ChunkId, String)>> {
+        let mut conn = self.pool.get()?;
+        let client = conn.client();
+        let id = library_id(client, library)?;
+        let rows = wait(client.query(
+            "SELECT document_id, idx, context || text FROM folio_chunks WHERE library_id = $1 ORDER BY key",
+            &[&id],
+        ))
+        .map_err(pg_err("reading chunks"))?;
+        Ok(rows
+            .iter()
+            .filter_map(|r| {
+                let document = DocumentId::parse(&r.get::<_, String>(0))?;
+                Some((ChunkId::new(&document, r.get::<_, i32>(1) as u32), r.get(2)))
+            })
+            .collect())
+    }
+
+    fn replace_vectors(
+        &self,
+        library: &LibraryName,
+        space: &EmbeddingSpace,
+        vectors: Vec<(ChunkId, Vec<f32>)>,
+    ) -> Result<()> {
+        let space_json = serde_json::to_value(space).map_err(|e| StoreError::io("library", e))?;
+        self.write("rebuilding", |tx| {
+            let row = library_row(tx, library)?;
+            if vectors.len() as u64 != row.info.chunk_count {
+                return Err(StoreError::InvalidArgument(format!(
+                    "{} vectors for a library of {} chunks",
+                    vectors.len(),
+                    row.info.chunk_count
+                )));
+            }
+            let mut documents = Vec::with_capacity(vectors.len());
+            let mut indexes = Vec::with_capacity(vectors.len());
+            let mut values = Vec::with_capacity(vectors.len());
+            for (id, vector) in &vectors {
+                if vector.len() != space.dim as usize {
+                    return Err(StoreError::InvalidArgument(format!(
+                        "vector for {id} has dimension {}, not {}",
+                        vector.len(),
+                        space.dim
+                    )));
+                }
+                let Some((document, index)) = ChunkId::parse(id.as_str()) else {
+                    return Err(StoreError::InvalidArgument(format!("bad chunk id {id}")));
+                };
+                documents.push(document.as_str().to_string());
+                indexes.push(index as i32);
+                values.push(Vector(vector.clone()));
+            }
+            wait(tx.batch_execute(&format!("DROP INDEX IF EXISTS {}", hnsw_index(row.id))))
+                .map_err(pg_err("rebuilding"))?;
+            let updated = wait(tx.execute(
+                "UPDATE folio_chunks c SET embedding = u.e
+                 FROM unnest($1::text[], $2::int4[], $3::vector[]) AS u(d, i, e)
+                 WHERE c.document_id = u.d AND c.idx = u.i AND c.library_id = $4",
+                &[&documents, &indexes, &values, &row.id],
+            ))
+            .map_err(pg_err("rebuilding"))?;
+            if updated != vectors.len() as u64 {
+                return Err(StoreError::InvalidArgument(format!(
+                    "{} of {} vectors name chunks of the library",
+                    updated,
+                    vectors.len()
+                )));
+            }
+            wait(tx.execute(
+                "UPDATE folio_libraries SET space = $1 WHERE id = $2",
+                &[&space_json, &row.id],
+            ))
+            .map_err(pg_err("rebuilding"))?;
+            create_hnsw(tx, row.id, space.dim)
+        })
+    }
+
+    fn stats(&self, library: &LibraryName) -> Result<LibraryStats> {
+        let mut conn = self.pool.get()?;
+        let client = conn.client();
+        let row = library_row(client, library)?;
+        let formats = wait(client.query(
+            "SELECT format, count(*) FROM folio_documents WHERE library_id = $1 GROUP BY format ORDER BY 2 DESC, 1",
+            &[&row.id],
+        ))
+        .map_err(pg_err("library statistics"))?
+        .iter()
+        .map(|r| (r.get::<_, String>(0), r.get::<_, i64>(1) as u64))
+        .collect();
+        let totals = wait(client.query_one(
+            "SELECT COALESCE(sum(char_count), 0)::bigint, max(ingested_at) FROM folio_documents WHERE library_id = $1",
+            &[&row.id],
+        ))
+        .map_err(pg_err("library statistics"))?;
+        let chunks = wait(client.query_one(
+            "SELECT COALESCE(sum(token_count), 0)::bigint, count(*) FROM folio_chunks WHERE library_id = $1",
+            &[&row.id],
+        ))
+        .map_err(pg_err("library statistics"))?;
+        let postings: i64 = wait(client.query_one(
+            "SELECT count(*) FROM folio_postings WHERE library_id = $1",
+            &[&row.id],
+        ))
+        .map_err(pg_err("library statistics"))?
+        .get(0);
+        let vectors: i64 = chunks.get(1);
+        let hnsw = row.info.space.dim <= HNSW_MAX_DIM;
+        let details = serde_json::json!({
+            "backend": "postgres",
+            "server": self.pool.display,
+            "dense_search": if vectors <= EXACT_MAX || !hnsw { "exact" } else { "hnsw" },
+            "vectors": vectors,
+            "vector_dim": row.info.space.dim,
+            "hnsw_index": if hnsw { Value::from(hnsw_index(row.id)) } else { Value::Null },
+            "lexical_postings": postings,
+        });
+        Ok(LibraryStats {
+            info: row.info,
+            formats,
+            total_chars: totals.get::<_, i64>(0) as u64,
+            total_tokens: chunks.get::<_, i64>(0) as u64,
+            last_ingested_at: totals.get(1),
+            index: details,
+        })
+    }
+
+    fn record_schema(&self, library: &LibraryName) -> Result<Option<RecordSchema>> {
+        let mut conn = self.pool.get()?;
+        let value: Option<Value> = wait(conn.client().query_opt(
+            "SELECT record_schema FROM folio_libraries WHERE name = $1",
+            &[&library.as_str()],
+        ))
+        .map_err(pg_err("reading a record schema"))?
+        .ok_or_else(|| StoreError::LibraryNotFound(library.to_string()))?
+        .get(0);
+        value
+            .map(|v| serde_json::from_value(v).map_err(|e| StoreError::io("record schema", e)))
+            .transpose()
+    }
+
+    fn set_record_schema(
+        &self,
+        library: &LibraryName,
+        schema: Option<&RecordSchema>,
+    ) -> Result<()> {
+        let value = schema
+            .map(serde_json::to_value)
+            .transpose()
+            .map_err(|e| StoreError::io("record schema", e))?;
+        self.write("writing a record schema", |tx| {
+            let changed = wait(tx.execute(
+                "UPDATE folio_libraries SET record_schema = $1 WHERE name = $2",
+                &[&value, &library.as_str()],
+            ))
+            .map_err(pg_err("writing a record schema"))?;
+            if changed == 0 {
+                return Err(StoreError::LibraryNotFound(library.to_string()));
+            }
+            Ok(())
+        })
+    }
+
+    fn facets(&self, library: &LibraryName, request: &FacetRequest) -> Result<Facets> {
+        let mut conn = self.pool.get()?;
+        let client = conn.client();
+        let id = library_id(client, library)?;
+        let mut q = Query::default();
+        let clause = Self::document_filter(id, &request.filter, &mut q)?;
+        let mut aggregator = Aggregator::new(request);
+        let columns: Vec<(&String, &str)> = aggregator
+            .fields()
+            .into_iter()
+            .filter_map(|field| document_column(field).map(|col| (field, col)))
+            .collect();
+        let select: Vec<String> = std::iter::once("d.metadata".to_string())
+            .chain(columns.iter().map(|(_, col)| format!("to_jsonb({col})")))
+            .collect();
+        let sql = format!(
+            "SELECT {} FROM folio_documents d WHERE {clause}",
+            select.join(", ")
+        );
+        let rows = wait(client.query(&sql, &q.refs())).map_err(pg_err("computing facets"))?;
+        for row in rows {
+            let mut fields = match row.try_get::<_, Value>(0).map_err(row_err)? {
+                Value::Object(map) => map,
+                _ => Map::new(),
+            };
+            for (i, (field, _)) in columns.iter().enumerate() {
+                let value: Option<Value> = row.try_get(i + 1).map_err(row_err)?;
+                fields.insert((*field).clone(), value.unwrap_or(Value::Null));
+            }
+            aggregator.add(&fields);
+        }
+        Ok(aggregator.finish())
+    }
+
+    fn neighbours(
+        &self,
+        id: &DocumentId,
+        order: &NeighbourOrder,
+    ) -> Result<(Option<DocumentSummary>, Option<DocumentSummary>)> {
+        let mut conn = self.pool.get()?;
+        let client = conn.client();
+        let mut q = Query::default();
+        let this = q.bind(id.as_str().to_string());
+        let expr = field_expr(&mut q, &order.order_by);
+        let value = |e: &str| -> String {
+            format!(
+                "(SELECT {} FROM folio_documents d2 WHERE d2.id = {this}::text)",
+                e.replace("d.", "d2.")
+            )
+        };
+        let exists = wait(client.query_opt(
+            &format!(
+                "SELECT d.library_id, {expr} IS NULL FROM folio_documents d WHERE d.id = {this}::text"
+            ),
+            &q.refs(),
+        ))
+        .map_err(pg_err("reading a document"))?
+        .ok_or_else(|| StoreError::NotFound {
+            what: "document",
+            id: id.to_string(),
+        })?;
+        let library_id: i64 = exists.get(0);
+        if exists.get::<_, bool>(1) {
+            return Ok((None, None));
+        }
+        let mut same = String::new();
+        for field in &order.group_by {
+            let e = field_expr(&mut q, field);
+            same.push_str(&format!(" AND {e} IS NOT DISTINCT FROM {}", value(&e)));
+        }
+        let this_value = value(&expr);
+        let find = |before: bool| -> Result<Option<DocumentSummary>> {
+            let (cmp, dir) = if before { ("<", "DESC") } else { (">", "ASC") };
+            let ties = if order.strict {
+                String::new()
+            } else {
+                format!(" OR ({expr} = {this_value} AND d.id {cmp} {this}::text)")
+            };
+            let sql = format!(
+                "SELECT {DOCUMENT_COLUMNS} FROM folio_documents d JOIN folio_libraries l ON l.id = d.library_id
+                 WHERE d.library_id = {library_id} AND d.id <> {this}::text{same}
+                   AND ({expr} {cmp} {this_value}{ties})
+                 ORDER BY {expr} {dir}, d.id {dir} LIMIT 1"
+            );
+            let row =
+                wait(client.query_opt(&sql, &q.refs())).map_err(pg_err("finding neighbours"))?;
+            row.map(|r| summary_at(&r, 0)).transpose()
+        };
+        let before = find(true)?;
+        let after = find(false)?;
+        Ok((before, after))
+    }
+
+    fn find_documents(
+        &self,
+        library: &LibraryName,
+        filter: &Filter,
+        limit: usize,
+    ) -> Result<Vec<DocumentSummary>> {
+        let mut conn = self.pool.get()?;
+        let client = conn.client();
+        let id = library_id(client, library)?;
+        let mut q = Query::default();
+        let clause = Self::document_filter(id, filter, &mut q)?;
+        let limit = q.bind(limit.min(i64::MAX as usize) as i64);
+        let rows = wait(client.query(
+            &format!(
+                "SELECT {DOCUMENT_COLUMNS} FROM folio_documents d JOIN folio_libraries l ON l.id = d.library_id
+                 WHERE {clause} ORDER BY d.source, d.id LIMIT {limit}"
+            ),
+            &q.refs(),
+        ))
+        .map_err(pg_err("finding documents"))?;
+        rows.iter().map(|r| summary_at(r, 0)).collect()
+    }
+
+    fn update_metadata(&self, id: &DocumentId, metadata: Map<String, Value>) -> Result<()> {
+        let value = clean_json(&Value::Object(metadata));
+        self.write("updating metadata", |tx| {
+            let changed = wait(tx.execute(
+                "UPDATE folio_documents SET metadata = $1 WHERE id = $2",
+                &[&value, &id.as_str()],
+            ))
+            .map_err(pg_err("updating metadata"))?;
+            if changed == 0 {
+                return Err(StoreError::NotFound {
+                    what: "document",
+                    id: id.to_string(),
+                });
+            }
+            Ok(())
+        })
+    }
+
+    fn flush(&self) -> Result<()> {
+        // Every write is durable at commit; nothing is derived outside it.
+        Ok(())
+    }
+
+    fn verify(&self, library: &LibraryName) -> Result<Integrity> {
+        let mut conn = self.pool.get()?;
+        let client = conn.client();
+        let row = library_row(client, library)?;
+        let query = |sql: &str| -> Result<Vec<Row>> {
+            wait(client.query(sql, &[&row.id])).map_err(pg_err("verifying"))
+        };
+        let mut problems = Vec::new();
+        for r in query(
+            "SELECT d.id, d.chunk_count, count(c.key) FROM folio_documents d
+             LEFT JOIN folio_chunks c ON c.document_id = d.id
+             WHERE d.library_id = $1 GROUP BY d.id, d.chunk_count HAVING count(c.key) <> d.chunk_count
+             ORDER BY d.id",
+        )? {
+            problems.push(format!(
+                "document {}: {} chunks stored of {}",
+                r.get::<_, String>(0),
+                r.get::<_, i64>(2),
+                r.get::<_, i32>(1)
+            ));
+        }
+        for r in query(
+            "SELECT c.document_id, count(*) FROM folio_chunks c
+             WHERE c.library_id = $1 AND c.terms > 0
+               AND NOT EXISTS (SELECT 1 FROM folio_postings p WHERE p.chunk_key = c.key)
+             GROUP BY c.document_id ORDER BY c.document_id",
+        )? {
+            problems.push(format!(
+                "document {}: {} chunks missing from the lexical index",
+                r.get::<_, String>(0),
+                r.get::<_, i64>(1)
+            ));
+        }
+        let orphans: i64 = query(
+            "SELECT count(DISTINCT p.chunk_key) FROM folio_postings p WHERE p.library_id = $1
+               AND NOT EXISTS (SELECT 1 FROM folio_chunks c WHERE c.key = p.chunk_key)",
+        )?[0]
+            .get(0);
+        if orphans > 0 {
+            problems.push(format!(
+                "the lexical index holds {orphans} chunks no document has"
+            ));
+        }
+        let dim = row.info.space.dim as i32;
+        let wrong: i64 = wait(client.query_one(
+            "SELECT count(*) FROM folio_chunks WHERE library_id = $1 AND vector_dims(embedding) <> $2",
+            &[&row.id, &dim],
+        ))
+        .map_err(pg_err("verifying"))?
+        .get(0);
+        if wrong > 0 {
+            problems.push(format!(
+                "{wrong} vectors are not of the library's dimension {dim}"
+            ));
+        }
+        Ok(Integrity {
+            library: library.to_string(),
+            documents: row.info.document_count,
+            chunks: row.info.chunk_count,
+            problems,
+        })
+    }
+
+    fn generation(&self) -> Result<Option<u64>> {
+        let mut conn = self.pool.get()?;
+        let row = wait(
+            conn.client()
+                .query_one("SELECT last_value, is_called FROM folio_generation", &[]),
+        )
+        .map_err(pg_err("reading the write generation"))?;
+        let value: i64 = row.get(0);
+        let called: bool = row.get(1);
+        Ok(Some(if called { value as u64 } else { 0 }))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,147 @@
+//! The schema, created and upgraded by folio itself: versioned in
+//! `folio_meta`, applied in one transaction under an advisory lock, so two
+//! processes starting at once do it once and a database of a newer version
+//! is refused before anything is touched.
+
+use folio_store::{Result, StoreError};
+use tokio_postgres::Client;
+
+use crate::pool::{describe, pg_err, wait};
+
+/// Bump when the schema changes; `migrate` refuses newer databases.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// The advisory lock key of migrations ("folio" in ASCII).
+const MIGRATION_LOCK: i64 = 0x666f_6c69_6f00;
+
+/// Version 1. Text that is sorted or prefix-matched is in the "C"
+/// collation: byte order, as the embedded store sorts, and LIKE prefixes use
+/// the btree indexes whatever the database's locale.
+const SCHEMA_V1: &str = r#"
+CREATE TABLE IF NOT EXISTS folio_meta (key text PRIMARY KEY, value text NOT NULL);
+CREATE SEQUENCE IF NOT EXISTS folio_generation;
+CREATE TABLE IF NOT EXISTS folio_libraries (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    name text COLLATE "C" NOT NULL UNIQUE,
+    space jsonb NOT NULL,
+    created_at text NOT NULL,
+    record_schema jsonb
+);
+CREATE TABLE IF NOT EXISTS folio_documents (
+    id text COLLATE "C" PRIMARY KEY,
+    library_id bigint NOT NULL REFERENCES folio_libraries(id),
+    source text COLLATE "C" NOT NULL,
+    source_kind text NOT NULL,
+    format text NOT NULL,
+    title text,
+    content_hash text NOT NULL,
+    metadata jsonb NOT NULL,
+    page_count integer,
+    chunk_count integer NOT NULL,
+    char_count bigint NOT NULL,
+    text text NOT NULL,
+    ingested_at text COLLATE "C" NOT NULL
+);
+CREATE INDEX IF NOT EXISTS folio_documents_by_source ON folio_documents (library_id, source, id);
+CREATE INDEX IF NOT EXISTS folio_documents_by_hash ON folio_documents (library_id, content_hash);
+CREATE INDEX IF NOT EXISTS folio_documents_by_format ON folio_documents (library_id, format);
+CREATE INDEX IF NOT EXISTS folio_documents_metadata ON folio_documents USING gin (metadata jsonb_path_ops);
+CREATE TABLE IF NOT EXISTS folio_chunks (
+    key bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    library_id bigint NOT NULL,
+    document_id text COLLATE "C" NOT NULL REFERENCES folio_documents(id),
+    idx integer NOT NULL,
+    count integer NOT NULL,
+    text text NOT NULL,
+    context text NOT NULL,
+    char_start bigint NOT NULL,
+    char_end bigint NOT NULL,
+    page_start integer,
+    page_end integer,
+    section_path jsonb NOT NULL,
+    section text COLLATE "C" NOT NULL,
+    token_count integer NOT NULL,
+    terms integer NOT NULL,
+    embedding vector NOT NULL,
+    UNIQUE (document_id, idx)
+);
+CREATE INDEX IF NOT EXISTS folio_chunks_by_library ON folio_chunks (library_id, terms);
+CREATE TABLE IF NOT EXISTS folio_postings (
+    library_id bigint NOT NULL,
+    term text COLLATE "C" NOT NULL,
+    chunk_key bigint NOT NULL,
+    tf integer NOT NULL,
+    norm integer NOT NULL,
+    PRIMARY KEY (library_id, term, chunk_key)
+);
+CREATE INDEX IF NOT EXISTS folio_postings_by_chunk ON folio_postings (chunk_key);
+-- A JSON value as a number the way a filter compares numbers: numbers, and
+-- strings that start with digits ("2019-05-01" compares as 2019).
+CREATE OR REPLACE FUNCTION folio_num(v jsonb) RETURNS double precision
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT CASE jsonb_typeof(v)
+    WHEN 'number' THEN (v #>> '{}')::double precision
+    WHEN 'string' THEN substring(v #>> '{}' from '^[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?')::double precision
+  END
+$$;
+-- A JSON field's items: a list's elements, or a scalar itself.
+CREATE OR REPLACE FUNCTION folio_items(v jsonb) RETURNS SETOF jsonb
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT e FROM jsonb_array_elements(
+    CASE WHEN jsonb_typeof(v) = 'array' THEN v ELSE jsonb_build_array(v) END) e
+  WHERE v IS NOT NULL
+$$;
+"#;
+
+/// Creates or upgrades the schema; refuses a database of a newer version
+/// and explains a missing pgvector.
+pub fn migrate(client: &mut Client, display: &str) -> Result<()> {
+    let tx = wait(client.transaction()).map_err(pg_err("preparing the database"))?;
+    wait(tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK]))
+        .map_err(pg_err("preparing the database"))?;
+    if let Err(e) = wait(tx.batch_execute("CREATE EXTENSION IF NOT EXISTS vector")) {
+        return Err(StoreError::io(
+            "preparing the database",
+            format!(
+                "the pgvector extension is missing on {display} and could not be created ({}); \
+                 install pgvector (0.7 or newer) on the server, or have an administrator run \
+                 CREATE EXTENSION vector in this database",
+                describe(&e)
+            ),
+        ));
+    }
+    let exists: bool = wait(tx.query_one("SELECT to_regclass('folio_meta') IS NOT NULL", &[]))
+        .map_err(pg_err("preparing the database"))?
+        .get(0);
+    let version: i64 = if exists {
+        wait(tx.query_opt(
+            "SELECT value FROM folio_meta WHERE key = 'schema_version'",
+            &[],
+        ))
+        .map_err(pg_err("preparing the database"))?
+        .and_then(|row| row.get::<_, String>(0).parse().ok())
+        .unwrap_or(0)
+    } else {
+        0
+    };
+    if version > SCHEMA_VERSION {
+        return Err(StoreError::io(
+            "database schema",
+            format!(
+                "the database on {display} has folio schema version {version}; this folio knows \
+                 up to {SCHEMA_VERSION}: upgrade folio"
+            ),
+        ));
+    }
+    if version < SCHEMA_VERSION {
+        wait(tx.batch_execute(SCHEMA_V1)).map_err(pg_err("creating the schema"))?;
+        wait(tx.execute(
+            "INSERT INTO folio_meta (key, value) VALUES ('schema_version', $1)
+             ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+            &[&SCHEMA_VERSION.to_string()],
+        ))
+        .map_err(pg_err("creating the schema"))?;
+    }
+    wait(tx.commit()).map_err(pg_err("preparing the database"))?;
+    Ok(())
+}

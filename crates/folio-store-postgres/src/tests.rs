@@ -1,0 +1,293 @@
+//! The conformance suite and PostgreSQL-specific behaviour, against a real
+//! server: `FOLIO_TEST_STORE_URL` (scripts/postgres.sh start prints one).
+//! Each store gets a database of its own, dropped afterwards.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use folio_store::conformance::{self, axis, document, space};
+use serde_json::json;
+
+use super::*;
+
+/// The test server's URL; a missing server fails the test, never skips it.
+fn server_url() -> String {
+    std::env::var("FOLIO_TEST_STORE_URL").unwrap_or_else(|_| {
+        panic!(
+            "FOLIO_TEST_STORE_URL is not set: start a test server with `scripts/postgres.sh start` \
+             and export the URL it prints (scripts/test.sh does both)"
+        )
+    })
+}
+
+/// A fresh, empty database on the test server, dropped with the guard.
+pub struct TestDatabase {
+    pub url: String,
+    name: String,
+}
+
+impl TestDatabase {
+    pub fn new() -> Self {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let name = format!(
+            "folio_test_{}_{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::SeqCst)
+        );
+        let admin = Pool::new(&server_url()).unwrap();
+        let mut conn = admin.get().unwrap();
+        for sql in [
+            format!("DROP DATABASE IF EXISTS {name}"),
+            format!("CREATE DATABASE {name}"),
+        ] {
+            wait(conn.client().batch_execute(&sql)).unwrap();
+        }
+        let mut url = url::Url::parse(&server_url()).unwrap();
+        url.set_path(&name);
+        TestDatabase {
+            url: url.to_string(),
+            name,
+        }
+    }
+
+    pub fn store(&self) -> PostgresStore {
+        PostgresStore::connect(&self.url).unwrap()
+    }
+}
+
+impl Drop for TestDatabase {
+    fn drop(&mut self) {
+        if let Ok(admin) = Pool::new(&server_url())
+            && let Ok(mut conn) = admin.get()
+        {
+            let _ = wait(conn.client().batch_execute(&format!(
+                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                self.name
+            )));
+        }
+    }
+}
+
+/// A store that drops its database when dropped.
+struct Scoped {
+    store: PostgresStore,
+    _database: TestDatabase,
+}
+
+#[test]
+fn conformance_suite() {
+    conformance::run(&|| {
+        let database = TestDatabase::new();
+        let store = database.store();
+        Box::new(ScopedStore(Scoped {
+            store,
+            _database: database,
+        }))
+    });
+}
+
+/// The suite wants a `Box<dyn Store>`; this one drops its database after.
+struct ScopedStore(Scoped);
+
+macro_rules! delegate {
+    ($($name:ident($($arg:ident: $ty:ty),*) -> $ret:ty;)*) => {
+        $(fn $name(&self, $($arg: $ty),*) -> $ret { self.0.store.$name($($arg),*) })*
+    };
+}
+
+impl Store for ScopedStore {
+    delegate! {
+        create_library(name: &LibraryName, space: &EmbeddingSpace) -> Result<LibraryInfo>;
+        library(name: &LibraryName) -> Result<LibraryInfo>;
+        libraries() -> Result<Vec<LibraryInfo>>;
+        delete_library(name: &LibraryName) -> Result<()>;
+        content_hash(id: &DocumentId) -> Result<Option<String>>;
+        put_documents(documents: Vec<NewDocument>, force: bool) -> Result<Vec<PutOutcome>>;
+        document(id: &DocumentId) -> Result<Document>;
+        documents(library: &LibraryName, offset: u64, limit: u64) -> Result<(Vec<DocumentSummary>, u64)>;
+        delete_document(id: &DocumentId) -> Result<()>;
+        chunks(id: &DocumentId, range: Range<u32>) -> Result<Vec<Chunk>>;
+        chunks_with_documents(ids: &[ChunkId]) -> Result<Vec<ChunkWithDocument>>;
+        lexical(library: &LibraryName, query: &str, filter: &Filter, k: usize, bm25: Bm25) -> Result<Vec<Hit>>;
+        dense(library: &LibraryName, vector: &[f32], filter: &Filter, k: usize) -> Result<Vec<Hit>>;
+        chunk_texts(library: &LibraryName) -> Result<Vec<(ChunkId, String)>>;
+        replace_vectors(library: &LibraryName, space: &EmbeddingSpace, vectors: Vec<(ChunkId, Vec<f32>)>) -> Result<()>;
+        stats(library: &LibraryName) -> Result<LibraryStats>;
+        record_schema(library: &LibraryName) -> Result<Option<RecordSchema>>;
+        set_record_schema(library: &LibraryName, schema: Option<&RecordSchema>) -> Result<()>;
+        facets(library: &LibraryName, request: &FacetRequest) -> Result<Facets>;
+        neighbours(id: &DocumentId, order: &NeighbourOrder) -> Result<(Option<DocumentSummary>, Option<DocumentSummary>)>;
+        find_documents(library: &LibraryName, filter: &Filter, limit: usize) -> Result<Vec<DocumentSummary>>;
+        update_metadata(id: &DocumentId, metadata: Map<String, Value>) -> Result<()>;
+        flush() -> Result<()>;
+        verify(library: &LibraryName) -> Result<Integrity>;
+        generation() -> Result<Option<u64>>;
+    }
+}
+
+fn lib() -> LibraryName {
+    LibraryName::new("lib").unwrap()
+}
+
+#[test]
+fn bm25_scores_equal_the_embedded_store() {
+    let database = TestDatabase::new();
+    let postgres = database.store();
+    let dir = std::env::temp_dir().join(format!("folio-pg-bm25-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let embedded = folio_store_embedded::EmbeddedStore::open(
+        &dir,
+        folio_store_embedded::Access::ReadWrite {
+            lock_wait: std::time::Duration::from_secs(1),
+        },
+    )
+    .unwrap();
+    let texts = [
+        "Retrieval of scientific claims with neural rankers and BM25 baselines",
+        "The runner was running fast and runs daily along the river",
+        "Claims about vaccines are checked against the scientific literature, claim by claim",
+        "Cooking rice: rinse, boil, and rest the rice before serving",
+        "A very long chunk that repeats words words words words words words words words \
+         words words words words words words words words words words words words words words \
+         words words words words words words words words words words words words words words \
+         words words words words about retrieval",
+    ];
+    for store in [&postgres as &dyn Store, &embedded] {
+        store.create_library(&lib(), &space()).unwrap();
+        let docs = texts
+            .iter()
+            .enumerate()
+            .map(|(i, t)| document(&lib(), &format!("d{i}.txt"), &[t], &[i % 3], json!({})))
+            .collect();
+        store.put_documents(docs, false).unwrap();
+    }
+    for query in [
+        "scientific claims",
+        "retrieval words",
+        "running rice",
+        "claim",
+    ] {
+        for bm25 in [Bm25::default(), Bm25 { k1: 0.9, b: 0.4 }] {
+            let a = postgres
+                .lexical(&lib(), query, &Filter::default(), 10, bm25)
+                .unwrap();
+            let b = embedded
+                .lexical(&lib(), query, &Filter::default(), 10, bm25)
+                .unwrap();
+            assert_eq!(a.len(), b.len(), "{query}: {a:?} vs {b:?}");
+            for (x, y) in a.iter().zip(&b) {
+                assert_eq!(x.chunk, y.chunk, "{query}: {a:?} vs {b:?}");
+                assert!((x.score - y.score).abs() < 1e-4, "{query}: {a:?} vs {b:?}");
+            }
+        }
+    }
+    drop(embedded);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn large_libraries_use_the_hnsw_index_and_keep_filtered_recall() {
+    let database = TestDatabase::new();
+    let store = database.store();
+    store.create_library(&lib(), &space()).unwrap();
+    // Enough chunks for the index path; 2 % of them tagged "rare".
+    let total = (EXACT_MAX as usize) + 500;
+    let mut batch = Vec::new();
+    for i in 0..total {
+        let tag = if i % 50 == 0 { "rare" } else { "common" };
+        let tilt = (i % 97) as f32 / 97.0;
+        let mut doc = document(
+            &lib(),
+            &format!("n{i}"),
+            &["text"],
+            &[i % 3],
+            json!({"tag": tag}),
+        );
+        doc.vectors[0] = axis(i % 3, tilt);
+        batch.push(doc);
+        if batch.len() == 2_000 {
+            store
+                .put_documents(std::mem::take(&mut batch), false)
+                .unwrap();
+        }
+    }
+    store.put_documents(batch, false).unwrap();
+    assert_eq!(store.stats(&lib()).unwrap().index["dense_search"], "hnsw");
+    let rare = Filter::from_json(&json!({"tag": "rare"})).unwrap();
+    let hits = store.dense(&lib(), &axis(0, 0.0), &rare, 10).unwrap();
+    assert_eq!(hits.len(), 10, "a 2 % filter still fills k");
+    let graph = store.dense_graph(&lib(), &axis(1, 0.0), 10).unwrap();
+    assert_eq!(graph.len(), 10);
+    assert!(graph.windows(2).all(|w| w[0].score >= w[1].score));
+}
+
+#[test]
+fn a_newer_schema_is_refused_and_bad_urls_are_explained() {
+    let database = TestDatabase::new();
+    drop(database.store());
+    {
+        let pool = Pool::new(&database.url).unwrap();
+        let mut conn = pool.get().unwrap();
+        wait(
+            conn.client()
+                .batch_execute("UPDATE folio_meta SET value = '99' WHERE key = 'schema_version'"),
+        )
+        .unwrap();
+    }
+    let Err(e) = PostgresStore::connect(&database.url) else {
+        panic!("a newer schema must be refused");
+    };
+    assert!(e.to_string().contains("schema version 99"), "{e}");
+
+    let Err(e) = PostgresStore::connect("postgres://folio:s3cret@127.0.0.1:1/folio") else {
+        panic!("nothing listens on port 1");
+    };
+    let text = e.to_string();
+    assert!(text.contains("connecting to PostgreSQL"), "{text}");
+    assert!(!text.contains("s3cret"), "the password leaked: {text}");
+    assert!(matches!(
+        PostgresStore::connect("postgres://[broken"),
+        Err(StoreError::InvalidArgument(_))
+    ));
+}
+
+#[test]
+fn two_stores_writing_the_same_documents_at_once_write_each_once() {
+    let database = TestDatabase::new();
+    let first = database.store();
+    first.create_library(&lib(), &space()).unwrap();
+    let docs: Vec<NewDocument> = (0..40)
+        .map(|i| {
+            document(
+                &lib(),
+                &format!("same{i}.txt"),
+                &["shared words"],
+                &[0],
+                json!({}),
+            )
+        })
+        .collect();
+    let outcomes: Vec<Vec<PutOutcome>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..4)
+            .map(|_| {
+                let docs = docs.clone();
+                let url = database.url.clone();
+                scope.spawn(move || {
+                    let store = PostgresStore::connect(&url).unwrap();
+                    docs.into_iter()
+                        .map(|d| store.put_documents(vec![d], false).unwrap()[0])
+                        .collect()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let indexed = outcomes
+        .iter()
+        .flatten()
+        .filter(|o| **o == PutOutcome::Indexed)
+        .count();
+    assert_eq!(indexed, 40, "each document indexed by exactly one writer");
+    let info = first.library(&lib()).unwrap();
+    assert_eq!((info.document_count, info.chunk_count), (40, 40));
+    assert!(first.verify(&lib()).unwrap().problems.is_empty());
+}

