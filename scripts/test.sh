@@ -5,6 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh >/dev/null
+# The PostgreSQL backend's tests run against a real server (never skipped).
+FOLIO_TEST_STORE_URL=$(scripts/postgres.sh start | sed -n 's/^FOLIO_STORE_URL=//p')
+export FOLIO_TEST_STORE_URL
 cargo fmt --all -- --check
 cargo clippy --all-targets --locked -- -D warnings
 cargo test --workspace --locked

@@ -43,6 +43,10 @@ pub struct Cli {
     /// Data directory (default $FOLIO_DATA_DIR, else ~/.local/share/folio/data).
     #[arg(long, global = true)]
     pub data_dir: Option<PathBuf>,
+    /// A PostgreSQL server to use instead of the data directory
+    /// (default $FOLIO_STORE_URL, else [store] url).
+    #[arg(long, global = true)]
+    pub store_url: Option<String>,
     /// Configuration file (default $FOLIO_CONFIG, else ~/.config/folio/config.toml).
     #[arg(long, global = true)]
     pub config: Option<PathBuf>,
@@ -87,6 +91,10 @@ pub enum Command {
     Check { library: String },
     /// Re-embed a library with the current model (after a model change).
     Rebuild { library: String },
+    /// Copy a library, vectors included, from another store into this one
+    /// (an embedded data directory into PostgreSQL, or back). Resumable:
+    /// documents already copied are left alone.
+    Copy(CopyArgs),
     /// Evaluate retrieval on a BEIR directory (nDCG@10, Recall@100, MRR@10).
     Eval(EvalArgs),
     /// Benchmark search on a synthetic library, or the encoder on a corpus.
@@ -101,6 +109,23 @@ pub enum Command {
     References(records::ReferencesArgs),
     /// Find where a passage occurs: document, page and char offsets.
     Quote(records::QuoteArgs),
+}
+
+#[derive(Args)]
+pub struct CopyArgs {
+    /// The embedded store's data directory to copy from.
+    #[arg(
+        long,
+        conflicts_with = "from_url",
+        required_unless_present = "from_url"
+    )]
+    pub from: Option<PathBuf>,
+    /// The PostgreSQL server to copy from.
+    #[arg(long)]
+    pub from_url: Option<String>,
+    /// The library to copy.
+    #[arg(long, short)]
+    pub library: String,
 }
 
 #[derive(Args)]
@@ -339,6 +364,7 @@ pub fn open(cli: &Cli, overrides: &Overrides, writable: bool) -> Result<Engine> 
 pub fn run(cli: Cli) -> Result<Outcome> {
     let mut overrides = Overrides {
         data_dir: cli.data_dir.clone(),
+        store_url: cli.store_url.clone(),
         backend: cli.backend.clone(),
         model_dir: cli.model_dir.clone(),
         threads: cli.threads,
@@ -503,6 +529,18 @@ pub fn run(cli: Cli) -> Result<Outcome> {
             let engine = open(&cli, &overrides, true)?;
             let count = engine.rebuild(&library(name)?, &Bar::new("rebuild", !json))?;
             output::rebuilt(name, count, json)?;
+            Ok(Outcome::Success)
+        }
+        Command::Copy(args) => {
+            let from = match (&args.from, &args.from_url) {
+                (Some(dir), _) => folio_engine::StoreLocation::Directory(dir.clone()),
+                (None, Some(url)) => folio_engine::StoreLocation::Url(url.clone()),
+                (None, None) => return Err(usage("give --from DIR or --from-url URL")),
+            };
+            let engine = open(&cli, &overrides, true)?;
+            let report =
+                engine.copy_library(&from, &library(&args.library)?, &Bar::new("copy", !json))?;
+            output::copied(&report, json)?;
             Ok(Outcome::Success)
         }
         Command::Eval(args) => {

@@ -16,6 +16,7 @@ use serde::Deserialize;
 #[serde(default, deny_unknown_fields)]
 pub struct FileConfig {
     pub data_dir: Option<PathBuf>,
+    pub store: StoreSection,
     pub model: ModelSection,
     pub openai: OpenAiSection,
     pub limits: Limits,
@@ -24,6 +25,16 @@ pub struct FileConfig {
     pub ingest: IngestSection,
     pub ocr: OcrSection,
     pub serve: ServeSection,
+}
+
+/// Where libraries live: the embedded store in the data directory, or a
+/// PostgreSQL server shared by a team.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StoreSection {
+    /// `postgres://user:password@host:port/database` (FOLIO_STORE_URL and
+    /// --store-url override it).
+    pub url: Option<String>,
 }
 
 /// OCR of scanned PDF pages through Tesseract.
@@ -172,6 +183,7 @@ fn find_runtime(configured: Option<PathBuf>) -> Option<PathBuf> {
 #[derive(Debug, Default, Clone)]
 pub struct Overrides {
     pub data_dir: Option<PathBuf>,
+    pub store_url: Option<String>,
     pub backend: Option<String>,
     pub model_dir: Option<PathBuf>,
     pub threads: Option<usize>,
@@ -191,6 +203,12 @@ pub fn engine_config(
         .or_else(|| env("FOLIO_DATA_DIR").map(PathBuf::from))
         .or(file.data_dir)
         .unwrap_or_else(|| folio_home().join("data"));
+    let store_url = overrides
+        .store_url
+        .clone()
+        .or_else(|| env("FOLIO_STORE_URL"))
+        .or(file.store.url)
+        .filter(|url| !url.is_empty());
     let m = file.model;
     let model_dir = overrides
         .model_dir
@@ -288,6 +306,7 @@ pub fn engine_config(
     };
     Ok(EngineConfig {
         data_dir,
+        store_url,
         embedder,
         limits,
         chunking: ChunkingConfig {

@@ -274,6 +274,17 @@ pub fn rebuilt(library: &str, chunks: usize, json: bool) -> Result<()> {
     Ok(())
 }
 
+pub fn copied(report: &folio_engine::CopyReport, json: bool) -> Result<()> {
+    if json {
+        return print_json(report);
+    }
+    println!(
+        "copied {} documents ({} chunks) of {}; {} were already there",
+        report.copied, report.chunks, report.library, report.unchanged
+    );
+    Ok(())
+}
+
 pub fn stats(stats: &LibraryStats, json: bool) -> Result<()> {
     if json {
         return print_json(stats);

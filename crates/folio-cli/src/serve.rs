@@ -119,9 +119,11 @@ pub fn run(cli: &Cli, args: &ServeArgs, mut overrides: Overrides) -> Result<Outc
         .context("cannot start the async runtime")?;
     runtime.block_on(async move {
         match args.http {
-            None if read_only => {
+            // Read-only, or on a database server that every process
+            // writes directly: no owner to elect.
+            None if read_only || config.store_url.is_some() => {
                 let engine = Engine::open(config)?;
-                folio_server::owner::run_stdio_read_only(engine, options).await
+                folio_server::owner::run_stdio_direct(engine, options).await
             }
             None => folio_server::owner::run_stdio(config, options, wait).await,
             Some(addr) => {
@@ -164,7 +166,7 @@ async fn serve_http(
         );
     }
     // The owner lock lives as long as this server serves.
-    let (engine, _owner_lock) = if read_only {
+    let (engine, _owner_lock) = if read_only || config.store_url.is_some() {
         (Engine::open(config)?, None)
     } else {
         match folio_server::owner::claim(&config, wait).await? {

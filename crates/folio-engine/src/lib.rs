@@ -11,6 +11,7 @@ mod approximate;
 mod byo;
 pub mod cache;
 pub mod cite;
+mod copy;
 mod error;
 pub mod eval;
 mod ingest;
@@ -26,6 +27,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 pub use byo::{StoreChunksReport, StoreChunksRequest, StoredChunk};
+pub use copy::{CopyReport, StoreLocation};
 pub use error::EngineError;
 use folio_chunk::ChunkConfig;
 use folio_core::{
@@ -78,6 +80,9 @@ pub struct ChunkingConfig {
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
     pub data_dir: PathBuf,
+    /// A PostgreSQL server (`postgres://…`) instead of the embedded store
+    /// in `data_dir`: one index shared by every folio process of a team.
+    pub store_url: Option<String>,
     pub embedder: EmbedderConfig,
     pub limits: Limits,
     pub chunking: ChunkingConfig,
@@ -114,6 +119,24 @@ pub struct Engine {
     cache: cache::SearchCache,
 }
 
+/// The one place a backend is chosen: PostgreSQL when the configuration
+/// names a server, else the embedded store in the data directory.
+fn open_store(
+    config: &EngineConfig,
+    access: Access,
+) -> Result<(Arc<dyn Store>, Option<Arc<EmbeddedStore>>)> {
+    match &config.store_url {
+        Some(url) => Ok((
+            Arc::new(folio_store_postgres::PostgresStore::connect(url)?),
+            None,
+        )),
+        None => {
+            let store = Arc::new(EmbeddedStore::open(&config.data_dir, access)?);
+            Ok((store.clone(), Some(store)))
+        }
+    }
+}
+
 impl Engine {
     /// Opens the store; the model is loaded on first use.
     pub fn open(config: EngineConfig) -> Result<Self> {
@@ -125,15 +148,15 @@ impl Engine {
             Some(lock_wait) => Access::Shared { lock_wait },
             None => Access::ReadOnly,
         };
-        let store = Arc::new(EmbeddedStore::open(&config.data_dir, access)?);
+        let (store, embedded) = open_store(&config, access)?;
         let roots = if config.guard_paths {
             Roots::guarded(&config.roots, std::env::home_dir())?
         } else {
             Roots::new(&config.roots)?
         };
         Ok(Engine {
-            store: store.clone(),
-            embedded: Some(store),
+            store,
+            embedded,
             embedder: Mutex::new(None),
             roots,
             clock: Box::new(SystemClock),

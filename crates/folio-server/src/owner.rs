@@ -429,8 +429,9 @@ async fn write_line<W: AsyncWrite + Unpin + ?Sized>(to: &mut W, line: &str) -> s
     to.flush().await
 }
 
-/// Serves stdio directly from a read-only engine: no lock, no socket.
-pub async fn run_stdio_read_only(engine: Engine, options: ServeOptions) -> Result<()> {
+/// Serves stdio directly from an engine that needs no owner (read-only, or
+/// on a database server every process writes to): no lock, no socket.
+pub async fn run_stdio_direct(engine: Engine, options: ServeOptions) -> Result<()> {
     let shared = Shared::new(Arc::new(engine), options)?;
     let sessions = Arc::new(Sessions::default());
     session(

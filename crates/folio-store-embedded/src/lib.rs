@@ -994,6 +994,26 @@ impl Store for EmbeddedStore {
             .map_err(sql_err("reading chunks"))
     }
 
+    fn vectors(&self, id: &DocumentId) -> Result<Vec<Vec<f32>>> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare_cached("SELECT vector FROM chunks WHERE document_id = ? ORDER BY idx")
+            .map_err(sql_err("reading vectors"))?;
+        let vectors = stmt
+            .query_map([id.as_str()], |r| {
+                Ok(rows::vector_from_bytes(&r.get::<_, Vec<u8>>(0)?))
+            })
+            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+            .map_err(sql_err("reading vectors"))?;
+        if vectors.is_empty() {
+            return Err(StoreError::NotFound {
+                what: "document",
+                id: id.to_string(),
+            });
+        }
+        Ok(vectors)
+    }
+
     fn chunks_with_documents(&self, ids: &[ChunkId]) -> Result<Vec<ChunkWithDocument>> {
         let conn = self.conn();
         let mut stmt = conn

@@ -754,6 +754,24 @@ impl Store for PostgresStore {
         rows.iter().map(|r| chunk_at(r, 0)).collect()
     }
 
+    fn vectors(&self, id: &DocumentId) -> Result<Vec<Vec<f32>>> {
+        let mut conn = self.pool.get()?;
+        let rows = wait(conn.client().query(
+            "SELECT embedding FROM folio_chunks WHERE document_id = $1 ORDER BY idx",
+            &[&id.as_str()],
+        ))
+        .map_err(pg_err("reading vectors"))?;
+        if rows.is_empty() {
+            return Err(StoreError::NotFound {
+                what: "document",
+                id: id.to_string(),
+            });
+        }
+        rows.iter()
+            .map(|r| Ok(r.try_get::<_, Vector>(0).map_err(row_err)?.0))
+            .collect()
+    }
+
     fn chunks_with_documents(&self, ids: &[ChunkId]) -> Result<Vec<ChunkWithDocument>> {
         let mut documents = Vec::with_capacity(ids.len());
         let mut indexes = Vec::with_capacity(ids.len());

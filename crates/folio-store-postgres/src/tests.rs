@@ -107,6 +107,7 @@ impl Store for ScopedStore {
         delete_document(id: &DocumentId) -> Result<()>;
         chunks(id: &DocumentId, range: Range<u32>) -> Result<Vec<Chunk>>;
         chunks_with_documents(ids: &[ChunkId]) -> Result<Vec<ChunkWithDocument>>;
+        vectors(id: &DocumentId) -> Result<Vec<Vec<f32>>>;
         lexical(library: &LibraryName, query: &str, filter: &Filter, k: usize, bm25: Bm25) -> Result<Vec<Hit>>;
         dense(library: &LibraryName, vector: &[f32], filter: &Filter, k: usize) -> Result<Vec<Hit>>;
         chunk_texts(library: &LibraryName) -> Result<Vec<(ChunkId, String)>>;

@@ -703,6 +703,15 @@ pub fn chunks_read_back_in_order(store: &dyn Store) {
     store.put_documents(vec![doc.clone()], false).unwrap();
     let stored = store.document(&id).unwrap();
     assert_eq!(stored, doc.document);
+    assert_eq!(
+        store.vectors(&id).unwrap(),
+        doc.vectors,
+        "vectors read back exactly"
+    );
+    assert!(matches!(
+        store.vectors(&DocumentId::derive(&name, "nope")),
+        Err(StoreError::NotFound { .. })
+    ));
     let middle = store.chunks(&id, 1..3).unwrap();
     assert_eq!(middle, doc.chunks[1..3].to_vec());
     let ids = vec![

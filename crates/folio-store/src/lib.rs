@@ -239,6 +239,11 @@ pub trait Store: Send + Sync {
     /// The document's chunks whose index lies in `range`, in order.
     fn chunks(&self, id: &DocumentId, range: Range<u32>) -> Result<Vec<Chunk>>;
 
+    /// The vectors of a document's chunks, in chunk order: a library copied
+    /// to another backend keeps its vectors, nothing is re-embedded.
+    /// `NotFound` when there is no such document.
+    fn vectors(&self, id: &DocumentId) -> Result<Vec<Vec<f32>>>;
+
     /// Chunks by id with their documents, in the order asked; unknown ids
     /// are left out.
     fn chunks_with_documents(&self, ids: &[ChunkId]) -> Result<Vec<ChunkWithDocument>>;
