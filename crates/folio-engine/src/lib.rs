@@ -119,12 +119,12 @@ pub struct Engine {
     cache: cache::SearchCache,
 }
 
+/// The store in use, and the embedded backend when that is it.
+type OpenedStore = (Arc<dyn Store>, Option<Arc<EmbeddedStore>>);
+
 /// The one place a backend is chosen: PostgreSQL when the configuration
 /// names a server, else the embedded store in the data directory.
-fn open_store(
-    config: &EngineConfig,
-    access: Access,
-) -> Result<(Arc<dyn Store>, Option<Arc<EmbeddedStore>>)> {
+fn open_store(config: &EngineConfig, access: Access) -> Result<OpenedStore> {
     match &config.store_url {
         Some(url) => Ok((
             Arc::new(folio_store_postgres::PostgresStore::connect(url)?),
