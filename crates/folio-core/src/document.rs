@@ -136,6 +136,26 @@ pub struct DocumentSummary {
     pub metadata: serde_json::Map<String, serde_json::Value>,
 }
 
+impl DocumentSummary {
+    /// The full document: this summary with its text.
+    pub fn with_text(self, text: String) -> Document {
+        Document {
+            id: self.id,
+            library: self.library,
+            source: self.source,
+            source_kind: self.source_kind,
+            format: self.format,
+            title: self.title,
+            content_hash: self.content_hash,
+            metadata: self.metadata,
+            page_count: self.page_count,
+            chunk_count: self.chunk_count,
+            text,
+            ingested_at: self.ingested_at,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

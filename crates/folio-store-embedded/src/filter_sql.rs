@@ -30,17 +30,9 @@ pub(crate) fn json_path(field: &str) -> String {
     format!("$.\"{}\"", key.replace('"', ""))
 }
 
-/// Escapes `%`, `_` and `\` for a LIKE pattern with `ESCAPE '\'`.
+/// A LIKE pattern (with `ESCAPE '\'`) matching text that starts with `prefix`.
 fn like_prefix(prefix: &str) -> String {
-    let mut out = String::with_capacity(prefix.len() + 1);
-    for c in prefix.chars() {
-        if matches!(c, '%' | '_' | '\\') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out.push('%');
-    out
+    format!("{}%", folio_store::like_escape(prefix))
 }
 
 /// The WHERE fragment (joined with AND, starting with " AND ") and its

@@ -737,45 +737,6 @@ fn log_change(tx: &Connection, library_id: i64, document: &str, removed: &[u64])
     Ok(())
 }
 
-fn validate(new: &NewDocument, space: &EmbeddingSpace) -> Result<()> {
-    let invalid = |m: String| {
-        Err(StoreError::InvalidArgument(format!(
-            "document {}: {m}",
-            new.document.id
-        )))
-    };
-    if new.chunks.len() != new.vectors.len() {
-        return invalid(format!(
-            "{} chunks but {} vectors",
-            new.chunks.len(),
-            new.vectors.len()
-        ));
-    }
-    if new.chunks.is_empty() {
-        return invalid("no chunks".into());
-    }
-    if let Some(v) = new.vectors.iter().find(|v| v.len() != space.dim as usize) {
-        return invalid(format!(
-            "a vector of dimension {} in a {}-d library",
-            v.len(),
-            space.dim
-        ));
-    }
-    if new.vectors.iter().flatten().any(|x| !x.is_finite()) {
-        return invalid("a vector holds NaN or infinity".into());
-    }
-    let count = new.chunks.len() as u32;
-    for (i, chunk) in new.chunks.iter().enumerate() {
-        if chunk.document_id != new.document.id || chunk.index != i as u32 || chunk.count != count {
-            return invalid(format!(
-                "chunk {} is out of place (index {}, count {})",
-                chunk.id, chunk.index, chunk.count
-            ));
-        }
-    }
-    Ok(())
-}
-
 impl Store for EmbeddedStore {
     fn create_library(&self, name: &LibraryName, space: &EmbeddingSpace) -> Result<LibraryInfo> {
         let _write = self.begin_write()?;
@@ -872,7 +833,7 @@ impl Store for EmbeddedStore {
                     difference,
                 });
             }
-            validate(new, &row.info.space)?;
+            folio_store::validate(new, &row.info.space)?;
         }
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)

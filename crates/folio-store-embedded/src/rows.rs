@@ -57,21 +57,7 @@ pub fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<DocumentSummary> {
 
 /// A full document from `DOCUMENT_COLUMNS` followed by `d.text`.
 pub fn document_from_row(r: &Row<'_>) -> rusqlite::Result<Document> {
-    let s = summary_from_row(r)?;
-    Ok(Document {
-        id: s.id,
-        library: s.library,
-        source: s.source,
-        source_kind: s.source_kind,
-        format: s.format,
-        title: s.title,
-        content_hash: s.content_hash,
-        metadata: s.metadata,
-        page_count: s.page_count,
-        chunk_count: s.chunk_count,
-        text: r.get(DOCUMENT_COLUMN_COUNT)?,
-        ingested_at: s.ingested_at,
-    })
+    Ok(summary_from_row(r)?.with_text(r.get(DOCUMENT_COLUMN_COUNT)?))
 }
 
 pub fn chunk_from_row(r: &Row<'_>) -> rusqlite::Result<Chunk> {

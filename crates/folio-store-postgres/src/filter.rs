@@ -5,7 +5,7 @@
 //! spliced into the SQL text.
 
 use folio_core::{Condition, Filter};
-use folio_store::{document_column, metadata_key};
+use folio_store::{document_column, like_escape, metadata_key};
 use serde_json::{Value, json};
 use tokio_postgres::types::ToSql;
 
@@ -53,18 +53,6 @@ fn as_number(value: &Value) -> Option<f64> {
         Value::Bool(b) => Some(f64::from(u8::from(*b))),
         _ => None,
     }
-}
-
-/// Escapes `%`, `_` and `\` for a LIKE pattern with `ESCAPE '\'`.
-fn like_escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 1);
-    for c in text.chars() {
-        if matches!(c, '%' | '_' | '\\') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// Metadata equality: the key holds the value, or a list holding it.
@@ -192,11 +180,6 @@ pub fn has_chunk_conditions(filter: &Filter) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn like_escapes_wildcards() {
-        assert_eq!(like_escape("50%_a\\"), "50\\%\\_a\\\\");
-    }
 
     #[test]
     fn every_placeholder_is_bound() {

@@ -227,45 +227,6 @@ fn remove_document_rows(client: &impl GenericClient, id: &str) -> Result<()> {
     Ok(())
 }
 
-fn validate(new: &NewDocument, space: &EmbeddingSpace) -> Result<()> {
-    let invalid = |m: String| {
-        Err(StoreError::InvalidArgument(format!(
-            "document {}: {m}",
-            new.document.id
-        )))
-    };
-    if new.chunks.len() != new.vectors.len() {
-        return invalid(format!(
-            "{} chunks but {} vectors",
-            new.chunks.len(),
-            new.vectors.len()
-        ));
-    }
-    if new.chunks.is_empty() {
-        return invalid("no chunks".into());
-    }
-    if let Some(v) = new.vectors.iter().find(|v| v.len() != space.dim as usize) {
-        return invalid(format!(
-            "a vector of dimension {} in a {}-d library",
-            v.len(),
-            space.dim
-        ));
-    }
-    if new.vectors.iter().flatten().any(|x| !x.is_finite()) {
-        return invalid("a vector holds NaN or infinity".into());
-    }
-    let count = new.chunks.len() as u32;
-    for (i, chunk) in new.chunks.iter().enumerate() {
-        if chunk.document_id != new.document.id || chunk.index != i as u32 || chunk.count != count {
-            return invalid(format!(
-                "chunk {} is out of place (index {}, count {})",
-                chunk.id, chunk.index, chunk.count
-            ));
-        }
-    }
-    Ok(())
-}
-
 /// Writes one document's row, chunks (with vectors) and postings.
 fn insert_document(client: &impl GenericClient, library_id: i64, new: &NewDocument) -> Result<()> {
     let d = &new.document;
@@ -613,7 +574,7 @@ impl Store for PostgresStore {
                         difference,
                     });
                 }
-                validate(new, &row.info.space)?;
+                folio_store::validate(new, &row.info.space)?;
             }
         }
         self.write("writing documents", |tx| {
@@ -675,21 +636,7 @@ impl Store for PostgresStore {
             what: "document",
             id: id.to_string(),
         })?;
-        let s = summary_at(&row, 0)?;
-        Ok(Document {
-            id: s.id,
-            library: s.library,
-            source: s.source,
-            source_kind: s.source_kind,
-            format: s.format,
-            title: s.title,
-            content_hash: s.content_hash,
-            metadata: s.metadata,
-            page_count: s.page_count,
-            chunk_count: s.chunk_count,
-            text: row.try_get(DOCUMENT_COLUMN_COUNT).map_err(row_err)?,
-            ingested_at: s.ingested_at,
-        })
+        Ok(summary_at(&row, 0)?.with_text(row.try_get(DOCUMENT_COLUMN_COUNT).map_err(row_err)?))
     }
 
     fn documents(

@@ -50,6 +50,59 @@ pub fn metadata_key(field: &str) -> &str {
     field.strip_prefix("metadata.").unwrap_or(field)
 }
 
+/// Escapes `%`, `_` and `\\` for a LIKE pattern with `ESCAPE '\\'`.
+pub fn like_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 1);
+    for c in text.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Checks a document before a backend writes it: one vector per chunk, of
+/// the library's dimension and finite, chunks numbered in order.
+pub fn validate(new: &NewDocument, space: &EmbeddingSpace) -> Result<()> {
+    let invalid = |m: String| {
+        Err(StoreError::InvalidArgument(format!(
+            "document {}: {m}",
+            new.document.id
+        )))
+    };
+    if new.chunks.len() != new.vectors.len() {
+        return invalid(format!(
+            "{} chunks but {} vectors",
+            new.chunks.len(),
+            new.vectors.len()
+        ));
+    }
+    if new.chunks.is_empty() {
+        return invalid("no chunks".into());
+    }
+    if let Some(v) = new.vectors.iter().find(|v| v.len() != space.dim as usize) {
+        return invalid(format!(
+            "a vector of dimension {} in a {}-d library",
+            v.len(),
+            space.dim
+        ));
+    }
+    if new.vectors.iter().flatten().any(|x| !x.is_finite()) {
+        return invalid("a vector holds NaN or infinity".into());
+    }
+    let count = new.chunks.len() as u32;
+    for (i, chunk) in new.chunks.iter().enumerate() {
+        if chunk.document_id != new.document.id || chunk.index != i as u32 || chunk.count != count {
+            return invalid(format!(
+                "chunk {} is out of place (index {}, count {})",
+                chunk.id, chunk.index, chunk.count
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// A library and its counts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LibraryInfo {
@@ -338,5 +391,13 @@ pub trait Store: Send + Sync {
     /// nothing is cached).
     fn generation(&self) -> Result<Option<u64>> {
         Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn like_escape_escapes_wildcards() {
+        assert_eq!(super::like_escape("50%_a\\"), "50\\%\\_a\\\\");
     }
 }
