@@ -475,6 +475,9 @@ impl PostgresStore {
         let mut conn = self.pool.get()?;
         let client = conn.client();
         let tx = wait(client.transaction()).map_err(pg_err(context))?;
+        // The generation moves before the write and again after its commit:
+        // a result cached while the write was in flight carries the first
+        // value and is never served after the commit.
         bump_generation(&tx)?;
         let value = work(&tx)?;
         wait(tx.commit()).map_err(pg_err(context))?;
