@@ -10,6 +10,8 @@
 #        scripts/postgres.sh start     install, initialise once, start; prints FOLIO_STORE_URL
 #        scripts/postgres.sh stop      stop the server
 #        scripts/postgres.sh url       print the URL of the running server
+#        scripts/postgres.sh createdb NAME   create database NAME if missing; prints its URL
+#        scripts/postgres.sh dropdb NAME     drop database NAME if present
 #
 # FOLIO_PG_HOME (default /var/lib/folio-postgres as root, else
 # ~/.local/share/folio/postgres) holds the server and its data; FOLIO_PG_PORT
@@ -106,10 +108,30 @@ stop() {
   fi
 }
 
+check_name() {
+  [[ ${1:-} =~ ^[a-z_][a-z0-9_]{0,62}$ ]] || { echo "postgres: a database name is lower-case letters, digits and _" >&2; exit 2; }
+}
+
+createdb() {
+  check_name "$1"
+  if ! as_server "$install_dir/bin/psql" -h 127.0.0.1 -p "$port" -U folio -d postgres -tAc \
+      "SELECT 1 FROM pg_database WHERE datname = '$1'" | grep -q 1; then
+    as_server "$install_dir/bin/createdb" -h 127.0.0.1 -p "$port" -U folio "$1"
+  fi
+  echo "postgres://folio@127.0.0.1:$port/$1"
+}
+
+dropdb() {
+  check_name "$1"
+  as_server "$install_dir/bin/dropdb" -h 127.0.0.1 -p "$port" -U folio --if-exists --force "$1"
+}
+
 case ${1:-} in
   install) install ;;
   start) start ;;
   stop) stop ;;
   url) echo "$url" ;;
-  *) echo "usage: $0 install|start|stop|url" >&2; exit 2 ;;
+  createdb) createdb "${2:-}" ;;
+  dropdb) dropdb "${2:-}" ;;
+  *) echo "usage: $0 install|start|stop|url|createdb NAME|dropdb NAME" >&2; exit 2 ;;
 esac

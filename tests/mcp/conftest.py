@@ -5,7 +5,9 @@ Python MCP SDK, over stdio or streamable HTTP, with the real embedding model.
 """
 
 import asyncio
+import atexit
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -23,15 +25,55 @@ from mcp import Client, StdioServerParameters
 BIN = os.environ.get("FOLIO_BIN") or str(Path(__file__).resolve().parents[2] / "target/debug/folio")
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 MODES = ["legacy", "2026-07-28"]
+# FOLIO_MCP_BACKEND=postgres runs every test against the PostgreSQL server of
+# scripts/postgres.sh: each data directory gets a database of its own.
+BACKEND = os.environ.get("FOLIO_MCP_BACKEND", "embedded")
+POSTGRES = Path(__file__).resolve().parents[2] / "scripts/postgres.sh"
+_databases = {}
+
+
+def store_url(data_dir):
+    """The database standing for `data_dir` on the PostgreSQL backend,
+    created on first use and dropped when the session ends."""
+    key = str(Path(data_dir).resolve())
+    if key not in _databases:
+        name = "mcp_" + hashlib.sha1(key.encode()).hexdigest()[:20]
+        made = subprocess.run([str(POSTGRES), "createdb", name], capture_output=True, text=True, check=True)
+        _databases[key] = (name, made.stdout.strip())
+    return _databases[key][1]
+
+
+@atexit.register
+def _drop_databases():
+    for name, _ in _databases.values():
+        subprocess.run([str(POSTGRES), "dropdb", name], capture_output=True)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "embedded_only: about the embedded store's data directory or owner process")
+
+
+def pytest_collection_modifyitems(config, items):
+    if BACKEND != "embedded":
+        skip = pytest.mark.skip(reason="about the embedded store's data directory")
+        for item in items:
+            if "embedded_only" in item.keywords:
+                item.add_marker(skip)
 
 
 def run(coro):
     return asyncio.run(coro)
 
 
-def folio_env(data_dir, config=None, **extra):
+def folio_env(data_dir, config=None, backend=None, **extra):
+    """The environment of a folio process on `data_dir`: the embedded store
+    there, or on the PostgreSQL backend a database of its own (`backend`
+    overrides the suite's choice)."""
     env = dict(os.environ)
     env["FOLIO_DATA_DIR"] = str(data_dir)
+    env.pop("FOLIO_STORE_URL", None)
+    if (backend or BACKEND) == "postgres":
+        env["FOLIO_STORE_URL"] = store_url(data_dir)
     env.setdefault("FOLIO_LOG", "warn")
     if config is not None:
         env["FOLIO_CONFIG"] = str(config)

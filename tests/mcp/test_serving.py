@@ -11,6 +11,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import pytest
+
 from conftest import BIN, HttpServer, fails, folio_env, ok, run, stdio
 
 INIT = {
@@ -69,6 +71,7 @@ def test_three_stdio_clients_share_one_data_directory(data):
     run(go())
 
 
+@pytest.mark.embedded_only
 def test_attached_clients_survive_their_owner():
     """The owner is killed while clients are attached: they carry on."""
     # A short path, so the socket sits beside the data where the test looks.

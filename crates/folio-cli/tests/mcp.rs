@@ -1,10 +1,15 @@
 //! The MCP end-to-end suite (tests/mcp): the official Python MCP SDK drives
-//! this build's `folio serve` over stdio and HTTP with the real model.
+//! this build's `folio serve` over stdio and HTTP with the real model, once
+//! on the embedded store and once on the PostgreSQL test server.
 //! scripts/setup.sh installs the SDK and pytest into folio's set-up
-//! virtualenv.
+//! virtualenv; scripts/postgres.sh runs the server.
 
 use std::path::PathBuf;
 use std::process::Command;
+use std::sync::Mutex;
+
+/// The two runs share the machine's cores: one at a time.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 fn python() -> PathBuf {
     let home = std::env::var_os("FOLIO_HOME")
@@ -16,8 +21,10 @@ fn python() -> PathBuf {
     home.join("setup-venv/bin/python")
 }
 
-#[test]
-fn mcp_clients_end_to_end() {
+fn pytest(backend: &str) {
+    let _turn = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let python = python();
     assert!(
@@ -29,13 +36,30 @@ fn mcp_clients_end_to_end() {
         .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/mcp"])
         .current_dir(&root)
         .env("FOLIO_BIN", env!("CARGO_BIN_EXE_folio"))
+        .env("FOLIO_MCP_BACKEND", backend)
         .output()
         .expect("pytest runs");
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         output.status.success(),
-        "the MCP suite failed:\n{stdout}\n{stderr}"
+        "the MCP suite failed on the {backend} backend:\n{stdout}\n{stderr}"
     );
-    eprintln!("{}", stdout.lines().last().unwrap_or_default());
+    eprintln!("{backend}: {}", stdout.lines().last().unwrap_or_default());
+}
+
+#[test]
+fn mcp_clients_end_to_end() {
+    pytest("embedded");
+}
+
+/// Every toolset against PostgreSQL; a missing server fails, never skips.
+#[test]
+fn mcp_clients_end_to_end_on_postgres() {
+    assert!(
+        std::env::var_os("FOLIO_TEST_STORE_URL").is_some(),
+        "FOLIO_TEST_STORE_URL is not set: start the test server with `scripts/postgres.sh start` \
+         (scripts/test.sh does)"
+    );
+    pytest("postgres");
 }

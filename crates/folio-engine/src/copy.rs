@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use folio_core::LibraryName;
-use folio_store::{NewDocument, PutOutcome, Store};
+use folio_store::{NewDocument, PutOutcome, Store, StoreError};
 use folio_store_embedded::{Access, EmbeddedStore};
 use serde::Serialize;
 
@@ -44,7 +44,17 @@ impl Engine {
         progress: &dyn Progress,
     ) -> Result<CopyReport> {
         let source: Box<dyn Store> = match from {
-            StoreLocation::Directory(dir) => Box::new(EmbeddedStore::open(dir, Access::ReadOnly)?),
+            StoreLocation::Directory(dir) => {
+                // Opening creates a store where there is none: refuse first.
+                if !dir.join("folio.sqlite").is_file() {
+                    return Err(StoreError::InvalidArgument(format!(
+                        "{} is not a folio data directory (it has no folio.sqlite)",
+                        dir.display()
+                    ))
+                    .into());
+                }
+                Box::new(EmbeddedStore::open(dir, Access::ReadOnly)?)
+            }
             StoreLocation::Url(url) => Box::new(folio_store_postgres::PostgresStore::connect(url)?),
         };
         let info = source.library(library)?;
