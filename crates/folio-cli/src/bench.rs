@@ -304,7 +304,7 @@ fn search(
     results.insert("get_document".into(), summary(gets));
 
     // HNSW recall@10 against brute force over the same vectors.
-    let embedded = engine.embedded_store().context("the embedded store")?;
+    let store = engine.store();
     let recall_queries = 100;
     let mut found = 0;
     let mut graph_ms = Vec::new();
@@ -317,7 +317,7 @@ fn search(
         exact.select_nth_unstable_by(10, |a, b| b.0.total_cmp(&a.0));
         let truth: Vec<&ChunkId> = exact[..10].iter().map(|(_, id)| *id).collect();
         let t = Instant::now();
-        let graph = embedded.dense_graph(&library, &q, 10)?;
+        let graph = store.dense_graph(&library, &q, 10)?;
         graph_ms.push(t.elapsed().as_secs_f64() * 1e3);
         found += graph.iter().filter(|h| truth.contains(&&h.chunk)).count();
     }

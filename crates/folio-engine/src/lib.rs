@@ -362,8 +362,9 @@ impl Engine {
     }
 
     /// Bytes the data directory takes on disk.
+    /// Bytes the store occupies (0 when the server cannot say).
     pub fn disk_bytes(&self) -> u64 {
-        folio_store_embedded::dir_size(&self.config.data_dir)
+        self.store.size_bytes().unwrap_or(0)
     }
 
     pub fn flush(&self) -> Result<()> {

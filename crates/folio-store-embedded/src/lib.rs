@@ -565,16 +565,6 @@ impl EmbeddedStore {
         }
         Ok(())
     }
-
-    /// Approximate (HNSW) vector search, bypassing the exact path: used by
-    /// the benchmark to measure the graph's recall against exact search.
-    pub fn dense_graph(&self, library: &LibraryName, vector: &[f32], k: usize) -> Result<Vec<Hit>> {
-        let conn = self.conn();
-        let row = Self::library_row(&conn, library)?;
-        let index = self.index(&conn, &row)?;
-        let scored = index.vectors.search_graph(vector, k)?;
-        Self::hits(&conn, scored)
-    }
 }
 
 impl Drop for EmbeddedStore {
@@ -1275,6 +1265,18 @@ impl Store for EmbeddedStore {
             .map_err(sql_err("reading the data version"))?;
         let ours = self.writes.load(std::sync::atomic::Ordering::SeqCst);
         Ok(Some(((others as u64) << 32) ^ ours))
+    }
+
+    fn dense_graph(&self, library: &LibraryName, vector: &[f32], k: usize) -> Result<Vec<Hit>> {
+        let conn = self.conn();
+        let row = Self::library_row(&conn, library)?;
+        let index = self.index(&conn, &row)?;
+        let scored = index.vectors.search_graph(vector, k)?;
+        Self::hits(&conn, scored)
+    }
+
+    fn size_bytes(&self) -> Result<u64> {
+        Ok(dir_size(&self.dir))
     }
 
     fn verify(&self, library: &LibraryName) -> Result<Integrity> {

@@ -405,15 +405,6 @@ impl PostgresStore {
         )
     }
 
-    /// The approximate (HNSW) search, bypassing the exact path: for
-    /// measuring the index's recall against exact search.
-    pub fn dense_graph(&self, library: &LibraryName, vector: &[f32], k: usize) -> Result<Vec<Hit>> {
-        let mut conn = self.pool.get()?;
-        let client = conn.client();
-        let row = library_row(client, library)?;
-        self.dense_scan(client, &row, vector, &Filter::default(), k, false)
-    }
-
     fn dense_scan(
         &self,
         client: &mut tokio_postgres::Client,
@@ -1169,6 +1160,24 @@ impl Store for PostgresStore {
     fn flush(&self) -> Result<()> {
         // Every write is durable at commit; nothing is derived outside it.
         Ok(())
+    }
+
+    fn dense_graph(&self, library: &LibraryName, vector: &[f32], k: usize) -> Result<Vec<Hit>> {
+        let mut conn = self.pool.get()?;
+        let client = conn.client();
+        let row = library_row(client, library)?;
+        self.dense_scan(client, &row, vector, &Filter::default(), k, false)
+    }
+
+    fn size_bytes(&self) -> Result<u64> {
+        let mut conn = self.pool.get()?;
+        let size: i64 = wait(
+            conn.client()
+                .query_one("SELECT pg_database_size(current_database())", &[]),
+        )
+        .map_err(pg_err("measuring the database"))?
+        .get(0);
+        Ok(size.max(0) as u64)
     }
 
     fn verify(&self, library: &LibraryName) -> Result<Integrity> {

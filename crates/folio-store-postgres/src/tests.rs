@@ -122,6 +122,8 @@ impl Store for ScopedStore {
         flush() -> Result<()>;
         verify(library: &LibraryName) -> Result<Integrity>;
         generation() -> Result<Option<u64>>;
+        dense_graph(library: &LibraryName, vector: &[f32], k: usize) -> Result<Vec<Hit>>;
+        size_bytes() -> Result<u64>;
     }
 }
 

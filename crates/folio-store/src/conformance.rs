@@ -539,6 +539,10 @@ pub fn dense_search_ranks_by_cosine(store: &dyn Store) {
         store.dense(&name, &[1.0, 0.0], &Filter::default(), 2),
         Err(StoreError::EmbeddingMismatch { .. })
     ));
+    // The ANN index alone finds the same nearest chunk.
+    let graph = store.dense_graph(&name, &axis(1, 0.0), 2).unwrap();
+    assert_eq!(sources(store, &graph)[0], "y.txt");
+    assert!(store.size_bytes().unwrap() > 0);
 }
 
 pub fn filters_apply_before_ranking(store: &dyn Store) {

@@ -386,6 +386,15 @@ pub trait Store: Send + Sync {
     /// per-request one.
     fn verify(&self, library: &LibraryName) -> Result<Integrity>;
 
+    /// The approximate (ANN index) dense search alone, bypassing the exact
+    /// path small libraries take: for measuring the index's recall against
+    /// exact search.
+    fn dense_graph(&self, library: &LibraryName, vector: &[f32], k: usize) -> Result<Vec<Hit>>;
+
+    /// Bytes the store occupies on disk (the data directory, or the
+    /// database on a server).
+    fn size_bytes(&self) -> Result<u64>;
+
     /// A number that changes whenever anything is written, by any process,
     /// for caches of read results; None when the backend cannot tell (then
     /// nothing is cached).
