@@ -161,3 +161,35 @@ def test_copy_moves_a_library_between_stores_with_its_vectors(tmp_path, corpus):
     assert unknown.returncode != 0 and "nosuch" in unknown.stderr, unknown.stderr
     libraries = [entry["name"] for entry in json.loads(cli(target, "ls", "--json").stdout)]
     assert libraries == ["papers"], libraries
+
+
+def test_a_restarted_database_server_is_survived(data, corpus):
+    """PostgreSQL only: with the server down a call fails with a clear
+    storage error (no password in it) and changes nothing; once the server
+    is back the same client process writes and searches again."""
+    import pytest
+
+    from conftest import BACKEND, POSTGRES, fails
+
+    if BACKEND != "postgres":
+        pytest.skip("restarts the PostgreSQL server")
+
+    async def go():
+        async with stdio(data) as client:
+            first = await ok(client, "ingest", {"library": "l", "paths": [str(corpus / "dropout.md")]})
+            assert first["indexed"] == 1
+            subprocess.run([str(POSTGRES), "stop"], check=True, capture_output=True)
+            try:
+                down = await fails(client, "ingest", {"library": "l", "paths": [str(corpus / "optimisers.txt")]})
+                assert down["error"]["code"] == "STORAGE", down
+                assert "password" not in json.dumps(down).lower()
+            finally:
+                subprocess.run([str(POSTGRES), "start"], check=True, capture_output=True)
+            again = await ok(client, "ingest", {"library": "l", "paths": [str(corpus / "optimisers.txt")]})
+            assert again["indexed"] == 1
+            listed = await ok(client, "list_documents", {"library": "l"})
+            assert listed["total"] == 2
+            found = await ok(client, "search", {"library": "l", "query": "dropout", "mode": "lexical"})
+            assert found["hits"]
+
+    run(go())

@@ -49,6 +49,25 @@ pub fn analyze(text: &str) -> Vec<String> {
     terms
 }
 
+/// The analysed terms of a query, each once in order of first appearance,
+/// with how often the query has it: BM25 counts a repeated query term as
+/// often as it occurs (as Lucene and bm25s do), which long, natural-language
+/// queries depend on.
+pub fn query_terms(query: &str) -> Vec<(String, f32)> {
+    let mut terms: Vec<(String, f32)> = Vec::new();
+    let mut position: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for term in analyze(query) {
+        match position.get(&term) {
+            Some(&i) => terms[i].1 += 1.0,
+            None => {
+                position.insert(term.clone(), terms.len());
+                terms.push((term, 1.0));
+            }
+        }
+    }
+    terms
+}
+
 /// A chunk's length as the lexical index scores it: tantivy stores field
 /// lengths in one byte, exact up to 40 and coarser above.
 pub fn scored_length(terms: usize) -> u32 {
@@ -299,19 +318,13 @@ impl Lexical {
         Ok(keys)
     }
 
-    /// Analysed query terms, deduplicated, in order.
-    fn terms(&self, query: &str) -> Vec<Term> {
-        let mut analyzer = analyzer();
-        let mut stream = analyzer.token_stream(query);
-        let mut seen = HashSet::new();
-        let mut terms = Vec::new();
-        while stream.advance() {
-            let text = stream.token().text.clone();
-            if seen.insert(text.clone()) {
-                terms.push(Term::from_field_text(self.fields.text, &text));
-            }
-        }
-        terms
+    /// Analysed query terms in order of first appearance, each with how
+    /// often the query has it.
+    fn terms(&self, query: &str) -> Vec<(Term, f32)> {
+        query_terms(query)
+            .into_iter()
+            .map(|(text, count)| (Term::from_field_text(self.fields.text, &text), count))
+            .collect()
     }
 
     /// BM25 top `k` among chunks whose key is in `allowed` (all when `None`).
@@ -338,10 +351,11 @@ impl Lexical {
                 .total_num_tokens();
         }
         let avgdl = (total_tokens as f32 / n).max(1.0);
+        // Each term's weight: idf times its count in the query.
         let mut idfs = Vec::with_capacity(terms.len());
-        for term in &terms {
+        for (term, count) in &terms {
             let df = searcher.doc_freq(term).map_err(err("lexical search"))? as f32;
-            idfs.push((1.0 + (n - df + 0.5) / (df + 0.5)).ln());
+            idfs.push(count * (1.0 + (n - df + 0.5) / (df + 0.5)).ln());
         }
         let mut scored: Vec<(u64, f32)> = Vec::new();
         for segment in searcher.segment_readers() {
@@ -358,7 +372,7 @@ impl Lexical {
             let alive = segment.alive_bitset();
             let mut acc = vec![0f32; segment.max_doc() as usize];
             let mut touched = Vec::new();
-            for (term, idf) in terms.iter().zip(&idfs) {
+            for ((term, _), idf) in terms.iter().zip(&idfs) {
                 let Some(mut postings) = inverted
                     .read_postings(term, IndexRecordOption::WithFreqs)
                     .map_err(|e| StoreError::io("lexical search", e))?

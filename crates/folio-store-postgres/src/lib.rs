@@ -16,11 +16,12 @@
 //! No owner process, no lock file: PostgreSQL's MVCC does the rest.
 
 mod filter;
+mod lexical;
 mod pool;
 mod schema;
 mod vector;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::ops::Range;
 
 use folio_core::filter::join_section_path;
@@ -59,6 +60,7 @@ const CHUNK_COLUMN_COUNT: usize = 11;
 
 pub struct PostgresStore {
     pool: Pool,
+    statistics: std::sync::Mutex<lexical::Statistics>,
 }
 
 struct LibraryRow {
@@ -384,7 +386,10 @@ impl PostgresStore {
             let mut conn = pool.get()?;
             schema::migrate(conn.client(), &pool.display)?;
         }
-        Ok(PostgresStore { pool })
+        Ok(PostgresStore {
+            pool,
+            statistics: Default::default(),
+        })
     }
 
     /// The server as messages may name it (no password).
@@ -759,14 +764,6 @@ impl Store for PostgresStore {
         let mut conn = self.pool.get()?;
         let client = conn.client();
         let library_id = library_id(client, library)?;
-        let mut seen = HashSet::new();
-        let terms: Vec<String> = analysis::analyze(query)
-            .into_iter()
-            .filter(|t| seen.insert(t.clone()))
-            .collect();
-        if terms.is_empty() || k == 0 {
-            return Ok(Vec::new());
-        }
         // Statistics and postings from one snapshot.
         let tx = wait(
             client
@@ -776,51 +773,9 @@ impl Store for PostgresStore {
                 .start(),
         )
         .map_err(pg_err("lexical search"))?;
-        let stats = wait(tx.query_one(
-            "SELECT count(*), COALESCE(sum(terms), 0)::bigint FROM folio_chunks WHERE library_id = $1",
-            &[&library_id],
-        ))
-        .map_err(pg_err("lexical search"))?;
-        let n = stats.get::<_, i64>(0) as f64;
-        if n == 0.0 {
-            return Ok(Vec::new());
-        }
-        let avgdl = (stats.get::<_, i64>(1) as f64 / n).max(1.0);
-        let frequencies = wait(tx.query(
-            "SELECT term, count(*) FROM folio_postings WHERE library_id = $1 AND term = ANY($2) GROUP BY term",
-            &[&library_id, &terms],
-        ))
-        .map_err(pg_err("lexical search"))?;
-        let mut idf_terms = Vec::new();
-        let mut idfs = Vec::new();
-        for row in frequencies {
-            let df = row.get::<_, i64>(1) as f64;
-            idf_terms.push(row.get::<_, String>(0));
-            idfs.push((1.0 + (n - df + 0.5) / (df + 0.5)).ln());
-        }
-        if idf_terms.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut q = Query::default();
-        let t = q.bind(idf_terms);
-        let i = q.bind(idfs);
-        let k1 = format!("{}::float8", q.bind(f64::from(bm25.k1)));
-        let b = format!("{}::float8", q.bind(f64::from(bm25.b)));
-        let avg = format!("{}::float8", q.bind(avgdl));
-        let limit = q.bind(k as i64);
-        let restrict = Self::filtered_keys(library_id, filter, &mut q, "p.chunk_key");
-        let sql = format!(
-            "SELECT c.document_id, c.idx, s.score FROM (
-                SELECT p.chunk_key, sum(w.idf * p.tf * ({k1} + 1) / (p.tf + {k1} * (1 - {b} + {b} * p.norm / {avg}))) AS score
-                FROM unnest({t}::text[], {i}::float8[]) AS w(term, idf)
-                JOIN folio_postings p ON p.library_id = {library_id} AND p.term = w.term
-                WHERE TRUE{restrict}
-                GROUP BY p.chunk_key ORDER BY score DESC, p.chunk_key LIMIT {limit}
-             ) s JOIN folio_chunks c ON c.key = s.chunk_key ORDER BY s.score DESC, s.chunk_key"
-        );
-        let rows = wait(tx.query(&sql, &q.refs())).map_err(pg_err("lexical search"))?;
+        let hits = lexical::search(&tx, &self.statistics, library_id, query, filter, k, bm25)?;
         wait(tx.commit()).map_err(pg_err("lexical search"))?;
-        hits_from(rows)
+        Ok(hits)
     }
 
     fn dense(

