@@ -256,14 +256,19 @@ fn search(
     // Reopen read-only, as a searching process would.
     let engine = cli::open(cli_args, overrides, false)?;
     let open_started = Instant::now();
-    let query_texts: Vec<String> = (0..queries + 10)
-        .map(|_| {
-            (0..6)
-                .map(|_| zipf_word(&vocabulary, &mut rng))
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .collect();
+    // Fresh texts for each measurement: query vectors are cached per text,
+    // and every number here includes embedding its query.
+    let mut texts = |n: usize| -> Vec<String> {
+        (0..n)
+            .map(|_| {
+                (0..6)
+                    .map(|_| zipf_word(&vocabulary, &mut rng))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect()
+    };
+    let query_texts = texts(queries + 10);
     let mut first = SearchRequest::new(library.clone(), query_texts[0].clone());
     first.top_k = 10;
     engine.search(&first)?;
@@ -271,6 +276,11 @@ fn search(
     let mut results = serde_json::Map::new();
     for mode in [Mode::Hybrid, Mode::Lexical, Mode::Dense] {
         let mut samples = Vec::with_capacity(queries);
+        let query_texts = if mode == Mode::Hybrid {
+            query_texts.clone()
+        } else {
+            texts(queries + 10)
+        };
         for (i, text) in query_texts.iter().enumerate() {
             let mut request = SearchRequest::new(library.clone(), text.clone());
             request.mode = mode;
@@ -285,7 +295,7 @@ fn search(
         results.insert(format!("search_{}", mode.as_str()), summary(samples));
     }
     let mut filtered = Vec::with_capacity(queries);
-    for text in &query_texts[10..] {
+    for text in &texts(queries) {
         let mut request = SearchRequest::new(library.clone(), text.clone());
         request.filter = Filter::from_json(&json!({"group": "g3", "year": {"gte": 2010}}))?;
         let t = Instant::now();

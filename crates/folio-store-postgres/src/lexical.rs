@@ -1,34 +1,42 @@
 //! BM25 over the postings table, equal to the embedded store's scores.
 //!
-//! Two costs dominate on a large library, and each has its remedy here:
+//! The server reads postings (an index-only scan of the covering primary
+//! key) and sends each term's as three arrays; folio scores them here, as
+//! the embedded store does, which is several times faster than aggregating
+//! in SQL. Two more costs are avoided on a large library:
 //!
 //! - **Statistics** (chunk count, total length, each term's document
 //!   frequency) are counted once per write generation and kept in memory:
 //!   a common term's frequency is a count over most of the library.
-//! - **Common terms** are scored only where they can matter (MaxScore):
-//!   the rarest terms (up to [`ESSENTIAL_POSTINGS`] postings) are
-//!   aggregated in full; a common term adds at most `weight × (k1 + 1)`, so
-//!   it is looked up only for chunks whose partial score plus that bound
-//!   can reach the k-th partial score. The answer is exact when the k-th
-//!   final score exceeds what the common terms alone could give a chunk
-//!   without any rare term; otherwise every term is aggregated in full.
+//! - **Common terms** are read only where they can matter (MaxScore): the
+//!   rarest terms (up to [`ESSENTIAL_POSTINGS`] postings) are scored in
+//!   full; a common term adds at most `weight × (k1 + 1)`, so it is looked
+//!   up only for chunks whose partial score plus that bound can reach the
+//!   k-th partial score. The answer is exact when the k-th final score
+//!   exceeds what the common terms alone could give a chunk without any
+//!   rare term; otherwise the common terms are read in full as well.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
-use folio_core::Filter;
+use folio_core::{ChunkId, DocumentId, Filter};
 use folio_store::{Bm25, Hit, Result};
 use folio_store_embedded::analysis;
 use tokio_postgres::Transaction;
 
+use crate::PostgresStore;
 use crate::filter::Query;
 use crate::pool::{pg_err, wait};
-use crate::{PostgresStore, hits_from};
+use crate::row_err;
 
-/// Postings aggregated in full before the remaining (common) terms are
-/// only looked up for candidates (small in tests, so their corpora take
-/// both paths).
+/// Postings scored in full before the remaining (common) terms are only
+/// looked up for candidates (small in tests, so their corpora take both
+/// paths).
 const ESSENTIAL_POSTINGS: i64 = if cfg!(test) { 40 } else { 30_000 };
+
+/// Candidate look-ups (candidates × common terms) beyond which reading the
+/// common terms' postings in full is cheaper.
+const MAX_LOOKUPS: usize = if cfg!(test) { 1_000_000 } else { 20_000 };
 
 /// Answers the candidate path gave exactly (tests check both paths run).
 #[cfg(test)]
@@ -38,6 +46,14 @@ pub static CANDIDATE_ANSWERS: std::sync::atomic::AtomicUsize =
 /// Cached document frequencies beyond this many are dropped.
 const MAX_CACHED_TERMS: usize = 200_000;
 
+/// Postings of terms at least this common are kept in memory (between
+/// writes): reading them is most of an unfiltered search's cost, and
+/// queries repeat common words (fewer in tests, so they take this path).
+const CACHED_POSTINGS_MIN: usize = if cfg!(test) { 10 } else { 5_000 };
+
+/// The memory the kept postings may take (16 bytes a posting).
+const CACHED_POSTINGS_BYTES: usize = 64 << 20;
+
 /// Per-library BM25 statistics of one write generation.
 #[derive(Default)]
 pub struct Statistics {
@@ -46,6 +62,17 @@ pub struct Statistics {
     libraries: HashMap<i64, (i64, i64)>,
     /// (library, term) → chunks containing the term
     frequencies: HashMap<(i64, String), i64>,
+    /// (library, term) → the term's postings, for common terms
+    postings: HashMap<(i64, String), Arc<Postings>>,
+    postings_bytes: usize,
+}
+
+/// One term's postings: chunk keys with term frequency and coded length.
+#[derive(Default)]
+struct Postings {
+    keys: Vec<i64>,
+    tfs: Vec<i32>,
+    norms: Vec<i32>,
 }
 
 /// A query term with its BM25 weight (idf × count in the query).
@@ -53,6 +80,21 @@ struct Weighted {
     term: String,
     weight: f64,
     frequency: i64,
+}
+
+/// BM25 of one term occurrence, as the embedded store computes it.
+struct Scorer {
+    k1: f64,
+    b: f64,
+    avgdl: f64,
+}
+
+impl Scorer {
+    fn score(&self, weight: f64, tf: i32, norm: i32) -> f64 {
+        let tf = f64::from(tf);
+        weight * tf * (self.k1 + 1.0)
+            / (tf + self.k1 * (1.0 - self.b + self.b * f64::from(norm) / self.avgdl))
+    }
 }
 
 pub fn search(
@@ -69,12 +111,16 @@ pub fn search(
         return Ok(Vec::new());
     }
     let terms: Vec<String> = counted.iter().map(|(term, _)| term.clone()).collect();
-    let (n, total, frequencies) = statistics(tx, cache, library_id, &terms)?;
+    let (generation, n, total, frequencies) = statistics(tx, cache, library_id, &terms)?;
     if n == 0 {
         return Ok(Vec::new());
     }
     let n = n as f64;
-    let avgdl = (total as f64 / n).max(1.0);
+    let scorer = Scorer {
+        k1: f64::from(bm25.k1),
+        b: f64::from(bm25.b),
+        avgdl: (total as f64 / n).max(1.0),
+    };
     let mut weighted: Vec<Weighted> = counted
         .into_iter()
         .zip(frequencies)
@@ -98,88 +144,192 @@ pub fn search(
         postings += term.frequency;
         essential += 1;
     }
-    let k1 = f64::from(bm25.k1);
-    if essential < weighted.len() {
-        let bound: f64 = weighted[essential..]
-            .iter()
-            .map(|t| t.weight * (k1 + 1.0))
-            .sum();
-        let rows = scored(
-            tx, library_id, &weighted, essential, bound, filter, k, bm25, avgdl,
-        )?;
-        let exact = rows.len() == k
-            && rows
-                .last()
-                .and_then(|row| row.try_get::<_, f64>(2).ok())
-                .is_some_and(|kth| kth > bound);
-        if exact {
-            #[cfg(test)]
-            CANDIDATE_ANSWERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            return hits_from(rows);
-        }
-    }
-    let rows = scored(
+    let (rare, common) = weighted.split_at(essential);
+    let mut scores: HashMap<i64, f64> = HashMap::new();
+    let kept = filter.is_empty().then_some((cache, generation));
+    read_postings(
         tx,
         library_id,
-        &weighted,
-        weighted.len(),
-        0.0,
+        rare,
+        None,
+        kept,
         filter,
-        k,
-        bm25,
-        avgdl,
+        &scorer,
+        &mut scores,
     )?;
-    hits_from(rows)
+    if !common.is_empty() {
+        let bound: f64 = common.iter().map(|t| t.weight * (scorer.k1 + 1.0)).sum();
+        let floor = kth(&scores, k).unwrap_or(0.0);
+        let candidates: Vec<i64> = scores
+            .iter()
+            .filter(|(_, s)| **s + bound >= floor)
+            .map(|(key, _)| *key)
+            .collect();
+        if candidates.len() * common.len() <= MAX_LOOKUPS {
+            let mut full: HashMap<i64, f64> =
+                candidates.iter().map(|key| (*key, scores[key])).collect();
+            read_postings(
+                tx,
+                library_id,
+                common,
+                Some(&candidates),
+                None,
+                filter,
+                &scorer,
+                &mut full,
+            )?;
+            if full.len() >= k && kth(&full, k).is_some_and(|kth| kth > bound) {
+                #[cfg(test)]
+                CANDIDATE_ANSWERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                return hits(tx, top(full, k));
+            }
+        }
+        read_postings(
+            tx,
+            library_id,
+            common,
+            None,
+            kept,
+            filter,
+            &scorer,
+            &mut scores,
+        )?;
+    }
+    hits(tx, top(scores, k))
 }
 
-/// The top `k` chunks: the first `essential` terms aggregated over all
-/// their postings, the others looked up for the chunks within `bound` of
-/// the k-th partial score.
+/// Adds the terms' BM25 contributions to `scores`: over all their postings
+/// (passing the filter), or only those of the `only` chunks. With `kept`
+/// (no filter), common terms' postings come from and go to the cache.
 #[allow(clippy::too_many_arguments)]
-fn scored(
+fn read_postings(
     tx: &Transaction<'_>,
     library_id: i64,
     terms: &[Weighted],
-    essential: usize,
-    bound: f64,
+    only: Option<&[i64]>,
+    kept: Option<(&Mutex<Statistics>, i64)>,
     filter: &Filter,
-    k: usize,
-    bm25: Bm25,
-    avgdl: f64,
-) -> Result<Vec<tokio_postgres::Row>> {
+    scorer: &Scorer,
+    scores: &mut HashMap<i64, f64>,
+) -> Result<()> {
+    let mut add = |weight: f64, postings: &Postings| {
+        for ((key, tf), norm) in postings.keys.iter().zip(&postings.tfs).zip(&postings.norms) {
+            *scores.entry(*key).or_insert(0.0) += scorer.score(weight, *tf, *norm);
+        }
+    };
+    let mut wanted = Vec::new();
+    for term in terms {
+        let hit = kept.and_then(|(cache, generation)| {
+            let cache = cache.lock().unwrap_or_else(|p| p.into_inner());
+            (cache.generation == generation)
+                .then(|| {
+                    cache
+                        .postings
+                        .get(&(library_id, term.term.clone()))
+                        .cloned()
+                })
+                .flatten()
+        });
+        match hit {
+            Some(postings) => add(term.weight, &postings),
+            None => wanted.push(term),
+        }
+    }
+    if wanted.is_empty() {
+        return Ok(());
+    }
     let mut q = Query::default();
-    let t = q.bind(terms.iter().map(|w| w.term.clone()).collect::<Vec<_>>());
-    let w = q.bind(terms.iter().map(|w| w.weight).collect::<Vec<_>>());
-    let e = q.bind((0..terms.len()).map(|i| i < essential).collect::<Vec<_>>());
-    let k1 = format!("{}::float8", q.bind(f64::from(bm25.k1)));
-    let b = format!("{}::float8", q.bind(f64::from(bm25.b)));
-    let avg = format!("{}::float8", q.bind(avgdl));
-    let bound = format!("{}::float8", q.bind(bound));
-    let floor = q.bind(k as i64 - 1);
-    let limit = q.bind(k as i64);
-    let restrict = PostgresStore::filtered_keys(library_id, filter, &mut q, "p.chunk_key");
-    let bm25 =
-        format!("w.weight * p.tf * ({k1} + 1) / (p.tf + {k1} * (1 - {b} + {b} * p.norm / {avg}))");
+    let t = q.bind(wanted.iter().map(|w| w.term.clone()).collect::<Vec<_>>());
+    let within = match only {
+        Some(keys) => format!(" AND p.chunk_key = ANY({}::int8[])", q.bind(keys.to_vec())),
+        None => PostgresStore::filtered_keys(library_id, filter, &mut q, "p.chunk_key"),
+    };
     let sql = format!(
-        "WITH w AS (SELECT * FROM unnest({t}::text[], {w}::float8[], {e}::bool[]) AS w(term, weight, essential)),
-         partial AS (
-            SELECT p.chunk_key, sum({bm25}) AS score
-            FROM w JOIN folio_postings p ON p.library_id = {library_id} AND p.term = w.term
-            WHERE w.essential{restrict}
-            GROUP BY p.chunk_key),
-         floor AS (SELECT COALESCE((SELECT score FROM partial ORDER BY score DESC OFFSET {floor} LIMIT 1), 0) AS s),
-         scored AS (
-            SELECT c.chunk_key, c.score + COALESCE((
-                SELECT sum({bm25}) FROM w JOIN folio_postings p
-                  ON p.library_id = {library_id} AND p.term = w.term AND p.chunk_key = c.chunk_key
-                WHERE NOT w.essential), 0) AS score
-            FROM partial c, floor WHERE c.score + {bound} >= floor.s)
-         SELECT ch.document_id, ch.idx, s.score
-         FROM (SELECT chunk_key, score FROM scored ORDER BY score DESC, chunk_key LIMIT {limit}) s
-         JOIN folio_chunks ch ON ch.key = s.chunk_key
-         ORDER BY s.score DESC, s.chunk_key"
+        "SELECT p.term, array_agg(p.chunk_key), array_agg(p.tf), array_agg(p.norm)
+         FROM folio_postings p WHERE p.library_id = {library_id} AND p.term = ANY({t}::text[]){within}
+         GROUP BY p.term"
     );
-    wait(tx.query(&sql, &q.refs())).map_err(pg_err("lexical search"))
+    let weights: HashMap<&str, f64> = wanted.iter().map(|w| (w.term.as_str(), w.weight)).collect();
+    for row in wait(tx.query(&sql, &q.refs())).map_err(pg_err("lexical search"))? {
+        let term: String = row.try_get(0).map_err(row_err)?;
+        let postings = Postings {
+            keys: row.try_get(1).map_err(row_err)?,
+            tfs: row.try_get(2).map_err(row_err)?,
+            norms: row.try_get(3).map_err(row_err)?,
+        };
+        add(
+            weights.get(term.as_str()).copied().unwrap_or(0.0),
+            &postings,
+        );
+        if let Some((cache, generation)) = kept
+            && postings.keys.len() >= CACHED_POSTINGS_MIN
+        {
+            let bytes = postings.keys.len() * 16;
+            let mut cache = cache.lock().unwrap_or_else(|p| p.into_inner());
+            if cache.generation == generation
+                && cache.postings_bytes + bytes <= CACHED_POSTINGS_BYTES
+            {
+                cache.postings_bytes += bytes;
+                cache
+                    .postings
+                    .insert((library_id, term), Arc::new(postings));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The k-th best score, if there are k.
+fn kth(scores: &HashMap<i64, f64>, k: usize) -> Option<f64> {
+    if scores.len() < k || k == 0 {
+        return None;
+    }
+    let mut values: Vec<f64> = scores.values().copied().collect();
+    let (_, kth, _) = values.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
+    Some(*kth)
+}
+
+/// The `k` best (chunk key, score), best first, ties by key.
+fn top(scores: HashMap<i64, f64>, k: usize) -> Vec<(i64, f64)> {
+    let mut scored: Vec<(i64, f64)> = scores.into_iter().collect();
+    let order = |a: &(i64, f64), b: &(i64, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    if scored.len() > k {
+        scored.select_nth_unstable_by(k, order);
+        scored.truncate(k);
+    }
+    scored.sort_by(order);
+    scored
+}
+
+/// The chunk ids of the ranked chunk keys.
+fn hits(tx: &Transaction<'_>, ranked: Vec<(i64, f64)>) -> Result<Vec<Hit>> {
+    if ranked.is_empty() {
+        return Ok(Vec::new());
+    }
+    let keys: Vec<i64> = ranked.iter().map(|(key, _)| *key).collect();
+    let rows = wait(tx.query(
+        "SELECT key, document_id, idx FROM folio_chunks WHERE key = ANY($1)",
+        &[&keys],
+    ))
+    .map_err(pg_err("lexical search"))?;
+    let mut ids = HashMap::with_capacity(rows.len());
+    for row in rows {
+        let key: i64 = row.try_get(0).map_err(row_err)?;
+        let document: String = row.try_get(1).map_err(row_err)?;
+        let index: i32 = row.try_get(2).map_err(row_err)?;
+        if let Some(document) = DocumentId::parse(&document) {
+            ids.insert(key, ChunkId::new(&document, index as u32));
+        }
+    }
+    Ok(ranked
+        .into_iter()
+        .filter_map(|(key, score)| {
+            ids.remove(&key).map(|chunk| Hit {
+                chunk,
+                score: score as f32,
+            })
+        })
+        .collect())
 }
 
 /// The library's chunk count, total length and each term's document
@@ -191,7 +341,7 @@ fn statistics(
     cache: &Mutex<Statistics>,
     library_id: i64,
     terms: &[String],
-) -> Result<(i64, i64, Vec<i64>)> {
+) -> Result<(i64, i64, i64, Vec<i64>)> {
     let generation: i64 = wait(tx.query_one("SELECT last_value FROM folio_generation", &[]))
         .map_err(pg_err("lexical search"))?
         .get(0);
@@ -249,5 +399,5 @@ fn statistics(
         }
     }
     let frequencies = terms.iter().map(|term| known[term]).collect();
-    Ok((library.0, library.1, frequencies))
+    Ok((generation, library.0, library.1, frequencies))
 }

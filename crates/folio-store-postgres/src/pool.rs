@@ -127,11 +127,15 @@ impl Pool {
                 )
             })?;
         // pgvector's HNSW returns too few rows under a selective filter
-        // unless the scan may continue past ef_search candidates. BM25
-        // aggregates up to a few hundred thousand postings in memory.
+        // unless the scan may continue past ef_search candidates. Postings
+        // are gathered in memory. folio's reads are index probes into a
+        // mostly cached database: with the default random_page_cost (4,
+        // for spinning disks) the planner prefers scanning every chunk to
+        // probing the few a filter selects.
         wait(client.batch_execute(
             "SET hnsw.iterative_scan = relaxed_order; SET hnsw.ef_search = 100; \
-             SET hnsw.max_scan_tuples = 40000; SET work_mem = '64MB'",
+             SET hnsw.max_scan_tuples = 40000; SET work_mem = '64MB'; \
+             SET random_page_cost = 1.1",
         ))
         .map_err(pg_err("configuring a PostgreSQL connection"))?;
         Ok(client)

@@ -16,11 +16,16 @@ const MIGRATION_LOCK: i64 = 0x666f_6c69_6f00;
 
 /// Version 2: the postings' primary key carries tf and norm, so BM25 reads
 /// a term's postings from the index alone (an index-only scan, ~30× fewer
-/// page reads than visiting the table).
+/// page reads than visiting the table); the chunks' (document, index) key
+/// carries the chunk key, so a filter's documents give their chunks from
+/// the index alone.
 const SCHEMA_V2: &str = r#"
 ALTER TABLE folio_postings DROP CONSTRAINT IF EXISTS folio_postings_pkey;
 ALTER TABLE folio_postings ADD CONSTRAINT folio_postings_pkey
     PRIMARY KEY (library_id, term, chunk_key) INCLUDE (tf, norm);
+ALTER TABLE folio_chunks DROP CONSTRAINT IF EXISTS folio_chunks_document_id_idx_key;
+ALTER TABLE folio_chunks ADD CONSTRAINT folio_chunks_document_id_idx_key
+    UNIQUE (document_id, idx) INCLUDE (key);
 "#;
 
 /// Version 1. Text that is sorted or prefix-matched is in the "C"
