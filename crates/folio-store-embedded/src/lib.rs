@@ -17,7 +17,7 @@ mod filter_sql;
 mod lexical;
 /// The lexical analyser, for backends that keep postings of their own.
 pub mod analysis {
-    pub use crate::lexical::{analyze, analyzer, query_terms, scored_length};
+    pub use crate::lexical::{analyze, analyzer, query_terms, scored_length, top_k};
 }
 mod lock;
 mod records;

@@ -289,24 +289,24 @@ fn kth(scores: &HashMap<i64, f64>, k: usize) -> Option<f64> {
     Some(*kth)
 }
 
-/// The `k` best (chunk key, score), best first, ties by key.
-fn top(scores: HashMap<i64, f64>, k: usize) -> Vec<(i64, f64)> {
-    let mut scored: Vec<(i64, f64)> = scores.into_iter().collect();
-    let order = |a: &(i64, f64), b: &(i64, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-    if scored.len() > k {
-        scored.select_nth_unstable_by(k, order);
-        scored.truncate(k);
-    }
-    scored.sort_by(order);
-    scored
+/// The `k` best (chunk key, score), best first, ties by key, ranked as the
+/// embedded store ranks (in f32).
+fn top(scores: HashMap<i64, f64>, k: usize) -> Vec<(u64, f32)> {
+    analysis::top_k(
+        scores
+            .into_iter()
+            .map(|(key, score)| (key as u64, score as f32))
+            .collect(),
+        k,
+    )
 }
 
 /// The chunk ids of the ranked chunk keys.
-fn hits(tx: &Transaction<'_>, ranked: Vec<(i64, f64)>) -> Result<Vec<Hit>> {
+fn hits(tx: &Transaction<'_>, ranked: Vec<(u64, f32)>) -> Result<Vec<Hit>> {
     if ranked.is_empty() {
         return Ok(Vec::new());
     }
-    let keys: Vec<i64> = ranked.iter().map(|(key, _)| *key).collect();
+    let keys: Vec<i64> = ranked.iter().map(|(key, _)| *key as i64).collect();
     let rows = wait(tx.query(
         "SELECT key, document_id, idx FROM folio_chunks WHERE key = ANY($1)",
         &[&keys],
@@ -314,7 +314,7 @@ fn hits(tx: &Transaction<'_>, ranked: Vec<(i64, f64)>) -> Result<Vec<Hit>> {
     .map_err(pg_err("lexical search"))?;
     let mut ids = HashMap::with_capacity(rows.len());
     for row in rows {
-        let key: i64 = row.try_get(0).map_err(row_err)?;
+        let key = row.try_get::<_, i64>(0).map_err(row_err)? as u64;
         let document: String = row.try_get(1).map_err(row_err)?;
         let index: i32 = row.try_get(2).map_err(row_err)?;
         if let Some(document) = DocumentId::parse(&document) {
@@ -323,12 +323,7 @@ fn hits(tx: &Transaction<'_>, ranked: Vec<(i64, f64)>) -> Result<Vec<Hit>> {
     }
     Ok(ranked
         .into_iter()
-        .filter_map(|(key, score)| {
-            ids.remove(&key).map(|chunk| Hit {
-                chunk,
-                score: score as f32,
-            })
-        })
+        .filter_map(|(key, score)| ids.remove(&key).map(|chunk| Hit { chunk, score }))
         .collect())
 }
 

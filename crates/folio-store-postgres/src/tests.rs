@@ -131,19 +131,25 @@ fn lib() -> LibraryName {
     LibraryName::new("lib").unwrap()
 }
 
-#[test]
-fn bm25_scores_equal_the_embedded_store() {
-    let database = TestDatabase::new();
-    let postgres = database.store();
-    let dir = std::env::temp_dir().join(format!("folio-pg-bm25-{}", std::process::id()));
+/// An embedded store in a fresh temporary directory, to compare with.
+fn embedded_store(name: &str) -> (std::path::PathBuf, folio_store_embedded::EmbeddedStore) {
+    let dir = std::env::temp_dir().join(format!("folio-pg-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let embedded = folio_store_embedded::EmbeddedStore::open(
+    let store = folio_store_embedded::EmbeddedStore::open(
         &dir,
         folio_store_embedded::Access::ReadWrite {
             lock_wait: std::time::Duration::from_secs(1),
         },
     )
     .unwrap();
+    (dir, store)
+}
+
+#[test]
+fn bm25_scores_equal_the_embedded_store() {
+    let database = TestDatabase::new();
+    let postgres = database.store();
+    let (dir, embedded) = embedded_store("bm25");
     let texts = [
         "Retrieval of scientific claims with neural rankers and BM25 baselines",
         "The runner was running fast and runs daily along the river",
@@ -233,15 +239,7 @@ fn bm25_equals_the_reference_formula_on_both_backends() {
     };
     let database = TestDatabase::new();
     let postgres = database.store();
-    let dir = std::env::temp_dir().join(format!("folio-pg-bm25-ref-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let embedded = folio_store_embedded::EmbeddedStore::open(
-        &dir,
-        folio_store_embedded::Access::ReadWrite {
-            lock_wait: std::time::Duration::from_secs(1),
-        },
-    )
-    .unwrap();
+    let (dir, embedded) = embedded_store("bm25-reference");
     let mut docs = Vec::new();
     let mut chunks = Vec::new();
     for d in 0..60 {
