@@ -386,6 +386,7 @@ impl PostgresStore {
             let mut conn = pool.get()?;
             schema::migrate(conn.client(), &pool.display)?;
         }
+        pool.clear_idle();
         Ok(PostgresStore {
             pool,
             statistics: Default::default(),
@@ -797,7 +798,8 @@ impl Store for PostgresStore {
         if k == 0 {
             return Ok(Vec::new());
         }
-        let mut exact = row.info.chunk_count as i64 <= EXACT_MAX;
+        let mut exact = row.info.chunk_count as i64 <= EXACT_MAX
+            || !filter.is_empty() && !self.pool.iterative_scans();
         if !exact && !filter.is_empty() {
             // A selective filter leaves few candidates: scan them exactly.
             let mut q = Query::default();

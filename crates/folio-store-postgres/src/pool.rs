@@ -11,6 +11,7 @@
 
 use std::future::Future;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 
 use folio_store::{Result, StoreError};
@@ -25,7 +26,14 @@ pub struct Pool {
     pub display: String,
     runtime: Option<tokio::runtime::Runtime>,
     idle: Mutex<Vec<Client>>,
+    /// Whether pgvector has iterative index scans (0.8 and newer): one of
+    /// the `SCANS_*` values, known once a connection saw the extension.
+    iterative: AtomicU8,
 }
+
+const SCANS_UNKNOWN: u8 = 0;
+const SCANS_ITERATIVE: u8 = 1;
+const SCANS_PLAIN: u8 = 2;
 
 /// Runs a future to completion on this thread.
 pub fn wait<F: Future>(future: F) -> F::Output {
@@ -98,6 +106,7 @@ impl Pool {
             display,
             runtime: Some(runtime),
             idle: Mutex::new(Vec::new()),
+            iterative: AtomicU8::new(SCANS_UNKNOWN),
         })
     }
 
@@ -126,19 +135,58 @@ impl Pool {
                     format!("{}: {}", self.display, describe(&e)),
                 )
             })?;
-        // pgvector's HNSW returns too few rows under a selective filter
-        // unless the scan may continue past ef_search candidates. Postings
-        // are gathered in memory. folio's reads are index probes into a
-        // mostly cached database: with the default random_page_cost (4,
-        // for spinning disks) the planner prefers scanning every chunk to
-        // probing the few a filter selects.
+        // Postings are gathered in memory. folio's reads are index probes
+        // into a mostly cached database: with the default random_page_cost
+        // (4, for spinning disks) the planner prefers scanning every chunk
+        // to probing the few a filter selects.
         wait(client.batch_execute(
-            "SET hnsw.iterative_scan = relaxed_order; SET hnsw.ef_search = 100; \
-             SET hnsw.max_scan_tuples = 40000; SET work_mem = '64MB'; \
-             SET random_page_cost = 1.1",
+            "SET work_mem = '64MB'; SET random_page_cost = 1.1; SET hnsw.ef_search = 100",
         ))
         .map_err(pg_err("configuring a PostgreSQL connection"))?;
+        // pgvector's HNSW returns too few rows under a selective filter
+        // unless the scan may continue past ef_search candidates (0.8 and
+        // newer; with an older pgvector, filtered searches are exact).
+        let version: Option<String> = wait(client.query_opt(
+            "SELECT extversion FROM pg_extension WHERE extname = 'vector'",
+            &[],
+        ))
+        .map_err(pg_err("configuring a PostgreSQL connection"))?
+        .map(|row| row.get(0));
+        if let Some(version) = version {
+            let mut parts = version.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+            let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+            let iterative = (major, minor) >= (0, 8);
+            if iterative {
+                wait(client.batch_execute(
+                    "SET hnsw.iterative_scan = relaxed_order; SET hnsw.max_scan_tuples = 40000",
+                ))
+                .map_err(pg_err("configuring a PostgreSQL connection"))?;
+            }
+            let scans = if iterative {
+                SCANS_ITERATIVE
+            } else {
+                SCANS_PLAIN
+            };
+            if self.iterative.swap(scans, Ordering::Relaxed) != scans && !iterative {
+                tracing::warn!(
+                    pgvector = %version,
+                    "pgvector before 0.8 has no iterative index scans: filtered vector searches \
+                     scan their candidates exactly (upgrade pgvector for faster filtered search)"
+                );
+            }
+        }
         Ok(client)
+    }
+
+    /// Whether HNSW scans continue under a filter until k rows pass it.
+    pub fn iterative_scans(&self) -> bool {
+        self.iterative.load(Ordering::Relaxed) == SCANS_ITERATIVE
+    }
+
+    /// Closes the idle connections (after the schema was created, so new
+    /// ones see the extension).
+    pub fn clear_idle(&self) {
+        self.idle.lock().unwrap_or_else(|p| p.into_inner()).clear();
     }
 
     /// A connection for one operation; it goes back to the pool on drop.

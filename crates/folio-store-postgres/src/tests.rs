@@ -367,6 +367,10 @@ fn large_libraries_use_the_hnsw_index_and_keep_filtered_recall() {
     }
     store.put_documents(batch, false).unwrap();
     assert_eq!(store.stats(&lib()).unwrap().index["dense_search"], "hnsw");
+    assert!(
+        store.pool.iterative_scans(),
+        "pgvector 0.8 scans iteratively under a filter"
+    );
     let rare = Filter::from_json(&json!({"tag": "rare"})).unwrap();
     let hits = store.dense(&lib(), &axis(0, 0.0), &rare, 10).unwrap();
     assert_eq!(hits.len(), 10, "a 2 % filter still fills k");
