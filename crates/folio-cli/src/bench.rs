@@ -50,6 +50,15 @@ pub enum BenchKind {
 struct Rng(u64);
 
 impl Rng {
+    /// A generator for stream `n` of `seed` (splitmix64 of both: never the
+    /// all-zero state xorshift cannot leave).
+    fn seeded(seed: u64, n: u64) -> Self {
+        let mut z = seed.wrapping_add(n.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        Rng((z ^ (z >> 31)) | 1)
+    }
+
     fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
@@ -142,6 +151,7 @@ pub fn run(cli_args: &Cli, overrides: &Overrides, args: &BenchArgs) -> Result<Ou
 
 const CHUNKS_PER_DOCUMENT: usize = 10;
 const CLUSTERS: usize = 200;
+const VECTOR_SEED: u64 = 0x5DEE_CE66_D1CE_4E5B;
 
 fn search(
     cli_args: &Cli,
@@ -163,13 +173,16 @@ fn search(
         let c = &centroids[rng.below(CLUSTERS)];
         normalized(c.iter().map(|x| x + 0.08 * rng.normal()).collect())
     };
+    // Each chunk's vector from a generator of its own, so the recall check
+    // can regenerate them instead of holding a million in memory.
+    let chunk_vector = |j: usize| make_vector(&mut Rng::seeded(VECTOR_SEED, j as u64));
+    let source_of = |d: usize| format!("synthetic/{d:06}.txt");
 
     let store = engine.store();
     let existing = store
         .library(&library)
         .map(|l| l.chunk_count as usize)
         .unwrap_or(0);
-    let mut all_vectors: Vec<(ChunkId, Vec<f32>)> = Vec::with_capacity(chunks);
     let documents = chunks.div_ceil(CHUNKS_PER_DOCUMENT);
     let build_started = Instant::now();
     let bar = Bar::new("build", !cli_args.json);
@@ -182,7 +195,7 @@ fn search(
     }
     let mut batch = Vec::new();
     for d in 0..documents {
-        let source = format!("synthetic/{d:06}.txt");
+        let source = source_of(d);
         let id = DocumentId::derive(&library, &source);
         let n = CHUNKS_PER_DOCUMENT.min(chunks - d * CHUNKS_PER_DOCUMENT);
         let mut text = String::new();
@@ -194,10 +207,10 @@ fn search(
             let start = text.chars().count() as u64;
             text.push_str(&chunk_text);
             text.push_str("\n\n");
-            let vector = make_vector(&mut rng);
             let chunk_id = ChunkId::new(&id, i as u32);
-            all_vectors.push((chunk_id.clone(), vector.clone()));
-            vectors.push(vector);
+            if existing != chunks {
+                vectors.push(chunk_vector(d * CHUNKS_PER_DOCUMENT + i));
+            }
             doc_chunks.push(Chunk {
                 id: chunk_id,
                 document_id: id.clone(),
@@ -225,10 +238,14 @@ fn search(
                 format: "text".into(),
                 title: Some(format!("Synthetic {d}")),
                 content_hash: folio_core::content_hash(text.as_bytes()),
-                metadata: json!({"year": 2000 + (d % 25), "group": format!("g{}", d % 10)})
-                    .as_object()
-                    .cloned()
-                    .unwrap_or_default(),
+                metadata: json!({
+                    "year": 2000 + (d % 25),
+                    "group": format!("g{}", d % 10),
+                    "bucket": d % 100,
+                })
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
                 page_count: None,
                 chunk_count: n as u32,
                 text,
@@ -294,43 +311,82 @@ fn search(
         }
         results.insert(format!("search_{}", mode.as_str()), summary(samples));
     }
-    let mut filtered = Vec::with_capacity(queries);
-    for text in &texts(queries) {
-        let mut request = SearchRequest::new(library.clone(), text.clone());
-        request.filter = Filter::from_json(&json!({"group": "g3", "year": {"gte": 2010}}))?;
-        let t = Instant::now();
-        engine.search(&request)?;
-        filtered.push(t.elapsed().as_secs_f64() * 1e3);
+    // Filters selecting 10 %, 6 % (two conditions) and 1 % of the chunks,
+    // each query's a filter not seen before (a second value no document has
+    // makes it new: evaluated filters are cached until the next write); and
+    // one filter repeated, as a client scoped to one collection sends it.
+    type FilterOf = fn(usize) -> serde_json::Value;
+    let filters: [(&str, FilterOf); 4] = [
+        (
+            "search_hybrid_filtered_10pct",
+            |i| json!({"group": [format!("g{}", i % 10), format!("none{i}")]}),
+        ),
+        (
+            "search_hybrid_filtered",
+            |i| json!({"group": ["g3", format!("none{i}")], "year": {"gte": 2010}}),
+        ),
+        (
+            "search_hybrid_filtered_1pct",
+            |i| json!({"bucket": [i % 100, -1 - i as i64]}),
+        ),
+        (
+            "search_hybrid_filtered_10pct_repeated",
+            |_| json!({"group": "g3"}),
+        ),
+    ];
+    for (name, filter) in filters {
+        let mut filtered = Vec::with_capacity(queries);
+        for (i, text) in texts(queries).iter().enumerate() {
+            let mut request = SearchRequest::new(library.clone(), text.clone());
+            request.filter = Filter::from_json(&filter(i))?;
+            let t = Instant::now();
+            let response = engine.search(&request)?;
+            filtered.push(t.elapsed().as_secs_f64() * 1e3);
+            anyhow::ensure!(!response.hits.is_empty(), "{name}: no results");
+        }
+        results.insert(name.into(), summary(filtered));
     }
-    results.insert("search_hybrid_filtered".into(), summary(filtered));
     let mut gets = Vec::with_capacity(queries);
     for _ in 0..queries {
         let d = rng.below(documents);
-        let id = DocumentId::derive(&library, &format!("synthetic/{d:06}.txt"));
+        let id = DocumentId::derive(&library, &source_of(d));
         let t = Instant::now();
         engine.document(id.as_str())?;
         gets.push(t.elapsed().as_secs_f64() * 1e3);
     }
     results.insert("get_document".into(), summary(gets));
 
-    // HNSW recall@10 against brute force over the same vectors.
+    // Recall@10 of the vector index (graph search on quantised vectors,
+    // rescored) against brute force over the f32 vectors, regenerated in
+    // one pass for all queries.
     let store = engine.store();
-    let recall_queries = 100;
+    let recall_queries: Vec<Vec<f32>> = (0..100).map(|_| make_vector(&mut rng)).collect();
+    let mut truth: Vec<Vec<(f32, usize)>> = vec![Vec::with_capacity(11); recall_queries.len()];
+    for j in 0..chunks {
+        let v = chunk_vector(j);
+        for (q, best) in recall_queries.iter().zip(&mut truth) {
+            let score = v.iter().zip(q).map(|(a, b)| a * b).sum::<f32>();
+            if best.len() < 10 || score > best[best.len() - 1].0 {
+                let at = best.partition_point(|(s, _)| *s >= score);
+                best.insert(at, (score, j));
+                best.truncate(10);
+            }
+        }
+    }
+    let chunk_id = |j: usize| {
+        let document = DocumentId::derive(&library, &source_of(j / CHUNKS_PER_DOCUMENT));
+        ChunkId::new(&document, (j % CHUNKS_PER_DOCUMENT) as u32)
+    };
     let mut found = 0;
     let mut graph_ms = Vec::new();
-    for _ in 0..recall_queries {
-        let q = make_vector(&mut rng);
-        let mut exact: Vec<(f32, &ChunkId)> = all_vectors
-            .iter()
-            .map(|(id, v)| (v.iter().zip(&q).map(|(a, b)| a * b).sum::<f32>(), id))
-            .collect();
-        exact.select_nth_unstable_by(10, |a, b| b.0.total_cmp(&a.0));
-        let truth: Vec<&ChunkId> = exact[..10].iter().map(|(_, id)| *id).collect();
+    for (q, best) in recall_queries.iter().zip(&truth) {
+        let truth: Vec<ChunkId> = best.iter().map(|(_, j)| chunk_id(*j)).collect();
         let t = Instant::now();
-        let graph = store.dense_graph(&library, &q, 10)?;
+        let graph = store.dense_graph(&library, q, 10)?;
         graph_ms.push(t.elapsed().as_secs_f64() * 1e3);
-        found += graph.iter().filter(|h| truth.contains(&&h.chunk)).count();
+        found += graph.iter().filter(|h| truth.contains(&h.chunk)).count();
     }
+    let recall_queries = recall_queries.len();
     let stats = engine.inspect(&library)?;
     Ok(json!({
         "library": library.to_string(),
@@ -338,6 +394,7 @@ fn search(
         "documents": documents,
         "model": space.model,
         "backend": embedder.backend(),
+        "built": existing != chunks,
         "build_seconds": build_seconds,
         "open_and_first_search_ms": first_search_ms,
         "results": results,

@@ -35,54 +35,75 @@ fn like_prefix(prefix: &str) -> String {
     format!("{}%", folio_store::like_escape(prefix))
 }
 
-/// The WHERE fragment (joined with AND, starting with " AND ") and its
-/// parameters.
-pub fn where_clause(filter: &Filter) -> (String, Vec<Sql>) {
-    let mut sql = String::new();
-    let mut params = Vec::new();
+/// A filter as SQL: conditions on metadata as selects of document ids
+/// (index ranges of `metadata_values`, never each document's JSON), the
+/// rest as conditions on `d` and `c`.
+#[derive(Default)]
+struct Parts {
+    /// `SELECT document_id FROM metadata_values ...` with its parameters.
+    metadata: Vec<(String, Vec<Sql>)>,
+    /// Conditions joined with AND, each starting with " AND ".
+    plain: String,
+    plain_params: Vec<Sql>,
+}
+
+impl Parts {
+    /// Documents of `library_id` with a value of `field` where `predicate`
+    /// holds; `values` are the predicate's parameters.
+    fn metadata(&mut self, library_id: i64, field: &str, predicate: &str, values: Vec<Sql>) {
+        let key = folio_store::metadata_key(field).replace('"', "");
+        let mut params = vec![Sql::Integer(library_id), Sql::Text(key)];
+        params.extend(values);
+        self.metadata.push((
+            format!(
+                "SELECT document_id FROM metadata_values WHERE library_id = ? AND field = ? AND {predicate}"
+            ),
+            params,
+        ));
+    }
+
+    fn plain(&mut self, sql: &str, values: impl IntoIterator<Item = Sql>) {
+        self.plain.push_str(sql);
+        self.plain_params.extend(values);
+    }
+}
+
+fn parts(filter: &Filter, library_id: i64) -> Parts {
+    let mut parts = Parts::default();
     for condition in &filter.conditions {
         match condition {
             Condition::Equals { field, value } => match column(field) {
-                Some(col) => {
-                    sql.push_str(&format!(" AND {col} = ?"));
-                    params.push(sql_value(value));
-                }
-                None => {
-                    // json_each over a scalar yields the scalar itself, so one
-                    // expression covers both scalar and list fields.
-                    sql.push_str(
-                        " AND EXISTS (SELECT 1 FROM json_each(d.metadata, ?) WHERE value = ?)",
-                    );
-                    params.push(Sql::Text(json_path(field)));
-                    params.push(sql_value(value));
-                }
+                Some(col) => parts.plain(&format!(" AND {col} = ?"), [sql_value(value)]),
+                // A list field's items are rows of their own, so one lookup
+                // covers both scalar and list fields.
+                None => parts.metadata(library_id, field, "value = ?", vec![sql_value(value)]),
             },
             Condition::EqualsFold { field, value } => {
                 // SQLite's lower() folds ASCII only; non-ASCII letters must
                 // match exactly.
+                let value = Sql::Text(value.clone());
                 match column(field) {
-                    Some(col) => sql.push_str(&format!(" AND lower({col}) = lower(?)")),
-                    None => {
-                        sql.push_str(
-                            " AND EXISTS (SELECT 1 FROM json_each(d.metadata, ?) WHERE type = 'text' AND lower(value) = lower(?))",
-                        );
-                        params.push(Sql::Text(json_path(field)));
-                    }
+                    Some(col) => parts.plain(&format!(" AND lower({col}) = lower(?)"), [value]),
+                    None => parts.metadata(
+                        library_id,
+                        field,
+                        "type = 'text' AND lower(value) = lower(?)",
+                        vec![value],
+                    ),
                 }
-                params.push(Sql::Text(value.clone()));
             }
             Condition::AnyOf { field, values } => {
                 let marks = vec!["?"; values.len()].join(", ");
+                let values = values.iter().map(sql_value);
                 match column(field) {
-                    Some(col) => sql.push_str(&format!(" AND {col} IN ({marks})")),
-                    None => {
-                        sql.push_str(&format!(
-                            " AND EXISTS (SELECT 1 FROM json_each(d.metadata, ?) WHERE value IN ({marks}))"
-                        ));
-                        params.push(Sql::Text(json_path(field)));
-                    }
+                    Some(col) => parts.plain(&format!(" AND {col} IN ({marks})"), values),
+                    None => parts.metadata(
+                        library_id,
+                        field,
+                        &format!("value IN ({marks})"),
+                        values.collect(),
+                    ),
                 }
-                params.extend(values.iter().map(sql_value));
             }
             Condition::Range {
                 field,
@@ -94,48 +115,115 @@ pub fn where_clause(filter: &Filter) -> (String, Vec<Sql>) {
                 let bounds = [(gte, ">="), (gt, ">"), (lte, "<="), (lt, "<")];
                 for (bound, op) in bounds {
                     let Some(bound) = bound else { continue };
-                    let numeric = bound.is_number();
+                    let value = sql_value(bound);
                     match column(field) {
-                        Some(col) => sql.push_str(&format!(" AND {col} {op} ?")),
-                        None if numeric => {
-                            // Numbers, and strings that start with a digit
-                            // ("2019", "2019-05-01" compares as 2019).
-                            sql.push_str(&format!(
-                                " AND (json_type(d.metadata, ?1x) IN ('integer', 'real') OR json_extract(d.metadata, ?1x) GLOB '[0-9]*') \
-                                 AND CAST(json_extract(d.metadata, ?1x) AS REAL) {op} ?"
-                            ));
-                        }
-                        None => sql.push_str(&format!(
-                            " AND json_type(d.metadata, ?1x) = 'text' AND json_extract(d.metadata, ?1x) {op} ?"
-                        )),
+                        Some(col) => parts.plain(&format!(" AND {col} {op} ?"), [value]),
+                        // Numbers, and strings that start with a digit
+                        // ("2019", "2019-05-01" compares as 2019); a list
+                        // is neither.
+                        None if bound.is_number() => parts.metadata(
+                            library_id,
+                            field,
+                            &format!(
+                                "whole = 1 AND (type IN ('integer', 'real') OR value GLOB '[0-9]*') \
+                                 AND CAST(value AS REAL) {op} ?"
+                            ),
+                            vec![value],
+                        ),
+                        None => parts.metadata(
+                            library_id,
+                            field,
+                            &format!("whole = 1 AND type = 'text' AND value {op} ?"),
+                            vec![value],
+                        ),
                     }
-                    if column(field).is_none() {
-                        // Each ?1x above is one occurrence of the path.
-                        let occurrences = if numeric { 3 } else { 2 };
-                        for _ in 0..occurrences {
-                            params.push(Sql::Text(json_path(field)));
-                        }
-                    }
-                    params.push(sql_value(bound));
                 }
             }
-            Condition::PathPrefix(prefix) => {
-                sql.push_str(" AND substr(d.source, 1, ?) = ?");
-                params.push(Sql::Integer(prefix.chars().count() as i64));
-                params.push(Sql::Text(prefix.clone()));
-            }
+            Condition::PathPrefix(prefix) => parts.plain(
+                " AND substr(d.source, 1, ?) = ?",
+                [
+                    Sql::Integer(prefix.chars().count() as i64),
+                    Sql::Text(prefix.clone()),
+                ],
+            ),
             Condition::SectionPrefix(prefix) => {
                 // Whole components: "Part I" is "Part I" or "Part I > ...",
                 // never "Part II".
                 let prefix = prefix.trim().trim_end_matches('>').trim_end();
-                sql.push_str(" AND (c.section LIKE ? ESCAPE '\\' OR c.section LIKE ? ESCAPE '\\')");
                 let exact = like_prefix(prefix);
-                params.push(Sql::Text(exact[..exact.len() - 1].to_string()));
-                params.push(Sql::Text(like_prefix(&format!("{prefix} > "))));
+                parts.plain(
+                    " AND (c.section LIKE ? ESCAPE '\\' OR c.section LIKE ? ESCAPE '\\')",
+                    [
+                        Sql::Text(exact[..exact.len() - 1].to_string()),
+                        Sql::Text(like_prefix(&format!("{prefix} > "))),
+                    ],
+                );
             }
         }
     }
-    (sql.replace("?1x", "?"), params)
+    parts
+}
+
+/// The WHERE fragment (joined with AND, starting with " AND ") over
+/// documents (`d`) of `library_id`, and its parameters.
+pub fn where_clause(filter: &Filter, library_id: i64) -> (String, Vec<Sql>) {
+    let parts = parts(filter, library_id);
+    let mut sql = String::new();
+    let mut params = Vec::new();
+    for (select, values) in parts.metadata {
+        sql.push_str(&format!(" AND d.id IN ({select})"));
+        params.extend(values);
+    }
+    sql.push_str(&parts.plain);
+    params.extend(parts.plain_params);
+    (sql, params)
+}
+
+/// A query of the keys of the chunks of `library_id` that `filter`
+/// allows, and its parameters. With conditions on metadata, the
+/// intersection of their (indexed) document sets drives the query, so its
+/// cost follows what the filter selects, not the library's size.
+pub fn chunk_keys(filter: &Filter, library_id: i64) -> (String, Vec<Sql>) {
+    let parts = parts(filter, library_id);
+    if parts.metadata.is_empty() {
+        let mut params = vec![Sql::Integer(library_id)];
+        params.extend(parts.plain_params);
+        return (
+            format!(
+                "SELECT c.key FROM documents d JOIN chunks c ON c.document_id = d.id WHERE d.library_id = ?{}",
+                parts.plain
+            ),
+            params,
+        );
+    }
+    let mut selects = Vec::new();
+    let mut params = Vec::new();
+    for (select, values) in parts.metadata {
+        selects.push(select);
+        params.extend(values);
+    }
+    let selected = selects.join(" INTERSECT ");
+    // CROSS JOIN keeps SQLite's join order: the selected documents first,
+    // then each one's chunks (and its row, only when other conditions
+    // need it: the metadata index already holds the library).
+    if parts.plain.is_empty() {
+        return (
+            format!(
+                "SELECT c.key FROM ({selected}) s CROSS JOIN chunks c ON c.document_id = s.document_id"
+            ),
+            params,
+        );
+    }
+    params.push(Sql::Integer(library_id));
+    params.extend(parts.plain_params);
+    (
+        format!(
+            "SELECT c.key FROM ({selected}) s CROSS JOIN documents d ON d.id = s.document_id \
+             CROSS JOIN chunks c ON c.document_id = d.id WHERE d.library_id = ?{}",
+            parts.plain
+        ),
+        params,
+    )
 }
 
 #[cfg(test)]
@@ -155,7 +243,9 @@ mod tests {
             "path_prefix": "/p", "section_prefix": "M"
         }))
         .unwrap();
-        let (sql, params) = where_clause(&filter);
+        let (sql, params) = where_clause(&filter, 1);
+        assert_eq!(sql.matches('?').count(), params.len(), "{sql}");
+        let (sql, params) = chunk_keys(&filter, 1);
         assert_eq!(sql.matches('?').count(), params.len(), "{sql}");
     }
 }

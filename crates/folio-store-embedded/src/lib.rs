@@ -106,6 +106,74 @@ pub struct EmbeddedStore {
     /// Moves when a write of this process starts and when it ends (SQLite's
     /// data_version tells of other processes' writes).
     writes: std::sync::atomic::AtomicU64,
+    /// Filters' allowed chunk keys, valid for one generation.
+    filters: Mutex<FilterCache>,
+}
+
+/// The chunk keys recent filters allow, each valid for the generation it
+/// was evaluated in: a hybrid search's two retrievers evaluate their filter
+/// once, and a client scoped to one collection, repeating its filter query
+/// after query, pays for it once per write (Lucene keeps its query cache
+/// for the same reason). Bounded by the keys held, not the entries.
+#[derive(Default)]
+struct FilterCache {
+    entries: std::collections::VecDeque<CachedFilter>,
+    keys: usize,
+}
+
+struct CachedFilter {
+    library_id: i64,
+    generation: u64,
+    filter: Filter,
+    allowed: Arc<HashSet<u64>>,
+}
+
+impl FilterCache {
+    /// At most this many keys over all entries (about 40 MiB).
+    const MAX_KEYS: usize = 2_000_000;
+
+    fn get(
+        &mut self,
+        library_id: i64,
+        generation: u64,
+        filter: &Filter,
+    ) -> Option<Arc<HashSet<u64>>> {
+        // Entries of an older generation can never be used again.
+        self.entries.retain(|e| e.generation == generation);
+        self.keys = self.entries.iter().map(|e| e.allowed.len()).sum();
+        let at = self
+            .entries
+            .iter()
+            .position(|e| e.library_id == library_id && e.filter == *filter)?;
+        let entry = self.entries.remove(at)?;
+        let allowed = entry.allowed.clone();
+        self.entries.push_back(entry);
+        Some(allowed)
+    }
+
+    fn put(
+        &mut self,
+        library_id: i64,
+        generation: u64,
+        filter: &Filter,
+        allowed: Arc<HashSet<u64>>,
+    ) {
+        if allowed.len() > Self::MAX_KEYS / 2 {
+            return;
+        }
+        self.keys += allowed.len();
+        self.entries.push_back(CachedFilter {
+            library_id,
+            generation,
+            filter: filter.clone(),
+            allowed,
+        });
+        while self.keys > Self::MAX_KEYS
+            && let Some(oldest) = self.entries.pop_front()
+        {
+            self.keys -= oldest.allowed.len();
+        }
+    }
 }
 
 /// Held for the length of one write: under shared access it holds the write
@@ -167,6 +235,7 @@ impl EmbeddedStore {
             write_gate: Mutex::new(()),
             indexes: RwLock::new(HashMap::new()),
             writes: std::sync::atomic::AtomicU64::new(0),
+            filters: Mutex::new(FilterCache::default()),
         })
     }
 
@@ -484,20 +553,26 @@ impl EmbeddedStore {
     }
 
     /// Chunk keys that pass the filter within the library.
+    /// The chunk keys of `library_id` that `filter` allows (`None`: no
+    /// filter), from the cache when this generation evaluated it already.
     fn allowed_keys(
+        &self,
         conn: &Connection,
         library_id: i64,
         filter: &Filter,
-    ) -> Result<Option<HashSet<u64>>> {
+    ) -> Result<Option<Arc<HashSet<u64>>>> {
         if filter.is_empty() {
             return Ok(None);
         }
-        let (clause, mut params) = filter_sql::where_clause(filter);
-        params.insert(0, rusqlite::types::Value::Integer(library_id));
-        let sql = format!(
-            "SELECT c.key FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.library_id = ?{clause}"
-        );
-        let mut stmt = conn.prepare(&sql).map_err(sql_err("evaluating a filter"))?;
+        let generation = self.generation_on(conn)?;
+        let cache = || self.filters.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(allowed) = cache().get(library_id, generation, filter) {
+            return Ok(Some(allowed));
+        }
+        let (sql, params) = filter_sql::chunk_keys(filter, library_id);
+        let mut stmt = conn
+            .prepare_cached(&sql)
+            .map_err(sql_err("evaluating a filter"))?;
         let keys = stmt
             .query_map(params_from_iter(params), |r| r.get::<_, i64>(0))
             .and_then(|rows| {
@@ -505,7 +580,18 @@ impl EmbeddedStore {
                     .collect::<rusqlite::Result<HashSet<u64>>>()
             })
             .map_err(sql_err("evaluating a filter"))?;
+        let keys = Arc::new(keys);
+        cache().put(library_id, generation, filter, keys.clone());
         Ok(Some(keys))
+    }
+
+    /// The store's generation read on a connection already held.
+    fn generation_on(&self, conn: &Connection) -> Result<u64> {
+        let others: i64 = conn
+            .query_row("PRAGMA data_version", [], |r| r.get(0))
+            .map_err(sql_err("reading the data version"))?;
+        let ours = self.writes.load(std::sync::atomic::Ordering::SeqCst);
+        Ok(((others as u64) << 32) ^ ours)
     }
 
     /// Turns (key, score) pairs into hits with chunk ids.
@@ -712,6 +798,8 @@ fn remove_document_rows(tx: &Connection, id: &str) -> Result<Vec<u64>> {
         .map_err(sql_err("deleting"))?;
     tx.execute("DELETE FROM chunks WHERE document_id = ?", [id])
         .map_err(sql_err("deleting"))?;
+    tx.execute("DELETE FROM metadata_values WHERE document_id = ?", [id])
+        .map_err(sql_err("deleting"))?;
     tx.execute("DELETE FROM documents WHERE id = ?", [id])
         .map_err(sql_err("deleting"))?;
     Ok(keys)
@@ -779,6 +867,7 @@ impl Store for EmbeddedStore {
             .map_err(sql_err("deleting a library"))?;
         for sql in [
             "DELETE FROM chunks WHERE document_id IN (SELECT id FROM documents WHERE library_id = ?1)",
+            "DELETE FROM metadata_values WHERE library_id = ?1",
             "DELETE FROM documents WHERE library_id = ?1",
             "DELETE FROM changes WHERE library_id = ?1",
             "DELETE FROM libraries WHERE id = ?1",
@@ -1007,8 +1096,8 @@ impl Store for EmbeddedStore {
         let Some(lexical) = &index.lexical else {
             return Ok(Vec::new());
         };
-        let allowed = Self::allowed_keys(&conn, row.id, filter)?;
-        let scored = lexical.search(query, allowed.as_ref(), k, bm25)?;
+        let allowed = self.allowed_keys(&conn, row.id, filter)?;
+        let scored = lexical.search(query, allowed.as_deref(), k, bm25)?;
         Self::hits(&conn, scored)
     }
 
@@ -1028,9 +1117,12 @@ impl Store for EmbeddedStore {
             });
         }
         let index = self.index(&conn, &row)?;
-        let allowed = Self::allowed_keys(&conn, row.id, filter)?;
-        let scored = index.vectors.search(vector, allowed.as_ref(), k)?;
-        Self::hits(&conn, scored)
+        let allowed = self.allowed_keys(&conn, row.id, filter)?;
+        let candidates =
+            index
+                .vectors
+                .search(vector, allowed.as_deref(), index.vectors.candidates(k))?;
+        Self::hits(&conn, rescore(&conn, vector, candidates, k)?)
     }
 
     fn chunk_texts(&self, library: &LibraryName) -> Result<Vec<(ChunkId, String)>> {
@@ -1238,8 +1330,11 @@ impl Store for EmbeddedStore {
     ) -> Result<()> {
         let _write = self.begin_write()?;
         let text = serde_json::Value::Object(metadata).to_string();
-        let changed = self
-            .conn()
+        let mut conn = self.conn();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sql_err("updating metadata"))?;
+        let changed = tx
             .execute(
                 "UPDATE documents SET metadata = ? WHERE id = ?",
                 params![text, id.as_str()],
@@ -1251,7 +1346,8 @@ impl Store for EmbeddedStore {
                 id: id.to_string(),
             });
         }
-        Ok(())
+        rows::index_metadata(&tx, id.as_str())?;
+        tx.commit().map_err(sql_err("updating metadata"))
     }
 
     fn flush(&self) -> Result<()> {
@@ -1259,20 +1355,17 @@ impl Store for EmbeddedStore {
     }
 
     fn generation(&self) -> Result<Option<u64>> {
-        let others: i64 = self
-            .conn()
-            .query_row("PRAGMA data_version", [], |r| r.get(0))
-            .map_err(sql_err("reading the data version"))?;
-        let ours = self.writes.load(std::sync::atomic::Ordering::SeqCst);
-        Ok(Some(((others as u64) << 32) ^ ours))
+        self.generation_on(&self.conn()).map(Some)
     }
 
     fn dense_graph(&self, library: &LibraryName, vector: &[f32], k: usize) -> Result<Vec<Hit>> {
         let conn = self.conn();
         let row = Self::library_row(&conn, library)?;
         let index = self.index(&conn, &row)?;
-        let scored = index.vectors.search_graph(vector, k)?;
-        Self::hits(&conn, scored)
+        let candidates = index
+            .vectors
+            .search_graph(vector, index.vectors.candidates(k))?;
+        Self::hits(&conn, rescore(&conn, vector, candidates, k)?)
     }
 
     fn size_bytes(&self) -> Result<u64> {
@@ -1359,6 +1452,34 @@ impl Store for EmbeddedStore {
 }
 
 /// Bytes used by the files under `path`.
+/// The best `k` of the vector index's candidates by exact cosine
+/// similarity, from the f32 vectors the database keeps (the index may hold
+/// them quantised). A candidate deleted since the index was read drops out.
+fn rescore(
+    conn: &Connection,
+    query: &[f32],
+    candidates: Vec<(u64, f32)>,
+    k: usize,
+) -> Result<Vec<(u64, f32)>> {
+    let mut stmt = conn
+        .prepare_cached("SELECT vector FROM chunks WHERE key = ?")
+        .map_err(sql_err("rescoring vector candidates"))?;
+    let mut scored = Vec::with_capacity(candidates.len());
+    for (key, _) in candidates {
+        let similarity = stmt
+            .query_row([key as i64], |r| {
+                let blob: Vec<u8> = r.get(0)?;
+                Ok(rows::dot_with_bytes(query, &blob))
+            })
+            .optional()
+            .map_err(sql_err("rescoring vector candidates"))?;
+        if let Some(similarity) = similarity {
+            scored.push((key, similarity));
+        }
+    }
+    Ok(lexical::top_k(scored, k))
+}
+
 pub fn dir_size(path: &Path) -> u64 {
     let Ok(entries) = std::fs::read_dir(path) else {
         return std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);

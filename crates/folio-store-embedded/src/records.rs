@@ -36,7 +36,7 @@ fn document_filter(library_id: i64, filter: &Filter) -> Result<(String, Vec<Sql>
             "section_prefix filters chunks; it does not apply to documents".into(),
         ));
     }
-    let (clause, mut params) = filter_sql::where_clause(filter);
+    let (clause, mut params) = filter_sql::where_clause(filter, library_id);
     params.insert(0, Sql::Integer(library_id));
     Ok((format!("d.library_id = ?{clause}"), params))
 }

@@ -107,6 +107,16 @@ pub fn insert_document(tx: &Connection, library_id: i64, d: &Document) -> Result
         ])
     })
     .map_err(|e| StoreError::io("writing a document", e))?;
+    index_metadata(tx, d.id.as_str())
+}
+
+/// (Re)writes a document's rows in the metadata index.
+pub fn index_metadata(tx: &Connection, id: &str) -> Result<()> {
+    tx.prepare_cached("DELETE FROM metadata_values WHERE document_id = ?1")
+        .and_then(|mut s| s.execute([id]))
+        .and_then(|_| tx.prepare_cached(&crate::schema::index_metadata_sql("d.id = ?1")))
+        .and_then(|mut s| s.execute([id]))
+        .map_err(|e| StoreError::io("indexing a document's metadata", e))?;
     Ok(())
 }
 
@@ -142,6 +152,15 @@ pub fn insert_chunk(tx: &Connection, c: &Chunk, vector: &[u8]) -> Result<()> {
 /// Vectors are stored as little-endian f32 bytes.
 pub fn vector_bytes(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// The dot product of `query` with a stored vector, read in place.
+pub fn dot_with_bytes(query: &[f32], bytes: &[u8]) -> f32 {
+    query
+        .iter()
+        .zip(bytes.chunks_exact(4))
+        .map(|(q, b)| q * f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .sum()
 }
 
 pub fn vector_from_bytes(bytes: &[u8]) -> Vec<f32> {

@@ -4,7 +4,7 @@
 use rusqlite::Connection;
 
 /// Bump when the schema changes; `migrate` refuses newer databases.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS libraries (
@@ -56,7 +56,37 @@ CREATE TABLE IF NOT EXISTS changes (
 );
 CREATE INDEX IF NOT EXISTS changes_by_library ON changes(library_id, seq);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+-- Each document's metadata values as json_each gives them (a list field's
+-- items one by one; `whole` when the row is the field's entire value), so
+-- a filter on metadata is an index lookup, not JSON parsed per document.
+CREATE TABLE IF NOT EXISTS metadata_values (
+    document_id TEXT NOT NULL,
+    library_id INTEGER NOT NULL,
+    field TEXT NOT NULL,
+    value,
+    type TEXT NOT NULL,
+    whole INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS metadata_values_by_value
+    ON metadata_values(library_id, field, value, type, whole, document_id);
+CREATE INDEX IF NOT EXISTS metadata_values_by_document ON metadata_values(document_id);
 ";
+
+/// Fills `metadata_values` for the documents `selection` (a condition on
+/// `d`, parameters numbered from 1) picks. Field names lose double quotes,
+/// as filters' JSON paths do.
+pub fn index_metadata_sql(selection: &str) -> String {
+    format!(
+        "INSERT INTO metadata_values (document_id, library_id, field, value, type, whole)
+         SELECT d.id, d.library_id, replace(f.key, '\"', ''), f.value, f.type, 1
+           FROM documents d, json_each(d.metadata) f
+          WHERE {selection} AND f.type NOT IN ('array', 'object')
+         UNION ALL
+         SELECT d.id, d.library_id, replace(f.key, '\"', ''), e.value, e.type, 0
+           FROM documents d, json_each(d.metadata) f, json_each(f.value) e
+          WHERE {selection} AND f.type IN ('array', 'object')"
+    )
+}
 
 /// Opens the connection in WAL mode with full fsync on commit, and creates
 /// or checks the schema.
@@ -79,8 +109,11 @@ pub fn prepare(conn: &Connection) -> rusqlite::Result<Result<(), String>> {
         } else {
             ""
         };
+        // Versions before 3 lacked the metadata index: fill it from every
+        // document (nothing, in a new database).
+        let fill = index_metadata_sql("1");
         conn.execute_batch(&format!(
-            "BEGIN IMMEDIATE; {upgrade} {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+            "BEGIN IMMEDIATE; {upgrade} {SCHEMA} {fill}; PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
         ))?;
     }
     Ok(Ok(()))

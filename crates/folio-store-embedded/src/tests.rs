@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use folio_core::{Filter, LibraryName};
+use folio_core::{DocumentId, Filter, LibraryName};
 use folio_store::conformance::{self, axis, document, space};
 use folio_store::{Bm25, Store, StoreError};
 use serde_json::json;
@@ -196,29 +196,52 @@ fn many_vectors_use_the_graph_with_high_recall() {
         (state % 2000) as f32 / 1000.0 - 1.0
     };
     let mut docs = Vec::new();
+    let mut all: Vec<(ChunkId, Vec<f32>)> = Vec::new();
     for i in 0..3000 {
         let mut d = document(&lib(), &format!("{i}.txt"), &["x"], &[0], json!({}));
         let mut v: Vec<f32> = (0..16).map(|_| next()).collect();
         let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
         v.iter_mut().for_each(|x| *x /= n);
+        all.push((ChunkId::new(&d.document.id, 0), v.clone()));
         d.vectors = vec![v];
         d.space = space.clone();
         docs.push(d);
     }
     store.put_documents(docs, false).unwrap();
-    let mut found = 0;
+    let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
+    let (mut found, mut found_exhaustive) = (0, 0);
     let queries = 50;
     for _ in 0..queries {
         let q: Vec<f32> = (0..16).map(|_| next()).collect();
-        let exact = store.dense(&lib(), &q, &Filter::default(), 10).unwrap();
+        // The truth, by brute force over the f32 vectors.
+        let mut truth: Vec<(f32, &ChunkId)> = all.iter().map(|(c, v)| (dot(&q, v), c)).collect();
+        truth.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let truth: Vec<&ChunkId> = truth[..10].iter().map(|t| t.1).collect();
+        // Quantised vectors searched exhaustively (a small library), then
+        // through the graph; both rescored from the f32 vectors.
+        let exhaustive = store.dense(&lib(), &q, &Filter::default(), 10).unwrap();
         let graph = store.dense_graph(&lib(), &q, 10).unwrap();
-        found += graph
-            .iter()
-            .filter(|h| exact.iter().any(|e| e.chunk == h.chunk))
-            .count();
+        for (hits, count) in [(&exhaustive, &mut found_exhaustive), (&graph, &mut found)] {
+            *count += hits.iter().filter(|h| truth.contains(&&h.chunk)).count();
+            // Reported similarities are the exact f32 ones.
+            for hit in hits.iter() {
+                let v = &all.iter().find(|(c, _)| *c == hit.chunk).unwrap().1;
+                assert!(
+                    (hit.score - dot(&q, v)).abs() < 1e-5,
+                    "{} vs {}",
+                    hit.score,
+                    dot(&q, v)
+                );
+            }
+        }
     }
     let recall = found as f64 / (queries * 10) as f64;
+    let recall_exhaustive = found_exhaustive as f64 / (queries * 10) as f64;
     assert!(recall >= 0.95, "HNSW recall@10 {recall}");
+    assert!(
+        recall_exhaustive >= 0.99,
+        "exhaustive recall@10 {recall_exhaustive}"
+    );
 }
 
 #[test]
@@ -404,4 +427,121 @@ fn shared_writers_take_turns_and_see_each_other() {
     assert_eq!(lexical_documents(&a), ids(&["b.txt", "c.txt"]));
     // Nobody holds the write lock between writes: an owning writer can open.
     drop(open_writer(dir.path(), Duration::ZERO).unwrap());
+}
+
+// Filters' allowed keys are cached for one generation: a metadata update in
+// this process, or a write by another process, changes what the same
+// filter allows on the next search.
+#[test]
+fn a_cached_filter_follows_writes_here_and_elsewhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let shared = || {
+        EmbeddedStore::open(
+            dir.path(),
+            Access::Shared {
+                lock_wait: Duration::from_secs(5),
+            },
+        )
+        .unwrap()
+    };
+    let (a, b) = (shared(), shared());
+    a.create_library(&lib(), &space()).unwrap();
+    let put = |store: &EmbeddedStore, source: &str, colour: &str| {
+        store
+            .put_documents(
+                vec![document(
+                    &lib(),
+                    source,
+                    &["plums"],
+                    &[0],
+                    json!({"colour": colour}),
+                )],
+                false,
+            )
+            .unwrap();
+    };
+    put(&a, "1.txt", "red");
+    put(&a, "2.txt", "blue");
+    let red = Filter::from_json(&json!({"colour": "red"})).unwrap();
+    let found = |store: &EmbeddedStore| {
+        let lexical = store
+            .lexical(&lib(), "plums", &red, 10, Bm25::default())
+            .unwrap();
+        let dense = store.dense(&lib(), &axis(0, 0.0), &red, 10).unwrap();
+        assert_eq!(lexical.len(), dense.len());
+        lexical.len()
+    };
+    assert_eq!((found(&a), found(&b)), (1, 1));
+    assert_eq!((found(&a), found(&b)), (1, 1));
+    // Here: the blue document turns red.
+    let blue = DocumentId::derive(&lib(), "2.txt");
+    let mut metadata = serde_json::Map::new();
+    metadata.insert("colour".into(), json!("red"));
+    a.update_metadata(&blue, metadata).unwrap();
+    assert_eq!((found(&a), found(&b)), (2, 2));
+    // Elsewhere: another process adds a red one.
+    put(&b, "3.txt", "red");
+    assert_eq!((found(&a), found(&b)), (3, 3));
+}
+
+// Metadata filters read the metadata index; a database from before it
+// (schema 2) gets it filled on open, and answers as before.
+#[test]
+fn a_schema_2_database_gets_its_metadata_index_on_open() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let store = writable(dir.path());
+        store.create_library(&lib(), &space()).unwrap();
+        store
+            .put_documents(
+                vec![
+                    document(
+                        &lib(),
+                        "a.txt",
+                        &["figs"],
+                        &[0],
+                        json!({"tags": ["x", "y"], "year": 2019}),
+                    ),
+                    document(
+                        &lib(),
+                        "b.txt",
+                        &["figs"],
+                        &[1],
+                        json!({"tags": "y", "year": "2021-03-01"}),
+                    ),
+                    document(
+                        &lib(),
+                        "c.txt",
+                        &["figs"],
+                        &[2],
+                        json!({"tags": ["z"], "year": [2019]}),
+                    ),
+                ],
+                false,
+            )
+            .unwrap();
+    }
+    let conn = rusqlite::Connection::open(dir.path().join("folio.sqlite")).unwrap();
+    conn.execute_batch("DROP TABLE metadata_values; PRAGMA user_version = 2;")
+        .unwrap();
+    drop(conn);
+    let store = writable(dir.path());
+    let count = |filter: serde_json::Value| {
+        store
+            .lexical(
+                &lib(),
+                "figs",
+                &Filter::from_json(&filter).unwrap(),
+                10,
+                Bm25::default(),
+            )
+            .unwrap()
+            .len()
+    };
+    assert_eq!(count(json!({"tags": "y"})), 2);
+    assert_eq!(count(json!({"tags": ["x", "z"]})), 2);
+    // A range compares whole values: "2021-03-01" as 2021, a list never.
+    assert_eq!(count(json!({"year": {"gte": 2019}})), 2);
+    assert_eq!(count(json!({"year": {"gt": 2020}})), 1);
+    assert_eq!(count(json!({"tags": {"ieq": "Z"}})), 1);
 }
