@@ -250,10 +250,10 @@ impl Engine {
             .clamp(request.top_k, 1_000);
 
         let started = Instant::now();
-        let mut embed_ms = 0.0;
-        let dense = if request.mode == Mode::Lexical {
-            Vec::new()
-        } else {
+        let dense_of = || -> Result<(Vec<_>, f64)> {
+            if request.mode == Mode::Lexical {
+                return Ok((Vec::new(), 0.0));
+            }
             let embedder = self.embedder()?;
             if let Some(difference) = library.space.difference(embedder.space()) {
                 return Err(EngineError::new(
@@ -268,20 +268,40 @@ impl Engine {
             let vector = self.cache.vector(&embedder.space().model, query, || {
                 embedder.embed_query(query)
             })?;
-            embed_ms = started.elapsed().as_secs_f64() * 1e3;
-            scored(
-                self.store
-                    .dense(&request.library, &vector, &request.filter, depth)?,
-            )
+            let embed_ms = started.elapsed().as_secs_f64() * 1e3;
+            let hits = self
+                .store
+                .dense(&request.library, &vector, &request.filter, depth)?;
+            Ok((scored(hits), embed_ms))
         };
-        let lexical = if request.mode == Mode::Dense {
-            Vec::new()
+        let lexical_of = || -> Result<Vec<_>> {
+            if request.mode == Mode::Dense {
+                return Ok(Vec::new());
+            }
+            let hits = self
+                .store
+                .lexical(&request.library, query, &request.filter, depth, bm25)?;
+            Ok(scored(hits))
+        };
+        let (dense, lexical) = if request.mode == Mode::Hybrid {
+            // BM25 needs no query vector: it runs while the query is
+            // embedded and the vectors searched.
+            std::thread::scope(|scope| {
+                let lexical = scope.spawn(lexical_of);
+                let dense = dense_of();
+                let lexical = lexical.join().unwrap_or_else(|_| {
+                    Err(EngineError::new(
+                        ErrorCode::Internal,
+                        "the lexical search failed unexpectedly",
+                    ))
+                });
+                (dense, lexical)
+            })
         } else {
-            scored(
-                self.store
-                    .lexical(&request.library, query, &request.filter, depth, bm25)?,
-            )
+            (dense_of(), lexical_of())
         };
+        let (dense, embed_ms) = dense?;
+        let lexical = lexical?;
         let fused: Vec<Fused> = match request.mode {
             Mode::Hybrid => folio_search::fuse(&lexical, &dense, fusion),
             Mode::Lexical => folio_search::single(&lexical, Mode::Lexical),

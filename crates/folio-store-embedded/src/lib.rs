@@ -1090,15 +1090,22 @@ impl Store for EmbeddedStore {
         k: usize,
         bm25: Bm25,
     ) -> Result<Vec<Hit>> {
-        let conn = self.conn();
-        let row = Self::library_row(&conn, library)?;
-        let index = self.index(&conn, &row)?;
+        let (index, allowed) = {
+            let conn = self.conn();
+            let row = Self::library_row(&conn, library)?;
+            (
+                self.index(&conn, &row)?,
+                self.allowed_keys(&conn, row.id, filter)?,
+            )
+        };
         let Some(lexical) = &index.lexical else {
             return Ok(Vec::new());
         };
-        let allowed = self.allowed_keys(&conn, row.id, filter)?;
+        // Scored without holding the database connection, so concurrent
+        // searches score side by side; a chunk deleted meanwhile drops out
+        // when hits are resolved.
         let scored = lexical.search(query, allowed.as_deref(), k, bm25)?;
-        Self::hits(&conn, scored)
+        Self::hits(&self.conn(), scored)
     }
 
     fn dense(
@@ -1108,20 +1115,30 @@ impl Store for EmbeddedStore {
         filter: &Filter,
         k: usize,
     ) -> Result<Vec<Hit>> {
-        let conn = self.conn();
-        let row = Self::library_row(&conn, library)?;
-        if vector.len() != row.info.space.dim as usize {
-            return Err(StoreError::EmbeddingMismatch {
-                library: library.to_string(),
-                difference: format!("query dimension {} vs {}", vector.len(), row.info.space.dim),
-            });
-        }
-        let index = self.index(&conn, &row)?;
-        let allowed = self.allowed_keys(&conn, row.id, filter)?;
+        let (index, allowed) = {
+            let conn = self.conn();
+            let row = Self::library_row(&conn, library)?;
+            if vector.len() != row.info.space.dim as usize {
+                return Err(StoreError::EmbeddingMismatch {
+                    library: library.to_string(),
+                    difference: format!(
+                        "query dimension {} vs {}",
+                        vector.len(),
+                        row.info.space.dim
+                    ),
+                });
+            }
+            (
+                self.index(&conn, &row)?,
+                self.allowed_keys(&conn, row.id, filter)?,
+            )
+        };
+        // Searched without holding the database connection (as above).
         let candidates =
             index
                 .vectors
                 .search(vector, allowed.as_deref(), index.vectors.candidates(k))?;
+        let conn = self.conn();
         Self::hits(&conn, rescore(&conn, vector, candidates, k)?)
     }
 
