@@ -271,8 +271,8 @@ fn search(
     drop(engine);
 
     // Reopen read-only, as a searching process would.
-    let engine = cli::open(cli_args, overrides, false)?;
     let open_started = Instant::now();
+    let engine = cli::open(cli_args, overrides, false)?;
     // Fresh texts for each measurement: query vectors are cached per text,
     // and every number here includes embedding its query.
     let mut texts = |n: usize| -> Vec<String> {

@@ -89,9 +89,12 @@ struct Marks {
     unsaved_chunks: u64,
 }
 
+/// A library's row: what searches and writes need, without the counts.
 struct LibraryRow {
     id: i64,
-    info: LibraryInfo,
+    name: LibraryName,
+    space: EmbeddingSpace,
+    created_at: String,
 }
 
 pub struct EmbeddedStore {
@@ -108,6 +111,8 @@ pub struct EmbeddedStore {
     writes: std::sync::atomic::AtomicU64,
     /// Filters' allowed chunk keys, valid for one generation.
     filters: Mutex<FilterCache>,
+    /// Libraries' (generation, documents, chunks) as last counted.
+    counts: Mutex<HashMap<i64, (u64, u64, u64)>>,
 }
 
 /// The chunk keys recent filters allow, each valid for the generation it
@@ -236,6 +241,7 @@ impl EmbeddedStore {
             indexes: RwLock::new(HashMap::new()),
             writes: std::sync::atomic::AtomicU64::new(0),
             filters: Mutex::new(FilterCache::default()),
+            counts: Mutex::new(HashMap::new()),
         })
     }
 
@@ -281,14 +287,16 @@ impl EmbeddedStore {
 
     fn library_row(conn: &Connection, name: &LibraryName) -> Result<LibraryRow> {
         let row = conn
-            .query_row(
-                "SELECT l.id, l.space, l.created_at,
-                        (SELECT COUNT(*) FROM documents d WHERE d.library_id = l.id),
-                        (SELECT COALESCE(SUM(chunk_count), 0) FROM documents d WHERE d.library_id = l.id)
-                 FROM libraries l WHERE l.name = ?",
-                [name.as_str()],
-                |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, i64>(3)?, r.get::<_, i64>(4)?)),
-            )
+            .prepare_cached("SELECT id, space, created_at FROM libraries WHERE name = ?")
+            .and_then(|mut s| {
+                s.query_row([name.as_str()], |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                    ))
+                })
+            })
             .optional()
             .map_err(sql_err("reading a library"))?
             .ok_or_else(|| StoreError::LibraryNotFound(name.to_string()))?;
@@ -296,13 +304,48 @@ impl EmbeddedStore {
             .map_err(|e| StoreError::io("library embedding space", e))?;
         Ok(LibraryRow {
             id: row.0,
-            info: LibraryInfo {
-                name: name.clone(),
-                space,
-                created_at: row.2,
-                document_count: row.3 as u64,
-                chunk_count: row.4 as u64,
-            },
+            name: name.clone(),
+            space,
+            created_at: row.2,
+        })
+    }
+
+    /// The library with its document and chunk counts: counted from an
+    /// index once per generation, since every search asks for them.
+    fn library_info(&self, conn: &Connection, row: LibraryRow) -> Result<LibraryInfo> {
+        let generation = self.generation_on(conn)?;
+        let cached = self
+            .counts
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&row.id)
+            .copied();
+        let (documents, chunks) = match cached {
+            Some((g, documents, chunks)) if g == generation => (documents, chunks),
+            _ => {
+                let (documents, chunks) = conn
+                    .prepare_cached(
+                        "SELECT COUNT(*), COALESCE(SUM(chunk_count), 0) FROM documents WHERE library_id = ?",
+                    )
+                    .and_then(|mut s| {
+                        s.query_row([row.id], |r| {
+                            Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64))
+                        })
+                    })
+                    .map_err(sql_err("counting a library's documents"))?;
+                self.counts
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(row.id, (generation, documents, chunks));
+                (documents, chunks)
+            }
+        };
+        Ok(LibraryInfo {
+            name: row.name,
+            space: row.space,
+            created_at: row.created_at,
+            document_count: documents,
+            chunk_count: chunks,
         })
     }
 
@@ -339,7 +382,7 @@ impl EmbeddedStore {
                 let dir = self.index_dir(library.id);
                 std::fs::create_dir_all(&dir)
                     .map_err(|e| StoreError::io(dir.display().to_string(), e))?;
-                let dim = library.info.space.dim as usize;
+                let dim = library.space.dim as usize;
                 let mut lexical = Lexical::open(&dir.join("lexical"), self.is_writable())?;
                 if lexical.is_none() && self.repair_lexical(conn, library.id, &dir, false)? {
                     lexical = Lexical::open(&dir.join("lexical"), false)?;
@@ -820,8 +863,8 @@ impl Store for EmbeddedStore {
         let _write = self.begin_write()?;
         let conn = self.conn();
         match Self::library_row(&conn, name) {
-            Ok(row) => match row.info.space.difference(space) {
-                None => Ok(row.info),
+            Ok(row) => match row.space.difference(space) {
+                None => self.library_info(&conn, row),
                 Some(difference) => Err(StoreError::EmbeddingMismatch {
                     library: name.to_string(),
                     difference,
@@ -835,14 +878,17 @@ impl Store for EmbeddedStore {
                     params![name.as_str(), space_json],
                 )
                 .map_err(sql_err("creating a library"))?;
-                Ok(Self::library_row(&conn, name)?.info)
+                let row = Self::library_row(&conn, name)?;
+                self.library_info(&conn, row)
             }
             Err(e) => Err(e),
         }
     }
 
     fn library(&self, name: &LibraryName) -> Result<LibraryInfo> {
-        Ok(Self::library_row(&self.conn(), name)?.info)
+        let conn = self.conn();
+        let row = Self::library_row(&conn, name)?;
+        self.library_info(&conn, row)
     }
 
     fn libraries(&self) -> Result<Vec<LibraryInfo>> {
@@ -854,7 +900,7 @@ impl Store for EmbeddedStore {
         names
             .into_iter()
             .filter_map(|n| LibraryName::new(n).ok())
-            .map(|n| Self::library_row(&conn, &n).map(|r| r.info))
+            .map(|n| self.library_info(&conn, Self::library_row(&conn, &n)?))
             .collect()
     }
 
@@ -906,13 +952,13 @@ impl Store for EmbeddedStore {
                 libraries.insert(new.document.library.clone(), row);
             }
             let row = &libraries[&new.document.library];
-            if let Some(difference) = row.info.space.difference(&new.space) {
+            if let Some(difference) = row.space.difference(&new.space) {
                 return Err(StoreError::EmbeddingMismatch {
-                    library: row.info.name.to_string(),
+                    library: row.name.to_string(),
                     difference,
                 });
             }
-            folio_store::validate(new, &row.info.space)?;
+            folio_store::validate(new, &row.space)?;
         }
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -985,7 +1031,8 @@ impl Store for EmbeddedStore {
             )
             .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
             .map_err(sql_err("listing documents"))?;
-        Ok((documents, row.info.document_count))
+        let total = self.library_info(&conn, row)?.document_count;
+        Ok((documents, total))
     }
 
     fn delete_document(&self, id: &DocumentId) -> Result<()> {
@@ -1118,14 +1165,10 @@ impl Store for EmbeddedStore {
         let (index, allowed) = {
             let conn = self.conn();
             let row = Self::library_row(&conn, library)?;
-            if vector.len() != row.info.space.dim as usize {
+            if vector.len() != row.space.dim as usize {
                 return Err(StoreError::EmbeddingMismatch {
                     library: library.to_string(),
-                    difference: format!(
-                        "query dimension {} vs {}",
-                        vector.len(),
-                        row.info.space.dim
-                    ),
+                    difference: format!("query dimension {} vs {}", vector.len(), row.space.dim),
                 });
             }
             (
@@ -1176,11 +1219,12 @@ impl Store for EmbeddedStore {
         let _write = self.begin_write()?;
         let mut conn = self.conn();
         let row = Self::library_row(&conn, library)?;
-        if vectors.len() as u64 != row.info.chunk_count {
+        let chunks = chunk_count(&conn, row.id)?;
+        if vectors.len() as u64 != chunks {
             return Err(StoreError::InvalidArgument(format!(
                 "{} vectors for a library of {} chunks",
                 vectors.len(),
-                row.info.chunk_count
+                chunks
             )));
         }
         if let Some((id, v)) = vectors.iter().find(|(_, v)| v.len() != space.dim as usize) {
@@ -1267,8 +1311,9 @@ impl Store for EmbeddedStore {
             "vector_watermark": marks.vectors,
             "disk_bytes": dir_size(&index.dir),
         });
+        drop(marks);
         Ok(LibraryStats {
-            info: row.info,
+            info: self.library_info(&conn, row)?,
             formats,
             total_chars: chars as u64,
             total_tokens: tokens as u64,

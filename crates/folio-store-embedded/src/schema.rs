@@ -4,7 +4,7 @@
 use rusqlite::Connection;
 
 /// Bump when the schema changes; `migrate` refuses newer databases.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS libraries (
@@ -31,6 +31,8 @@ CREATE TABLE IF NOT EXISTS documents (
 );
 CREATE INDEX IF NOT EXISTS documents_by_library ON documents(library_id, source);
 CREATE INDEX IF NOT EXISTS documents_by_hash ON documents(library_id, content_hash);
+-- Covers a library's document and chunk counts (version 4).
+CREATE INDEX IF NOT EXISTS documents_chunk_counts ON documents(library_id, chunk_count);
 CREATE TABLE IF NOT EXISTS chunks (
     key INTEGER PRIMARY KEY AUTOINCREMENT,
     document_id TEXT NOT NULL REFERENCES documents(id),
@@ -109,11 +111,15 @@ pub fn prepare(conn: &Connection) -> rusqlite::Result<Result<(), String>> {
         } else {
             ""
         };
-        // Versions before 3 lacked the metadata index: fill it from every
-        // document (nothing, in a new database).
-        let fill = index_metadata_sql("1");
+        // Versions 1 and 2 lacked the metadata index: fill it from every
+        // document. (Version 3 lacked only the counts' index.)
+        let fill = if (1..3).contains(&version) {
+            format!("{};", index_metadata_sql("1"))
+        } else {
+            String::new()
+        };
         conn.execute_batch(&format!(
-            "BEGIN IMMEDIATE; {upgrade} {SCHEMA} {fill}; PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+            "BEGIN IMMEDIATE; {upgrade} {SCHEMA} {fill} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
         ))?;
     }
     Ok(Ok(()))

@@ -482,6 +482,16 @@ fn a_cached_filter_follows_writes_here_and_elsewhere() {
     // Elsewhere: another process adds a red one.
     put(&b, "3.txt", "red");
     assert_eq!((found(&a), found(&b)), (3, 3));
+    // Library counts are cached per generation too, and follow the same.
+    let counts = |store: &EmbeddedStore| {
+        let info = store.library(&lib()).unwrap();
+        (info.document_count, info.chunk_count)
+    };
+    assert_eq!((counts(&a), counts(&b)), ((3, 3), (3, 3)));
+    b.delete_document(&blue).unwrap();
+    assert_eq!((counts(&a), counts(&b)), ((2, 2), (2, 2)));
+    put(&a, "4.txt", "green");
+    assert_eq!((counts(&a), counts(&b)), ((3, 3), (3, 3)));
 }
 
 // Metadata filters read the metadata index; a database from before it
@@ -544,4 +554,62 @@ fn a_schema_2_database_gets_its_metadata_index_on_open() {
     assert_eq!(count(json!({"year": {"gte": 2019}})), 2);
     assert_eq!(count(json!({"year": {"gt": 2020}})), 1);
     assert_eq!(count(json!({"tags": {"ieq": "Z"}})), 1);
+}
+
+// Version 4 adds only the index that counts a library's documents: a
+// version 3 database gets it on open, keeps its metadata index as it was
+// (not filled twice), and counts as before.
+#[test]
+fn a_schema_3_database_gets_its_count_index_on_open() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let store = writable(dir.path());
+        store.create_library(&lib(), &space()).unwrap();
+        store
+            .put_documents(
+                vec![
+                    document(
+                        &lib(),
+                        "a.txt",
+                        &["apples"],
+                        &[0],
+                        json!({"tags": ["x", "y"]}),
+                    ),
+                    document(&lib(), "b.txt", &["bananas"], &[1], json!({"year": 2020})),
+                ],
+                false,
+            )
+            .unwrap();
+    }
+    let path = dir.path().join("folio.sqlite");
+    let metadata_rows = || {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let rows: i64 = conn
+            .query_row("SELECT COUNT(*) FROM metadata_values", [], |r| r.get(0))
+            .unwrap();
+        let indexed: i64 = conn
+            .query_row(
+                "SELECT COUNT(*) FROM sqlite_master WHERE name = 'documents_chunk_counts'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        (rows, indexed)
+    };
+    let before = metadata_rows().0;
+    assert_eq!(before, 3);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("DROP INDEX documents_chunk_counts; PRAGMA user_version = 3;")
+        .unwrap();
+    drop(conn);
+    assert_eq!(metadata_rows(), (before, 0));
+    let store = writable(dir.path());
+    assert_eq!(metadata_rows(), (before, 1));
+    let info = store.library(&lib()).unwrap();
+    assert_eq!((info.document_count, info.chunk_count), (2, 2));
+    let tagged = Filter::from_json(&json!({"tags": "y"})).unwrap();
+    let found = store
+        .lexical(&lib(), "apples bananas", &tagged, 10, Bm25::default())
+        .unwrap();
+    assert_eq!(found.len(), 1);
 }
