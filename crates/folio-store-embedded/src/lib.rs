@@ -522,6 +522,8 @@ impl EmbeddedStore {
             let removed = removed_keys(conn, index.id, marks.vectors, head)?;
             index.vectors.remove(&removed)?;
             let mut added = 0u64;
+            // Batched across documents, so large replays insert in parallel.
+            let mut pending = Vec::new();
             for document in changed_documents(conn, index.id, marks.vectors, head)? {
                 let mut stmt = conn
                     .prepare_cached("SELECT key, vector FROM chunks WHERE document_id = ?")
@@ -536,8 +538,13 @@ impl EmbeddedStore {
                     .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
                     .map_err(sql_err("replaying the change log"))?;
                 added += items.len() as u64;
-                index.vectors.add(&items)?;
+                pending.extend(items);
+                if pending.len() >= 4096 {
+                    index.vectors.add(&pending)?;
+                    pending.clear();
+                }
             }
+            index.vectors.add(&pending)?;
             marks.vectors = head;
             marks.unsaved_chunks += added + removed.len() as u64;
             if self.is_writable() && marks.unsaved_chunks >= SAVE_EVERY_CHUNKS {
@@ -1413,6 +1420,19 @@ impl Store for EmbeddedStore {
     }
 
     fn flush(&self) -> Result<()> {
+        // A shared writer between writes holds no lock, yet a search may
+        // have replayed or rebuilt an index: it saves under the lock, as
+        // any write does.
+        if matches!(self.access, Access::Shared { .. })
+            && !self.is_writable()
+            && self.open_indexes().iter().any(|index| {
+                let marks = index.marks.lock().unwrap_or_else(|p| p.into_inner());
+                marks.saved < marks.vectors
+            })
+        {
+            let _write = self.begin_write()?;
+            return self.save_vectors(false);
+        }
         self.save_vectors(false)
     }
 

@@ -613,3 +613,34 @@ fn a_schema_3_database_gets_its_count_index_on_open() {
         .unwrap();
     assert_eq!(found.len(), 1);
 }
+
+// A shared writer whose search rebuilt a lost vector index saves it on
+// flush, under the write lock, so the next process loads it instead of
+// rebuilding it again.
+#[test]
+fn a_shared_writer_saves_an_index_its_search_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    seed(&writable(dir.path()));
+    let vectors = dir.path().join("indexes/1/vectors.usearch");
+    assert!(vectors.exists());
+    std::fs::remove_file(&vectors).unwrap();
+    let shared = EmbeddedStore::open(
+        dir.path(),
+        Access::Shared {
+            lock_wait: Duration::from_secs(5),
+        },
+    )
+    .unwrap();
+    assert_eq!(search_both(&shared), (2, 2));
+    assert!(!vectors.exists());
+    shared.flush().unwrap();
+    assert!(vectors.exists());
+    assert!(!shared.is_writable());
+    drop(shared);
+    let (loaded, watermark) = Vectors::load(&dir.path().join("indexes/1"), 4).unwrap();
+    assert_eq!(loaded.len(), 2);
+    assert_eq!(
+        watermark,
+        log_head(&writable(dir.path()).conn(), 1).unwrap()
+    );
+}
