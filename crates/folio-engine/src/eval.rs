@@ -175,9 +175,16 @@ impl Engine {
                     DocumentId::derive(&library, &locator(&doc.id)),
                     doc.id.clone(),
                 );
+                // A document with a title and no text (common in BEIR
+                // corpora) is its title, so it can still be found.
+                let text = if doc.text.trim().is_empty() {
+                    doc.title.clone()
+                } else {
+                    doc.text
+                };
                 IngestTarget::Content {
                     name: locator(&doc.id),
-                    text: doc.text,
+                    text,
                     format: Some("text".into()),
                     title: Some(doc.title).filter(|t| !t.trim().is_empty()),
                 }
@@ -192,7 +199,9 @@ impl Engine {
                 title: None,
                 force: false,
                 ocr_languages: Vec::new(),
-                dedup: crate::ingest::Dedup::Content,
+                // Every corpus document is judged on its own: two with the
+                // same text must not merge into one.
+                dedup: crate::ingest::Dedup::Source,
                 allow_private_urls: None,
             },
             progress,

@@ -17,7 +17,7 @@ use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, STRING, Schema, TextFieldIndexing, TextOptions,
 };
 use tantivy::tokenizer::{
-    AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer,
+    AsciiFoldingFilter, Language, LowerCaser, RegexTokenizer, RemoveLongFilter, Stemmer,
     StopWordFilter, TextAnalyzer,
 };
 use tantivy::{
@@ -27,19 +27,67 @@ use tantivy::{
 
 const ANALYZER: &str = "folio_en";
 
-/// The English analyser used for documents and queries alike.
+/// The version of `analyzer`. Postings made by another version are
+/// rebuilt from the source of truth before they are searched: the embedded
+/// store keeps each version's index in a folder of its own
+/// (`lexical_dir`), the PostgreSQL backend re-analyses in a migration.
+/// Version 1 split on every non-alphanumeric character, kept one-character
+/// tokens and removed Snowball's 174 English stop words.
+pub const ANALYZER_VERSION: u32 = 2;
+
+/// Lucene's English stop words (also Elasticsearch's and bm25s's default).
+/// Snowball's longer list removed words long natural-language requests
+/// carry meaning in ("about", "between", "against", "during", "most"),
+/// and no reference BM25 scores with it.
+pub const STOP_WORDS: [&str; 33] = [
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it",
+    "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these",
+    "they", "this", "to", "was", "will", "with",
+];
+
+/// A token is a run of two or more word characters (Unicode letters,
+/// digits, underscore), as in Lucene-style reference implementations
+/// (bm25s, scikit-learn): one-character runs ("s" of "it's", "e.g.",
+/// list markers) carry no meaning on their own.
+const TOKEN: &str = r"\w\w+";
+
+/// The English analyser used for documents and queries alike: tokens of
+/// two or more word characters, at most 40 bytes, lower case, ASCII
+/// folding, Lucene's stop words, Snowball's English stemmer.
+/// Built once per process (the pattern is compiled once); each caller gets
+/// a cheap clone.
 pub fn analyzer() -> TextAnalyzer {
-    let builder = TextAnalyzer::builder(SimpleTokenizer::default())
-        .filter(RemoveLongFilter::limit(40))
-        .filter(LowerCaser)
-        .filter(AsciiFoldingFilter);
-    match StopWordFilter::new(Language::English) {
-        Some(stop) => builder
-            .filter(stop)
-            .filter(Stemmer::new(Language::English))
-            .build(),
-        None => builder.filter(Stemmer::new(Language::English)).build(),
-    }
+    static ANALYZER: std::sync::OnceLock<TextAnalyzer> = std::sync::OnceLock::new();
+    ANALYZER
+        .get_or_init(|| {
+            // The pattern is a constant that compiles; a failure is a bug.
+            let tokenizer = RegexTokenizer::new(TOKEN).expect("the token pattern compiles");
+            TextAnalyzer::builder(tokenizer)
+                .filter(RemoveLongFilter::limit(40))
+                .filter(LowerCaser)
+                .filter(AsciiFoldingFilter)
+                .filter(StopWordFilter::remove(
+                    STOP_WORDS.iter().map(|w| w.to_string()),
+                ))
+                .filter(Stemmer::new(Language::English))
+                .build()
+        })
+        .clone()
+}
+
+/// Where a library's lexical index of the current analyser lives inside
+/// its index folder.
+pub fn lexical_dir(index_dir: &Path) -> std::path::PathBuf {
+    index_dir.join(format!("lexical-v{ANALYZER_VERSION}"))
+}
+
+/// Folders of earlier analysers' indexes, to remove once the current one
+/// is built.
+pub fn stale_lexical_dirs(index_dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut stale = vec![index_dir.join("lexical")];
+    stale.extend((2..ANALYZER_VERSION).map(|v| index_dir.join(format!("lexical-v{v}"))));
+    stale.retain(|d| d.exists());
+    stale
 }
 
 /// The analysed terms of `text`, in order, repeats included: what the
@@ -632,6 +680,24 @@ pub fn top_k(mut scored: Vec<(u64, f32)>, k: usize) -> Vec<(u64, f32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // Issue 13: the analyser tokenises as Lucene-style reference BM25s do
+    // (bm25s's `\w\w+`, lower case, Lucene's 33 stop words, Snowball
+    // English): one-character runs are not terms, words outside Lucene's
+    // list ("about", "what", "between") are kept, accents are folded.
+    #[test]
+    fn the_analyser_tokenises_as_the_reference_does() {
+        assert_eq!(
+            analyze("It's e.g. U.S. COVID-19: what about vitamin D between the Cafés?"),
+            ["covid", "19", "what", "about", "vitamin", "between", "cafe"]
+        );
+        assert_eq!(analyze("snake_case x86 2 running"), ["snake_cas", "x86", "run"]);
+        assert_eq!(analyze("a I is the of"), Vec::<String>::new());
+        assert_eq!(
+            query_terms("effects of the effect: effective"),
+            [("effect".to_string(), 3.0)]
+        );
+    }
 
     /// Chunks of a skewed vocabulary (a few words in nearly every chunk,
     /// most rare), of varied lengths, written in several commits (several

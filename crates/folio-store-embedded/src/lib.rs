@@ -383,9 +383,10 @@ impl EmbeddedStore {
                 std::fs::create_dir_all(&dir)
                     .map_err(|e| StoreError::io(dir.display().to_string(), e))?;
                 let dim = library.space.dim as usize;
-                let mut lexical = Lexical::open(&dir.join("lexical"), self.is_writable())?;
+                let lexical_dir = lexical::lexical_dir(&dir);
+                let mut lexical = Lexical::open(&lexical_dir, self.is_writable())?;
                 if lexical.is_none() && self.repair_lexical(conn, library.id, &dir, false)? {
-                    lexical = Lexical::open(&dir.join("lexical"), false)?;
+                    lexical = Lexical::open(&lexical_dir, false)?;
                 }
                 let (vectors, mark) = match Vectors::load(&dir, dim) {
                     Some(loaded) => loaded,
@@ -416,6 +417,9 @@ impl EmbeddedStore {
         self.catch_up(conn, &index)?;
         if opened {
             self.check_counts(conn, &index)?;
+            if self.is_writable() {
+                remove_stale_lexical(&index.dir);
+            }
         }
         Ok(index)
     }
@@ -503,7 +507,13 @@ impl EmbeddedStore {
             if self.is_writable() {
                 lexical.ensure_writer()?;
                 marks.lexical = lexical.watermark()?;
-                if marks.lexical < head {
+                if marks.lexical == 0 && head > 0 {
+                    // A new index (a new library's first write, or a new
+                    // analyser): built from the documents a batch at a time
+                    // rather than replaying the whole log at once.
+                    lexical.rebuild(|add| for_each_document_batch(conn, index.id, add), head)?;
+                    marks.lexical = head;
+                } else if marks.lexical < head {
                     lexical.apply(&lexical_batch(conn, index.id, marks.lexical, head)?, head)?;
                     marks.lexical = head;
                 }
@@ -571,14 +581,17 @@ impl EmbeddedStore {
         let Some(_lock) = WriteLock::try_acquire(&self.dir)? else {
             return Ok(false);
         };
-        let Some(writer) = Lexical::open(&dir.join("lexical"), true)? else {
+        let Some(writer) = Lexical::open(&lexical::lexical_dir(dir), true)? else {
             return Ok(false);
         };
         // Under the lock nothing else writes: the head and the counts read
         // now are the state to repair to.
         let head = log_head(conn, library_id)?;
         let from = writer.watermark()?;
-        if from < head {
+        if from == 0 && head > 0 {
+            tracing::info!(library_id, head, "building the lexical index");
+            writer.rebuild(|add| for_each_document_batch(conn, library_id, add), head)?;
+        } else if from < head {
             tracing::info!(
                 library_id,
                 from,
@@ -599,6 +612,7 @@ impl EmbeddedStore {
                 writer.rebuild(|add| for_each_document_batch(conn, library_id, add), head)?;
             }
         }
+        remove_stale_lexical(dir);
         Ok(true)
     }
 
@@ -715,6 +729,17 @@ impl Drop for EmbeddedStore {
             .write()
             .unwrap_or_else(|p| p.into_inner())
             .clear();
+    }
+}
+
+/// Removes a library's lexical indexes made by earlier analysers once the
+/// current one exists (they are derived data; a failure only costs disk).
+fn remove_stale_lexical(index_dir: &Path) {
+    for stale in lexical::stale_lexical_dirs(index_dir) {
+        tracing::info!(path = %stale.display(), "removing a lexical index of an earlier analyser");
+        if let Err(e) = std::fs::remove_dir_all(&stale) {
+            tracing::warn!(path = %stale.display(), error = %e, "could not remove an old lexical index");
+        }
     }
 }
 

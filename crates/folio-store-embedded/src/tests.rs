@@ -244,12 +244,47 @@ fn many_vectors_use_the_graph_with_high_recall() {
     );
 }
 
+// Issue 13: an index made by an earlier analyser (kept in `lexical`) is
+// not searched: the current analyser's index is built beside it from
+// SQLite, by a writer or by a reader that can take the lock, and the old
+// folder is removed. Version 1 dropped "about" as a stop word.
+#[test]
+fn an_earlier_analysers_lexical_index_is_rebuilt_and_removed() {
+    let lock_wait = Duration::from_millis(200);
+    for access in [
+        Access::ReadOnly,
+        Access::Shared { lock_wait },
+        Access::ReadWrite { lock_wait },
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let store = writable(dir.path());
+        store.create_library(&lib(), &space()).unwrap();
+        store
+            .put_documents(
+                vec![document(&lib(), "a.txt", &["all about apples"], &[0], json!({}))],
+                false,
+            )
+            .unwrap();
+        drop(store);
+        let index_dir = dir.path().join("indexes/1");
+        let old = index_dir.join("lexical");
+        std::fs::rename(crate::lexical::lexical_dir(&index_dir), &old).unwrap();
+        let store = EmbeddedStore::open(dir.path(), access).unwrap();
+        let hits = store
+            .lexical(&lib(), "about", &Filter::default(), 10, Bm25::default())
+            .unwrap();
+        assert_eq!(hits.len(), 1, "{access:?}");
+        assert!(crate::lexical::lexical_dir(&index_dir).join("meta.json").exists());
+        assert!(!old.exists(), "{access:?}: the old index is removed");
+    }
+}
+
 #[test]
 fn a_reader_repairs_a_lexical_index_that_an_interrupted_writer_left_behind() {
     let dir = tempfile::tempdir().unwrap();
     seed(&writable(dir.path()));
     // As if the writer died after its SQLite commit, before the tantivy one.
-    std::fs::remove_dir_all(dir.path().join("indexes/1/lexical")).unwrap();
+    std::fs::remove_dir_all(crate::lexical::lexical_dir(&dir.path().join("indexes/1"))).unwrap();
     let reader = EmbeddedStore::open(dir.path(), Access::ReadOnly).unwrap();
     assert_eq!(search_both(&reader), (2, 2));
     assert!(
@@ -295,7 +330,7 @@ fn ids(sources: &[&str]) -> Vec<String> {
 fn a_dead_writers_delete_file_does_not_break_the_replay() {
     let dir = tempfile::tempdir().unwrap();
     seed(&writable(dir.path()));
-    let meta = dir.path().join("indexes/1/lexical/meta.json");
+    let meta = crate::lexical::lexical_dir(&dir.path().join("indexes/1")).join("meta.json");
     let before = std::fs::read(&meta).unwrap();
     writable(dir.path())
         .delete_document(&DocumentId::derive(&lib(), "a.txt"))
@@ -334,7 +369,7 @@ fn a_lexical_index_missing_documents_is_rebuilt_on_open() {
         let dir = tempfile::tempdir().unwrap();
         seed(&writable(dir.path()));
         {
-            let index = tantivy::Index::open_in_dir(dir.path().join("indexes/1/lexical")).unwrap();
+            let index = tantivy::Index::open_in_dir(crate::lexical::lexical_dir(&dir.path().join("indexes/1"))).unwrap();
             let document = index.schema().get_field("document").unwrap();
             let mut writer: tantivy::IndexWriter =
                 index.writer_with_num_threads(1, 15_000_000).unwrap();

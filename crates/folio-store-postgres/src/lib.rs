@@ -322,30 +322,50 @@ fn insert_document(client: &impl GenericClient, library_id: i64, new: &NewDocume
             *slot = row.get(0);
         }
     }
-    let mut p_terms = Vec::new();
-    let mut p_keys = Vec::new();
-    let mut p_tf = Vec::new();
-    let mut p_norm = Vec::new();
+    let mut postings = Postings::default();
     for (chunk_terms, key) in analysed.iter().zip(&key_of) {
+        postings.add(library_id, *key, chunk_terms);
+    }
+    postings.write(client)
+}
+
+/// Postings rows (library, term, chunk key, tf, quantised length) gathered
+/// for one multi-row insert.
+#[derive(Default)]
+pub(crate) struct Postings {
+    libraries: Vec<i64>,
+    terms: Vec<String>,
+    keys: Vec<i64>,
+    tf: Vec<i32>,
+    norm: Vec<i32>,
+}
+
+impl Postings {
+    /// Adds one chunk's postings from its analysed terms.
+    pub(crate) fn add(&mut self, library_id: i64, key: i64, chunk_terms: &[String]) {
         let norm = analysis::scored_length(chunk_terms.len()) as i32;
         let mut counts: HashMap<&str, i32> = HashMap::new();
         for term in chunk_terms {
             *counts.entry(term.as_str()).or_default() += 1;
         }
         for (term, tf) in counts {
-            p_terms.push(term.to_string());
-            p_keys.push(*key);
-            p_tf.push(tf);
-            p_norm.push(norm);
+            self.libraries.push(library_id);
+            self.terms.push(term.to_string());
+            self.keys.push(key);
+            self.tf.push(tf);
+            self.norm.push(norm);
         }
     }
-    wait(client.execute(
-        "INSERT INTO folio_postings (library_id, term, chunk_key, tf, norm)
-         SELECT $1::bigint, u.* FROM unnest($2::text[], $3::int8[], $4::int4[], $5::int4[]) AS u",
-        &[&library_id, &p_terms, &p_keys, &p_tf, &p_norm],
-    ))
-    .map_err(pg_err("writing postings"))?;
-    Ok(())
+
+    pub(crate) fn write(&self, client: &impl GenericClient) -> Result<()> {
+        wait(client.execute(
+            "INSERT INTO folio_postings (library_id, term, chunk_key, tf, norm)
+             SELECT * FROM unnest($1::int8[], $2::text[], $3::int8[], $4::int4[], $5::int4[])",
+            &[&self.libraries, &self.terms, &self.keys, &self.tf, &self.norm],
+        ))
+        .map_err(pg_err("writing postings"))?;
+        Ok(())
+    }
 }
 
 /// Resolves (key, score) rows of a search to hits, best first.

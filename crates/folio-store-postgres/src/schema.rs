@@ -4,12 +4,14 @@
 //! is refused before anything is touched.
 
 use folio_store::{Result, StoreError};
-use tokio_postgres::Client;
+use folio_store_embedded::analysis;
+use tokio_postgres::{Client, Transaction};
 
+use crate::Postings;
 use crate::pool::{describe, pg_err, wait};
 
 /// Bump when the schema changes; `migrate` refuses newer databases.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// The advisory lock key of migrations ("folio" in ASCII).
 const MIGRATION_LOCK: i64 = 0x666f_6c69_6f00;
@@ -27,6 +29,48 @@ ALTER TABLE folio_chunks DROP CONSTRAINT IF EXISTS folio_chunks_document_id_idx_
 ALTER TABLE folio_chunks ADD CONSTRAINT folio_chunks_document_id_idx_key
     UNIQUE (document_id, idx) INCLUDE (key);
 "#;
+
+/// Version 3: postings made with analyser version 2 (tokens of two or more
+/// word characters, Lucene's stop words): every chunk is analysed again
+/// and its postings and term count rewritten, in the migration's
+/// transaction, a batch of chunks at a time.
+fn reanalyse(tx: &Transaction<'_>) -> Result<()> {
+    const BATCH: i64 = 2_000;
+    let context = "re-analysing postings for schema version 3";
+    wait(tx.batch_execute("TRUNCATE folio_postings")).map_err(pg_err(context))?;
+    let mut after = 0i64;
+    let mut chunks = 0usize;
+    loop {
+        let rows = wait(tx.query(
+            "SELECT key, library_id, context || text FROM folio_chunks
+             WHERE key > $1 ORDER BY key LIMIT $2",
+            &[&after, &BATCH],
+        ))
+        .map_err(pg_err(context))?;
+        let Some(last) = rows.last() else { break };
+        after = last.get(0);
+        let mut postings = Postings::default();
+        let (mut keys, mut counts) = (Vec::with_capacity(rows.len()), Vec::with_capacity(rows.len()));
+        for row in &rows {
+            let terms = analysis::analyze(row.get::<_, &str>(2));
+            postings.add(row.get(1), row.get(0), &terms);
+            keys.push(row.get::<_, i64>(0));
+            counts.push(terms.len() as i32);
+        }
+        postings.write(tx)?;
+        wait(tx.execute(
+            "UPDATE folio_chunks c SET terms = u.terms
+             FROM unnest($1::int8[], $2::int4[]) AS u(key, terms) WHERE c.key = u.key",
+            &[&keys, &counts],
+        ))
+        .map_err(pg_err(context))?;
+        chunks += rows.len();
+    }
+    if chunks > 0 {
+        tracing::info!(chunks, "postings re-analysed for schema version 3");
+    }
+    Ok(())
+}
 
 /// Version 1. Text that is sorted or prefix-matched is in the "C"
 /// collation: byte order, as the embedded store sorts, and LIKE prefixes use
@@ -154,6 +198,9 @@ pub fn migrate(client: &mut Client, display: &str) -> Result<()> {
         if version < 2 {
             wait(tx.batch_execute(SCHEMA_V2))
                 .map_err(pg_err("upgrading the schema to version 2"))?;
+        }
+        if (1..3).contains(&version) {
+            reanalyse(&tx)?;
         }
         wait(tx.execute(
             "INSERT INTO folio_meta (key, value) VALUES ('schema_version', $1)
