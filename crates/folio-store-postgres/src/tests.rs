@@ -433,6 +433,50 @@ fn a_version_1_database_is_upgraded_in_place() {
     assert!(row.get::<_, String>(1).contains("INCLUDE (tf, norm)"));
 }
 
+// Issue 13: postings made by analyser version 1 ("about" a stop word) are
+// rewritten by the schema 3 migration: terms and term counts as the
+// current analyser makes them.
+#[test]
+fn a_version_2_database_is_re_analysed() {
+    let database = TestDatabase::new();
+    let store = database.store();
+    store.create_library(&lib(), &space()).unwrap();
+    store
+        .put_documents(
+            vec![document(&lib(), "a.txt", &["all about apples"], &[0], json!({}))],
+            false,
+        )
+        .unwrap();
+    drop(store);
+    {
+        let pool = Pool::new(&database.url).unwrap();
+        let mut conn = pool.get().unwrap();
+        wait(conn.client().batch_execute(
+            "DELETE FROM folio_postings WHERE term = 'about';
+             UPDATE folio_chunks SET terms = terms - 1;
+             UPDATE folio_meta SET value = '2' WHERE key = 'schema_version';",
+        ))
+        .unwrap();
+    }
+    let store = database.store();
+    let hits = store
+        .lexical(&lib(), "about", &Filter::default(), 10, Bm25::default())
+        .unwrap();
+    assert_eq!(hits.len(), 1);
+    let pool = Pool::new(&database.url).unwrap();
+    let mut conn = pool.get().unwrap();
+    let row = wait(conn.client().query_one(
+        "SELECT c.context || c.text, c.terms, m.value FROM folio_chunks c, folio_meta m
+         WHERE m.key = 'schema_version'",
+        &[],
+    ))
+    .unwrap();
+    let analysed = folio_store_embedded::analysis::analyze(row.get(0));
+    assert!(analysed.contains(&"about".to_string()));
+    assert_eq!(row.get::<_, i32>(1), analysed.len() as i32);
+    assert_eq!(row.get::<_, String>(2), SCHEMA_VERSION.to_string());
+}
+
 #[test]
 fn a_newer_schema_is_refused_and_bad_urls_are_explained() {
     let database = TestDatabase::new();
