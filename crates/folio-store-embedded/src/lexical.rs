@@ -691,7 +691,10 @@ mod tests {
             analyze("It's e.g. U.S. COVID-19: what about vitamin D between the Cafés?"),
             ["covid", "19", "what", "about", "vitamin", "between", "cafe"]
         );
-        assert_eq!(analyze("snake_case x86 2 running"), ["snake_cas", "x86", "run"]);
+        assert_eq!(
+            analyze("snake_case x86 2 running"),
+            ["snake_cas", "x86", "run"]
+        );
         assert_eq!(analyze("a I is the of"), Vec::<String>::new());
         assert_eq!(
             query_terms("effects of the effect: effective"),

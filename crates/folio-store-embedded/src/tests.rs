@@ -261,7 +261,13 @@ fn an_earlier_analysers_lexical_index_is_rebuilt_and_removed() {
         store.create_library(&lib(), &space()).unwrap();
         store
             .put_documents(
-                vec![document(&lib(), "a.txt", &["all about apples"], &[0], json!({}))],
+                vec![document(
+                    &lib(),
+                    "a.txt",
+                    &["all about apples"],
+                    &[0],
+                    json!({}),
+                )],
                 false,
             )
             .unwrap();
@@ -274,7 +280,11 @@ fn an_earlier_analysers_lexical_index_is_rebuilt_and_removed() {
             .lexical(&lib(), "about", &Filter::default(), 10, Bm25::default())
             .unwrap();
         assert_eq!(hits.len(), 1, "{access:?}");
-        assert!(crate::lexical::lexical_dir(&index_dir).join("meta.json").exists());
+        assert!(
+            crate::lexical::lexical_dir(&index_dir)
+                .join("meta.json")
+                .exists()
+        );
         assert!(!old.exists(), "{access:?}: the old index is removed");
     }
 }
@@ -369,7 +379,10 @@ fn a_lexical_index_missing_documents_is_rebuilt_on_open() {
         let dir = tempfile::tempdir().unwrap();
         seed(&writable(dir.path()));
         {
-            let index = tantivy::Index::open_in_dir(crate::lexical::lexical_dir(&dir.path().join("indexes/1"))).unwrap();
+            let index = tantivy::Index::open_in_dir(crate::lexical::lexical_dir(
+                &dir.path().join("indexes/1"),
+            ))
+            .unwrap();
             let document = index.schema().get_field("document").unwrap();
             let mut writer: tantivy::IndexWriter =
                 index.writer_with_num_threads(1, 15_000_000).unwrap();

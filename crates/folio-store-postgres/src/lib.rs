@@ -361,7 +361,13 @@ impl Postings {
         wait(client.execute(
             "INSERT INTO folio_postings (library_id, term, chunk_key, tf, norm)
              SELECT * FROM unnest($1::int8[], $2::text[], $3::int8[], $4::int4[], $5::int4[])",
-            &[&self.libraries, &self.terms, &self.keys, &self.tf, &self.norm],
+            &[
+                &self.libraries,
+                &self.terms,
+                &self.keys,
+                &self.tf,
+                &self.norm,
+            ],
         ))
         .map_err(pg_err("writing postings"))?;
         Ok(())

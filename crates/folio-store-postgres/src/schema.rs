@@ -50,7 +50,10 @@ fn reanalyse(tx: &Transaction<'_>) -> Result<()> {
         let Some(last) = rows.last() else { break };
         after = last.get(0);
         let mut postings = Postings::default();
-        let (mut keys, mut counts) = (Vec::with_capacity(rows.len()), Vec::with_capacity(rows.len()));
+        let (mut keys, mut counts) = (
+            Vec::with_capacity(rows.len()),
+            Vec::with_capacity(rows.len()),
+        );
         for row in &rows {
             let terms = analysis::analyze(row.get::<_, &str>(2));
             postings.add(row.get(1), row.get(0), &terms);

@@ -443,7 +443,13 @@ fn a_version_2_database_is_re_analysed() {
     store.create_library(&lib(), &space()).unwrap();
     store
         .put_documents(
-            vec![document(&lib(), "a.txt", &["all about apples"], &[0], json!({}))],
+            vec![document(
+                &lib(),
+                "a.txt",
+                &["all about apples"],
+                &[0],
+                json!({}),
+            )],
             false,
         )
         .unwrap();
