@@ -45,6 +45,30 @@ def ndcg(ranked, judged, k=10):
     return dcg / idcg if idcg else 0.0
 
 
+def retrieve(directory, split=None, k1=1.2, b=0.75, k=100, only=None):
+    """The reference BM25's top `k` for every judged query of a BEIR
+    directory (or those `only` allows): (split, qrels, [(query, [(doc,
+    score)])]) with zero scores left out."""
+    directory = Path(directory)
+    split = split or sorted(p.stem for p in (directory / "qrels").glob("*.tsv"))[0]
+    corpus = read_jsonl(directory / "corpus.jsonl")
+    queries = {q["_id"]: q["text"] for q in read_jsonl(directory / "queries.jsonl")}
+    qrels = read_qrels(directory, split)
+    stemmer = Stemmer.Stemmer("english")
+    ids = [d["_id"] for d in corpus]
+    texts = [(d.get("title") or "") + " " + d["text"] for d in corpus]
+    retriever = bm25s.BM25(k1=k1, b=b, method="lucene")
+    retriever.index(bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False), show_progress=False)
+    judged = [q for q in qrels if q in queries and (only is None or q in only)]
+    tokens = bm25s.tokenize([queries[q] for q in judged], stopwords="en", stemmer=stemmer, show_progress=False)
+    results, scores = retriever.retrieve(tokens, k=k, show_progress=False)
+    ranked = [
+        (query, [(ids[j], float(s)) for j, s in zip(results[row], scores[row]) if s > 0])
+        for row, query in enumerate(judged)
+    ]
+    return split, qrels, ranked
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("directory")
@@ -52,28 +76,17 @@ def main():
     parser.add_argument("--k1", type=float, default=1.2)
     parser.add_argument("--b", type=float, default=0.75)
     args = parser.parse_args()
-    directory = Path(args.directory)
-    split = args.split or sorted(p.stem for p in (directory / "qrels").glob("*.tsv"))[0]
-    corpus = read_jsonl(directory / "corpus.jsonl")
-    queries = {q["_id"]: q["text"] for q in read_jsonl(directory / "queries.jsonl")}
-    qrels = read_qrels(directory, split)
-    stemmer = Stemmer.Stemmer("english")
-    ids = [d["_id"] for d in corpus]
-    texts = [(d.get("title") or "") + " " + d["text"] for d in corpus]
-    retriever = bm25s.BM25(k1=args.k1, b=args.b, method="lucene")
-    retriever.index(bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False), show_progress=False)
-    judged_queries = [q for q in qrels if q in queries]
-    tokens = bm25s.tokenize([queries[q] for q in judged_queries], stopwords="en", stemmer=stemmer, show_progress=False)
-    results, scores = retriever.retrieve(tokens, k=100, show_progress=False)
+    split, qrels, ranked_queries = retrieve(args.directory, args.split, args.k1, args.b)
     totals = {"ndcg_at_10": 0.0, "recall_at_100": 0.0, "mrr_at_10": 0.0}
-    for row, (query, score_row) in enumerate(zip(judged_queries, scores)):
-        ranked = [ids[j] for j, s in zip(results[row], score_row) if s > 0]
+    for query, hits in ranked_queries:
+        ranked = [doc for doc, _ in hits]
         judged = qrels[query]
         totals["ndcg_at_10"] += ndcg(ranked, judged)
         totals["recall_at_100"] += len(set(ranked[:100]) & set(judged)) / len(judged)
         totals["mrr_at_10"] += next((1 / (i + 1) for i, d in enumerate(ranked[:10]) if d in judged), 0.0)
-    n = len(judged_queries)
-    print(json.dumps({"split": split, "documents": len(corpus), "queries": n,
+    n = len(ranked_queries)
+    documents = sum(1 for _ in open(Path(args.directory) / "corpus.jsonl") if _.strip())
+    print(json.dumps({"split": split, "documents": documents, "queries": n,
                       **{k: v / n for k, v in totals.items()}}, indent=1))
 
 
