@@ -6,6 +6,10 @@ and returns last_hidden_state (float32 [batch, seq, hidden]) — the same interf
 as the hub's onnx/model.onnx, so folio's ONNX Runtime embedder treats both alike.
 Pooling and normalisation stay in folio, so one code path serves every model.
 
+A cross-encoder (BertForSequenceClassification: a pooler and a classifier over
+the [CLS] state) returns logits (float32 [batch, labels]) instead, as the hub's
+exports of such models do; folio's reranker reads them.
+
 usage: export_onnx.py MODEL_DIR OUT.onnx
 """
 import json
@@ -49,12 +53,17 @@ class Graph:
 
 
 def strip_prefix(weights):
-    # Some checkpoints prefix every tensor with "bert." or "model.".
+    # Some checkpoints prefix the encoder's tensors with "bert." or "model."
+    # (a classification head's "classifier.*" stays unprefixed).
     for prefix in ("bert.", "model."):
-        if all(k.startswith(prefix) for k in weights if k.startswith(prefix + "embeddings") or k.startswith(prefix + "encoder")) \
-                and any(k.startswith(prefix + "embeddings") for k in weights):
-            return {k[len(prefix):]: v for k, v in weights.items() if k.startswith(prefix)}
+        if any(k.startswith(prefix + "embeddings") for k in weights):
+            return {k[len(prefix):] if k.startswith(prefix) else k: v for k, v in weights.items()}
     return weights
+
+
+def is_classifier(cfg, weights):
+    return any(a.endswith("ForSequenceClassification") for a in cfg.get("architectures") or []) \
+        and "classifier.weight" in weights
 
 
 def export(model_dir, out_path):
@@ -100,14 +109,24 @@ def export(model_dir, out_path):
         # Exact GELU, as BERT uses: 0.5 * h * (1 + erf(h / sqrt 2)).
         gelu = g.op("Mul", [g.op("Mul", [h, half]), g.op("Add", [g.op("Erf", [g.op("Div", [h, sqrt2])]), one])])
         x = g.layer_norm(g.op("Add", [g.linear(gelu, f"{p}.output.dense"), x]), f"{p}.output.LayerNorm", eps)
-    g.nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"]))
-
     dims = ["batch", "seq"]
+    if is_classifier(cfg, weights):
+        # The pooler (dense + tanh over the [CLS] state), then the classifier.
+        cls = g.op("Gather", [x, g.const("first", np.array([0], np.int64))], axis=1)
+        cls = g.op("Squeeze", [cls, g.const("axis1", np.array([1], np.int64))])
+        pooled = g.op("Tanh", [g.linear(cls, "pooler.dense")])
+        g.nodes.append(helper.make_node("Identity", [g.linear(pooled, "classifier")], ["logits"]))
+        labels = weights["classifier.weight"].shape[0]
+        output = helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", labels])
+    else:
+        g.nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"]))
+        output = helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, dims + [hidden])
+
     graph = helper.make_graph(
         g.nodes, "bert",
         [helper.make_tensor_value_info(n, TensorProto.INT64, dims)
          for n in ("input_ids", "attention_mask", "token_type_ids")],
-        [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, dims + [hidden])],
+        [output],
         g.initializers)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8

@@ -208,9 +208,23 @@ pub struct RankingArgs {
     pub k1: Option<f32>,
     #[arg(long)]
     pub b: Option<f32>,
+    /// Rerank the best candidates with the configured cross-encoder.
+    #[arg(long, conflicts_with = "no_rerank")]
+    pub rerank: bool,
+    /// Do not rerank, even where the configuration enables it.
+    #[arg(long)]
+    pub no_rerank: bool,
 }
 
 impl RankingArgs {
+    fn rerank(&self) -> Option<bool> {
+        match (self.rerank, self.no_rerank) {
+            (true, _) => Some(true),
+            (_, true) => Some(false),
+            _ => None,
+        }
+    }
+
     fn mode(&self) -> Result<Mode> {
         Mode::parse(&self.mode).ok_or_else(|| {
             usage(format!(
@@ -444,6 +458,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
             request.mode = args.ranking.mode()?;
             request.fusion = args.ranking.fusion();
             request.bm25 = args.ranking.bm25();
+            request.rerank = args.ranking.rerank();
             request.top_k = args.top_k;
             request.filter = filter;
             request.response_mode = ResponseMode::parse(&args.response_mode)
@@ -552,6 +567,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
                 qrels: args.qrels.clone(),
                 fusion: args.ranking.fusion(),
                 bm25: args.ranking.bm25(),
+                rerank: args.ranking.rerank(),
                 max_queries: args.max_queries,
             };
             let report = engine.eval(&request, &Bar::new("ingest corpus", !json))?;

@@ -25,6 +25,25 @@ pub struct FileConfig {
     pub ingest: IngestSection,
     pub ocr: OcrSection,
     pub serve: ServeSection,
+    pub rerank: RerankSection,
+}
+
+/// The cross-encoder reranking stage (off unless a model is given and
+/// enabled, or a search asks for it).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RerankSection {
+    /// A cross-encoder folder in Hugging Face layout with model.onnx
+    /// (FOLIO_RERANK_MODEL overrides it).
+    pub model: Option<PathBuf>,
+    /// Rerank every search that does not say otherwise (default false).
+    pub enabled: Option<bool>,
+    /// Fused candidates the cross-encoder reads (default 20).
+    pub candidates: Option<usize>,
+    /// Time the stage may take per search, in milliseconds (default 1500).
+    pub budget_ms: Option<u64>,
+    /// The cross-encoder's share of the blended score (default 0.5).
+    pub weight: Option<f32>,
 }
 
 /// Where libraries live: the embedded store in the data directory, or a
@@ -227,6 +246,32 @@ pub fn engine_config(
         passage_prefix: m.passage_prefix.unwrap_or_default(),
     };
     let runtime = find_runtime(m.runtime);
+    let rerank = match env("FOLIO_RERANK_MODEL")
+        .map(PathBuf::from)
+        .or(file.rerank.model)
+    {
+        None => None,
+        Some(model_dir) => Some(folio_engine::RerankConfig {
+            model_dir,
+            runtime: runtime.clone().context(
+                "the reranker needs the ONNX Runtime library: run scripts/setup.sh or set FOLIO_ORT_LIB",
+            )?,
+            threads,
+            enabled: file.rerank.enabled.unwrap_or(false),
+            candidates: file
+                .rerank
+                .candidates
+                .unwrap_or(folio_engine::RerankConfig::DEFAULT_CANDIDATES),
+            budget: file
+                .rerank
+                .budget_ms
+                .map_or(folio_engine::RerankConfig::DEFAULT_BUDGET, Duration::from_millis),
+            weight: file
+                .rerank
+                .weight
+                .unwrap_or(folio_engine::RerankConfig::DEFAULT_WEIGHT),
+        }),
+    };
     let backend = overrides
         .backend
         .clone()
@@ -324,5 +369,6 @@ pub fn engine_config(
         writable,
         ocr,
         extraction: folio_engine::sandbox::Extraction::current_exe(),
+        rerank,
     })
 }

@@ -345,6 +345,14 @@ pub fn eval(report: &EvalReport, json: bool) -> Result<()> {
         report.search_seconds,
         report.search_seconds * 1e3 / report.queries.max(1) as f64
     )?;
+    if report.rerank_seconds > 0.0 {
+        writeln!(
+            out,
+            "rerank      {:.1} s ({:.1} ms/query)",
+            report.rerank_seconds,
+            report.rerank_seconds * 1e3 / report.queries.max(1) as f64
+        )?;
+    }
     Ok(())
 }
 

@@ -964,3 +964,122 @@ fn logs_to_a_pipe_carry_no_colour_codes() {
     assert!(logs.contains("DEBUG"), "no log lines to check: {logs}");
     assert!(!logs.contains('\u{1b}'), "escape codes in piped logs");
 }
+
+/// A small cross-encoder with random weights, made by
+/// scripts/cross_encoder.py with the set-up virtualenv's Python.
+fn tiny_cross_encoder(dir: &std::path::Path) {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let python = model_dir().join("../../setup-venv/bin/python");
+    let status = Command::new(&python)
+        .arg(root.join("scripts/cross_encoder.py"))
+        .args(["make", dir.to_str().unwrap(), "--tokenizer"])
+        .arg(model_dir())
+        .status()
+        .expect("python runs (scripts/setup.sh makes its virtualenv)");
+    assert!(status.success(), "making the test cross-encoder failed");
+}
+
+/// (chunk id, score) of each hit.
+fn scores(response: &Value) -> Vec<(String, f64)> {
+    hits(response)
+        .iter()
+        .map(|h| {
+            (
+                h["chunk_id"].as_str().unwrap().to_string(),
+                h["score"].as_f64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_cross_encoder_reranks_the_best_candidates_within_its_budget() {
+    let mut f = Folio::new();
+    research_corpus(&f);
+    f.json(&["ingest", &f.path("papers"), "--library", "research"]);
+    let query = "how do plants store the energy of light";
+    let search = |f: &Folio, extra: &[&str]| {
+        let mut args = vec!["search", query, "--library", "research", "-k", "50"];
+        args.extend_from_slice(&["--no-group"]);
+        args.extend_from_slice(extra);
+        f.json(&args)
+    };
+
+    // Asking for a reranker that is not configured is a clear error.
+    let out = f.run(&["search", query, "--library", "research", "--rerank"]);
+    assert_ne!(code(&out), 0);
+    assert!(
+        stderr(&out).contains("no reranker is configured"),
+        "{}",
+        stderr(&out)
+    );
+
+    let model = f.files.path().join("cross-encoder");
+    tiny_cross_encoder(&model);
+    f.env
+        .push(("FOLIO_RERANK_MODEL".into(), model.display().to_string()));
+    // Configured but off by default: the fused order, no reranker fields.
+    let plain = search(&f, &[]);
+    assert!(plain.get("reranked").is_none(), "{plain:#}");
+    assert!(hits(&plain).iter().all(|h| h.get("rerank_score").is_none()));
+    let fused: std::collections::HashMap<String, f64> = scores(&plain).into_iter().collect();
+    assert!(fused.len() >= 5, "every chunk is a candidate: {plain:#}");
+
+    // Reranked: every candidate (fewer than the default 20) was read, and
+    // each score is half its fused score plus half its cross-encoder score
+    // scaled over the candidates.
+    let reranked = search(&f, &["--rerank"]);
+    assert_eq!(reranked["reranked"], fused.len(), "{reranked:#}");
+    assert!(reranked["rerank_ms"].as_f64().unwrap() > 0.0);
+    let raw: Vec<f64> = hits(&reranked)
+        .iter()
+        .map(|h| h["rerank_score"].as_f64().expect("every hit was read"))
+        .collect();
+    let (min, max) = raw
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &r| {
+            (lo.min(r), hi.max(r))
+        });
+    assert!(max - min > 1e-6, "the cross-encoder tells the chunks apart");
+    let mut previous = f64::INFINITY;
+    for ((chunk, score), r) in scores(&reranked).iter().zip(&raw) {
+        let want = 0.5 * fused[chunk] + 0.5 * (r - min) / (max - min);
+        assert!((score - want).abs() < 1e-4, "{chunk}: {score} != {want}");
+        assert!(*score <= previous + 1e-9, "sorted by the blended score");
+        previous = *score;
+    }
+    let order = |r: &Value| scores(r).into_iter().map(|(c, _)| c).collect::<Vec<_>>();
+    assert_ne!(order(&reranked), order(&plain), "the reranker moved hits");
+
+    // A budget of zero reads nothing: the fused order, unchanged.
+    let config = f.file("rerank.toml", b"[rerank]\nbudget_ms = 0\n");
+    f.env
+        .push(("FOLIO_CONFIG".into(), config.display().to_string()));
+    let out_of_time = search(&f, &["--rerank"]);
+    assert!(out_of_time.get("reranked").is_none(), "{out_of_time:#}");
+    assert_eq!(scores(&out_of_time), scores(&plain));
+
+    // Enabled in the configuration: searches rerank unless told not to.
+    f.file("rerank.toml", b"[rerank]\nenabled = true\ncandidates = 2\n");
+    let two = search(&f, &[]);
+    assert_eq!(two["reranked"], 2);
+    let read = hits(&two)
+        .iter()
+        .filter(|h| h.get("rerank_score").is_some())
+        .count();
+    assert_eq!(read, 2, "only the best two fused candidates were read");
+    assert_eq!(scores(&search(&f, &["--no-rerank"])), scores(&plain));
+
+    // A model folder that is not there fails the reranked search clearly,
+    // and nothing else.
+    f.env
+        .push(("FOLIO_RERANK_MODEL".into(), "/nonexistent/model".into()));
+    let out = f.run(&["search", query, "--library", "research", "--rerank"]);
+    assert_ne!(code(&out), 0);
+    assert!(
+        stderr(&out).contains("/nonexistent/model"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(scores(&search(&f, &["--no-rerank"])), scores(&plain));
+}

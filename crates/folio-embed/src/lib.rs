@@ -1,7 +1,8 @@
 //! Dense embedding behind one `Embedder` trait, with three implementations:
 //! ONNX Runtime (the fast in-process path, `ort` with a dynamically loaded
 //! runtime), candle (pure Rust, no native library) and any OpenAI-compatible
-//! `/v1/embeddings` server (Ollama, vLLM, TEI, hosted APIs).
+//! `/v1/embeddings` server (Ollama, vLLM, TEI, hosted APIs). A cross-encoder
+//! (`CrossEncoder`) reranks on the same ONNX Runtime path.
 //!
 //! Local encoders read BERT-family models in Hugging Face layout (config.json,
 //! tokenizer.json, model.safetensors, optionally model.onnx), pool over the
@@ -18,12 +19,14 @@ mod model;
 mod onnx_encoder;
 mod openai;
 mod pool;
+mod rerank;
 
 pub use candle_encoder::CandleEncoder;
 pub use error::EmbedError;
 pub use model::{LocalModel, ModelConfig};
 pub use onnx_encoder::{OnnxEncoder, find_runtime_library};
 pub use openai::{OpenAiEmbedder, OpenAiOptions};
+pub use rerank::{CrossEncoder, PairTokens};
 
 use folio_core::EmbeddingSpace;
 

@@ -40,7 +40,7 @@ pub fn find_runtime_library(dir: &Path) -> Option<PathBuf> {
 static RUNTIME: OnceLock<Result<Environment, String>> = OnceLock::new();
 
 /// Loads the ONNX Runtime library once per process (the first path wins).
-fn load_runtime(library: &Path) -> Result<&'static Environment, EmbedError> {
+pub(crate) fn load_runtime(library: &Path) -> Result<&'static Environment, EmbedError> {
     let result = RUNTIME.get_or_init(|| {
         let builder = ort::init_from(library).map_err(|e| e.to_string())?;
         builder

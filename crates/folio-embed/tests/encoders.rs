@@ -76,3 +76,107 @@ fn passages_over_the_window_are_refused_and_queries_cut() {
     }
     assert_eq!(candle.embed_query(&long).unwrap().len(), 384);
 }
+
+/// The set-up virtualenv's Python (numpy, safetensors, onnx).
+fn python() -> PathBuf {
+    home().join("setup-venv/bin/python")
+}
+
+fn script(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scripts")
+        .join(name)
+}
+
+/// A small cross-encoder with random weights (2 layers, 32 wide, the
+/// installed model's tokenizer), made by scripts/cross_encoder.py.
+fn tiny_cross_encoder(dir: &std::path::Path) {
+    let status = std::process::Command::new(python())
+        .arg(script("cross_encoder.py"))
+        .args(["make", dir.to_str().unwrap(), "--tokenizer"])
+        .arg(model_dir())
+        .status()
+        .expect("python runs (scripts/setup.sh makes its virtualenv)");
+    assert!(status.success(), "making the test cross-encoder failed");
+}
+
+#[test]
+fn a_cross_encoder_scores_pairs_as_an_independent_forward_pass_does() {
+    let dir = tempfile::tempdir().unwrap();
+    tiny_cross_encoder(dir.path());
+    let reranker = folio_embed::CrossEncoder::load(dir.path(), &runtime(), 1).unwrap();
+    assert_eq!(reranker.window(), 512);
+
+    let query = "how does dropout prevent overfitting";
+    let long = "Dropout removes units at random while a network trains. ".repeat(80);
+    let passages = [TEXTS[0], TEXTS[1], TEXTS[2], long.as_str()];
+    // [CLS] query [SEP] passage [SEP], the passage's segment typed 1; a pair
+    // over the window loses tokens from its longer side.
+    let pairs: Vec<_> = passages
+        .iter()
+        .map(|p| reranker.tokenize(query, p).unwrap())
+        .collect();
+    let first = &pairs[0];
+    assert_eq!((first.ids[0], *first.ids.last().unwrap()), (101, 102));
+    let boundary = first.type_ids.iter().position(|&t| t == 1).unwrap();
+    assert_eq!(first.ids[boundary - 1], 102, "the query ends with [SEP]");
+    assert!(boundary > 6, "the query's tokens come first");
+    assert!(first.type_ids[boundary..].iter().all(|&t| t == 1));
+    assert_eq!(pairs[3].ids.len(), 512, "cut to the window");
+    assert_eq!(*pairs[3].ids.last().unwrap(), 102);
+    assert_eq!(
+        pairs[3].type_ids.iter().filter(|&&t| t == 0).count(),
+        boundary,
+        "the query is kept whole"
+    );
+
+    let scores = reranker.score(query, &passages).unwrap();
+    let input = serde_json::to_string(
+        &pairs
+            .iter()
+            .map(|p| serde_json::json!({"ids": p.ids, "types": p.type_ids}))
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
+    let mut child = std::process::Command::new(python())
+        .arg(script("cross_encoder.py"))
+        .arg("score")
+        .arg(dir.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success());
+    let reference: Vec<Vec<f64>> = serde_json::from_slice(&output.stdout).unwrap();
+    for (got, want) in scores.iter().zip(&reference) {
+        assert!(
+            (f64::from(*got) - want[0]).abs() < 1e-3 * want[0].abs().max(1.0),
+            "ONNX Runtime {scores:?} against numpy {reference:?}"
+        );
+    }
+    let spread = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max)
+        - scores.iter().copied().fold(f32::INFINITY, f32::min);
+    assert!(spread > 1e-3, "the pairs score differently: {scores:?}");
+    // Scoring in one call or one by one gives the same scores.
+    let alone = reranker.score(query, &passages[2..3]).unwrap();
+    assert!((alone[0] - scores[2]).abs() < 1e-4);
+}
+
+#[test]
+fn an_embedding_model_is_not_taken_for_a_cross_encoder() {
+    match folio_embed::CrossEncoder::load(&model_dir(), &runtime(), 1) {
+        Err(EmbedError::Load { reason, .. }) => {
+            assert!(reason.contains("not a cross-encoder"), "{reason}")
+        }
+        Err(other) => panic!("expected a load error, got {other}"),
+        Ok(_) => panic!("an embedding model loaded as a cross-encoder"),
+    }
+}

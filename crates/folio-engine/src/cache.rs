@@ -204,8 +204,10 @@ mod tests {
             mode: folio_search::Mode::Hybrid,
             hits: Vec::new(),
             candidates: 0,
+            reranked: 0,
             embed_ms: 0.0,
             search_ms: 0.0,
+            rerank_ms: 0.0,
         });
         cache.keep_response("k".into(), 7, response);
         assert!(cache.response("k", 8).is_none());

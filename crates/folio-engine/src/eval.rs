@@ -28,6 +28,8 @@ pub struct EvalRequest {
     pub qrels: Option<PathBuf>,
     pub fusion: Option<Fusion>,
     pub bm25: Option<Bm25>,
+    /// Rerank with the configured cross-encoder (`None`: as configured).
+    pub rerank: Option<bool>,
     /// Evaluate only the first N judged queries.
     pub max_queries: Option<usize>,
 }
@@ -47,6 +49,8 @@ pub struct EvalReport {
     pub ingest_failed: usize,
     pub ingest_seconds: f64,
     pub search_seconds: f64,
+    /// Time the reranking stage took, within `search_seconds`.
+    pub rerank_seconds: f64,
     /// query id → document id → score, the top 100 per query.
     #[serde(skip)]
     pub run: BTreeMap<String, BTreeMap<String, f32>>,
@@ -217,6 +221,7 @@ impl Engine {
         }
         let search_started = Instant::now();
         let (mut ndcg, mut recall, mut mrr) = (0.0, 0.0, 0.0);
+        let mut rerank_ms = 0.0;
         let mut run = BTreeMap::new();
         for query in &judged {
             let mut search = SearchRequest::new(library.clone(), query.text.clone());
@@ -224,9 +229,11 @@ impl Engine {
             search.top_k = 100;
             search.fusion = request.fusion;
             search.bm25 = request.bm25;
+            search.rerank = request.rerank;
             search.response_mode = ResponseMode::IdsOnly;
             search.candidates = Some(300);
             let response = self.search(&search)?;
+            rerank_ms += response.rerank_ms;
             let ranking: Vec<(String, f32)> = response
                 .hits
                 .iter()
@@ -257,6 +264,7 @@ impl Engine {
             ingest_failed: ingest.failed,
             ingest_seconds,
             search_seconds: search_started.elapsed().as_secs_f64(),
+            rerank_seconds: rerank_ms / 1e3,
             run,
         })
     }

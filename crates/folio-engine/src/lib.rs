@@ -69,6 +69,43 @@ pub enum EmbedderConfig {
     OpenAi(folio_embed::OpenAiOptions),
 }
 
+/// The reranking stage: a cross-encoder (Hugging Face layout with a
+/// `model.onnx`, run on ONNX Runtime) reads the query with each of the best
+/// fused candidates and its score is blended into theirs.
+#[derive(Debug, Clone)]
+pub struct RerankConfig {
+    pub model_dir: PathBuf,
+    /// The ONNX Runtime library (libonnxruntime.so).
+    pub runtime: PathBuf,
+    pub threads: usize,
+    /// Rerank every search that does not say otherwise. Off by default: no
+    /// cross-encoder has yet measured better than fusion alone here.
+    pub enabled: bool,
+    /// Fused candidates (chunks, best first) the cross-encoder reads.
+    pub candidates: usize,
+    /// Time the stage may take in one search: candidates it does not reach
+    /// in time count as read last.
+    pub budget: Duration,
+    /// The cross-encoder's share of the blended score, in [0, 1].
+    pub weight: f32,
+}
+
+impl RerankConfig {
+    pub const DEFAULT_CANDIDATES: usize = 20;
+    pub const DEFAULT_BUDGET: Duration = Duration::from_millis(1_500);
+    pub const DEFAULT_WEIGHT: f32 = 0.5;
+
+    pub fn validate(&self) -> Result<(), String> {
+        if !(0.0..=1.0).contains(&self.weight) {
+            return Err("the rerank weight must lie in [0, 1]".into());
+        }
+        if self.candidates == 0 || self.candidates > 1_000 {
+            return Err("rerank candidates must be between 1 and 1000".into());
+        }
+        Ok(())
+    }
+}
+
 /// Chunk sizing overrides; unset fields follow the encoder's window.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ChunkingConfig {
@@ -102,6 +139,8 @@ pub struct EngineConfig {
     pub ocr: OcrConfig,
     /// Where documents are parsed: a worker process for untrusted input.
     pub extraction: sandbox::Extraction,
+    /// A cross-encoder reranking stage, when one is configured.
+    pub rerank: Option<RerankConfig>,
 }
 
 /// The engine façade. Cheap to share behind an `Arc`; every method is
@@ -111,6 +150,8 @@ pub struct Engine {
     store: Arc<dyn Store>,
     embedded: Option<Arc<EmbeddedStore>>,
     embedder: Mutex<Option<Arc<dyn Embedder>>>,
+    /// The cross-encoder, loaded on the first reranked search.
+    reranker: Mutex<Option<Arc<folio_embed::CrossEncoder>>>,
     roots: Roots,
     clock: Box<dyn Clock>,
     /// Tesseract, looked for on the first scanned page.
@@ -142,6 +183,9 @@ impl Engine {
     pub fn open(config: EngineConfig) -> Result<Self> {
         config.limits.validate().map_err(EngineError::invalid)?;
         config.fusion.validate().map_err(EngineError::invalid)?;
+        if let Some(rerank) = &config.rerank {
+            rerank.validate().map_err(EngineError::invalid)?;
+        }
         let access = match config.writable {
             // The write lock is taken per write, so a server and the CLI
             // (or several servers) write to one data directory in turn.
@@ -158,6 +202,7 @@ impl Engine {
             store,
             embedded,
             embedder: Mutex::new(None),
+            reranker: Mutex::new(None),
             roots,
             clock: Box::new(SystemClock),
             tesseract: std::sync::OnceLock::new(),
@@ -214,6 +259,26 @@ impl Engine {
         };
         *slot = Some(embedder.clone());
         Ok(embedder)
+    }
+
+    /// The cross-encoder of the reranking stage, loaded on first call.
+    pub fn reranker(&self) -> Result<Arc<folio_embed::CrossEncoder>> {
+        let Some(config) = &self.config.rerank else {
+            return Err(EngineError::invalid(
+                "no reranker is configured (set [rerank] model in the configuration)",
+            ));
+        };
+        let mut slot = self.reranker.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(reranker) = &*slot {
+            return Ok(reranker.clone());
+        }
+        let reranker = Arc::new(folio_embed::CrossEncoder::load(
+            &config.model_dir,
+            &config.runtime,
+            config.threads,
+        )?);
+        *slot = Some(reranker.clone());
+        Ok(reranker)
     }
 
     /// Whether the model has been loaded yet.

@@ -59,6 +59,9 @@ pub struct SearchRequest {
     pub group_by_document: bool,
     /// Chunks each retriever returns before fusion; default from top_k.
     pub candidates: Option<usize>,
+    /// Rerank the best fused candidates with the configured cross-encoder;
+    /// `None` follows the configuration.
+    pub rerank: Option<bool>,
 }
 
 impl SearchRequest {
@@ -75,6 +78,7 @@ impl SearchRequest {
             max_chars_per_chunk: 1_800,
             group_by_document: true,
             candidates: None,
+            rerank: None,
         }
     }
 }
@@ -133,6 +137,9 @@ pub struct SearchHit {
     pub dense_score: Option<f32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dense_rank: Option<u32>,
+    /// The cross-encoder's raw score, when the reranker read this chunk.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rerank_score: Option<f32>,
     /// Citation fields (citekey, DOI, title, authors, year, URL).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub citation: Option<crate::cite::Citation>,
@@ -159,12 +166,29 @@ pub struct SearchResponse {
     pub hits: Vec<SearchHit>,
     /// Distinct chunks the retrievers returned before grouping and cutting.
     pub candidates: usize,
+    /// Candidates the cross-encoder read (0 without reranking).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub reranked: usize,
     pub embed_ms: f64,
     pub search_ms: f64,
+    /// Time the reranking stage took (part of `search_ms`).
+    #[serde(skip_serializing_if = "is_zero_ms")]
+    pub rerank_ms: f64,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+fn is_zero_ms(ms: &f64) -> bool {
+    *ms == 0.0
 }
 
 /// Chunks of one document shown under its best chunk.
 const OTHER_CHUNKS_PER_DOCUMENT: usize = 3;
+
+/// Candidates the cross-encoder reads between two looks at the time budget.
+const RERANK_SLICE: usize = 4;
 
 fn scored(hits: Vec<Hit>) -> Vec<Scored> {
     hits.into_iter()
@@ -229,6 +253,7 @@ impl Engine {
             let mut response = (*cached).clone();
             response.embed_ms = 0.0;
             response.search_ms = 0.0;
+            response.rerank_ms = 0.0;
             return Ok(response);
         }
         let response = self.search_uncached(request, query)?;
@@ -308,6 +333,13 @@ impl Engine {
             Mode::Dense => folio_search::single(&dense, Mode::Dense),
         };
         let candidates = fused.len();
+        let rerank_started = Instant::now();
+        let (fused, reranked) = self.rerank(request, query, fused)?;
+        let rerank_ms = if reranked > 0 {
+            rerank_started.elapsed().as_secs_f64() * 1e3
+        } else {
+            0.0
+        };
         let groups: Vec<Vec<Fused>> = if request.group_by_document {
             folio_search::group_by_document(&fused, request.top_k, 1 + OTHER_CHUNKS_PER_DOCUMENT)
                 .into_iter()
@@ -327,9 +359,79 @@ impl Engine {
             mode: request.mode,
             hits,
             candidates,
+            reranked,
             embed_ms,
             search_ms: started.elapsed().as_secs_f64() * 1e3 - embed_ms,
+            rerank_ms,
         })
+    }
+
+    /// The reranking stage, when the request or the configuration asks for
+    /// it: the cross-encoder reads the query with each of the best fused
+    /// candidates (context header and text, as embedded), in rank order and
+    /// in slices, until the candidates or the time budget run out (a slice
+    /// is not started when the previous one says it would overrun); its
+    /// scores are blended into the fused ones (`folio_search::blend_rerank`).
+    /// Returns the re-sorted candidates and how many it read.
+    fn rerank(
+        &self,
+        request: &SearchRequest,
+        query: &str,
+        fused: Vec<Fused>,
+    ) -> Result<(Vec<Fused>, usize)> {
+        let config = self.config.rerank.as_ref();
+        let wanted = request
+            .rerank
+            .unwrap_or_else(|| config.is_some_and(|c| c.enabled));
+        if !wanted || fused.is_empty() {
+            return Ok((fused, 0));
+        }
+        let reranker = self.reranker()?;
+        let Some(config) = config else {
+            return Ok((fused, 0));
+        };
+        let started = Instant::now();
+        let ids: Vec<_> = fused
+            .iter()
+            .take(config.candidates)
+            .map(|f| f.chunk.clone())
+            .collect();
+        let loaded = self.store.chunks_with_documents(&ids)?;
+        // A chunk deleted since the retrievers read it has no text: it is
+        // scored as unread.
+        let texts: Vec<Option<String>> = ids
+            .iter()
+            .map(|id| {
+                loaded
+                    .iter()
+                    .find(|c| &c.chunk.id == id)
+                    .map(|c| format!("{}{}", c.chunk.context, c.chunk.text))
+            })
+            .collect();
+        let mut scores: Vec<f32> = Vec::with_capacity(texts.len());
+        let mut slowest = std::time::Duration::ZERO;
+        for slice in texts.chunks(RERANK_SLICE) {
+            if started.elapsed() + slowest > config.budget {
+                break;
+            }
+            let t = Instant::now();
+            let passages: Vec<&str> = slice.iter().map(|t| t.as_deref().unwrap_or("")).collect();
+            let read = reranker.score(query, &passages)?;
+            scores.extend(
+                read.into_iter()
+                    .zip(slice)
+                    .map(|(score, text)| if text.is_some() { score } else { f32::NAN }),
+            );
+            slowest = slowest.max(t.elapsed());
+        }
+        let read = scores.iter().filter(|s| s.is_finite()).count();
+        if read == 0 {
+            return Ok((fused, 0));
+        }
+        Ok((
+            folio_search::blend_rerank(fused, &scores, config.weight),
+            read,
+        ))
     }
 
     /// Loads the chunks behind the hits and shapes them per response mode.
@@ -372,6 +474,7 @@ impl Engine {
                 lexical_rank: best.lexical.map(|p| p.rank),
                 dense_score: best.dense.map(|p| p.score),
                 dense_rank: best.dense.map(|p| p.rank),
+                rerank_score: best.rerank,
                 citation: None,
                 metadata: None,
                 context: None,

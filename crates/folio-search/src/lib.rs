@@ -111,6 +111,8 @@ pub struct Fused {
     pub score: f32,
     pub lexical: Option<Provenance>,
     pub dense: Option<Provenance>,
+    /// The reranker's raw score, when it read this candidate.
+    pub rerank: Option<f32>,
 }
 
 fn provenance(list: &[Scored]) -> HashMap<&ChunkId, Provenance> {
@@ -184,6 +186,7 @@ pub fn fuse(lexical: &[Scored], dense: &[Scored], fusion: Fusion) -> Vec<Fused> 
                     dense: den.get(&chunk).copied(),
                     chunk,
                     score,
+                    rerank: None,
                 })
                 .collect()
         }
@@ -199,6 +202,7 @@ pub fn fuse(lexical: &[Scored], dense: &[Scored], fusion: Fusion) -> Vec<Fused> 
                         score,
                         lexical: lex.get(id).copied(),
                         dense: den.get(id).copied(),
+                        rerank: None,
                     }
                 })
                 .collect()
@@ -225,16 +229,49 @@ pub fn single(list: &[Scored], mode: Mode) -> Vec<Fused> {
                     score: s.score.clamp(0.0, 1.0),
                     lexical: None,
                     dense: p,
+                    rerank: None,
                 },
                 _ => Fused {
                     chunk: s.chunk.clone(),
                     score: (s.score / best).clamp(0.0, 1.0),
                     lexical: p,
                     dense: None,
+                    rerank: None,
                 },
             }
         })
         .collect()
+}
+
+/// Blends a reranker's scores of the first `scores.len()` candidates (best
+/// first) into their fused scores and re-sorts: a candidate it read scores
+/// (1 − weight) × fused + weight × its reranker score min-max scaled over
+/// the candidates read (all equal: 1); every other candidate scores
+/// (1 − weight) × fused, as if the reranker had put it last. A non-finite
+/// reranker score counts as unread. Scores stay in [0, 1].
+pub fn blend_rerank(mut fused: Vec<Fused>, scores: &[f32], weight: f32) -> Vec<Fused> {
+    let weight = weight.clamp(0.0, 1.0);
+    let read = || scores.iter().copied().filter(|s| s.is_finite());
+    let max = read().fold(f32::NEG_INFINITY, f32::max);
+    let min = read().fold(f32::INFINITY, f32::min);
+    let range = max - min;
+    for (i, hit) in fused.iter_mut().enumerate() {
+        let scaled = match scores.get(i).copied().filter(|s| s.is_finite()) {
+            Some(raw) => {
+                hit.rerank = Some(raw);
+                if range > f32::EPSILON {
+                    (raw - min) / range
+                } else {
+                    1.0
+                }
+            }
+            None => 0.0,
+        };
+        hit.score = (1.0 - weight) * hit.score + weight * scaled;
+    }
+    // Stable: candidates of equal blended score keep their fused order.
+    fused.sort_by(|a, b| b.score.total_cmp(&a.score));
+    fused
 }
 
 fn sort(hits: &mut [Fused]) {

@@ -166,3 +166,39 @@ fn fusion_validation() {
     );
     assert!(Fusion::default().validate().is_ok());
 }
+
+#[test]
+fn reranker_scores_blend_into_the_fused_order() {
+    // Fused: a 1.0, b 0.8, c 0.6, d 0.4. The reranker read a, b, c only.
+    let fused = single(
+        &list(&[("a", 0, 10.0), ("b", 0, 8.0), ("c", 0, 6.0), ("d", 0, 4.0)]),
+        Mode::Lexical,
+    );
+    let blended = blend_rerank(fused, &[-2.0, 1.0, 3.0], 0.5);
+    let order: Vec<_> = blended.iter().map(|f| f.chunk.clone()).collect();
+    // a: .5 + 0; b: .4 + .5 × .6; c: .3 + .5; d: .2 (unread: counted last).
+    assert_eq!(order, vec![id("c", 0), id("b", 0), id("a", 0), id("d", 0)]);
+    let scores: Vec<f32> = blended.iter().map(|f| f.score).collect();
+    for (got, want) in scores.iter().zip([0.8, 0.7, 0.5, 0.2]) {
+        assert!(close(*got, want), "{scores:?}");
+    }
+    assert_eq!(blended[0].rerank, Some(3.0));
+    assert_eq!(blended[3].rerank, None);
+    assert!(blended[0].lexical.is_some(), "provenance is kept");
+}
+
+#[test]
+fn a_reranker_at_weight_zero_or_without_scores_keeps_the_fused_order() {
+    let fused = single(
+        &list(&[("a", 0, 10.0), ("b", 0, 8.0), ("c", 0, 6.0)]),
+        Mode::Lexical,
+    );
+    let kept = blend_rerank(fused.clone(), &[1.0, 5.0, 9.0], 0.0);
+    assert_eq!(
+        kept.iter().map(|f| &f.chunk).collect::<Vec<_>>(),
+        fused.iter().map(|f| &f.chunk).collect::<Vec<_>>()
+    );
+    let unread = blend_rerank(fused.clone(), &[f32::NAN], 1.0);
+    assert!(unread.iter().all(|f| f.score == 0.0 && f.rerank.is_none()));
+    assert_eq!(unread[0].chunk, fused[0].chunk, "ties keep the fused order");
+}

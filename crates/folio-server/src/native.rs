@@ -81,6 +81,11 @@ struct SearchParams {
     /// Merge chunks of one document into one hit (default true).
     #[serde(default = "yes")]
     group_by_document: bool,
+    /// Rerank the best candidates with the server's cross-encoder (true) or not
+    /// (false); absent follows the server's configuration. An error when the server
+    /// has no reranker.
+    #[serde(default)]
+    rerank: Option<bool>,
     /// The next_cursor of a previous response, to fetch the next page.
     #[serde(default)]
     cursor: Option<String>,
@@ -177,6 +182,9 @@ struct Hit {
     lexical_score: Option<f32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     dense_score: Option<f32>,
+    /// The cross-encoder's score, when the reranker read this chunk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    rerank_score: Option<f32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     citation: Option<CitationFields>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -230,6 +238,7 @@ fn fingerprint(p: &SearchParams) -> String {
         &format!("{:?}", p.mode),
         &p.filter.as_ref().map(|f| f.to_string()).unwrap_or_default(),
         &p.group_by_document.to_string(),
+        &format!("{:?}", p.rerank),
     ] {
         hasher.update(part.as_bytes());
         hasher.update([0]);
@@ -361,6 +370,7 @@ async fn search(shared: &Arc<Shared>, p: SearchParams, call: &Call) -> CallToolR
     request.response_mode = response_mode;
     request.max_chars_per_chunk = p.max_chars_per_chunk;
     request.group_by_document = p.group_by_document;
+    request.rerank = p.rerank;
     let engine = shared.engine.clone();
     let response = match bounded(shared, "search", call, move || engine.search(&request)).await {
         Ok(r) => r,

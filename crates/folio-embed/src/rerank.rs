@@ -1,0 +1,175 @@
+//! A cross-encoder: a BERT-family sequence classifier in Hugging Face layout
+//! that reads a query and a passage together and scores their relevance.
+//! It runs on the same ONNX Runtime path as the encoder (`model.onnx` with
+//! inputs input_ids, attention_mask, token_type_ids and output logits, as
+//! scripts/export_onnx.py writes it for such a model).
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use ndarray::Array2;
+use ort::session::Session;
+use ort::session::builder::GraphOptimizationLevel;
+use ort::value::TensorRef;
+use serde::Deserialize;
+use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
+
+use crate::EmbedError;
+use crate::batch::MAX_BATCH;
+use crate::onnx_encoder::load_runtime;
+
+/// A query and a passage as the cross-encoder reads them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PairTokens {
+    pub ids: Vec<u32>,
+    /// 0 for the query's segment, 1 for the passage's.
+    pub type_ids: Vec<u32>,
+}
+
+/// A cross-encoder on ONNX Runtime.
+pub struct CrossEncoder {
+    tokenizer: Tokenizer,
+    window: usize,
+    session: Mutex<Session>,
+}
+
+#[derive(Deserialize)]
+struct ClassifierConfig {
+    max_position_embeddings: Option<usize>,
+    #[serde(default)]
+    architectures: Vec<String>,
+}
+
+impl CrossEncoder {
+    /// Loads the folder's configuration, tokenizer and `model.onnx` (or
+    /// `onnx/model.onnx`) with `threads` intra-op threads.
+    pub fn load(dir: &Path, runtime: &Path, threads: usize) -> Result<Self, EmbedError> {
+        let fail = |reason: String| EmbedError::Load {
+            path: dir.display().to_string(),
+            reason,
+        };
+        let environment = load_runtime(runtime)?;
+        let config: ClassifierConfig = std::fs::read_to_string(dir.join("config.json"))
+            .map_err(|e| fail(format!("config.json: {e}")))
+            .and_then(|text| {
+                serde_json::from_str(&text).map_err(|e| fail(format!("config.json: {e}")))
+            })?;
+        if !config
+            .architectures
+            .iter()
+            .any(|a| a.ends_with("ForSequenceClassification"))
+        {
+            return Err(fail(
+                "not a cross-encoder: config.json names no …ForSequenceClassification \
+                 architecture"
+                    .into(),
+            ));
+        }
+        let window = config.max_position_embeddings.unwrap_or(512).min(512);
+        let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
+            .map_err(|e| fail(format!("tokenizer.json: {e}")))?;
+        // A pair longer than the window loses tokens from its longer side
+        // (the passage, as a rule), as sentence-transformers cuts pairs.
+        tokenizer.with_padding(None);
+        tokenizer
+            .with_truncation(Some(TruncationParams {
+                max_length: window,
+                strategy: TruncationStrategy::LongestFirst,
+                stride: 0,
+                direction: TruncationDirection::Right,
+            }))
+            .map_err(|e| fail(e.to_string()))?;
+        let onnx = [dir.join("model.onnx"), dir.join("onnx/model.onnx")]
+            .into_iter()
+            .find(|p| p.exists())
+            .ok_or_else(|| fail("no model.onnx (export it with scripts/export_onnx.py)".into()))?;
+        let session = Session::builder(environment)
+            .map_err(|e| fail(e.to_string()))?
+            .with_optimization_level(GraphOptimizationLevel::All)
+            .map_err(|e| fail(e.to_string()))?
+            .with_intra_threads(threads.max(1))
+            .map_err(|e| fail(e.to_string()))?
+            .commit_from_file(&onnx)
+            .map_err(|e| fail(e.to_string()))?;
+        if !session.outputs().iter().any(|o| o.name() == "logits") {
+            return Err(fail("model.onnx has no logits output".into()));
+        }
+        Ok(CrossEncoder {
+            tokenizer,
+            window,
+            session: Mutex::new(session),
+        })
+    }
+
+    /// Tokens in a pair, special tokens included.
+    pub fn window(&self) -> usize {
+        self.window
+    }
+
+    /// The pair `query` + `passage` as the model reads it: `[CLS] query
+    /// [SEP] passage [SEP]`, cut to the window.
+    pub fn tokenize(&self, query: &str, passage: &str) -> Result<PairTokens, EmbedError> {
+        let encoding = self
+            .tokenizer
+            .encode_fast((query, passage), true)
+            .map_err(|e| EmbedError::Inference(format!("tokenizer: {e}")))?;
+        Ok(PairTokens {
+            ids: encoding.get_ids().to_vec(),
+            type_ids: encoding.get_type_ids().to_vec(),
+        })
+    }
+
+    /// Relevance of each passage to `query`, in order: a single-label
+    /// model's logit, or a two-label model's relevant-minus-irrelevant
+    /// logit. Higher is more relevant; the scale is the model's own.
+    pub fn score(&self, query: &str, passages: &[&str]) -> Result<Vec<f32>, EmbedError> {
+        let pairs = passages
+            .iter()
+            .map(|p| self.tokenize(query, p))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut scores = Vec::with_capacity(pairs.len());
+        for batch in pairs.chunks(MAX_BATCH) {
+            scores.extend(self.run(batch)?);
+        }
+        Ok(scores)
+    }
+
+    fn run(&self, batch: &[PairTokens]) -> Result<Vec<f32>, EmbedError> {
+        let inference = |e: String| EmbedError::Inference(e);
+        let seq = batch.iter().map(|p| p.ids.len()).max().unwrap_or(0);
+        let shape = (batch.len(), seq);
+        let mut ids = Array2::<i64>::zeros(shape);
+        let mut mask = Array2::<i64>::zeros(shape);
+        let mut types = Array2::<i64>::zeros(shape);
+        for (row, pair) in batch.iter().enumerate() {
+            for (col, (&id, &kind)) in pair.ids.iter().zip(&pair.type_ids).enumerate() {
+                ids[(row, col)] = i64::from(id);
+                mask[(row, col)] = 1;
+                types[(row, col)] = i64::from(kind);
+            }
+        }
+        let err = |e: ort::Error| inference(e.to_string());
+        // A poisoned lock only means another thread panicked mid-run; the
+        // session holds no state between runs.
+        let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
+        let outputs = session
+            .run(ort::inputs![
+                "input_ids" => TensorRef::from_array_view(&ids).map_err(err)?,
+                "attention_mask" => TensorRef::from_array_view(&mask).map_err(err)?,
+                "token_type_ids" => TensorRef::from_array_view(&types).map_err(err)?,
+            ])
+            .map_err(err)?;
+        let (shape, logits) = outputs["logits"].try_extract_tensor::<f32>().map_err(err)?;
+        let labels = match shape.len() {
+            2 => shape[1] as usize,
+            _ => return Err(inference(format!("logits of shape {shape:?}"))),
+        };
+        match labels {
+            1 => Ok(logits.to_vec()),
+            2 => Ok(logits.chunks(2).map(|l| l[1] - l[0]).collect()),
+            n => Err(inference(format!(
+                "a reranker needs one or two labels, the model has {n}"
+            ))),
+        }
+    }
+}
