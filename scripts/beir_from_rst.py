@@ -71,7 +71,11 @@ def main():
         for n, (title, paragraphs) in enumerate(sections(lines)):
             text = " ".join(p.rstrip(":") + ("" if p.endswith((".", "?", "!")) else ".") for p in paragraphs)
             if len(text.split()) >= args.min_words:
-                documents.append({"_id": f"{path.stem.split('.')[0]}-{n}", "title": title, "text": text})
+                # The path keeps ids unique: stems repeat across folders
+                # (library/email.rst, whatsnew/3.5.rst and howto/email...).
+                name = str(path.relative_to(args.source)).split(".rst")[0].replace("/", ".")
+                documents.append({"_id": f"{name}-{n}", "title": title, "text": text})
+    assert len({d["_id"] for d in documents}) == len(documents), "document ids repeat"
     target = Path(args.target)
     target.mkdir(parents=True, exist_ok=True)
     with open(target / "corpus.jsonl", "w") as f:
