@@ -299,13 +299,28 @@ impl Engine {
                 .dense(&request.library, &vector, &request.filter, depth)?;
             Ok((scored(hits), embed_ms))
         };
+        // Hits grouped by document rank documents: BM25 over each whole
+        // document, as a reference BM25 ranks a collection (chunk-level
+        // scores lose when a query's terms fall in different chunks of one
+        // document). Chunks are ranked by their own text when they are the
+        // answer: ungrouped hits, or a filter on sections.
+        let by_document = request.group_by_document
+            && !request
+                .filter
+                .conditions
+                .iter()
+                .any(|c| matches!(c, folio_core::Condition::SectionPrefix(_)));
         let lexical_of = || -> Result<Vec<_>> {
             if request.mode == Mode::Dense {
                 return Ok(Vec::new());
             }
-            let hits = self
-                .store
-                .lexical(&request.library, query, &request.filter, depth, bm25)?;
+            let hits = if by_document {
+                self.store
+                    .lexical_documents(&request.library, query, &request.filter, depth, bm25)?
+            } else {
+                self.store
+                    .lexical(&request.library, query, &request.filter, depth, bm25)?
+            };
             Ok(scored(hits))
         };
         let (dense, lexical) = if request.mode == Mode::Hybrid {
@@ -328,6 +343,7 @@ impl Engine {
         let (dense, embed_ms) = dense?;
         let lexical = lexical?;
         let fused: Vec<Fused> = match request.mode {
+            Mode::Hybrid if by_document => folio_search::fuse_by_document(&lexical, &dense, fusion),
             Mode::Hybrid => folio_search::fuse(&lexical, &dense, fusion),
             Mode::Lexical => folio_search::single(&lexical, Mode::Lexical),
             Mode::Dense => folio_search::single(&dense, Mode::Dense),

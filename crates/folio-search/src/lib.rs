@@ -212,6 +212,80 @@ pub fn fuse(lexical: &[Scored], dense: &[Scored], fusion: Fusion) -> Vec<Fused> 
     fused
 }
 
+/// Fuses a ranking of documents (`lexical`: one entry per document, its
+/// best chunk carrying the document's score) with a ranking of chunks
+/// (`dense`), best first. Each chunk of a document the lexical ranking
+/// holds gets the document's lexical share, so a document scores its
+/// lexical share plus its best chunk's dense share, whichever chunk that
+/// is: the per-document fusion a reference hybrid computes. RRF counts
+/// the document's lexical rank.
+pub fn fuse_by_document(lexical: &[Scored], dense: &[Scored], fusion: Fusion) -> Vec<Fused> {
+    let document = |chunk: &ChunkId| ChunkId::parse(chunk.as_str()).map(|(d, _)| d);
+    let ln = normalise(lexical);
+    // The document's provenance and lexical share, from its first entry.
+    let mut lex: HashMap<DocumentId, (Provenance, f32)> = HashMap::new();
+    for (i, s) in lexical.iter().enumerate() {
+        let Some(d) = document(&s.chunk) else { continue };
+        let rank = i as u32 + 1;
+        let share = match fusion {
+            Fusion::Rrf {
+                k, lexical_weight, ..
+            } => lexical_weight / (k + rank as f32),
+            Fusion::Weighted { lexical_weight } => {
+                lexical_weight * ln.get(&s.chunk).copied().unwrap_or(0.0)
+            }
+        };
+        lex.entry(d).or_insert((
+            Provenance {
+                rank,
+                score: s.score,
+            },
+            share,
+        ));
+    }
+    let den = provenance(dense);
+    let dn = normalise(dense);
+    let mut ids: Vec<&ChunkId> = lexical.iter().map(|s| &s.chunk).collect();
+    let listed: std::collections::HashSet<&ChunkId> = ids.iter().copied().collect();
+    ids.extend(
+        dense
+            .iter()
+            .map(|s| &s.chunk)
+            .filter(|id| !listed.contains(id)),
+    );
+    let best = match fusion {
+        Fusion::Rrf {
+            k,
+            lexical_weight,
+            dense_weight,
+        } => (lexical_weight + dense_weight) / (k + 1.0),
+        Fusion::Weighted { .. } => 1.0,
+    };
+    let mut fused: Vec<Fused> = ids
+        .into_iter()
+        .map(|id| {
+            let lexical = document(id).and_then(|d| lex.get(&d).copied());
+            let dense_share = match fusion {
+                Fusion::Rrf { k, dense_weight, .. } => den
+                    .get(id)
+                    .map_or(0.0, |p| dense_weight / (k + p.rank as f32)),
+                Fusion::Weighted { lexical_weight } => {
+                    (1.0 - lexical_weight) * dn.get(id).copied().unwrap_or(0.0)
+                }
+            };
+            Fused {
+                chunk: id.clone(),
+                score: (lexical.map_or(0.0, |(_, share)| share) + dense_share) / best,
+                lexical: lexical.map(|(p, _)| p),
+                dense: den.get(id).copied(),
+                rerank: None,
+            }
+        })
+        .collect();
+    sort(&mut fused);
+    fused
+}
+
 /// One retriever's list as fused hits, scores scaled into [0, 1]: cosine
 /// similarity clamped at 0, BM25 divided by the list's best score.
 pub fn single(list: &[Scored], mode: Mode) -> Vec<Fused> {

@@ -202,3 +202,45 @@ fn a_reranker_at_weight_zero_or_without_scores_keeps_the_fused_order() {
     assert!(unread.iter().all(|f| f.score == 0.0 && f.rerank.is_none()));
     assert_eq!(unread[0].chunk, fused[0].chunk, "ties keep the fused order");
 }
+
+#[test]
+fn a_documents_lexical_score_fuses_with_its_best_dense_chunk() {
+    // Lexical ranks documents a (10) and b (4), each shown by chunk 0;
+    // dense ranks chunks: b1 0.9, a1 0.5, c0 0.3.
+    let lexical = list(&[("a", 0, 10.0), ("b", 0, 4.0)]);
+    let dense = list(&[("b", 1, 0.9), ("a", 1, 0.5), ("c", 0, 0.3)]);
+    let fused = fuse_by_document(
+        &lexical,
+        &dense,
+        Fusion::Weighted {
+            lexical_weight: 0.5,
+        },
+    );
+    let score = |d: &str, i: u32| fused.iter().find(|f| f.chunk == id(d, i)).unwrap().score;
+    // a: lexical 1.0; a1 adds dense (0.5 − 0.3) / 0.6.
+    assert!(close(score("a", 1), 0.5 + 0.5 * (0.2 / 0.6)));
+    assert!(close(score("a", 0), 0.5), "lexical share alone");
+    // b: lexical 0, dense 1 on b1.
+    assert!(close(score("b", 1), 0.5));
+    assert!(close(score("c", 0), 0.0));
+    assert_eq!(fused[0].chunk, id("a", 1), "a's best chunk by the sum");
+    let a1 = fused.iter().find(|f| f.chunk == id("a", 1)).unwrap();
+    assert_eq!(a1.lexical.map(|p| (p.rank, p.score)), Some((1, 10.0)));
+    assert_eq!(a1.dense.map(|p| p.rank), Some(2));
+    let groups = group_by_document(&fused, 3, 4);
+    let order: Vec<_> = groups.iter().map(|g| g.hits[0].chunk.clone()).collect();
+    assert_eq!(order, vec![id("a", 1), id("b", 1), id("c", 0)]);
+
+    // RRF counts the document's lexical rank for each of its chunks.
+    let rrf = fuse_by_document(
+        &lexical,
+        &dense,
+        Fusion::Rrf {
+            k: 60.0,
+            lexical_weight: 1.0,
+            dense_weight: 1.0,
+        },
+    );
+    let b1 = rrf.iter().find(|f| f.chunk == id("b", 1)).unwrap();
+    assert!(close(b1.score, (1.0 / 62.0 + 1.0 / 61.0) / (2.0 / 61.0)));
+}

@@ -184,13 +184,24 @@ pub fn where_clause(filter: &Filter, library_id: i64) -> (String, Vec<Sql>) {
 /// intersection of their (indexed) document sets drives the query, so its
 /// cost follows what the filter selects, not the library's size.
 pub fn chunk_keys(filter: &Filter, library_id: i64) -> (String, Vec<Sql>) {
+    select(filter, library_id, "c.key")
+}
+
+/// A query of the ids of the documents of `library_id` with a chunk that
+/// `filter` allows, and its parameters.
+pub fn document_ids(filter: &Filter, library_id: i64) -> (String, Vec<Sql>) {
+    select(filter, library_id, "DISTINCT c.document_id")
+}
+
+/// `columns` of the chunks (`c`) of `library_id` that `filter` allows.
+fn select(filter: &Filter, library_id: i64, columns: &str) -> (String, Vec<Sql>) {
     let parts = parts(filter, library_id);
     if parts.metadata.is_empty() {
         let mut params = vec![Sql::Integer(library_id)];
         params.extend(parts.plain_params);
         return (
             format!(
-                "SELECT c.key FROM documents d JOIN chunks c ON c.document_id = d.id WHERE d.library_id = ?{}",
+                "SELECT {columns} FROM documents d JOIN chunks c ON c.document_id = d.id WHERE d.library_id = ?{}",
                 parts.plain
             ),
             params,
@@ -209,7 +220,7 @@ pub fn chunk_keys(filter: &Filter, library_id: i64) -> (String, Vec<Sql>) {
     if parts.plain.is_empty() {
         return (
             format!(
-                "SELECT c.key FROM ({selected}) s CROSS JOIN chunks c ON c.document_id = s.document_id"
+                "SELECT {columns} FROM ({selected}) s CROSS JOIN chunks c ON c.document_id = s.document_id"
             ),
             params,
         );
@@ -218,7 +229,7 @@ pub fn chunk_keys(filter: &Filter, library_id: i64) -> (String, Vec<Sql>) {
     params.extend(parts.plain_params);
     (
         format!(
-            "SELECT c.key FROM ({selected}) s CROSS JOIN documents d ON d.id = s.document_id \
+            "SELECT {columns} FROM ({selected}) s CROSS JOIN documents d ON d.id = s.document_id \
              CROSS JOIN chunks c ON c.document_id = d.id WHERE d.library_id = ?{}",
             parts.plain
         ),

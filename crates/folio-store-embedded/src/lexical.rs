@@ -27,13 +27,6 @@ use tantivy::{
 
 const ANALYZER: &str = "folio_en";
 
-/// The version of `analyzer`. Postings made by another version are
-/// rebuilt from the source of truth before they are searched: the embedded
-/// store keeps each version's index in a folder of its own
-/// (`lexical_dir`), the PostgreSQL backend re-analyses in a migration.
-/// Version 1 split on every non-alphanumeric character, kept one-character
-/// tokens and removed Snowball's 174 English stop words.
-pub const ANALYZER_VERSION: u32 = 2;
 
 /// Lucene's English stop words (also Elasticsearch's and bm25s's default).
 /// Snowball's longer list removed words long natural-language requests
@@ -75,19 +68,64 @@ pub fn analyzer() -> TextAnalyzer {
         .clone()
 }
 
-/// Where a library's lexical index of the current analyser lives inside
-/// its index folder.
+/// The version of the lexical index: of `analyzer` and of the entries.
+/// An index of another version is rebuilt from the source of truth before
+/// it is searched (the embedded store keeps each version's index in a
+/// folder of its own, `lexical_dir`; the PostgreSQL backend re-analyses in
+/// a migration). 3 added an entry per document (its whole text) beside
+/// the chunks'. 2 changed the analyser: version 1 split on every
+/// non-alphanumeric character, kept one-character tokens and removed
+/// Snowball's 174 English stop words.
+pub const INDEX_VERSION: u32 = 3;
+
+/// Where a library's lexical index of the current layout lives inside its
+/// index folder.
 pub fn lexical_dir(index_dir: &Path) -> std::path::PathBuf {
-    index_dir.join(format!("lexical-v{ANALYZER_VERSION}"))
+    index_dir.join(format!("lexical-v{INDEX_VERSION}"))
 }
 
-/// Folders of earlier analysers' indexes, to remove once the current one
-/// is built.
+/// Folders of earlier layouts' indexes, to remove once the current one is
+/// built.
 pub fn stale_lexical_dirs(index_dir: &Path) -> Vec<std::path::PathBuf> {
     let mut stale = vec![index_dir.join("lexical")];
-    stale.extend((2..ANALYZER_VERSION).map(|v| index_dir.join(format!("lexical-v{v}"))));
+    stale.extend((2..INDEX_VERSION).map(|v| index_dir.join(format!("lexical-v{v}"))));
     stale.retain(|d| d.exists());
     stale
+}
+
+/// A document's whole text as the lexical index scores it: its title, then
+/// its text (the title once, when the text already opens with it), as a
+/// reference BM25 indexes a BEIR document's title and text.
+pub fn document_text(title: Option<&str>, text: &str) -> String {
+    let title = title.map(str::trim).filter(|t| !t.is_empty());
+    match title {
+        Some(title)
+            if text
+                .trim_start()
+                .lines()
+                .next()
+                .is_some_and(|first| first.trim_start_matches('#').trim() == title) =>
+        {
+            text.to_string()
+        }
+        Some(title) => format!("{title}\n{text}"),
+        None => text.to_string(),
+    }
+}
+
+/// The key of a document's entry: its id's 16 hex digits as a number.
+pub fn document_key(id: &str) -> Option<u64> {
+    (id.len() == 16)
+        .then(|| u64::from_str_radix(id, 16).ok())
+        .flatten()
+}
+
+/// What a lexical search ranks: chunks by their own text (context header
+/// and chunk), or whole documents by theirs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    Chunk,
+    Document,
 }
 
 /// The analysed terms of `text`, in order, repeats included: what the
@@ -128,32 +166,60 @@ pub fn scored_length(terms: usize) -> u32 {
         .fieldnorm(0)
 }
 
+/// A chunk's entry holds `key` (the chunk key), `doc_key`, `document` and
+/// `text`; a document's entry holds `doc_key`, `document`, `whole` and the
+/// `kind` marker (how live documents are counted).
 #[derive(Clone, Copy)]
 struct Fields {
     key: Field,
+    doc_key: Field,
     document: Field,
     text: Field,
+    whole: Field,
+    kind: Field,
 }
+
+/// The `kind` of a document's entry.
+const DOCUMENT_KIND: &str = "document";
 
 fn schema() -> (Schema, Fields) {
     let mut builder = Schema::builder();
     let key = builder.add_u64_field("key", INDEXED | FAST);
+    let doc_key = builder.add_u64_field("doc_key", INDEXED | FAST);
     let document = builder.add_text_field("document", STRING);
     let indexing = TextFieldIndexing::default()
         .set_tokenizer(ANALYZER)
         .set_index_option(IndexRecordOption::WithFreqs);
     let text = builder.add_text_field(
         "text",
+        TextOptions::default().set_indexing_options(indexing.clone()),
+    );
+    let whole = builder.add_text_field(
+        "whole",
         TextOptions::default().set_indexing_options(indexing),
     );
+    let kind = builder.add_text_field("kind", STRING);
     (
         builder.build(),
         Fields {
             key,
+            doc_key,
             document,
             text,
+            whole,
+            kind,
         },
     )
+}
+
+impl Fields {
+    /// The text field and the key column of a unit's entries.
+    fn of(&self, unit: Unit) -> (Field, &'static str) {
+        match unit {
+            Unit::Chunk => (self.text, "key"),
+            Unit::Document => (self.whole, "doc_key"),
+        }
+    }
 }
 
 fn err(context: &str) -> impl Fn(tantivy::TantivyError) -> StoreError + '_ {
@@ -162,9 +228,18 @@ fn err(context: &str) -> impl Fn(tantivy::TantivyError) -> StoreError + '_ {
 
 type WriterGuard<'a> = std::sync::MutexGuard<'a, Option<IndexWriter>>;
 
-/// Documents to re-index: each document id with its current chunks (key,
-/// embedded text); a deleted document comes with none.
-pub type LexicalBatch = Vec<(String, Vec<(u64, String)>)>;
+/// A document to re-index: its id, its whole text (`document_text`) and
+/// its current chunks (key, embedded text); a deleted document comes with
+/// no text and no chunks.
+#[derive(Debug, Clone)]
+pub struct LexicalDocument {
+    pub id: String,
+    pub text: Option<String>,
+    pub chunks: Vec<(u64, String)>,
+}
+
+/// Documents to re-index.
+pub type LexicalBatch = Vec<LexicalDocument>;
 
 /// One library's lexical index.
 pub struct Lexical {
@@ -173,6 +248,16 @@ pub struct Lexical {
     /// Present while this process holds the data directory's write lock.
     writer: Mutex<Option<IndexWriter>>,
     fields: Fields,
+    /// Live (chunk, document) entries of the searcher generation counted
+    /// last.
+    counts: Mutex<Option<(u64, Counts)>>,
+}
+
+/// Live entries of each kind in one searcher generation.
+#[derive(Debug, Clone, Copy)]
+struct Counts {
+    chunks: u64,
+    documents: u64,
 }
 
 impl Lexical {
@@ -202,6 +287,7 @@ impl Lexical {
             reader,
             writer: Mutex::new(None),
             fields,
+            counts: Mutex::new(None),
         };
         if writable {
             lexical.ensure_writer()?;
@@ -283,15 +369,30 @@ impl Lexical {
     fn stage(
         writer: &IndexWriter,
         fields: Fields,
-        documents: &[(String, Vec<(u64, String)>)],
+        documents: &[LexicalDocument],
     ) -> Result<(), StoreError> {
-        for (document, chunks) in documents {
-            writer.delete_term(Term::from_field_text(fields.document, document));
-            for (key, text) in chunks {
+        for document in documents {
+            writer.delete_term(Term::from_field_text(fields.document, &document.id));
+            let doc_key = document_key(&document.id);
+            let entry = |text_field: Field, text: &str| {
                 let mut doc = TantivyDocument::default();
+                if let Some(doc_key) = doc_key {
+                    doc.add_u64(fields.doc_key, doc_key);
+                }
+                doc.add_text(fields.document, &document.id);
+                doc.add_text(text_field, text);
+                doc
+            };
+            for (key, text) in &document.chunks {
+                let mut doc = entry(fields.text, text);
                 doc.add_u64(fields.key, *key);
-                doc.add_text(fields.document, document);
-                doc.add_text(fields.text, text);
+                writer
+                    .add_document(doc)
+                    .map_err(err("adding to the lexical index"))?;
+            }
+            if let (Some(text), Some(_)) = (&document.text, doc_key) {
+                let mut doc = entry(fields.whole, text);
+                doc.add_text(fields.kind, DOCUMENT_KIND);
                 writer
                     .add_document(doc)
                     .map_err(err("adding to the lexical index"))?;
@@ -324,7 +425,7 @@ impl Lexical {
     /// the watermark.
     pub fn apply(
         &self,
-        documents: &[(String, Vec<(u64, String)>)],
+        documents: &[LexicalDocument],
         watermark: i64,
     ) -> Result<(), StoreError> {
         let guard = self.writer()?;
@@ -372,12 +473,58 @@ impl Lexical {
     }
 
     /// Analysed query terms in order of first appearance, each with how
-    /// often the query has it.
-    fn terms(&self, query: &str) -> Vec<(Term, f32)> {
+    /// often the query has it, as terms of `field`.
+    fn terms(query: &str, field: Field) -> Vec<(Term, f32)> {
         query_terms(query)
             .into_iter()
-            .map(|(text, count)| (Term::from_field_text(self.fields.text, &text), count))
+            .map(|(text, count)| (Term::from_field_text(field, &text), count))
             .collect()
+    }
+
+    /// Live chunk and document entries of the searcher's generation
+    /// (counted once per generation: document entries carry the `kind`
+    /// marker; a segment with deletions is walked for its live ones).
+    fn counts(&self, searcher: &Searcher) -> Result<Counts, StoreError> {
+        let generation = searcher.generation().generation_id();
+        let mut slot = self.counts.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((counted, counts)) = *slot
+            && counted == generation
+        {
+            return Ok(counts);
+        }
+        let marker = Term::from_field_text(self.fields.kind, DOCUMENT_KIND);
+        let mut documents = 0u64;
+        for segment in searcher.segment_readers() {
+            let inverted = segment
+                .inverted_index(self.fields.kind)
+                .map_err(err("counting lexical entries"))?;
+            match segment.alive_bitset() {
+                None => {
+                    documents += inverted
+                        .doc_freq(&marker)
+                        .map_err(|e| StoreError::io("counting lexical entries", e))?
+                        as u64;
+                }
+                Some(alive) => {
+                    if let Some(mut postings) = inverted
+                        .read_postings(&marker, IndexRecordOption::Basic)
+                        .map_err(|e| StoreError::io("counting lexical entries", e))?
+                    {
+                        let mut doc = postings.doc();
+                        while doc != TERMINATED {
+                            documents += u64::from(alive.is_alive(doc));
+                            doc = postings.advance();
+                        }
+                    }
+                }
+            }
+        }
+        let counts = Counts {
+            chunks: searcher.num_docs().saturating_sub(documents),
+            documents,
+        };
+        *slot = Some((generation, counts));
+        Ok(counts)
     }
 
     /// BM25 top `k` among chunks whose key is in `allowed` (all when `None`).
@@ -394,27 +541,67 @@ impl Lexical {
         k: usize,
         bm25: Bm25,
     ) -> Result<Vec<(u64, f32)>, StoreError> {
+        self.search_unit(Unit::Chunk, query, allowed, k, bm25)
+    }
+
+    /// BM25 top `k` among whole documents (their `document_text`, with
+    /// document statistics: live documents, their average length, the
+    /// documents holding a term), as (document key, score); `allowed`
+    /// holds document keys. Scored as `search` scores chunks.
+    pub fn search_documents(
+        &self,
+        query: &str,
+        allowed: Option<&HashSet<u64>>,
+        k: usize,
+        bm25: Bm25,
+    ) -> Result<Vec<(u64, f32)>, StoreError> {
+        self.search_unit(Unit::Document, query, allowed, k, bm25)
+    }
+
+    fn search_unit(
+        &self,
+        unit: Unit,
+        query: &str,
+        allowed: Option<&HashSet<u64>>,
+        k: usize,
+        bm25: Bm25,
+    ) -> Result<Vec<(u64, f32)>, StoreError> {
         let searcher = self.reader.searcher();
-        let terms = self.terms(query);
-        let stats = Statistics::of(&searcher, self.fields.text)?;
+        let (field, column) = self.fields.of(unit);
+        let terms = Self::terms(query, field);
+        let stats = self.statistics(&searcher, unit)?;
         if terms.is_empty() || stats.n == 0 || k == 0 {
             return Ok(Vec::new());
         }
+        let scope = Scope {
+            searcher: &searcher,
+            stats: &stats,
+            field,
+            column,
+            allowed,
+        };
         if bm25 == Bm25::default() {
-            self.search_pruned(&searcher, &stats, &terms, allowed, k)
+            Self::search_pruned(&scope, &terms, k)
         } else {
-            self.search_exhaustive(&searcher, &stats, &terms, allowed, k, bm25)
+            Self::search_exhaustive(&scope, &terms, k, bm25)
         }
     }
 
+    fn statistics(&self, searcher: &Searcher, unit: Unit) -> Result<Statistics, StoreError> {
+        let counts = self.counts(searcher)?;
+        let (field, _) = self.fields.of(unit);
+        let n = match unit {
+            Unit::Chunk => counts.chunks,
+            Unit::Document => counts.documents,
+        };
+        Statistics::of(searcher, field, n)
+    }
+
     /// Block-max WAND through tantivy's scorers, with folio's statistics
-    /// (live chunks) and its filter applied as chunks are offered.
+    /// (live entries) and its filter applied as entries are offered.
     fn search_pruned(
-        &self,
-        searcher: &Searcher,
-        stats: &Statistics,
+        scope: &Scope<'_>,
         terms: &[(Term, f32)],
-        allowed: Option<&HashSet<u64>>,
         k: usize,
     ) -> Result<Vec<(u64, f32)>, StoreError> {
         let clauses: Vec<(Occur, Box<dyn Query>)> = terms
@@ -433,7 +620,11 @@ impl Lexical {
             })
             .collect();
         let query = BooleanQuery::new(clauses);
-        let provider = StatisticsProvider { searcher, stats };
+        let searcher = scope.searcher;
+        let provider = StatisticsProvider {
+            searcher,
+            stats: scope.stats,
+        };
         let weight = query
             .weight(EnableScoring::enabled_from_statistics_provider(
                 &provider, searcher,
@@ -443,14 +634,14 @@ impl Lexical {
         for segment in searcher.segment_readers() {
             let keys = segment
                 .fast_fields()
-                .u64("key")
+                .u64(scope.column)
                 .map_err(err("lexical search"))?;
             let alive = segment.alive_bitset();
             weight
                 .for_each_pruning(best.threshold(), segment, &mut |doc, score| {
                     if alive.is_none_or(|a| a.is_alive(doc))
                         && let Some(key) = keys.first(doc)
-                        && allowed.is_none_or(|a| a.contains(&key))
+                        && scope.allowed.is_none_or(|a| a.contains(&key))
                     {
                         best.offer(key, score);
                     }
@@ -463,14 +654,12 @@ impl Lexical {
 
     /// Term-at-a-time over every posting, for any k1 and b.
     fn search_exhaustive(
-        &self,
-        searcher: &Searcher,
-        stats: &Statistics,
+        scope: &Scope<'_>,
         terms: &[(Term, f32)],
-        allowed: Option<&HashSet<u64>>,
         k: usize,
         bm25: Bm25,
     ) -> Result<Vec<(u64, f32)>, StoreError> {
+        let (searcher, stats) = (scope.searcher, scope.stats);
         let avgdl = stats.avgdl();
         // Each term's weight: idf times its count in the query.
         let mut idfs = Vec::with_capacity(terms.len());
@@ -480,14 +669,14 @@ impl Lexical {
         let mut scored: Vec<(u64, f32)> = Vec::new();
         for segment in searcher.segment_readers() {
             let inverted = segment
-                .inverted_index(self.fields.text)
+                .inverted_index(scope.field)
                 .map_err(err("lexical search"))?;
             let norms = segment
-                .get_fieldnorms_reader(self.fields.text)
+                .get_fieldnorms_reader(scope.field)
                 .map_err(err("lexical search"))?;
             let keys = segment
                 .fast_fields()
-                .u64("key")
+                .u64(scope.column)
                 .map_err(err("lexical search"))?;
             let alive = segment.alive_bitset();
             let mut acc = vec![0f32; segment.max_doc() as usize];
@@ -502,10 +691,13 @@ impl Lexical {
                 let mut doc = postings.doc();
                 while doc != TERMINATED {
                     if alive.is_none_or(|a| a.is_alive(doc)) {
-                        let tf = postings.term_freq() as f32;
-                        let dl = norms.fieldnorm(doc) as f32;
-                        let score = idf * tf * (bm25.k1 + 1.0)
-                            / (tf + bm25.k1 * (1.0 - bm25.b + bm25.b * dl / avgdl));
+                        let score = bm25_score(
+                            bm25,
+                            *idf,
+                            postings.term_freq() as f32,
+                            norms.fieldnorm(doc) as f32,
+                            avgdl,
+                        );
                         let slot = &mut acc[doc as usize];
                         if *slot == 0.0 {
                             touched.push(doc);
@@ -517,7 +709,7 @@ impl Lexical {
             }
             for doc in touched {
                 let Some(key) = keys.first(doc) else { continue };
-                if allowed.is_none_or(|a| a.contains(&key)) {
+                if scope.allowed.is_none_or(|a| a.contains(&key)) {
                     scored.push((key, acc[doc as usize]));
                 }
             }
@@ -525,10 +717,128 @@ impl Lexical {
         Ok(top_k(scored, k))
     }
 
+    /// Each of `documents`' best chunk by chunk BM25 among the chunks
+    /// `allowed` lets through (all when `None`), as document key → (chunk
+    /// key, score). A document whose chunks match no query term gets its
+    /// first allowed chunk, scored 0; one with no allowed chunk is left out.
+    pub fn best_chunks(
+        &self,
+        query: &str,
+        documents: &[u64],
+        allowed: Option<&HashSet<u64>>,
+        bm25: Bm25,
+    ) -> Result<std::collections::HashMap<u64, (u64, f32)>, StoreError> {
+        let searcher = self.reader.searcher();
+        let stats = self.statistics(&searcher, Unit::Chunk)?;
+        let terms = Self::terms(query, self.fields.text);
+        let avgdl = stats.avgdl();
+        let mut idfs = Vec::with_capacity(terms.len());
+        for (term, count) in &terms {
+            idfs.push(count * stats.idf(searcher.doc_freq(term).map_err(err("lexical search"))?));
+        }
+        let mut best: std::collections::HashMap<u64, (u64, f32)> =
+            std::collections::HashMap::new();
+        let better = |new: (u64, f32), old: (u64, f32)| {
+            new.1 > old.1 || (new.1 == old.1 && new.0 < old.0)
+        };
+        for segment in searcher.segment_readers() {
+            let fast = segment.fast_fields();
+            let keys = fast.u64("key").map_err(err("lexical search"))?;
+            let owners = fast.u64("doc_key").map_err(err("lexical search"))?;
+            let alive = segment.alive_bitset();
+            // The segment's live, allowed chunks of the documents, in
+            // ascending order for the postings walks below.
+            let by_document = segment
+                .inverted_index(self.fields.doc_key)
+                .map_err(err("lexical search"))?;
+            let mut chunks: Vec<(u32, u64, u64)> = Vec::new();
+            for &document in documents {
+                let term = Term::from_field_u64(self.fields.doc_key, document);
+                let Some(mut postings) = by_document
+                    .read_postings(&term, IndexRecordOption::Basic)
+                    .map_err(|e| StoreError::io("lexical search", e))?
+                else {
+                    continue;
+                };
+                let mut doc = postings.doc();
+                while doc != TERMINATED {
+                    if alive.is_none_or(|a| a.is_alive(doc))
+                        && let Some(key) = keys.first(doc)
+                        && allowed.is_none_or(|a| a.contains(&key))
+                        && let Some(owner) = owners.first(doc)
+                    {
+                        chunks.push((doc, key, owner));
+                    }
+                    doc = postings.advance();
+                }
+            }
+            if chunks.is_empty() {
+                continue;
+            }
+            chunks.sort_unstable();
+            let mut scores = vec![0f32; chunks.len()];
+            let inverted = segment
+                .inverted_index(self.fields.text)
+                .map_err(err("lexical search"))?;
+            let norms = segment
+                .get_fieldnorms_reader(self.fields.text)
+                .map_err(err("lexical search"))?;
+            for ((term, _), idf) in terms.iter().zip(&idfs) {
+                let Some(mut postings) = inverted
+                    .read_postings(term, IndexRecordOption::WithFreqs)
+                    .map_err(|e| StoreError::io("lexical search", e))?
+                else {
+                    continue;
+                };
+                for (slot, (doc, _, _)) in scores.iter_mut().zip(&chunks) {
+                    if postings.doc() > *doc {
+                        continue;
+                    }
+                    if postings.seek(*doc) == *doc {
+                        *slot += bm25_score(
+                            bm25,
+                            *idf,
+                            postings.term_freq() as f32,
+                            norms.fieldnorm(*doc) as f32,
+                            avgdl,
+                        );
+                    }
+                }
+            }
+            for ((_, key, owner), score) in chunks.into_iter().zip(scores) {
+                match best.get(&owner) {
+                    Some(&old) if !better((key, score), old) => {}
+                    _ => {
+                        best.insert(owner, (key, score));
+                    }
+                }
+            }
+        }
+        Ok(best)
+    }
+
     /// Chunks in the index (live documents).
     pub fn len(&self) -> u64 {
-        self.reader.searcher().num_docs()
+        let searcher = self.reader.searcher();
+        self.counts(&searcher)
+            .map_or_else(|_| searcher.num_docs(), |c| c.chunks)
     }
+}
+
+/// One occurrence's BM25: the term's weight (idf times its count in the
+/// query) saturated by its frequency, normalised by the length.
+fn bm25_score(bm25: Bm25, weight: f32, tf: f32, length: f32, avgdl: f32) -> f32 {
+    weight * tf * (bm25.k1 + 1.0) / (tf + bm25.k1 * (1.0 - bm25.b + bm25.b * length / avgdl))
+}
+
+/// What one search walks: a unit's text field and key column, its
+/// statistics, and the keys its filter allows.
+struct Scope<'a> {
+    searcher: &'a Searcher,
+    stats: &'a Statistics,
+    field: Field,
+    column: &'static str,
+    allowed: Option<&'a HashSet<u64>>,
 }
 
 impl Drop for Lexical {
@@ -545,7 +855,8 @@ struct Statistics {
 }
 
 impl Statistics {
-    fn of(searcher: &Searcher, field: Field) -> Result<Self, StoreError> {
+    /// `n` live entries of the unit whose text is `field`.
+    fn of(searcher: &Searcher, field: Field, n: u64) -> Result<Self, StoreError> {
         let mut total_tokens = 0u64;
         for segment in searcher.segment_readers() {
             total_tokens += segment
@@ -553,10 +864,7 @@ impl Statistics {
                 .map_err(err("lexical search"))?
                 .total_num_tokens();
         }
-        Ok(Statistics {
-            n: searcher.num_docs(),
-            total_tokens,
-        })
+        Ok(Statistics { n, total_tokens })
     }
 
     /// Average chunk length in tokens, at least one.
@@ -732,18 +1040,35 @@ mod tests {
                     key += 1;
                     chunks.push((key, text.join(" ")));
                 }
-                batch.push((format!("doc-{commit}-{d}"), chunks));
+                let text = chunks.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>();
+                batch.push(LexicalDocument {
+                    id: id(commit as u64, d),
+                    text: Some(text.join(" ")),
+                    chunks,
+                });
             }
             lexical.apply(&batch, commit + 1).unwrap();
         }
-        // Deletions and a replacement leave deleted chunks in the segments.
-        let mut changes: LexicalBatch = (0..20).map(|d| (format!("doc-1-{d}"), vec![])).collect();
-        changes.push((
-            "doc-2-5".into(),
-            vec![(key + 1, "w0x w1x w1x w399x".into())],
-        ));
+        // Deletions and a replacement leave deleted entries in the segments.
+        let mut changes: LexicalBatch = (0..20)
+            .map(|d| LexicalDocument {
+                id: id(1, d),
+                text: None,
+                chunks: vec![],
+            })
+            .collect();
+        changes.push(LexicalDocument {
+            id: id(2, 5),
+            text: Some("w0x w1x w1x w399x".into()),
+            chunks: vec![(key + 1, "w0x w1x w1x w399x".into())],
+        });
         lexical.apply(&changes, 10).unwrap();
         lexical
+    }
+
+    /// A document id (16 hex digits) for commit `c`, document `d`.
+    fn id(c: u64, d: u64) -> String {
+        format!("{:016x}", 0xd0c0_0000_0000_0000 | c << 16 | d)
     }
 
     // Block-max WAND must not change an answer: the pruned path returns the
@@ -755,9 +1080,9 @@ mod tests {
         let lexical = skewed_index(dir.path());
         let searcher = lexical.reader.searcher();
         assert!(searcher.segment_readers().len() > 1);
-        let stats = Statistics::of(&searcher, lexical.fields.text).unwrap();
-        let all = lexical.keys().unwrap();
-        let some: HashSet<u64> = all.iter().copied().filter(|k| k % 5 == 0).collect();
+        let counts = lexical.counts(&searcher).unwrap();
+        assert_eq!(counts.documents, 4 * 60 - 20, "live documents");
+        assert_eq!(counts.chunks, lexical.keys().unwrap().len() as u64);
         let queries = [
             "w0x",
             "w0x w1x w2x",
@@ -766,47 +1091,33 @@ mod tests {
             "w390x w391x",
         ];
         let mut compared = 0;
-        for query in queries {
-            let terms = lexical.terms(query);
-            for allowed in [None, Some(&some)] {
-                for k in [1, 10, 50] {
-                    let pruned = lexical
-                        .search_pruned(&searcher, &stats, &terms, allowed, k)
-                        .unwrap();
-                    let exhaustive = lexical
-                        .search_exhaustive(&searcher, &stats, &terms, allowed, k, Bm25::default())
-                        .unwrap();
-                    assert_eq!(pruned.len(), exhaustive.len(), "{query} k={k}");
-                    let full: std::collections::HashMap<u64, f32> = lexical
-                        .search_exhaustive(
-                            &searcher,
-                            &stats,
-                            &terms,
-                            allowed,
-                            10_000,
-                            Bm25::default(),
-                        )
-                        .unwrap()
-                        .into_iter()
-                        .collect();
-                    for ((pk, ps), (_, es)) in pruned.iter().zip(&exhaustive) {
-                        // Same score at each rank; ties may pick either key.
-                        assert!(
-                            (ps - es).abs() <= 1e-4 * es.abs().max(1.0),
-                            "{query}: {ps} vs {es}"
-                        );
-                        let own = full[pk];
-                        assert!(
-                            (ps - own).abs() <= 1e-4 * own.abs().max(1.0),
-                            "{query}: key {pk}"
-                        );
-                        assert!(allowed.is_none_or(|a| a.contains(pk)));
+        for unit in [Unit::Chunk, Unit::Document] {
+            let stats = lexical.statistics(&searcher, unit).unwrap();
+            let (field, column) = lexical.fields.of(unit);
+            let all: HashSet<u64> = match unit {
+                Unit::Chunk => lexical.keys().unwrap(),
+                Unit::Document => (0..4)
+                    .flat_map(|c| (0..60).map(move |d| document_key(&id(c, d)).unwrap()))
+                    .collect(),
+            };
+            let some: HashSet<u64> = all.iter().copied().filter(|k| k % 5 == 0).collect();
+            for query in queries {
+                let terms = Lexical::terms(query, field);
+                for allowed in [None, Some(&some)] {
+                    let scope = Scope {
+                        searcher: &searcher,
+                        stats: &stats,
+                        field,
+                        column,
+                        allowed,
+                    };
+                    for k in [1, 10, 50] {
+                        compared += compare(&scope, &terms, k, query);
                     }
-                    compared += pruned.len();
                 }
             }
         }
-        assert!(compared > 300, "compared {compared}");
+        assert!(compared > 600, "compared {compared}");
         // Through the public entry point too, with other parameters going
         // the exhaustive way.
         let default = lexical
@@ -818,5 +1129,122 @@ mod tests {
             .unwrap();
         assert_eq!(other.len(), 5);
         assert_ne!(default[0].1, other[0].1);
+    }
+
+    /// The pruned path's top `k` against the exhaustive path's: the same
+    /// scores rank by rank, each the entry's own exhaustive score, all
+    /// allowed. Returns the entries compared.
+    fn compare(scope: &Scope<'_>, terms: &[(Term, f32)], k: usize, query: &str) -> usize {
+        let pruned = Lexical::search_pruned(scope, terms, k).unwrap();
+        let exhaustive = Lexical::search_exhaustive(scope, terms, k, Bm25::default()).unwrap();
+        assert_eq!(pruned.len(), exhaustive.len(), "{query} k={k}");
+        let full: std::collections::HashMap<u64, f32> =
+            Lexical::search_exhaustive(scope, terms, 10_000, Bm25::default())
+                .unwrap()
+                .into_iter()
+                .collect();
+        for ((pk, ps), (_, es)) in pruned.iter().zip(&exhaustive) {
+            // Same score at each rank; ties may pick either key.
+            assert!(
+                (ps - es).abs() <= 1e-4 * es.abs().max(1.0),
+                "{query}: {ps} vs {es}"
+            );
+            let own = full[pk];
+            assert!(
+                (ps - own).abs() <= 1e-4 * own.abs().max(1.0),
+                "{query}: key {pk}"
+            );
+            assert!(scope.allowed.is_none_or(|a| a.contains(pk)));
+        }
+        pruned.len()
+    }
+
+    // Issue 13: a document's lexical score is BM25 over its whole text with
+    // document statistics, computed here independently from the texts (the
+    // reference formula, exact lengths below tantivy's 40-token limit of
+    // exactness), and each document's best chunk is its best-scoring one.
+    #[test]
+    fn documents_score_as_the_reference_formula_over_their_whole_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let lexical = Lexical::open(dir.path(), true).unwrap().unwrap();
+        let documents = [
+            ("apple banana", vec!["apple", "banana"]),
+            ("apple apple cherry", vec!["apple apple", "cherry"]),
+            ("banana cherry cherry date", vec!["banana cherry", "cherry date"]),
+            ("elderberry", vec!["elderberry"]),
+        ];
+        let mut key = 0;
+        let batch: LexicalBatch = documents
+            .iter()
+            .enumerate()
+            .map(|(d, (text, chunks))| LexicalDocument {
+                id: id(0, d as u64),
+                text: Some(text.to_string()),
+                chunks: chunks
+                    .iter()
+                    .map(|c| {
+                        key += 1;
+                        (key, c.to_string())
+                    })
+                    .collect(),
+            })
+            .collect();
+        lexical.apply(&batch, 1).unwrap();
+        assert_eq!(lexical.len(), 7, "chunks alone are counted as chunks");
+
+        let query = "cherry apple cherry";
+        let bm25 = Bm25::default();
+        let lengths: Vec<f32> = documents
+            .iter()
+            .map(|(t, _)| t.split(' ').count() as f32)
+            .collect();
+        let avgdl = lengths.iter().sum::<f32>() / 4.0;
+        let reference = |d: usize, p: Bm25| -> f32 {
+            let words: Vec<&str> = documents[d].0.split(' ').collect();
+            [("cherry", 2.0), ("apple", 1.0)]
+                .iter()
+                .map(|(term, count)| {
+                    let df = documents
+                        .iter()
+                        .filter(|(t, _)| t.split(' ').any(|w| w == *term))
+                        .count() as f32;
+                    let idf = (1.0 + (4.0 - df + 0.5) / (df + 0.5)).ln();
+                    let tf = words.iter().filter(|w| *w == term).count() as f32;
+                    count * idf * tf * (p.k1 + 1.0)
+                        / (tf + p.k1 * (1.0 - p.b + p.b * lengths[d] / avgdl))
+                })
+                .sum()
+        };
+        // Both paths: block-max WAND (standard parameters), term at a time.
+        for p in [bm25, Bm25 { k1: 0.9, b: 0.4 }] {
+            let ranked = lexical.search_documents(query, None, 10, p).unwrap();
+            assert_eq!(ranked.len(), 3, "elderberry matches nothing: {ranked:?}");
+            let mut want: Vec<(usize, f32)> = (0..3).map(|d| (d, reference(d, p))).collect();
+            want.sort_by(|a, b| b.1.total_cmp(&a.1));
+            for ((key, score), (d, expected)) in ranked.iter().zip(&want) {
+                assert_eq!(*key, document_key(&id(0, *d as u64)).unwrap());
+                assert!((score - expected).abs() < 1e-4, "document {d}: {score} vs {expected}");
+            }
+        }
+        // Document 1 ranks first with both query terms, which none of its
+        // chunks holds together.
+        let ranked = lexical.search_documents(query, None, 10, bm25).unwrap();
+        assert_eq!(ranked[0].0, document_key(&id(0, 1)).unwrap());
+
+        let keys: Vec<u64> = (0..4).map(|d| document_key(&id(0, d)).unwrap()).collect();
+        let best = lexical.best_chunks(query, &keys, None, bm25).unwrap();
+        assert_eq!(best[&keys[0]].0, 1, "apple outscores banana");
+        assert_eq!(best[&keys[1]].0, 4, "cherry twice in the query");
+        assert_eq!(best[&keys[3]], (7, 0.0), "no match: the first chunk");
+        let chunk_scores: std::collections::HashMap<u64, f32> =
+            lexical.search(query, None, 10, bm25).unwrap().into_iter().collect();
+        assert!((best[&keys[1]].1 - chunk_scores[&4]).abs() < 1e-4);
+        // A filter on chunks leaves the allowed ones only.
+        let allowed: HashSet<u64> = [2, 6].into_iter().collect();
+        let best = lexical
+            .best_chunks(query, &keys, Some(&allowed), bm25)
+            .unwrap();
+        assert_eq!(best.len(), 2);
+        assert_eq!((best[&keys[0]].0, best[&keys[2]].0), (2, 6));
     }
 }

@@ -17,7 +17,9 @@ mod filter_sql;
 mod lexical;
 /// The lexical analyser, for backends that keep postings of their own.
 pub mod analysis {
-    pub use crate::lexical::{analyze, analyzer, query_terms, scored_length, top_k};
+    pub use crate::lexical::{
+        analyze, analyzer, document_key, document_text, query_terms, scored_length, top_k,
+    };
 }
 mod lock;
 mod records;
@@ -41,7 +43,7 @@ use folio_store::{
 };
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params, params_from_iter};
 
-use crate::lexical::{Lexical, LexicalBatch};
+use crate::lexical::{Lexical, LexicalBatch, LexicalDocument, Unit};
 pub use crate::lock::WriteLock;
 use crate::rows::{
     CHUNK_COLUMNS, DOCUMENT_COLUMNS, chunk_from_row, document_from_row, summary_from_row,
@@ -130,6 +132,8 @@ struct CachedFilter {
     library_id: i64,
     generation: u64,
     filter: Filter,
+    /// Chunk keys, or document keys.
+    unit: Unit,
     allowed: Arc<HashSet<u64>>,
 }
 
@@ -142,6 +146,7 @@ impl FilterCache {
         library_id: i64,
         generation: u64,
         filter: &Filter,
+        unit: Unit,
     ) -> Option<Arc<HashSet<u64>>> {
         // Entries of an older generation can never be used again.
         self.entries.retain(|e| e.generation == generation);
@@ -149,7 +154,7 @@ impl FilterCache {
         let at = self
             .entries
             .iter()
-            .position(|e| e.library_id == library_id && e.filter == *filter)?;
+            .position(|e| e.library_id == library_id && e.unit == unit && e.filter == *filter)?;
         let entry = self.entries.remove(at)?;
         let allowed = entry.allowed.clone();
         self.entries.push_back(entry);
@@ -161,6 +166,7 @@ impl FilterCache {
         library_id: i64,
         generation: u64,
         filter: &Filter,
+        unit: Unit,
         allowed: Arc<HashSet<u64>>,
     ) {
         if allowed.len() > Self::MAX_KEYS / 2 {
@@ -171,6 +177,7 @@ impl FilterCache {
             library_id,
             generation,
             filter: filter.clone(),
+            unit,
             allowed,
         });
         while self.keys > Self::MAX_KEYS
@@ -616,7 +623,6 @@ impl EmbeddedStore {
         Ok(true)
     }
 
-    /// Chunk keys that pass the filter within the library.
     /// The chunk keys of `library_id` that `filter` allows (`None`: no
     /// filter), from the cache when this generation evaluated it already.
     fn allowed_keys(
@@ -625,27 +631,55 @@ impl EmbeddedStore {
         library_id: i64,
         filter: &Filter,
     ) -> Result<Option<Arc<HashSet<u64>>>> {
+        self.allowed(conn, library_id, filter, Unit::Chunk)
+    }
+
+    /// The keys of `unit`s of `library_id` that `filter` allows: chunk keys,
+    /// or the document keys (`lexical::document_key`) of documents with an
+    /// allowed chunk.
+    fn allowed(
+        &self,
+        conn: &Connection,
+        library_id: i64,
+        filter: &Filter,
+        unit: Unit,
+    ) -> Result<Option<Arc<HashSet<u64>>>> {
         if filter.is_empty() {
             return Ok(None);
         }
         let generation = self.generation_on(conn)?;
         let cache = || self.filters.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(allowed) = cache().get(library_id, generation, filter) {
+        if let Some(allowed) = cache().get(library_id, generation, filter, unit) {
             return Ok(Some(allowed));
         }
-        let (sql, params) = filter_sql::chunk_keys(filter, library_id);
-        let mut stmt = conn
-            .prepare_cached(&sql)
-            .map_err(sql_err("evaluating a filter"))?;
-        let keys = stmt
-            .query_map(params_from_iter(params), |r| r.get::<_, i64>(0))
-            .and_then(|rows| {
-                rows.map(|k| k.map(|k| k as u64))
-                    .collect::<rusqlite::Result<HashSet<u64>>>()
-            })
-            .map_err(sql_err("evaluating a filter"))?;
+        let keys = match unit {
+            Unit::Chunk => {
+                let (sql, params) = filter_sql::chunk_keys(filter, library_id);
+                let mut stmt = conn
+                    .prepare_cached(&sql)
+                    .map_err(sql_err("evaluating a filter"))?;
+                stmt.query_map(params_from_iter(params), |r| r.get::<_, i64>(0))
+                    .and_then(|rows| {
+                        rows.map(|k| k.map(|k| k as u64))
+                            .collect::<rusqlite::Result<HashSet<u64>>>()
+                    })
+                    .map_err(sql_err("evaluating a filter"))?
+            }
+            Unit::Document => {
+                let (sql, params) = filter_sql::document_ids(filter, library_id);
+                let mut stmt = conn
+                    .prepare_cached(&sql)
+                    .map_err(sql_err("evaluating a filter"))?;
+                stmt.query_map(params_from_iter(params), |r| r.get::<_, String>(0))
+                    .and_then(|rows| {
+                        rows.filter_map(|id| id.map(|id| lexical::document_key(&id)).transpose())
+                            .collect::<rusqlite::Result<HashSet<u64>>>()
+                    })
+                    .map_err(sql_err("evaluating a filter"))?
+            }
+        };
         let keys = Arc::new(keys);
-        cache().put(library_id, generation, filter, keys.clone());
+        cache().put(library_id, generation, filter, unit, keys.clone());
         Ok(Some(keys))
     }
 
@@ -743,24 +777,41 @@ fn remove_stale_lexical(index_dir: &Path) {
     }
 }
 
-/// The current chunks (key, embedded text) of every document touched by log
-/// entries in (from, to]; a deleted document comes with no chunks.
+/// The whole text and current chunks (key, embedded text) of every
+/// document touched by log entries in (from, to]; a deleted document comes
+/// with neither.
 fn lexical_batch(conn: &Connection, library_id: i64, from: i64, to: i64) -> Result<LexicalBatch> {
     let documents = changed_documents(conn, library_id, from, to)?;
-    let mut stmt = conn
+    let mut chunks_of = conn
         .prepare_cached(
             "SELECT key, context || text FROM chunks WHERE document_id = ? ORDER BY idx",
         )
         .map_err(sql_err("replaying the change log"))?;
+    let mut text_of = conn
+        .prepare_cached("SELECT title, text FROM documents WHERE id = ?")
+        .map_err(sql_err("replaying the change log"))?;
     let mut batch = Vec::with_capacity(documents.len());
     for document in documents {
-        let chunks = stmt
+        let chunks = chunks_of
             .query_map([&document], |r| {
                 Ok((r.get::<_, i64>(0)? as u64, r.get::<_, String>(1)?))
             })
             .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
             .map_err(sql_err("replaying the change log"))?;
-        batch.push((document, chunks));
+        let text = text_of
+            .query_row([&document], |r| {
+                Ok(lexical::document_text(
+                    r.get::<_, Option<String>>(0)?.as_deref(),
+                    &r.get::<_, String>(1)?,
+                ))
+            })
+            .optional()
+            .map_err(sql_err("replaying the change log"))?;
+        batch.push(LexicalDocument {
+            id: document,
+            text: text.filter(|_| !chunks.is_empty()),
+            chunks,
+        });
     }
     Ok(batch)
 }
@@ -802,6 +853,9 @@ fn for_each_document_batch(
              WHERE d.library_id = ? ORDER BY c.document_id, c.idx",
         )
         .map_err(sql_err("reading chunks"))?;
+    let mut text_of = conn
+        .prepare_cached("SELECT title, text FROM documents WHERE id = ?")
+        .map_err(sql_err("reading documents"))?;
     let mut rows = stmt
         .query([library_id])
         .map_err(sql_err("reading chunks"))?;
@@ -811,12 +865,24 @@ fn for_each_document_batch(
         let key = row.get::<_, i64>(1).map_err(sql_err("reading chunks"))? as u64;
         let text: String = row.get(2).map_err(sql_err("reading chunks"))?;
         match batch.last_mut() {
-            Some((last, chunks)) if *last == document => chunks.push((key, text)),
+            Some(last) if last.id == document => last.chunks.push((key, text)),
             _ => {
                 if batch.len() == BATCH_DOCUMENTS {
                     add(std::mem::take(&mut batch))?;
                 }
-                batch.push((document, vec![(key, text)]));
+                let whole = text_of
+                    .query_row([&document], |r| {
+                        Ok(lexical::document_text(
+                            r.get::<_, Option<String>>(0)?.as_deref(),
+                            &r.get::<_, String>(1)?,
+                        ))
+                    })
+                    .map_err(sql_err("reading documents"))?;
+                batch.push(LexicalDocument {
+                    id: document,
+                    text: Some(whole),
+                    chunks: vec![(key, text)],
+                });
             }
         }
     }
@@ -1184,6 +1250,37 @@ impl Store for EmbeddedStore {
         // searches score side by side; a chunk deleted meanwhile drops out
         // when hits are resolved.
         let scored = lexical.search(query, allowed.as_deref(), k, bm25)?;
+        Self::hits(&self.conn(), scored)
+    }
+
+    fn lexical_documents(
+        &self,
+        library: &LibraryName,
+        query: &str,
+        filter: &Filter,
+        k: usize,
+        bm25: Bm25,
+    ) -> Result<Vec<Hit>> {
+        let (index, documents, chunks) = {
+            let conn = self.conn();
+            let row = Self::library_row(&conn, library)?;
+            (
+                self.index(&conn, &row)?,
+                self.allowed(&conn, row.id, filter, Unit::Document)?,
+                self.allowed_keys(&conn, row.id, filter)?,
+            )
+        };
+        let Some(lexical) = &index.lexical else {
+            return Ok(Vec::new());
+        };
+        // Scored without the database connection (as above).
+        let ranked = lexical.search_documents(query, documents.as_deref(), k, bm25)?;
+        let keys: Vec<u64> = ranked.iter().map(|(key, _)| *key).collect();
+        let best = lexical.best_chunks(query, &keys, chunks.as_deref(), bm25)?;
+        let scored = ranked
+            .into_iter()
+            .filter_map(|(document, score)| best.get(&document).map(|(chunk, _)| (*chunk, score)))
+            .collect();
         Self::hits(&self.conn(), scored)
     }
 

@@ -54,16 +54,47 @@ const CACHED_POSTINGS_MIN: usize = if cfg!(test) { 10 } else { 5_000 };
 /// The memory the kept postings may take (16 bytes a posting).
 const CACHED_POSTINGS_BYTES: usize = 64 << 20;
 
+/// What is ranked: chunks (their postings in `folio_postings`) or whole
+/// documents (`folio_document_postings`, keyed by document key).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Unit {
+    Chunk,
+    Document,
+}
+
+impl Unit {
+    fn postings(self) -> &'static str {
+        match self {
+            Unit::Chunk => "folio_postings",
+            Unit::Document => "folio_document_postings",
+        }
+    }
+
+    fn key(self) -> &'static str {
+        match self {
+            Unit::Chunk => "chunk_key",
+            Unit::Document => "document_key",
+        }
+    }
+
+    fn rows(self) -> &'static str {
+        match self {
+            Unit::Chunk => "folio_chunks",
+            Unit::Document => "folio_documents",
+        }
+    }
+}
+
 /// Per-library BM25 statistics of one write generation.
 #[derive(Default)]
 pub struct Statistics {
     generation: i64,
-    /// library → (chunks, total length in terms)
-    libraries: HashMap<i64, (i64, i64)>,
-    /// (library, term) → chunks containing the term
-    frequencies: HashMap<(i64, String), i64>,
-    /// (library, term) → the term's postings, for common terms
-    postings: HashMap<(i64, String), Arc<Postings>>,
+    /// (library, unit) → (entries, total length in terms)
+    libraries: HashMap<(i64, Unit), (i64, i64)>,
+    /// (library, unit, term) → entries containing the term
+    frequencies: HashMap<(i64, Unit, String), i64>,
+    /// (library, unit, term) → the term's postings, for common terms
+    postings: HashMap<(i64, Unit, String), Arc<Postings>>,
     postings_bytes: usize,
 }
 
@@ -97,6 +128,7 @@ impl Scorer {
     }
 }
 
+/// BM25 over the library's chunks that pass `filter`, best first.
 pub fn search(
     tx: &Transaction<'_>,
     cache: &Mutex<Statistics>,
@@ -106,12 +138,147 @@ pub fn search(
     k: usize,
     bm25: Bm25,
 ) -> Result<Vec<Hit>> {
+    let ranked = rank(tx, cache, Unit::Chunk, library_id, query, filter, k, bm25)?;
+    hits(tx, ranked)
+}
+
+/// BM25 over whole documents (see `Store::lexical_documents`): the `k`
+/// best documents with a chunk that passes `filter`, each as its best such
+/// chunk by chunk BM25, carrying the document's score.
+pub fn search_documents(
+    tx: &Transaction<'_>,
+    cache: &Mutex<Statistics>,
+    library_id: i64,
+    query: &str,
+    filter: &Filter,
+    k: usize,
+    bm25: Bm25,
+) -> Result<Vec<Hit>> {
+    let ranked = rank(tx, cache, Unit::Document, library_id, query, filter, k, bm25)?;
+    if ranked.is_empty() {
+        return Ok(Vec::new());
+    }
+    let best = best_chunks(tx, cache, library_id, query, filter, &ranked, bm25)?;
+    hits(
+        tx,
+        ranked
+            .into_iter()
+            .filter_map(|(document, score)| best.get(&document).map(|chunk| (*chunk, score)))
+            .collect(),
+    )
+}
+
+/// Each ranked document's best chunk among those `filter` allows: chunk
+/// BM25 with the library's chunk statistics; ties and documents whose
+/// chunks match no term go to the lowest chunk key (the first chunk).
+fn best_chunks(
+    tx: &Transaction<'_>,
+    cache: &Mutex<Statistics>,
+    library_id: i64,
+    query: &str,
+    filter: &Filter,
+    ranked: &[(u64, f32)],
+    bm25: Bm25,
+) -> Result<HashMap<u64, u64>> {
+    let mut q = Query::default();
+    let documents = q.bind(
+        ranked
+            .iter()
+            .map(|(key, _)| format!("{key:016x}"))
+            .collect::<Vec<_>>(),
+    );
+    let clause = if filter.is_empty() {
+        String::new()
+    } else {
+        crate::filter::where_clause(filter, &mut q)
+    };
+    let sql = format!(
+        "SELECT c.key, c.document_id FROM folio_chunks c JOIN folio_documents d ON d.id = c.document_id
+         WHERE c.library_id = {library_id} AND c.document_id = ANY({documents}::text[]){clause}"
+    );
+    let mut owner: HashMap<i64, u64> = HashMap::new();
+    for row in wait(tx.query(&sql, &q.refs())).map_err(pg_err("lexical search"))? {
+        let document: String = row.try_get(1).map_err(row_err)?;
+        if let Some(key) = analysis::document_key(&document) {
+            owner.insert(row.try_get(0).map_err(row_err)?, key);
+        }
+    }
+    let mut scores: HashMap<i64, f64> = owner.keys().map(|key| (*key, 0.0)).collect();
+    let counted = analysis::query_terms(query);
+    let terms: Vec<String> = counted.iter().map(|(term, _)| term.clone()).collect();
+    let (_, n, total, frequencies) = statistics(tx, cache, Unit::Chunk, library_id, &terms)?;
+    if n > 0 && !owner.is_empty() {
+        let n = n as f64;
+        let scorer = Scorer {
+            k1: f64::from(bm25.k1),
+            b: f64::from(bm25.b),
+            avgdl: (total as f64 / n).max(1.0),
+        };
+        let weighted = weigh(counted, frequencies, n);
+        let keys: Vec<i64> = owner.keys().copied().collect();
+        read_postings(
+            tx,
+            Unit::Chunk,
+            library_id,
+            &weighted,
+            Some(&keys),
+            None,
+            &Filter::default(),
+            &scorer,
+            &mut scores,
+        )?;
+    }
+    let mut best: HashMap<u64, (i64, f64)> = HashMap::new();
+    for (key, score) in scores {
+        let document = owner[&key];
+        // Ranked in f32, as the embedded store ranks.
+        let score = f64::from(score as f32);
+        match best.get(&document) {
+            Some(&(old, top)) if top > score || (top == score && old < key) => {}
+            _ => {
+                best.insert(document, (key, score));
+            }
+        }
+    }
+    Ok(best
+        .into_iter()
+        .map(|(document, (key, _))| (document, key as u64))
+        .collect())
+}
+
+/// Query terms with their BM25 weights (idf × count), those the library
+/// holds.
+fn weigh(counted: Vec<(String, f32)>, frequencies: Vec<i64>, n: f64) -> Vec<Weighted> {
+    counted
+        .into_iter()
+        .zip(frequencies)
+        .filter(|(_, df)| *df > 0)
+        .map(|((term, count), df)| Weighted {
+            weight: f64::from(count) * (1.0 + (n - df as f64 + 0.5) / (df as f64 + 0.5)).ln(),
+            term,
+            frequency: df,
+        })
+        .collect()
+}
+
+/// The `k` best (key, score) of `unit`s that pass `filter`, best first.
+#[allow(clippy::too_many_arguments)]
+fn rank(
+    tx: &Transaction<'_>,
+    cache: &Mutex<Statistics>,
+    unit: Unit,
+    library_id: i64,
+    query: &str,
+    filter: &Filter,
+    k: usize,
+    bm25: Bm25,
+) -> Result<Vec<(u64, f32)>> {
     let counted = analysis::query_terms(query);
     if counted.is_empty() || k == 0 {
         return Ok(Vec::new());
     }
     let terms: Vec<String> = counted.iter().map(|(term, _)| term.clone()).collect();
-    let (generation, n, total, frequencies) = statistics(tx, cache, library_id, &terms)?;
+    let (generation, n, total, frequencies) = statistics(tx, cache, unit, library_id, &terms)?;
     if n == 0 {
         return Ok(Vec::new());
     }
@@ -121,16 +288,7 @@ pub fn search(
         b: f64::from(bm25.b),
         avgdl: (total as f64 / n).max(1.0),
     };
-    let mut weighted: Vec<Weighted> = counted
-        .into_iter()
-        .zip(frequencies)
-        .filter(|(_, df)| *df > 0)
-        .map(|((term, count), df)| Weighted {
-            weight: f64::from(count) * (1.0 + (n - df as f64 + 0.5) / (df as f64 + 0.5)).ln(),
-            term,
-            frequency: df,
-        })
-        .collect();
+    let mut weighted = weigh(counted, frequencies, n);
     if weighted.is_empty() {
         return Ok(Vec::new());
     }
@@ -149,6 +307,7 @@ pub fn search(
     let kept = filter.is_empty().then_some((cache, generation));
     read_postings(
         tx,
+        unit,
         library_id,
         rare,
         None,
@@ -170,6 +329,7 @@ pub fn search(
                 candidates.iter().map(|key| (*key, scores[key])).collect();
             read_postings(
                 tx,
+                unit,
                 library_id,
                 common,
                 Some(&candidates),
@@ -181,11 +341,12 @@ pub fn search(
             if full.len() >= k && kth(&full, k).is_some_and(|kth| kth > bound) {
                 #[cfg(test)]
                 CANDIDATE_ANSWERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                return hits(tx, top(full, k));
+                return Ok(top(full, k));
             }
         }
         read_postings(
             tx,
+            unit,
             library_id,
             common,
             None,
@@ -195,15 +356,16 @@ pub fn search(
             &mut scores,
         )?;
     }
-    hits(tx, top(scores, k))
+    Ok(top(scores, k))
 }
 
 /// Adds the terms' BM25 contributions to `scores`: over all their postings
-/// (passing the filter), or only those of the `only` chunks. With `kept`
+/// (passing the filter), or only those of the `only` keys. With `kept`
 /// (no filter), common terms' postings come from and go to the cache.
 #[allow(clippy::too_many_arguments)]
 fn read_postings(
     tx: &Transaction<'_>,
+    unit: Unit,
     library_id: i64,
     terms: &[Weighted],
     only: Option<&[i64]>,
@@ -225,7 +387,7 @@ fn read_postings(
                 .then(|| {
                     cache
                         .postings
-                        .get(&(library_id, term.term.clone()))
+                        .get(&(library_id, unit, term.term.clone()))
                         .cloned()
                 })
                 .flatten()
@@ -240,14 +402,19 @@ fn read_postings(
     }
     let mut q = Query::default();
     let t = q.bind(wanted.iter().map(|w| w.term.clone()).collect::<Vec<_>>());
-    let within = match only {
-        Some(keys) => format!(" AND p.chunk_key = ANY({}::int8[])", q.bind(keys.to_vec())),
-        None => PostgresStore::filtered_keys(library_id, filter, &mut q, "p.chunk_key"),
+    let column = format!("p.{}", unit.key());
+    let within = match (only, unit) {
+        (Some(keys), _) => format!(" AND {column} = ANY({}::int8[])", q.bind(keys.to_vec())),
+        (None, Unit::Chunk) => PostgresStore::filtered_keys(library_id, filter, &mut q, &column),
+        (None, Unit::Document) => {
+            PostgresStore::filtered_documents(library_id, filter, &mut q, &column)
+        }
     };
     let sql = format!(
-        "SELECT p.term, array_agg(p.chunk_key), array_agg(p.tf), array_agg(p.norm)
-         FROM folio_postings p WHERE p.library_id = {library_id} AND p.term = ANY({t}::text[]){within}
-         GROUP BY p.term"
+        "SELECT p.term, array_agg({column}), array_agg(p.tf), array_agg(p.norm)
+         FROM {postings} p WHERE p.library_id = {library_id} AND p.term = ANY({t}::text[]){within}
+         GROUP BY p.term",
+        postings = unit.postings()
     );
     let weights: HashMap<&str, f64> = wanted.iter().map(|w| (w.term.as_str(), w.weight)).collect();
     for row in wait(tx.query(&sql, &q.refs())).map_err(pg_err("lexical search"))? {
@@ -272,7 +439,7 @@ fn read_postings(
                 cache.postings_bytes += bytes;
                 cache
                     .postings
-                    .insert((library_id, term), Arc::new(postings));
+                    .insert((library_id, unit, term), Arc::new(postings));
             }
         }
     }
@@ -327,13 +494,15 @@ fn hits(tx: &Transaction<'_>, ranked: Vec<(u64, f32)>) -> Result<Vec<Hit>> {
         .collect())
 }
 
-/// The library's chunk count, total length and each term's document
-/// frequency, from the cache when nothing was written since they were
-/// counted. (A write bumps the generation before and after its commit, so
-/// a count can lag a commit only until that commit's second bump.)
+/// The library's count of `unit`s, their total length and each term's
+/// frequency among them, from the cache when nothing was written since
+/// they were counted. (A write bumps the generation before and after its
+/// commit, so a count can lag a commit only until that commit's second
+/// bump.)
 fn statistics(
     tx: &Transaction<'_>,
     cache: &Mutex<Statistics>,
+    unit: Unit,
     library_id: i64,
     terms: &[String],
 ) -> Result<(i64, i64, i64, Vec<i64>)> {
@@ -351,20 +520,23 @@ fn statistics(
         let mut known = HashMap::new();
         let mut missing = Vec::new();
         for term in terms {
-            match cache.frequencies.get(&(library_id, term.clone())) {
+            match cache.frequencies.get(&(library_id, unit, term.clone())) {
                 Some(&df) => {
                     known.insert(term.clone(), df);
                 }
                 None => missing.push(term.clone()),
             }
         }
-        (cache.libraries.get(&library_id).copied(), known, missing)
+        (cache.libraries.get(&(library_id, unit)).copied(), known, missing)
     };
     let library = match library {
         Some(counts) => counts,
         None => {
             let row = wait(tx.query_one(
-                "SELECT count(*), COALESCE(sum(terms), 0)::bigint FROM folio_chunks WHERE library_id = $1",
+                &format!(
+                    "SELECT count(*), COALESCE(sum(terms), 0)::bigint FROM {} WHERE library_id = $1",
+                    unit.rows()
+                ),
                 &[&library_id],
             ))
             .map_err(pg_err("lexical search"))?;
@@ -376,7 +548,10 @@ fn statistics(
             known.insert(term.clone(), 0);
         }
         for row in wait(tx.query(
-            "SELECT term, count(*) FROM folio_postings WHERE library_id = $1 AND term = ANY($2) GROUP BY term",
+            &format!(
+                "SELECT term, count(*) FROM {} WHERE library_id = $1 AND term = ANY($2) GROUP BY term",
+                unit.postings()
+            ),
             &[&library_id, &missing],
         ))
         .map_err(pg_err("lexical search"))?
@@ -386,11 +561,11 @@ fn statistics(
     }
     let mut cache = cache.lock().unwrap_or_else(|p| p.into_inner());
     if cache.generation == generation {
-        cache.libraries.insert(library_id, library);
+        cache.libraries.insert((library_id, unit), library);
         for term in &missing {
             cache
                 .frequencies
-                .insert((library_id, term.clone()), known[term]);
+                .insert((library_id, unit, term.clone()), known[term]);
         }
     }
     let frequencies = terms.iter().map(|term| known[term]).collect();

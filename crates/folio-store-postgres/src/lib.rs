@@ -219,6 +219,13 @@ fn library_id(client: &impl GenericClient, name: &LibraryName) -> Result<i64> {
 
 /// Deletes a document's postings, chunks and row.
 fn remove_document_rows(client: &impl GenericClient, id: &str) -> Result<()> {
+    if let Some(key) = analysis::document_key(id) {
+        wait(client.execute(
+            "DELETE FROM folio_document_postings WHERE document_key = $1",
+            &[&(key as i64)],
+        ))
+        .map_err(pg_err("deleting a document"))?;
+    }
     for sql in [
         "DELETE FROM folio_postings WHERE chunk_key IN (SELECT key FROM folio_chunks WHERE document_id = $1)",
         "DELETE FROM folio_chunks WHERE document_id = $1",
@@ -233,24 +240,29 @@ fn remove_document_rows(client: &impl GenericClient, id: &str) -> Result<()> {
 fn insert_document(client: &impl GenericClient, library_id: i64, new: &NewDocument) -> Result<()> {
     let d = &new.document;
     let metadata = clean_json(&Value::Object(d.metadata.clone()));
+    let title = d.title.as_deref().map(clean);
+    let text = clean(&d.text);
+    let whole = analysis::analyze(&analysis::document_text(title.as_deref(), &text));
     wait(client.execute(
         "INSERT INTO folio_documents (id, library_id, source, source_kind, format, title, content_hash,
-                                      metadata, page_count, chunk_count, char_count, text, ingested_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+                                      metadata, page_count, chunk_count, char_count, text, ingested_at,
+                                      terms)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
         &[
             &d.id.as_str(),
             &library_id,
             &clean(&d.source).as_ref(),
             &d.source_kind.as_str(),
             &d.format,
-            &d.title.as_deref().map(clean).as_deref(),
+            &title.as_deref(),
             &d.content_hash,
             &metadata,
             &d.page_count.map(|n| n as i32),
             &(d.chunk_count as i32),
             &(d.text.chars().count() as i64),
-            &clean(&d.text).as_ref(),
+            &text.as_ref(),
             &d.ingested_at,
+            &(whole.len() as i32),
         ],
     ))
     .map_err(pg_err("writing a document"))?;
@@ -326,7 +338,12 @@ fn insert_document(client: &impl GenericClient, library_id: i64, new: &NewDocume
     for (chunk_terms, key) in analysed.iter().zip(&key_of) {
         postings.add(library_id, *key, chunk_terms);
     }
-    postings.write(client)
+    postings.write(client)?;
+    let mut postings = Postings::default();
+    if let Some(key) = analysis::document_key(d.id.as_str()) {
+        postings.add(library_id, key as i64, &whole);
+    }
+    postings.write_documents(client)
 }
 
 /// Postings rows (library, term, chunk key, tf, quantised length) gathered
@@ -357,10 +374,28 @@ impl Postings {
         }
     }
 
+    /// Writes chunk postings (keys are chunk keys).
     pub(crate) fn write(&self, client: &impl GenericClient) -> Result<()> {
+        self.write_to(client, "folio_postings (library_id, term, chunk_key, tf, norm)")
+    }
+
+    /// Writes whole-document postings (keys are document keys).
+    pub(crate) fn write_documents(&self, client: &impl GenericClient) -> Result<()> {
+        self.write_to(
+            client,
+            "folio_document_postings (library_id, term, document_key, tf, norm)",
+        )
+    }
+
+    fn write_to(&self, client: &impl GenericClient, table: &str) -> Result<()> {
+        if self.keys.is_empty() {
+            return Ok(());
+        }
         wait(client.execute(
-            "INSERT INTO folio_postings (library_id, term, chunk_key, tf, norm)
-             SELECT * FROM unnest($1::int8[], $2::text[], $3::int8[], $4::int4[], $5::int4[])",
+            &format!(
+                "INSERT INTO {table}
+                 SELECT * FROM unnest($1::int8[], $2::text[], $3::int8[], $4::int4[], $5::int4[])"
+            ),
             &[
                 &self.libraries,
                 &self.terms,
@@ -434,6 +469,19 @@ impl PostgresStore {
         format!(
             " AND {column} IN (SELECT c.key FROM folio_chunks c JOIN folio_documents d ON d.id = c.document_id \
              WHERE c.library_id = {library}{clause})"
+        )
+    }
+
+    /// As `filtered_keys`, for document keys: documents with an allowed
+    /// chunk.
+    fn filtered_documents(library: i64, filter: &Filter, q: &mut Query, column: &str) -> String {
+        if filter.is_empty() {
+            return String::new();
+        }
+        let clause = where_clause(filter, q);
+        format!(
+            " AND {column} IN (SELECT ('x' || c.document_id)::bit(64)::bigint FROM folio_chunks c \
+             JOIN folio_documents d ON d.id = c.document_id WHERE c.library_id = {library}{clause})"
         )
     }
 
@@ -561,6 +609,7 @@ impl Store for PostgresStore {
             .map_err(pg_err("deleting a library"))?;
             for sql in [
                 "DELETE FROM folio_postings WHERE library_id = $1",
+                "DELETE FROM folio_document_postings WHERE library_id = $1",
                 "DELETE FROM folio_chunks WHERE library_id = $1",
                 "DELETE FROM folio_documents WHERE library_id = $1",
                 "DELETE FROM folio_libraries WHERE id = $1",
@@ -801,6 +850,39 @@ impl Store for PostgresStore {
         )
         .map_err(pg_err("lexical search"))?;
         let hits = lexical::search(&tx, &self.statistics, library_id, query, filter, k, bm25)?;
+        wait(tx.commit()).map_err(pg_err("lexical search"))?;
+        Ok(hits)
+    }
+
+    fn lexical_documents(
+        &self,
+        library: &LibraryName,
+        query: &str,
+        filter: &Filter,
+        k: usize,
+        bm25: Bm25,
+    ) -> Result<Vec<Hit>> {
+        let mut conn = self.pool.get()?;
+        let client = conn.client();
+        let library_id = library_id(client, library)?;
+        // Statistics and postings from one snapshot.
+        let tx = wait(
+            client
+                .build_transaction()
+                .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
+                .read_only(true)
+                .start(),
+        )
+        .map_err(pg_err("lexical search"))?;
+        let hits = lexical::search_documents(
+            &tx,
+            &self.statistics,
+            library_id,
+            query,
+            filter,
+            k,
+            bm25,
+        )?;
         wait(tx.commit()).map_err(pg_err("lexical search"))?;
         Ok(hits)
     }

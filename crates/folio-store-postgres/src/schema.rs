@@ -11,7 +11,7 @@ use crate::Postings;
 use crate::pool::{describe, pg_err, wait};
 
 /// Bump when the schema changes; `migrate` refuses newer databases.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// The advisory lock key of migrations ("folio" in ASCII).
 const MIGRATION_LOCK: i64 = 0x666f_6c69_6f00;
@@ -71,6 +71,71 @@ fn reanalyse(tx: &Transaction<'_>) -> Result<()> {
     }
     if chunks > 0 {
         tracing::info!(chunks, "postings re-analysed for schema version 3");
+    }
+    Ok(())
+}
+
+/// Version 4: documents are scored as wholes too (`lexical_documents`):
+/// each document's whole text (`analysis::document_text`) has postings of
+/// its own, keyed by the document's key (its 16 hex digits as a number,
+/// `('x' || id)::bit(64)::bigint` in SQL), and its term count.
+const SCHEMA_V4: &str = r#"
+ALTER TABLE folio_documents ADD COLUMN IF NOT EXISTS terms integer NOT NULL DEFAULT 0;
+CREATE INDEX IF NOT EXISTS folio_documents_by_terms ON folio_documents (library_id, terms);
+CREATE TABLE IF NOT EXISTS folio_document_postings (
+    library_id bigint NOT NULL,
+    term text COLLATE "C" NOT NULL,
+    document_key bigint NOT NULL,
+    tf integer NOT NULL,
+    norm integer NOT NULL,
+    PRIMARY KEY (library_id, term, document_key) INCLUDE (tf, norm)
+);
+CREATE INDEX IF NOT EXISTS folio_document_postings_by_document
+    ON folio_document_postings (document_key);
+"#;
+
+/// Fills version 4's document postings and term counts for the documents
+/// an earlier version left without them, a batch at a time, in the
+/// migration's transaction.
+fn analyse_documents(tx: &Transaction<'_>) -> Result<()> {
+    const BATCH: i64 = 500;
+    let context = "analysing whole documents for schema version 4";
+    let mut after = String::new();
+    let mut documents = 0usize;
+    loop {
+        let rows = wait(tx.query(
+            "SELECT id, library_id, title, text FROM folio_documents
+             WHERE id > $1 ORDER BY id LIMIT $2",
+            &[&after, &BATCH],
+        ))
+        .map_err(pg_err(context))?;
+        let Some(last) = rows.last() else { break };
+        after = last.get(0);
+        let mut postings = Postings::default();
+        let (mut ids, mut counts) = (
+            Vec::with_capacity(rows.len()),
+            Vec::with_capacity(rows.len()),
+        );
+        for row in &rows {
+            let id: &str = row.get(0);
+            let terms = analysis::analyze(&analysis::document_text(row.get(2), row.get(3)));
+            if let Some(key) = analysis::document_key(id) {
+                postings.add(row.get(1), key as i64, &terms);
+            }
+            ids.push(id.to_string());
+            counts.push(terms.len() as i32);
+        }
+        postings.write_documents(tx)?;
+        wait(tx.execute(
+            "UPDATE folio_documents d SET terms = u.terms
+             FROM unnest($1::text[], $2::int4[]) AS u(id, terms) WHERE d.id = u.id",
+            &[&ids, &counts],
+        ))
+        .map_err(pg_err(context))?;
+        documents += rows.len();
+    }
+    if documents > 0 {
+        tracing::info!(documents, "whole documents analysed for schema version 4");
     }
     Ok(())
 }
@@ -204,6 +269,13 @@ pub fn migrate(client: &mut Client, display: &str) -> Result<()> {
         }
         if (1..3).contains(&version) {
             reanalyse(&tx)?;
+        }
+        if version < 4 {
+            wait(tx.batch_execute(SCHEMA_V4))
+                .map_err(pg_err("upgrading the schema to version 4"))?;
+        }
+        if (1..4).contains(&version) {
+            analyse_documents(&tx)?;
         }
         wait(tx.execute(
             "INSERT INTO folio_meta (key, value) VALUES ('schema_version', $1)

@@ -109,6 +109,7 @@ impl Store for ScopedStore {
         chunks_with_documents(ids: &[ChunkId]) -> Result<Vec<ChunkWithDocument>>;
         vectors(id: &DocumentId) -> Result<Vec<Vec<f32>>>;
         lexical(library: &LibraryName, query: &str, filter: &Filter, k: usize, bm25: Bm25) -> Result<Vec<Hit>>;
+        lexical_documents(library: &LibraryName, query: &str, filter: &Filter, k: usize, bm25: Bm25) -> Result<Vec<Hit>>;
         dense(library: &LibraryName, vector: &[f32], filter: &Filter, k: usize) -> Result<Vec<Hit>>;
         chunk_texts(library: &LibraryName) -> Result<Vec<(ChunkId, String)>>;
         replace_vectors(library: &LibraryName, space: &EmbeddingSpace, vectors: Vec<(ChunkId, Vec<f32>)>) -> Result<()>;

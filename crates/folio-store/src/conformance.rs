@@ -111,6 +111,7 @@ pub fn run(make: &dyn Fn() -> Box<dyn Store>) {
     writes_dedup_and_replace(&*make());
     invalid_writes_change_nothing(&*make());
     lexical_search_stems_and_ranks(&*make());
+    documents_rank_by_their_whole_text(&*make());
     dense_search_ranks_by_cosine(&*make());
     filters_apply_before_ranking(&*make());
     deletes_remove_from_every_index(&*make());
@@ -510,6 +511,81 @@ pub fn lexical_search_stems_and_ranks(store: &dyn Store) {
         store.lexical(&lib("nope"), "x", &Filter::default(), 10, Bm25::default()),
         Err(StoreError::LibraryNotFound(_))
     ));
+}
+
+/// Document-level BM25 (`lexical_documents`): a document scores as its
+/// title and text together, with document statistics, and is shown by its
+/// best chunk; filters and deletes apply.
+pub fn documents_rank_by_their_whole_text(store: &dyn Store) {
+    let name = lib("whole");
+    store.create_library(&name, &space()).unwrap();
+    let docs = [
+        ("one.txt", vec!["apple orchard", "cherry harvest"]),
+        ("two.txt", vec!["apple apple pie"]),
+        ("three.txt", vec!["cooking bread"]),
+    ];
+    store
+        .put_documents(
+            docs.iter()
+                .enumerate()
+                .map(|(i, (source, texts))| {
+                    let axes: Vec<usize> = texts.iter().map(|_| i).collect();
+                    document(&name, source, texts, &axes, json!({"n": i}))
+                })
+                .collect(),
+            false,
+        )
+        .unwrap();
+    // BM25 (k1 1.2, b 0.75) over "title\ntext" with document statistics,
+    // computed here from the words: the reference formula.
+    let words = |d: usize| -> Vec<String> {
+        let (source, texts) = &docs[d];
+        format!("{} {}", source.replace('.', " "), texts.join(" "))
+            .split(' ')
+            .map(str::to_string)
+            .collect()
+    };
+    let reference = |d: usize, live: &[usize]| -> f32 {
+        let avgdl = live.iter().map(|&e| words(e).len() as f32).sum::<f32>() / live.len() as f32;
+        let n = live.len() as f32;
+        ["apple", "cherry"]
+            .iter()
+            .map(|term| {
+                let df = live
+                    .iter()
+                    .filter(|&&e| words(e).iter().any(|w| w == term))
+                    .count() as f32;
+                let tf = words(d).iter().filter(|w| w == term).count() as f32;
+                let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+                idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * words(d).len() as f32 / avgdl))
+            })
+            .sum()
+    };
+    let hits = store
+        .lexical_documents(&name, "apple cherry", &Filter::default(), 10, Bm25::default())
+        .unwrap();
+    assert_eq!(sources(store, &hits), ["one.txt", "two.txt"], "{hits:?}");
+    for (hit, d) in hits.iter().zip([0, 1]) {
+        let want = reference(d, &[0, 1, 2]);
+        assert!((hit.score - want).abs() < 1e-4, "{}: {} vs {want}", docs[d].0, hit.score);
+    }
+    // Shown by its best chunk: "cherry" is the rarer term.
+    let one = DocumentId::derive(&name, "one.txt");
+    assert_eq!(hits[0].chunk, ChunkId::new(&one, 1));
+
+    let only_two = store
+        .lexical_documents(&name, "apple cherry", &filter(json!({"n": 1})), 10, Bm25::default())
+        .unwrap();
+    assert_eq!(sources(store, &only_two), ["two.txt"]);
+    assert!((only_two[0].score - reference(1, &[0, 1, 2])).abs() < 1e-4);
+
+    store.delete_document(&one).unwrap();
+    let hits = store
+        .lexical_documents(&name, "apple cherry", &Filter::default(), 10, Bm25::default())
+        .unwrap();
+    // (Scores after a delete may still count the deleted document's terms
+    // in the embedded store until its segment merges.)
+    assert_eq!(sources(store, &hits), ["two.txt"]);
 }
 
 pub fn dense_search_ranks_by_cosine(store: &dyn Store) {

@@ -311,6 +311,22 @@ pub trait Store: Send + Sync {
         bm25: Bm25,
     ) -> Result<Vec<Hit>>;
 
+    /// BM25 over whole documents: a document scores as its title and text
+    /// together, with document statistics (the library's documents, their
+    /// average length, the documents holding a term), as a reference BM25
+    /// ranks a collection. The `k` best documents with a chunk that passes
+    /// `filter`, best first, each as its best such chunk by chunk BM25 (a
+    /// document none of whose chunks matches: its first), carrying the
+    /// document's score.
+    fn lexical_documents(
+        &self,
+        library: &LibraryName,
+        query: &str,
+        filter: &Filter,
+        k: usize,
+        bm25: Bm25,
+    ) -> Result<Vec<Hit>>;
+
     /// Nearest chunks by cosine similarity among those that pass `filter`,
     /// best first. `EmbeddingMismatch` when `vector` has the wrong dimension.
     fn dense(
