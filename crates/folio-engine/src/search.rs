@@ -302,8 +302,9 @@ impl Engine {
         // Hits grouped by document rank documents: BM25 over each whole
         // document, as a reference BM25 ranks a collection (chunk-level
         // scores lose when a query's terms fall in different chunks of one
-        // document). Chunks are ranked by their own text when they are the
-        // answer: ungrouped hits, or a filter on sections.
+        // document), each entering fusion as its best chunk. Chunks are
+        // ranked by their own text when they are the answer: ungrouped
+        // hits, or a filter on sections.
         let by_document = request.group_by_document
             && !request
                 .filter
@@ -315,8 +316,13 @@ impl Engine {
                 return Ok(Vec::new());
             }
             let hits = if by_document {
-                self.store
-                    .lexical_documents(&request.library, query, &request.filter, depth, bm25)?
+                self.store.lexical_documents(
+                    &request.library,
+                    query,
+                    &request.filter,
+                    depth,
+                    bm25,
+                )?
             } else {
                 self.store
                     .lexical(&request.library, query, &request.filter, depth, bm25)?
@@ -343,7 +349,6 @@ impl Engine {
         let (dense, embed_ms) = dense?;
         let lexical = lexical?;
         let fused: Vec<Fused> = match request.mode {
-            Mode::Hybrid if by_document => folio_search::fuse_by_document(&lexical, &dense, fusion),
             Mode::Hybrid => folio_search::fuse(&lexical, &dense, fusion),
             Mode::Lexical => folio_search::single(&lexical, Mode::Lexical),
             Mode::Dense => folio_search::single(&dense, Mode::Dense),

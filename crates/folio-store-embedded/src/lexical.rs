@@ -27,7 +27,6 @@ use tantivy::{
 
 const ANALYZER: &str = "folio_en";
 
-
 /// Lucene's English stop words (also Elasticsearch's and bm25s's default).
 /// Snowball's longer list removed words long natural-language requests
 /// carry meaning in ("about", "between", "against", "during", "most"),
@@ -423,11 +422,7 @@ impl Lexical {
 
     /// Replaces the postings of `documents` (see `stage`) and commits with
     /// the watermark.
-    pub fn apply(
-        &self,
-        documents: &[LexicalDocument],
-        watermark: i64,
-    ) -> Result<(), StoreError> {
+    pub fn apply(&self, documents: &[LexicalDocument], watermark: i64) -> Result<(), StoreError> {
         let guard = self.writer()?;
         if let Some(writer) = guard.as_ref() {
             Self::stage(writer, self.fields, documents)?;
@@ -736,11 +731,9 @@ impl Lexical {
         for (term, count) in &terms {
             idfs.push(count * stats.idf(searcher.doc_freq(term).map_err(err("lexical search"))?));
         }
-        let mut best: std::collections::HashMap<u64, (u64, f32)> =
-            std::collections::HashMap::new();
-        let better = |new: (u64, f32), old: (u64, f32)| {
-            new.1 > old.1 || (new.1 == old.1 && new.0 < old.0)
-        };
+        let mut best: std::collections::HashMap<u64, (u64, f32)> = std::collections::HashMap::new();
+        let better =
+            |new: (u64, f32), old: (u64, f32)| new.1 > old.1 || (new.1 == old.1 && new.0 < old.0);
         for segment in searcher.segment_readers() {
             let fast = segment.fast_fields();
             let keys = fast.u64("key").map_err(err("lexical search"))?;
@@ -1170,7 +1163,10 @@ mod tests {
         let documents = [
             ("apple banana", vec!["apple", "banana"]),
             ("apple apple cherry", vec!["apple apple", "cherry"]),
-            ("banana cherry cherry date", vec!["banana cherry", "cherry date"]),
+            (
+                "banana cherry cherry date",
+                vec!["banana cherry", "cherry date"],
+            ),
             ("elderberry", vec!["elderberry"]),
         ];
         let mut key = 0;
@@ -1223,7 +1219,10 @@ mod tests {
             want.sort_by(|a, b| b.1.total_cmp(&a.1));
             for ((key, score), (d, expected)) in ranked.iter().zip(&want) {
                 assert_eq!(*key, document_key(&id(0, *d as u64)).unwrap());
-                assert!((score - expected).abs() < 1e-4, "document {d}: {score} vs {expected}");
+                assert!(
+                    (score - expected).abs() < 1e-4,
+                    "document {d}: {score} vs {expected}"
+                );
             }
         }
         // Document 1 ranks first with both query terms, which none of its
@@ -1236,8 +1235,11 @@ mod tests {
         assert_eq!(best[&keys[0]].0, 1, "apple outscores banana");
         assert_eq!(best[&keys[1]].0, 4, "cherry twice in the query");
         assert_eq!(best[&keys[3]], (7, 0.0), "no match: the first chunk");
-        let chunk_scores: std::collections::HashMap<u64, f32> =
-            lexical.search(query, None, 10, bm25).unwrap().into_iter().collect();
+        let chunk_scores: std::collections::HashMap<u64, f32> = lexical
+            .search(query, None, 10, bm25)
+            .unwrap()
+            .into_iter()
+            .collect();
         assert!((best[&keys[1]].1 - chunk_scores[&4]).abs() < 1e-4);
         // A filter on chunks leaves the allowed ones only.
         let allowed: HashSet<u64> = [2, 6].into_iter().collect();

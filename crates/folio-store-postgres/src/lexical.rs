@@ -154,7 +154,16 @@ pub fn search_documents(
     k: usize,
     bm25: Bm25,
 ) -> Result<Vec<Hit>> {
-    let ranked = rank(tx, cache, Unit::Document, library_id, query, filter, k, bm25)?;
+    let ranked = rank(
+        tx,
+        cache,
+        Unit::Document,
+        library_id,
+        query,
+        filter,
+        k,
+        bm25,
+    )?;
     if ranked.is_empty() {
         return Ok(Vec::new());
     }
@@ -527,7 +536,11 @@ fn statistics(
                 None => missing.push(term.clone()),
             }
         }
-        (cache.libraries.get(&(library_id, unit)).copied(), known, missing)
+        (
+            cache.libraries.get(&(library_id, unit)).copied(),
+            known,
+            missing,
+        )
     };
     let library = match library {
         Some(counts) => counts,

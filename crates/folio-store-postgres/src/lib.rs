@@ -376,7 +376,10 @@ impl Postings {
 
     /// Writes chunk postings (keys are chunk keys).
     pub(crate) fn write(&self, client: &impl GenericClient) -> Result<()> {
-        self.write_to(client, "folio_postings (library_id, term, chunk_key, tf, norm)")
+        self.write_to(
+            client,
+            "folio_postings (library_id, term, chunk_key, tf, norm)",
+        )
     }
 
     /// Writes whole-document postings (keys are document keys).
@@ -874,15 +877,8 @@ impl Store for PostgresStore {
                 .start(),
         )
         .map_err(pg_err("lexical search"))?;
-        let hits = lexical::search_documents(
-            &tx,
-            &self.statistics,
-            library_id,
-            query,
-            filter,
-            k,
-            bm25,
-        )?;
+        let hits =
+            lexical::search_documents(&tx, &self.statistics, library_id, query, filter, k, bm25)?;
         wait(tx.commit()).map_err(pg_err("lexical search"))?;
         Ok(hits)
     }

@@ -100,6 +100,7 @@ CREATE INDEX IF NOT EXISTS folio_document_postings_by_document
 fn analyse_documents(tx: &Transaction<'_>) -> Result<()> {
     const BATCH: i64 = 500;
     let context = "analysing whole documents for schema version 4";
+    wait(tx.batch_execute("TRUNCATE folio_document_postings")).map_err(pg_err(context))?;
     let mut after = String::new();
     let mut documents = 0usize;
     loop {

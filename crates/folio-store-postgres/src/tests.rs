@@ -438,7 +438,7 @@ fn a_version_1_database_is_upgraded_in_place() {
 // rewritten by the schema 3 migration: terms and term counts as the
 // current analyser makes them.
 #[test]
-fn a_version_2_database_is_re_analysed() {
+fn a_version_2_database_is_re_analysed_and_its_documents_indexed_whole() {
     let database = TestDatabase::new();
     let store = database.store();
     store.create_library(&lib(), &space()).unwrap();
@@ -461,6 +461,8 @@ fn a_version_2_database_is_re_analysed() {
         wait(conn.client().batch_execute(
             "DELETE FROM folio_postings WHERE term = 'about';
              UPDATE folio_chunks SET terms = terms - 1;
+             DROP TABLE folio_document_postings;
+             ALTER TABLE folio_documents DROP COLUMN terms;
              UPDATE folio_meta SET value = '2' WHERE key = 'schema_version';",
         ))
         .unwrap();
@@ -470,6 +472,12 @@ fn a_version_2_database_is_re_analysed() {
         .lexical(&lib(), "about", &Filter::default(), 10, Bm25::default())
         .unwrap();
     assert_eq!(hits.len(), 1);
+    // Version 4: the whole document is analysed too.
+    let documents = store
+        .lexical_documents(&lib(), "apples", &Filter::default(), 10, Bm25::default())
+        .unwrap();
+    assert_eq!(documents.len(), 1);
+    assert_eq!(documents[0].chunk, hits[0].chunk);
     let pool = Pool::new(&database.url).unwrap();
     let mut conn = pool.get().unwrap();
     let row = wait(conn.client().query_one(
