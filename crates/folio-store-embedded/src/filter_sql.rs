@@ -180,17 +180,12 @@ pub fn where_clause(filter: &Filter, library_id: i64) -> (String, Vec<Sql>) {
 }
 
 /// A query of the keys of the chunks of `library_id` that `filter`
-/// allows, and its parameters. With conditions on metadata, the
-/// intersection of their (indexed) document sets drives the query, so its
-/// cost follows what the filter selects, not the library's size.
-pub fn chunk_keys(filter: &Filter, library_id: i64) -> (String, Vec<Sql>) {
-    select(filter, library_id, "c.key")
-}
-
-/// A query of the ids of the documents of `library_id` with a chunk that
-/// `filter` allows, and its parameters.
-pub fn document_ids(filter: &Filter, library_id: i64) -> (String, Vec<Sql>) {
-    select(filter, library_id, "DISTINCT c.document_id")
+/// allows, each with its document's id, and its parameters. With
+/// conditions on metadata, the intersection of their (indexed) document
+/// sets drives the query, so its cost follows what the filter selects, not
+/// the library's size.
+pub fn chunks_and_documents(filter: &Filter, library_id: i64) -> (String, Vec<Sql>) {
+    select(filter, library_id, "c.key, c.document_id")
 }
 
 /// `columns` of the chunks (`c`) of `library_id` that `filter` allows.
@@ -256,7 +251,7 @@ mod tests {
         .unwrap();
         let (sql, params) = where_clause(&filter, 1);
         assert_eq!(sql.matches('?').count(), params.len(), "{sql}");
-        let (sql, params) = chunk_keys(&filter, 1);
+        let (sql, params) = chunks_and_documents(&filter, 1);
         assert_eq!(sql.matches('?').count(), params.len(), "{sql}");
     }
 }

@@ -652,35 +652,36 @@ impl EmbeddedStore {
         if let Some(allowed) = cache().get(library_id, generation, filter, unit) {
             return Ok(Some(allowed));
         }
-        let keys = match unit {
-            Unit::Chunk => {
-                let (sql, params) = filter_sql::chunk_keys(filter, library_id);
-                let mut stmt = conn
-                    .prepare_cached(&sql)
-                    .map_err(sql_err("evaluating a filter"))?;
-                stmt.query_map(params_from_iter(params), |r| r.get::<_, i64>(0))
-                    .and_then(|rows| {
-                        rows.map(|k| k.map(|k| k as u64))
-                            .collect::<rusqlite::Result<HashSet<u64>>>()
-                    })
-                    .map_err(sql_err("evaluating a filter"))?
+        // One pass gives both sets (a hybrid search over documents wants
+        // both), each cached.
+        let (sql, params) = filter_sql::chunks_and_documents(filter, library_id);
+        let mut stmt = conn
+            .prepare_cached(&sql)
+            .map_err(sql_err("evaluating a filter"))?;
+        let mut rows = stmt
+            .query(params_from_iter(params))
+            .map_err(sql_err("evaluating a filter"))?;
+        let (mut chunks, mut documents) = (HashSet::new(), HashSet::new());
+        let mut last = String::new();
+        while let Some(row) = rows.next().map_err(sql_err("evaluating a filter"))? {
+            chunks.insert(row.get::<_, i64>(0).map_err(sql_err("evaluating a filter"))? as u64);
+            let document = row
+                .get_ref(1)
+                .and_then(|v| v.as_str().map_err(Into::into))
+                .map_err(sql_err("evaluating a filter"))?;
+            if document != last {
+                documents.extend(lexical::document_key(document));
+                last = document.to_string();
             }
-            Unit::Document => {
-                let (sql, params) = filter_sql::document_ids(filter, library_id);
-                let mut stmt = conn
-                    .prepare_cached(&sql)
-                    .map_err(sql_err("evaluating a filter"))?;
-                stmt.query_map(params_from_iter(params), |r| r.get::<_, String>(0))
-                    .and_then(|rows| {
-                        rows.filter_map(|id| id.map(|id| lexical::document_key(&id)).transpose())
-                            .collect::<rusqlite::Result<HashSet<u64>>>()
-                    })
-                    .map_err(sql_err("evaluating a filter"))?
-            }
-        };
-        let keys = Arc::new(keys);
-        cache().put(library_id, generation, filter, unit, keys.clone());
-        Ok(Some(keys))
+        }
+        let (chunks, documents) = (Arc::new(chunks), Arc::new(documents));
+        let mut cached = cache();
+        cached.put(library_id, generation, filter, Unit::Chunk, chunks.clone());
+        cached.put(library_id, generation, filter, Unit::Document, documents.clone());
+        Ok(Some(match unit {
+            Unit::Chunk => chunks,
+            Unit::Document => documents,
+        }))
     }
 
     /// The store's generation read on a connection already held.
