@@ -664,7 +664,10 @@ impl EmbeddedStore {
         let (mut chunks, mut documents) = (HashSet::new(), HashSet::new());
         let mut last = String::new();
         while let Some(row) = rows.next().map_err(sql_err("evaluating a filter"))? {
-            chunks.insert(row.get::<_, i64>(0).map_err(sql_err("evaluating a filter"))? as u64);
+            chunks.insert(
+                row.get::<_, i64>(0)
+                    .map_err(sql_err("evaluating a filter"))? as u64,
+            );
             let document = row
                 .get_ref(1)
                 .and_then(|v| v.as_str().map_err(Into::into))
@@ -677,7 +680,13 @@ impl EmbeddedStore {
         let (chunks, documents) = (Arc::new(chunks), Arc::new(documents));
         let mut cached = cache();
         cached.put(library_id, generation, filter, Unit::Chunk, chunks.clone());
-        cached.put(library_id, generation, filter, Unit::Document, documents.clone());
+        cached.put(
+            library_id,
+            generation,
+            filter,
+            Unit::Document,
+            documents.clone(),
+        );
         Ok(Some(match unit {
             Unit::Chunk => chunks,
             Unit::Document => documents,
