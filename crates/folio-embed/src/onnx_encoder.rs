@@ -54,6 +54,37 @@ pub(crate) fn load_runtime(library: &Path) -> Result<&'static Environment, Embed
     })
 }
 
+/// An ONNX Runtime session over the folder's `model.onnx` (or
+/// `onnx/model.onnx`, the hub's layout) with `threads` intra-op threads;
+/// `hint` says how to get a missing graph.
+pub(crate) fn session(
+    dir: &Path,
+    runtime: &Path,
+    threads: usize,
+    hint: &str,
+) -> Result<Session, EmbedError> {
+    let environment = load_runtime(runtime)?;
+    let onnx = [dir.join("model.onnx"), dir.join("onnx/model.onnx")]
+        .into_iter()
+        .find(|p| p.exists())
+        .ok_or_else(|| EmbedError::Load {
+            path: dir.display().to_string(),
+            reason: format!("no model.onnx ({hint})"),
+        })?;
+    let fail = |e: String| EmbedError::Load {
+        path: onnx.display().to_string(),
+        reason: e,
+    };
+    Session::builder(environment)
+        .map_err(|e| fail(e.to_string()))?
+        .with_optimization_level(GraphOptimizationLevel::All)
+        .map_err(|e| fail(e.to_string()))?
+        .with_intra_threads(threads.max(1))
+        .map_err(|e| fail(e.to_string()))?
+        .commit_from_file(&onnx)
+        .map_err(|e| fail(e.to_string()))
+}
+
 impl OnnxEncoder {
     /// Loads the runtime library, the model folder and its `model.onnx` (or
     /// `onnx/model.onnx`, the hub's layout), with `threads` intra-op threads.
@@ -63,27 +94,13 @@ impl OnnxEncoder {
         runtime: &Path,
         threads: usize,
     ) -> Result<Self, EmbedError> {
-        let environment = load_runtime(runtime)?;
         let model = LocalModel::open(dir, options)?;
-        let onnx = [dir.join("model.onnx"), dir.join("onnx/model.onnx")]
-            .into_iter()
-            .find(|p| p.exists())
-            .ok_or_else(|| EmbedError::Load {
-                path: dir.display().to_string(),
-                reason: "no model.onnx (run scripts/setup.sh, or use the candle backend)".into(),
-            })?;
-        let fail = |e: String| EmbedError::Load {
-            path: onnx.display().to_string(),
-            reason: e,
-        };
-        let session = Session::builder(environment)
-            .map_err(|e| fail(e.to_string()))?
-            .with_optimization_level(GraphOptimizationLevel::All)
-            .map_err(|e| fail(e.to_string()))?
-            .with_intra_threads(threads.max(1))
-            .map_err(|e| fail(e.to_string()))?
-            .commit_from_file(&onnx)
-            .map_err(|e| fail(e.to_string()))?;
+        let session = session(
+            dir,
+            runtime,
+            threads,
+            "run scripts/setup.sh, or use the candle backend",
+        )?;
         Ok(Encoder {
             model,
             forward: OnnxForward {

@@ -9,14 +9,13 @@ use std::sync::Mutex;
 
 use ndarray::Array2;
 use ort::session::Session;
-use ort::session::builder::GraphOptimizationLevel;
 use ort::value::TensorRef;
 use serde::Deserialize;
 use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
 
 use crate::EmbedError;
 use crate::batch::MAX_BATCH;
-use crate::onnx_encoder::load_runtime;
+use crate::onnx_encoder::session;
 
 /// A query and a passage as the cross-encoder reads them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,7 +47,6 @@ impl CrossEncoder {
             path: dir.display().to_string(),
             reason,
         };
-        let environment = load_runtime(runtime)?;
         let config: ClassifierConfig = std::fs::read_to_string(dir.join("config.json"))
             .map_err(|e| fail(format!("config.json: {e}")))
             .and_then(|text| {
@@ -79,18 +77,12 @@ impl CrossEncoder {
                 direction: TruncationDirection::Right,
             }))
             .map_err(|e| fail(e.to_string()))?;
-        let onnx = [dir.join("model.onnx"), dir.join("onnx/model.onnx")]
-            .into_iter()
-            .find(|p| p.exists())
-            .ok_or_else(|| fail("no model.onnx (export it with scripts/export_onnx.py)".into()))?;
-        let session = Session::builder(environment)
-            .map_err(|e| fail(e.to_string()))?
-            .with_optimization_level(GraphOptimizationLevel::All)
-            .map_err(|e| fail(e.to_string()))?
-            .with_intra_threads(threads.max(1))
-            .map_err(|e| fail(e.to_string()))?
-            .commit_from_file(&onnx)
-            .map_err(|e| fail(e.to_string()))?;
+        let session = session(
+            dir,
+            runtime,
+            threads,
+            "export it with scripts/export_onnx.py",
+        )?;
         if !session.outputs().iter().any(|o| o.name() == "logits") {
             return Err(fail("model.onnx has no logits output".into()));
         }

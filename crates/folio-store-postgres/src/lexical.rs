@@ -128,46 +128,31 @@ impl Scorer {
     }
 }
 
-/// BM25 over the library's chunks that pass `filter`, best first.
-pub fn search(
-    tx: &Transaction<'_>,
-    cache: &Mutex<Statistics>,
-    library_id: i64,
-    query: &str,
-    filter: &Filter,
-    k: usize,
-    bm25: Bm25,
-) -> Result<Vec<Hit>> {
-    let ranked = rank(tx, cache, Unit::Chunk, library_id, query, filter, k, bm25)?;
+/// One lexical search's request.
+pub struct Search<'a> {
+    pub cache: &'a Mutex<Statistics>,
+    pub library_id: i64,
+    pub query: &'a str,
+    pub filter: &'a Filter,
+    pub k: usize,
+    pub bm25: Bm25,
+}
+
+/// BM25 over the library's chunks that pass the filter, best first.
+pub fn search(tx: &Transaction<'_>, s: &Search<'_>) -> Result<Vec<Hit>> {
+    let ranked = rank(tx, s, Unit::Chunk)?;
     hits(tx, ranked)
 }
 
 /// BM25 over whole documents (see `Store::lexical_documents`): the `k`
-/// best documents with a chunk that passes `filter`, each as its best such
-/// chunk by chunk BM25, carrying the document's score.
-pub fn search_documents(
-    tx: &Transaction<'_>,
-    cache: &Mutex<Statistics>,
-    library_id: i64,
-    query: &str,
-    filter: &Filter,
-    k: usize,
-    bm25: Bm25,
-) -> Result<Vec<Hit>> {
-    let ranked = rank(
-        tx,
-        cache,
-        Unit::Document,
-        library_id,
-        query,
-        filter,
-        k,
-        bm25,
-    )?;
+/// best documents with a chunk that passes the filter, each as its best
+/// such chunk by chunk BM25, carrying the document's score.
+pub fn search_documents(tx: &Transaction<'_>, s: &Search<'_>) -> Result<Vec<Hit>> {
+    let ranked = rank(tx, s, Unit::Document)?;
     if ranked.is_empty() {
         return Ok(Vec::new());
     }
-    let best = best_chunks(tx, cache, library_id, query, filter, &ranked, bm25)?;
+    let best = best_chunks(tx, s, &ranked)?;
     hits(
         tx,
         ranked
@@ -182,13 +167,11 @@ pub fn search_documents(
 /// chunks match no term go to the lowest chunk key (the first chunk).
 fn best_chunks(
     tx: &Transaction<'_>,
-    cache: &Mutex<Statistics>,
-    library_id: i64,
-    query: &str,
-    filter: &Filter,
+    s: &Search<'_>,
     ranked: &[(u64, f32)],
-    bm25: Bm25,
 ) -> Result<HashMap<u64, u64>> {
+    let (cache, library_id, query, filter, bm25) =
+        (s.cache, s.library_id, s.query, s.filter, s.bm25);
     let mut q = Query::default();
     let documents = q.bind(
         ranked
@@ -270,18 +253,10 @@ fn weigh(counted: Vec<(String, f32)>, frequencies: Vec<i64>, n: f64) -> Vec<Weig
         .collect()
 }
 
-/// The `k` best (key, score) of `unit`s that pass `filter`, best first.
-#[allow(clippy::too_many_arguments)]
-fn rank(
-    tx: &Transaction<'_>,
-    cache: &Mutex<Statistics>,
-    unit: Unit,
-    library_id: i64,
-    query: &str,
-    filter: &Filter,
-    k: usize,
-    bm25: Bm25,
-) -> Result<Vec<(u64, f32)>> {
+/// The `k` best (key, score) of `unit`s that pass the filter, best first.
+fn rank(tx: &Transaction<'_>, s: &Search<'_>, unit: Unit) -> Result<Vec<(u64, f32)>> {
+    let (cache, library_id, query, filter, k, bm25) =
+        (s.cache, s.library_id, s.query, s.filter, s.k, s.bm25);
     let counted = analysis::query_terms(query);
     if counted.is_empty() || k == 0 {
         return Ok(Vec::new());

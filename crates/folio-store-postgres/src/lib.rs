@@ -475,6 +475,44 @@ impl PostgresStore {
         )
     }
 
+    /// BM25 over chunks or whole documents, statistics and postings read
+    /// from one snapshot.
+    fn lexical_search(
+        &self,
+        unit: lexical::Unit,
+        library: &LibraryName,
+        query: &str,
+        filter: &Filter,
+        k: usize,
+        bm25: Bm25,
+    ) -> Result<Vec<Hit>> {
+        let mut conn = self.pool.get()?;
+        let client = conn.client();
+        let library_id = library_id(client, library)?;
+        let tx = wait(
+            client
+                .build_transaction()
+                .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
+                .read_only(true)
+                .start(),
+        )
+        .map_err(pg_err("lexical search"))?;
+        let search = lexical::Search {
+            cache: &self.statistics,
+            library_id,
+            query,
+            filter,
+            k,
+            bm25,
+        };
+        let hits = match unit {
+            lexical::Unit::Chunk => lexical::search(&tx, &search)?,
+            lexical::Unit::Document => lexical::search_documents(&tx, &search)?,
+        };
+        wait(tx.commit()).map_err(pg_err("lexical search"))?;
+        Ok(hits)
+    }
+
     /// As `filtered_keys`, for document keys: documents with an allowed
     /// chunk.
     fn filtered_documents(library: i64, filter: &Filter, q: &mut Query, column: &str) -> String {
@@ -840,21 +878,7 @@ impl Store for PostgresStore {
         k: usize,
         bm25: Bm25,
     ) -> Result<Vec<Hit>> {
-        let mut conn = self.pool.get()?;
-        let client = conn.client();
-        let library_id = library_id(client, library)?;
-        // Statistics and postings from one snapshot.
-        let tx = wait(
-            client
-                .build_transaction()
-                .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
-                .read_only(true)
-                .start(),
-        )
-        .map_err(pg_err("lexical search"))?;
-        let hits = lexical::search(&tx, &self.statistics, library_id, query, filter, k, bm25)?;
-        wait(tx.commit()).map_err(pg_err("lexical search"))?;
-        Ok(hits)
+        self.lexical_search(lexical::Unit::Chunk, library, query, filter, k, bm25)
     }
 
     fn lexical_documents(
@@ -865,22 +889,7 @@ impl Store for PostgresStore {
         k: usize,
         bm25: Bm25,
     ) -> Result<Vec<Hit>> {
-        let mut conn = self.pool.get()?;
-        let client = conn.client();
-        let library_id = library_id(client, library)?;
-        // Statistics and postings from one snapshot.
-        let tx = wait(
-            client
-                .build_transaction()
-                .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
-                .read_only(true)
-                .start(),
-        )
-        .map_err(pg_err("lexical search"))?;
-        let hits =
-            lexical::search_documents(&tx, &self.statistics, library_id, query, filter, k, bm25)?;
-        wait(tx.commit()).map_err(pg_err("lexical search"))?;
-        Ok(hits)
+        self.lexical_search(lexical::Unit::Document, library, query, filter, k, bm25)
     }
 
     fn dense(
