@@ -85,6 +85,30 @@ pub(crate) fn session(
         .map_err(|e| fail(e.to_string()))
 }
 
+/// Runs a BERT-family graph on one padded batch (input ids, attention
+/// mask, token type ids) and hands `read` the shape and values of its
+/// output at position `output`.
+pub(crate) fn run_bert<T>(
+    session: &Mutex<Session>,
+    [ids, mask, types]: [&Array2<i64>; 3],
+    output: usize,
+    read: impl FnOnce(&[i64], &[f32]) -> Result<T, EmbedError>,
+) -> Result<T, EmbedError> {
+    let err = |e: ort::Error| EmbedError::Inference(e.to_string());
+    // A poisoned lock only means another thread panicked mid-run; the
+    // session itself holds no state between runs.
+    let mut session = session.lock().unwrap_or_else(|p| p.into_inner());
+    let outputs = session
+        .run(ort::inputs![
+            "input_ids" => TensorRef::from_array_view(ids).map_err(err)?,
+            "attention_mask" => TensorRef::from_array_view(mask).map_err(err)?,
+            "token_type_ids" => TensorRef::from_array_view(types).map_err(err)?,
+        ])
+        .map_err(err)?;
+    let (shape, values) = outputs[output].try_extract_tensor::<f32>().map_err(err)?;
+    read(shape, values)
+}
+
 impl OnnxEncoder {
     /// Loads the runtime library, the model folder and its `model.onnx` (or
     /// `onnx/model.onnx`, the hub's layout), with `threads` intra-op threads.
@@ -112,7 +136,6 @@ impl OnnxEncoder {
 
 impl Forward for OnnxForward {
     fn forward(&self, model: &LocalModel, batch: &[&[u32]]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let err = |e: ort::Error| EmbedError::Inference(e.to_string());
         let (seq, ids, mask, lengths) = pad(batch);
         let shape = (batch.len(), seq);
         let ids =
@@ -120,18 +143,9 @@ impl Forward for OnnxForward {
         let mask = Array2::from_shape_vec(shape, mask)
             .map_err(|e| EmbedError::Inference(e.to_string()))?;
         let types = Array2::<i64>::zeros(shape);
-        // A poisoned lock only means another thread panicked mid-run; the
-        // session itself holds no state between runs.
-        let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
-        let outputs = session
-            .run(ort::inputs![
-                "input_ids" => TensorRef::from_array_view(&ids).map_err(err)?,
-                "attention_mask" => TensorRef::from_array_view(&mask).map_err(err)?,
-                "token_type_ids" => TensorRef::from_array_view(&types).map_err(err)?,
-            ])
-            .map_err(err)?;
-        let (_, hidden) = outputs[0].try_extract_tensor::<f32>().map_err(err)?;
-        Ok(pool_batch(model, hidden, seq, &lengths))
+        run_bert(&self.session, [&ids, &mask, &types], 0, |_, hidden| {
+            Ok(pool_batch(model, hidden, seq, &lengths))
+        })
     }
 
     fn name(&self) -> &'static str {

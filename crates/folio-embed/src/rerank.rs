@@ -9,13 +9,12 @@ use std::sync::Mutex;
 
 use ndarray::Array2;
 use ort::session::Session;
-use ort::value::TensorRef;
 use serde::Deserialize;
 use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
 
 use crate::EmbedError;
 use crate::batch::MAX_BATCH;
-use crate::onnx_encoder::session;
+use crate::onnx_encoder::{run_bert, session};
 
 /// A query and a passage as the cross-encoder reads them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,6 +29,8 @@ pub struct CrossEncoder {
     tokenizer: Tokenizer,
     window: usize,
     session: Mutex<Session>,
+    /// The position of the `logits` output.
+    logits: usize,
 }
 
 #[derive(Deserialize)]
@@ -83,13 +84,14 @@ impl CrossEncoder {
             threads,
             "export it with scripts/export_onnx.py",
         )?;
-        if !session.outputs().iter().any(|o| o.name() == "logits") {
+        let Some(logits) = session.outputs().iter().position(|o| o.name() == "logits") else {
             return Err(fail("model.onnx has no logits output".into()));
-        }
+        };
         Ok(CrossEncoder {
             tokenizer,
             window,
             session: Mutex::new(session),
+            logits,
         })
     }
 
@@ -140,28 +142,23 @@ impl CrossEncoder {
                 types[(row, col)] = i64::from(kind);
             }
         }
-        let err = |e: ort::Error| inference(e.to_string());
-        // A poisoned lock only means another thread panicked mid-run; the
-        // session holds no state between runs.
-        let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
-        let outputs = session
-            .run(ort::inputs![
-                "input_ids" => TensorRef::from_array_view(&ids).map_err(err)?,
-                "attention_mask" => TensorRef::from_array_view(&mask).map_err(err)?,
-                "token_type_ids" => TensorRef::from_array_view(&types).map_err(err)?,
-            ])
-            .map_err(err)?;
-        let (shape, logits) = outputs["logits"].try_extract_tensor::<f32>().map_err(err)?;
-        let labels = match shape.len() {
-            2 => shape[1] as usize,
-            _ => return Err(inference(format!("logits of shape {shape:?}"))),
-        };
-        match labels {
-            1 => Ok(logits.to_vec()),
-            2 => Ok(logits.chunks(2).map(|l| l[1] - l[0]).collect()),
-            n => Err(inference(format!(
-                "a reranker needs one or two labels, the model has {n}"
-            ))),
-        }
+        run_bert(
+            &self.session,
+            [&ids, &mask, &types],
+            self.logits,
+            |shape, logits| {
+                let labels = match shape.len() {
+                    2 => shape[1] as usize,
+                    _ => return Err(inference(format!("logits of shape {shape:?}"))),
+                };
+                match labels {
+                    1 => Ok(logits.to_vec()),
+                    2 => Ok(logits.chunks(2).map(|l| l[1] - l[0]).collect()),
+                    n => Err(inference(format!(
+                        "a reranker needs one or two labels, the model has {n}"
+                    ))),
+                }
+            },
+        )
     }
 }

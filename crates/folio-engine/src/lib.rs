@@ -261,8 +261,9 @@ impl Engine {
         Ok(embedder)
     }
 
-    /// The cross-encoder of the reranking stage, loaded on first call.
-    pub fn reranker(&self) -> Result<Arc<folio_embed::CrossEncoder>> {
+    /// The cross-encoder of the reranking stage (loaded on first call) and
+    /// its configuration.
+    pub fn reranker(&self) -> Result<(Arc<folio_embed::CrossEncoder>, &RerankConfig)> {
         let Some(config) = &self.config.rerank else {
             return Err(EngineError::invalid(
                 "no reranker is configured (set [rerank] model in the configuration)",
@@ -270,7 +271,7 @@ impl Engine {
         };
         let mut slot = self.reranker.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(reranker) = &*slot {
-            return Ok(reranker.clone());
+            return Ok((reranker.clone(), config));
         }
         let reranker = Arc::new(folio_embed::CrossEncoder::load(
             &config.model_dir,
@@ -278,7 +279,7 @@ impl Engine {
             config.threads,
         )?);
         *slot = Some(reranker.clone());
-        Ok(reranker)
+        Ok((reranker, config))
     }
 
     /// Whether the model has been loaded yet.

@@ -400,17 +400,13 @@ impl Engine {
         query: &str,
         fused: Vec<Fused>,
     ) -> Result<(Vec<Fused>, usize)> {
-        let config = self.config.rerank.as_ref();
         let wanted = request
             .rerank
-            .unwrap_or_else(|| config.is_some_and(|c| c.enabled));
+            .unwrap_or_else(|| self.config.rerank.as_ref().is_some_and(|c| c.enabled));
         if !wanted || fused.is_empty() {
             return Ok((fused, 0));
         }
-        let reranker = self.reranker()?;
-        let Some(config) = config else {
-            return Ok((fused, 0));
-        };
+        let (reranker, config) = self.reranker()?;
         let started = Instant::now();
         let ids: Vec<_> = fused
             .iter()

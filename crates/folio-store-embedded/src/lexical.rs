@@ -536,40 +536,58 @@ impl Lexical {
         k: usize,
         bm25: Bm25,
     ) -> Result<Vec<(u64, f32)>, StoreError> {
-        self.search_unit(Unit::Chunk, query, allowed, k, bm25)
+        self.rank(
+            &self.reader.searcher(),
+            Unit::Chunk,
+            query,
+            allowed,
+            k,
+            bm25,
+        )
     }
 
     /// BM25 top `k` among whole documents (their `document_text`, with
     /// document statistics: live documents, their average length, the
-    /// documents holding a term), as (document key, score); `allowed`
-    /// holds document keys. Scored as `search` scores chunks.
+    /// documents holding a term; scored as `search` scores chunks) among
+    /// the `documents` allowed, each as (its best chunk among the `chunks`
+    /// allowed, the document's score): see `best_chunks`. One snapshot
+    /// serves both steps.
     pub fn search_documents(
         &self,
         query: &str,
-        allowed: Option<&HashSet<u64>>,
+        documents: Option<&HashSet<u64>>,
+        chunks: Option<&HashSet<u64>>,
         k: usize,
         bm25: Bm25,
     ) -> Result<Vec<(u64, f32)>, StoreError> {
-        self.search_unit(Unit::Document, query, allowed, k, bm25)
+        let searcher = self.reader.searcher();
+        let ranked = self.rank(&searcher, Unit::Document, query, documents, k, bm25)?;
+        let keys: Vec<u64> = ranked.iter().map(|(key, _)| *key).collect();
+        let best = self.best_chunks(&searcher, query, &keys, chunks, bm25)?;
+        Ok(ranked
+            .into_iter()
+            .filter_map(|(document, score)| best.get(&document).map(|(chunk, _)| (*chunk, score)))
+            .collect())
     }
 
-    fn search_unit(
+    /// BM25 top `k` (key, score) among `unit`s whose key is in `allowed`.
+    fn rank(
         &self,
+        searcher: &Searcher,
         unit: Unit,
         query: &str,
         allowed: Option<&HashSet<u64>>,
         k: usize,
         bm25: Bm25,
     ) -> Result<Vec<(u64, f32)>, StoreError> {
-        let searcher = self.reader.searcher();
         let (field, column) = self.fields.of(unit);
         let terms = Self::terms(query, field);
-        let stats = self.statistics(&searcher, unit)?;
+        let stats = self.statistics(searcher, unit)?;
         if terms.is_empty() || stats.n == 0 || k == 0 {
             return Ok(Vec::new());
         }
         let scope = Scope {
-            searcher: &searcher,
+            searcher,
             stats: &stats,
             field,
             column,
@@ -656,11 +674,7 @@ impl Lexical {
     ) -> Result<Vec<(u64, f32)>, StoreError> {
         let (searcher, stats) = (scope.searcher, scope.stats);
         let avgdl = stats.avgdl();
-        // Each term's weight: idf times its count in the query.
-        let mut idfs = Vec::with_capacity(terms.len());
-        for (term, count) in terms {
-            idfs.push(count * stats.idf(searcher.doc_freq(term).map_err(err("lexical search"))?));
-        }
+        let idfs = stats.weights(searcher, terms)?;
         let mut scored: Vec<(u64, f32)> = Vec::new();
         for segment in searcher.segment_readers() {
             let inverted = segment
@@ -716,21 +730,18 @@ impl Lexical {
     /// `allowed` lets through (all when `None`), as document key → (chunk
     /// key, score). A document whose chunks match no query term gets its
     /// first allowed chunk, scored 0; one with no allowed chunk is left out.
-    pub fn best_chunks(
+    fn best_chunks(
         &self,
+        searcher: &Searcher,
         query: &str,
         documents: &[u64],
         allowed: Option<&HashSet<u64>>,
         bm25: Bm25,
     ) -> Result<std::collections::HashMap<u64, (u64, f32)>, StoreError> {
-        let searcher = self.reader.searcher();
-        let stats = self.statistics(&searcher, Unit::Chunk)?;
+        let stats = self.statistics(searcher, Unit::Chunk)?;
         let terms = Self::terms(query, self.fields.text);
         let avgdl = stats.avgdl();
-        let mut idfs = Vec::with_capacity(terms.len());
-        for (term, count) in &terms {
-            idfs.push(count * stats.idf(searcher.doc_freq(term).map_err(err("lexical search"))?));
-        }
+        let idfs = stats.weights(searcher, &terms)?;
         let mut best: std::collections::HashMap<u64, (u64, f32)> = std::collections::HashMap::new();
         let better =
             |new: (u64, f32), old: (u64, f32)| new.1 > old.1 || (new.1 == old.1 && new.0 < old.0);
@@ -811,10 +822,8 @@ impl Lexical {
     }
 
     /// Chunks in the index (live documents).
-    pub fn len(&self) -> u64 {
-        let searcher = self.reader.searcher();
-        self.counts(&searcher)
-            .map_or_else(|_| searcher.num_docs(), |c| c.chunks)
+    pub fn len(&self) -> Result<u64, StoreError> {
+        Ok(self.counts(&self.reader.searcher())?.chunks)
     }
 }
 
@@ -874,6 +883,17 @@ impl Statistics {
     fn idf(&self, df: u64) -> f32 {
         let df = self.doc_freq(df) as f32;
         (1.0 + (self.n as f32 - df + 0.5) / (df + 0.5)).ln()
+    }
+
+    /// Each query term's weight: its idf times its count in the query.
+    fn weights(&self, searcher: &Searcher, terms: &[(Term, f32)]) -> Result<Vec<f32>, StoreError> {
+        terms
+            .iter()
+            .map(|(term, count)| {
+                let df = searcher.doc_freq(term).map_err(err("lexical search"))?;
+                Ok(count * self.idf(df))
+            })
+            .collect()
     }
 }
 
@@ -1186,7 +1206,12 @@ mod tests {
             })
             .collect();
         lexical.apply(&batch, 1).unwrap();
-        assert_eq!(lexical.len(), 7, "chunks alone are counted as chunks");
+        assert_eq!(
+            lexical.len().unwrap(),
+            7,
+            "chunks alone are counted as chunks"
+        );
+        let searcher = lexical.reader.searcher();
 
         let query = "cherry apple cherry";
         let bm25 = Bm25::default();
@@ -1213,7 +1238,9 @@ mod tests {
         };
         // Both paths: block-max WAND (standard parameters), term at a time.
         for p in [bm25, Bm25 { k1: 0.9, b: 0.4 }] {
-            let ranked = lexical.search_documents(query, None, 10, p).unwrap();
+            let ranked = lexical
+                .rank(&searcher, Unit::Document, query, None, 10, p)
+                .unwrap();
             assert_eq!(ranked.len(), 3, "elderberry matches nothing: {ranked:?}");
             let mut want: Vec<(usize, f32)> = (0..3).map(|d| (d, reference(d, p))).collect();
             want.sort_by(|a, b| b.1.total_cmp(&a.1));
@@ -1227,11 +1254,15 @@ mod tests {
         }
         // Document 1 ranks first with both query terms, which none of its
         // chunks holds together.
-        let ranked = lexical.search_documents(query, None, 10, bm25).unwrap();
+        let ranked = lexical
+            .rank(&searcher, Unit::Document, query, None, 10, bm25)
+            .unwrap();
         assert_eq!(ranked[0].0, document_key(&id(0, 1)).unwrap());
 
         let keys: Vec<u64> = (0..4).map(|d| document_key(&id(0, d)).unwrap()).collect();
-        let best = lexical.best_chunks(query, &keys, None, bm25).unwrap();
+        let best = lexical
+            .best_chunks(&searcher, query, &keys, None, bm25)
+            .unwrap();
         assert_eq!(best[&keys[0]].0, 1, "apple outscores banana");
         assert_eq!(best[&keys[1]].0, 4, "cherry twice in the query");
         assert_eq!(best[&keys[3]], (7, 0.0), "no match: the first chunk");
@@ -1244,7 +1275,7 @@ mod tests {
         // A filter on chunks leaves the allowed ones only.
         let allowed: HashSet<u64> = [2, 6].into_iter().collect();
         let best = lexical
-            .best_chunks(query, &keys, Some(&allowed), bm25)
+            .best_chunks(&searcher, query, &keys, Some(&allowed), bm25)
             .unwrap();
         assert_eq!(best.len(), 2);
         assert_eq!((best[&keys[0]].0, best[&keys[2]].0), (2, 6));

@@ -443,11 +443,12 @@ impl EmbeddedStore {
         let mut marks = index.marks.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(lexical) = &index.lexical
             && marks.lexical == head
-            && lexical.len() != expected
+            && let indexed = lexical.len()?
+            && indexed != expected
         {
             tracing::warn!(
                 library_id = index.id,
-                indexed = lexical.len(),
+                indexed,
                 expected,
                 "the lexical index does not match the database; rebuilding it"
             );
@@ -609,10 +610,11 @@ impl EmbeddedStore {
         }
         if verify || from < head {
             let expected = chunk_count(conn, library_id)?;
-            if writer.len() != expected {
+            let indexed = writer.len()?;
+            if indexed != expected {
                 tracing::warn!(
                     library_id,
-                    indexed = writer.len(),
+                    indexed,
                     expected,
                     "the lexical index does not match the database; rebuilding it"
                 );
@@ -1284,13 +1286,8 @@ impl Store for EmbeddedStore {
             return Ok(Vec::new());
         };
         // Scored without the database connection (as above).
-        let ranked = lexical.search_documents(query, documents.as_deref(), k, bm25)?;
-        let keys: Vec<u64> = ranked.iter().map(|(key, _)| *key).collect();
-        let best = lexical.best_chunks(query, &keys, chunks.as_deref(), bm25)?;
-        let scored = ranked
-            .into_iter()
-            .filter_map(|(document, score)| best.get(&document).map(|(chunk, _)| (*chunk, score)))
-            .collect();
+        let scored =
+            lexical.search_documents(query, documents.as_deref(), chunks.as_deref(), k, bm25)?;
         Self::hits(&self.conn(), scored)
     }
 
@@ -1445,7 +1442,7 @@ impl Store for EmbeddedStore {
             "vectors": vectors,
             "vector_dim": index.dim,
             "vector_memory_bytes": index.vectors.memory_bytes(),
-            "lexical_chunks": index.lexical.as_ref().map_or(0, |l| l.len()),
+            "lexical_chunks": index.lexical.as_ref().map(|l| l.len()).transpose()?.unwrap_or(0),
             "lexical_watermark": marks.lexical,
             "vector_watermark": marks.vectors,
             "disk_bytes": dir_size(&index.dir),

@@ -561,15 +561,12 @@ pub fn documents_rank_by_their_whole_text(store: &dyn Store) {
             })
             .sum()
     };
-    let hits = store
-        .lexical_documents(
-            &name,
-            "apple cherry",
-            &Filter::default(),
-            10,
-            Bm25::default(),
-        )
-        .unwrap();
+    let search = |filter: &Filter| {
+        store
+            .lexical_documents(&name, "apple cherry", filter, 10, Bm25::default())
+            .unwrap()
+    };
+    let hits = search(&Filter::default());
     assert_eq!(sources(store, &hits), ["one.txt", "two.txt"], "{hits:?}");
     for (hit, d) in hits.iter().zip([0, 1]) {
         let want = reference(d, &[0, 1, 2]);
@@ -584,28 +581,12 @@ pub fn documents_rank_by_their_whole_text(store: &dyn Store) {
     let one = DocumentId::derive(&name, "one.txt");
     assert_eq!(hits[0].chunk, ChunkId::new(&one, 1));
 
-    let only_two = store
-        .lexical_documents(
-            &name,
-            "apple cherry",
-            &filter(json!({"n": 1})),
-            10,
-            Bm25::default(),
-        )
-        .unwrap();
+    let only_two = search(&filter(json!({"n": 1})));
     assert_eq!(sources(store, &only_two), ["two.txt"]);
     assert!((only_two[0].score - reference(1, &[0, 1, 2])).abs() < 1e-4);
 
     store.delete_document(&one).unwrap();
-    let hits = store
-        .lexical_documents(
-            &name,
-            "apple cherry",
-            &Filter::default(),
-            10,
-            Bm25::default(),
-        )
-        .unwrap();
+    let hits = search(&Filter::default());
     // (Scores after a delete may still count the deleted document's terms
     // in the embedded store until its segment merges.)
     assert_eq!(sources(store, &hits), ["two.txt"]);
