@@ -12,6 +12,7 @@
 #        scripts/postgres.sh url       print the URL of the running server
 #        scripts/postgres.sh createdb NAME   create database NAME if missing; prints its URL
 #        scripts/postgres.sh dropdb NAME     drop database NAME if present
+#        scripts/postgres.sh sql NAME QUERY  run QUERY in database NAME; prints rows (tests)
 #
 # FOLIO_PG_HOME (default /var/lib/folio-postgres as root, else
 # ~/.local/share/folio/postgres) holds the server and its data; FOLIO_PG_PORT
@@ -126,6 +127,11 @@ dropdb() {
   as_server "$install_dir/bin/dropdb" -h 127.0.0.1 -p "$port" -U folio --if-exists --force "$1"
 }
 
+sql() {
+  check_name "$1"
+  as_server "$install_dir/bin/psql" -h 127.0.0.1 -p "$port" -U folio -d "$1" -v ON_ERROR_STOP=1 -tAc "$2"
+}
+
 case ${1:-} in
   install) install ;;
   start) start ;;
@@ -133,5 +139,6 @@ case ${1:-} in
   url) echo "$url" ;;
   createdb) createdb "${2:-}" ;;
   dropdb) dropdb "${2:-}" ;;
-  *) echo "usage: $0 install|start|stop|url|createdb NAME|dropdb NAME" >&2; exit 2 ;;
+  sql) sql "${2:-}" "${3:-}" ;;
+  *) echo "usage: $0 install|start|stop|url|createdb NAME|dropdb NAME|sql NAME QUERY" >&2; exit 2 ;;
 esac

@@ -105,6 +105,45 @@ def test_attached_clients_survive_their_owner():
         shutil.rmtree(data.parent, ignore_errors=True)
 
 
+@pytest.mark.embedded_only
+def test_a_call_in_flight_when_the_owner_dies_is_answered():
+    """Issue 26 §5: a call an attached client had in flight when the owner
+    was killed was never answered. A write idempotent by content hash is
+    sent again to the next owner and answered."""
+    data = Path(tempfile.mkdtemp(prefix="folio-", dir="/tmp")) / "data"
+    words = "glacier moraine basalt aquifer monsoon estuary lagoon tundra plateau canyon fjord meander".split()
+    long_text = "# Field notes\n\n" + "\n\n".join(
+        f"## Site {i}\n\n" + " ".join(words[(i * 7 + j) % len(words)] for j in range(180)) for i in range(60)
+    )
+
+    async def go():
+        owner = subprocess.Popen([BIN, "serve", "--stdio"], env=folio_env(data), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        try:
+            deadline = time.time() + 20
+            while not (data / "folio.sock").exists():
+                assert time.time() < deadline, "the first server did not become the owner"
+                await asyncio.sleep(0.05)
+            async with stdio(data) as a:
+                await ok(a, "ingest", {"library": "l", "content": {"name": "warm.md", "text": "warm up the model"}})
+                call = asyncio.create_task(ok(a, "ingest", {"library": "l", "content": {"name": "notes.md", "text": long_text}}))
+                await asyncio.sleep(1.0)
+                assert not call.done(), "the call must still be in flight when the owner dies"
+                os.kill(owner.pid, signal.SIGKILL)
+                owner.wait()
+                answered = await asyncio.wait_for(call, timeout=240)
+                assert answered["items"][0]["status"] in ("indexed", "skipped"), answered
+                listing = await ok(a, "list_documents", {"library": "l"})
+                assert listing["total"] == 2
+        finally:
+            if owner.poll() is None:
+                owner.kill()
+
+    try:
+        run(go())
+    finally:
+        shutil.rmtree(data.parent, ignore_errors=True)
+
+
 def test_the_cli_writes_beside_a_connected_agent(data, corpus, tmp_path):
     """Issue 16: with an agent's `folio serve --stdio` running, every CLI
     write waited 30 s and failed "locked by another folio process". The

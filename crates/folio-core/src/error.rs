@@ -36,6 +36,9 @@ pub enum ErrorCode {
     Timeout,
     /// Another process holds the data directory's write lock.
     StoreBusy,
+    /// A write was asked of a server or store opened read-only; nothing
+    /// was done.
+    ReadOnly,
     /// The store failed (I/O, corruption, database error).
     Storage,
     /// The embedding model could not be loaded or failed to run.
@@ -61,6 +64,7 @@ impl ErrorCode {
             ErrorCode::FetchFailed => "fetch_failed",
             ErrorCode::Timeout => "timeout",
             ErrorCode::StoreBusy => "store_busy",
+            ErrorCode::ReadOnly => "read_only",
             ErrorCode::Storage => "storage",
             ErrorCode::Model => "model",
             ErrorCode::Internal => "internal",
@@ -77,7 +81,7 @@ impl ErrorCode {
             ErrorCode::UnsupportedFormat | ErrorCode::MalformedInput | ErrorCode::EmptyContent => {
                 422
             }
-            ErrorCode::PathNotAllowed | ErrorCode::UrlNotAllowed => 403,
+            ErrorCode::PathNotAllowed | ErrorCode::UrlNotAllowed | ErrorCode::ReadOnly => 403,
             ErrorCode::FetchFailed => 502,
             ErrorCode::StoreBusy => 503,
             ErrorCode::Timeout => 504,
@@ -97,7 +101,8 @@ impl ErrorCode {
             | ErrorCode::TooLarge
             | ErrorCode::EmptyContent
             | ErrorCode::PathNotAllowed
-            | ErrorCode::UrlNotAllowed => true,
+            | ErrorCode::UrlNotAllowed
+            | ErrorCode::ReadOnly => true,
             ErrorCode::FetchFailed
             | ErrorCode::Timeout
             | ErrorCode::StoreBusy

@@ -46,6 +46,10 @@ pub struct Limits {
     pub max_extract_memory_bytes: u64,
     /// Time allowed to look one quote up, in seconds.
     pub quote_timeout_secs: u64,
+    /// Refuse to start when documents cannot be parsed in the sandboxed
+    /// worker process (folio cannot re-execute itself), rather than parse
+    /// them in process with a warning.
+    pub require_sandbox: bool,
 }
 
 impl Default for Limits {
@@ -67,13 +71,25 @@ impl Default for Limits {
             extract_timeout_secs: 120,
             max_extract_memory_bytes: 4 * 1024 * 1024 * 1024,
             quote_timeout_secs: 30,
+            require_sandbox: false,
         }
     }
 }
 
 impl Limits {
-    /// Checks that every limit is positive.
+    /// The most results one search can serve: each retriever is asked for
+    /// at most this many candidates, and a page never holds more.
+    pub const TOP_K_CEILING: usize = 1_000;
+
+    /// Checks that every limit is positive and within what folio can serve.
     pub fn validate(&self) -> Result<(), String> {
+        if self.max_top_k > Self::TOP_K_CEILING {
+            return Err(format!(
+                "limit max_top_k is {}; a search serves at most {} results",
+                self.max_top_k,
+                Self::TOP_K_CEILING
+            ));
+        }
         let zero = [
             ("max_file_bytes", self.max_file_bytes == 0),
             ("max_decompressed_bytes", self.max_decompressed_bytes == 0),

@@ -61,6 +61,7 @@ impl Engine {
         request: &StoreChunksRequest,
         progress: &dyn crate::Progress,
     ) -> Result<StoreChunksReport> {
+        self.writable("storing chunks")?;
         let info = match self.store.library(&request.library) {
             Ok(info) => info,
             Err(StoreError::LibraryNotFound(_)) if request.create_library => {

@@ -135,6 +135,7 @@ impl Engine {
         library: &LibraryName,
         references: &[Reference],
     ) -> Result<AttachReport> {
+        self.writable("attaching references")?;
         let mut report = AttachReport {
             library: library.to_string(),
             references: references.len(),

@@ -43,6 +43,7 @@ impl Engine {
         library: &LibraryName,
         progress: &dyn Progress,
     ) -> Result<CopyReport> {
+        self.writable("copying a library")?;
         let source: Box<dyn Store> = match from {
             StoreLocation::Directory(dir) => {
                 // Opening creates a store where there is none: refuse first.

@@ -339,6 +339,7 @@ impl Engine {
     /// Ingests every target into the library (created on first write,
     /// pinned to the model's embedding space).
     pub fn ingest(&self, request: &IngestRequest, progress: &dyn Progress) -> Result<IngestReport> {
+        self.writable("ingesting")?;
         let started = Instant::now();
         let embedder = self.embedder()?;
         match self.store.library(&request.library) {

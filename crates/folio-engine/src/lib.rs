@@ -167,10 +167,15 @@ type OpenedStore = (Arc<dyn Store>, Option<Arc<EmbeddedStore>>);
 /// names a server, else the embedded store in the data directory.
 fn open_store(config: &EngineConfig, access: Access) -> Result<OpenedStore> {
     match &config.store_url {
-        Some(url) => Ok((
-            Arc::new(folio_store_postgres::PostgresStore::connect(url)?),
-            None,
-        )),
+        // A read-only engine neither creates nor migrates the schema, and
+        // its sessions are read-only on the server too.
+        Some(url) => {
+            let store = match access {
+                Access::ReadOnly => folio_store_postgres::PostgresStore::connect_read_only(url)?,
+                _ => folio_store_postgres::PostgresStore::connect(url)?,
+            };
+            Ok((Arc::new(store), None))
+        }
         None => {
             let store = Arc::new(EmbeddedStore::open(&config.data_dir, access)?);
             Ok((store.clone(), Some(store)))
@@ -182,6 +187,12 @@ impl Engine {
     /// Opens the store; the model is loaded on first use.
     pub fn open(config: EngineConfig) -> Result<Self> {
         config.limits.validate().map_err(EngineError::invalid)?;
+        if config.limits.require_sandbox && config.extraction == sandbox::Extraction::InProcess {
+            return Err(EngineError::invalid(
+                "[limits] require_sandbox is set, but documents would be parsed in this process: \
+                 folio cannot run its extraction sandbox here (it cannot find its own executable)",
+            ));
+        }
         config.fusion.validate().map_err(EngineError::invalid)?;
         if let Some(rerank) = &config.rerank {
             rerank.validate().map_err(EngineError::invalid)?;
@@ -306,6 +317,24 @@ impl Engine {
         rfc3339(self.clock.now())
     }
 
+    /// Whether this engine may write (opened with `writable`).
+    pub fn read_only(&self) -> bool {
+        self.config.writable.is_none()
+    }
+
+    /// Refuses `what` before any work when the engine is read-only. Every
+    /// write method starts here, so a read-only server never writes, on
+    /// either backend, whatever its tools or routes ask.
+    pub(crate) fn writable(&self, what: &'static str) -> Result<()> {
+        if self.read_only() {
+            return Err(EngineError::new(
+                ErrorCode::ReadOnly,
+                format!("this folio is read-only: {what} is refused"),
+            ));
+        }
+        Ok(())
+    }
+
     /// Hits and misses of the search caches since the engine opened.
     pub fn cache_stats(&self) -> cache::CacheStats {
         self.cache.stats()
@@ -322,6 +351,7 @@ impl Engine {
     /// Creates an empty library pinned to the current model's embedding
     /// space (nothing changes when it exists with that space already).
     pub fn create_library(&self, name: &LibraryName) -> Result<LibraryInfo> {
+        self.writable("creating a library")?;
         let embedder = self.embedder()?;
         match self.store.library(name) {
             Ok(info) => match info.space.difference(embedder.space()) {
@@ -349,6 +379,7 @@ impl Engine {
     }
 
     pub fn delete_library(&self, name: &LibraryName) -> Result<()> {
+        self.writable("deleting a library")?;
         Ok(self.store.delete_library(name)?)
     }
 
@@ -367,6 +398,7 @@ impl Engine {
     }
 
     pub fn delete_document(&self, id: &str) -> Result<()> {
+        self.writable("deleting a document")?;
         let id = parse_document_id(id)?;
         self.store.delete_document(&id)?;
         self.store.flush()?;
@@ -404,6 +436,7 @@ impl Engine {
     /// the library to the model's space: the explicit path out of an
     /// embedding mismatch.
     pub fn rebuild(&self, library: &LibraryName, progress: &dyn Progress) -> Result<usize> {
+        self.writable("rebuilding a library")?;
         let embedder = self.embedder()?;
         let texts = self.store.chunk_texts(library)?;
         progress.start(texts.len() as u64);

@@ -182,6 +182,7 @@ impl Engine {
     /// Declares the library's record schema, creating the library (pinned to
     /// the model's space) when it does not exist yet.
     pub fn set_record_schema(&self, library: &LibraryName, schema: &RecordSchema) -> Result<()> {
+        self.writable("declaring a record schema")?;
         schema.check().map_err(EngineError::invalid)?;
         match self.store.library(library) {
             Ok(_) => {}

@@ -48,10 +48,22 @@ pub enum Extraction {
 
 impl Extraction {
     /// The running executable as the worker: what the `folio` binary uses.
+    /// When the executable cannot be found (a deleted binary, a
+    /// restricted /proc), extraction falls back to this process, without
+    /// the sandbox, and says so; `[limits] require_sandbox` makes that an
+    /// error when the engine opens.
     pub fn current_exe() -> Self {
         match std::env::current_exe() {
             Ok(program) => Extraction::Worker { program },
-            Err(_) => Extraction::InProcess,
+            Err(e) => {
+                tracing::warn!(
+                    error = %e,
+                    "folio cannot find its own executable to run the extraction sandbox: \
+                     documents are parsed in this process, without the sandbox's memory and \
+                     time limits (set [limits] require_sandbox = true to refuse this)"
+                );
+                Extraction::InProcess
+            }
         }
     }
 }

@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use folio_core::{ErrorCode, Filter, LibraryName};
+use folio_core::{ErrorCode, Filter, LibraryName, Limits};
 use folio_search::{Fused, Fusion, Mode, Scored};
 use folio_store::{Bm25, ChunkWithDocument, Hit};
 use serde::{Deserialize, Serialize};
@@ -269,10 +269,13 @@ impl Engine {
         fusion.validate().map_err(EngineError::invalid)?;
         let bm25 = bm25_or(&self.config, request.bm25)?;
         let library = self.store.library(&request.library)?;
+        // Never fewer candidates than results, never more than a retriever
+        // serves (a limit above the ceiling is refused when limits load).
         let depth = request
             .candidates
-            .unwrap_or((request.top_k * 5).max(50))
-            .clamp(request.top_k, 1_000);
+            .unwrap_or(request.top_k.saturating_mul(5).max(50))
+            .min(Limits::TOP_K_CEILING)
+            .max(request.top_k);
 
         let started = Instant::now();
         let dense_of = || -> Result<(Vec<_>, f64)> {

@@ -78,6 +78,7 @@ impl Engine {
         request: &ZoteroRequest,
         progress: &dyn Progress,
     ) -> Result<IngestReport> {
+        self.writable("ingesting")?;
         let dir = self.roots.confine(&request.dir)?;
         let scratch = self.config.data_dir.join("tmp").join(format!(
             "zotero-{}-{}",

@@ -49,6 +49,7 @@ fn code(e: &EngineError) -> &'static str {
         | ErrorCode::EmptyContent => "INVALID_ARGUMENT",
         ErrorCode::NotFound => "NOT_FOUND",
         ErrorCode::PathNotAllowed | ErrorCode::UrlNotAllowed => "PATH_NOT_ALLOWED",
+        ErrorCode::ReadOnly => "READ_ONLY",
         ErrorCode::FetchFailed => "SOURCE_UNAVAILABLE",
         ErrorCode::Model | ErrorCode::Internal => "INTERNAL_ERROR",
     }

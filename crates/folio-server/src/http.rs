@@ -9,12 +9,13 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use axum::extract::{DefaultBodyLimit, Multipart, Request, State};
+use axum::extract::{DefaultBodyLimit, FromRequest, Multipart, Request, State};
 use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use folio_core::ErrorCode;
 use folio_engine::IngestTarget;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
@@ -169,10 +170,27 @@ fn upload_error(status: StatusCode, message: impl std::fmt::Display) -> Response
         .into_response()
 }
 
-/// `POST /upload`: multipart `file`, optional `library` and `metadata`
-/// (a JSON object string). 400 for a malformed request, 422 for a file type
-/// folio cannot read, 500 when ingestion fails.
-async fn upload(State(shared): State<Arc<Shared>>, mut form: Multipart) -> Response {
+/// `POST /upload` (the mcpvectordb contract, mounted with that toolset):
+/// multipart `file`, optional `library` and `metadata` (a JSON object
+/// string). 400 for a malformed request, 422 for a file type folio cannot
+/// read, 500 when ingestion fails; 403 on a read-only server, before the
+/// body is read.
+async fn upload(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+    if shared.options.read_only || shared.engine.read_only() {
+        return (
+            StatusCode::FORBIDDEN,
+            Json(json!({
+                "status": "error",
+                "code": ErrorCode::ReadOnly.as_str(),
+                "error": "this server is read-only: uploads are refused",
+            })),
+        )
+            .into_response();
+    }
+    let mut form = match Multipart::from_request(request, &()).await {
+        Ok(form) => form,
+        Err(e) => return upload_error(e.status(), e.body_text()),
+    };
     let mut file: Option<(String, Vec<u8>)> = None;
     let mut library = "default".to_string();
     let mut metadata: Option<Map<String, Value>> = None;
@@ -430,14 +448,15 @@ pub fn router(shared: Arc<Shared>, options: &HttpOptions, cancel: CancellationTo
             shared: shared.clone(),
             sessions: SseSessions::default(),
         });
-    Router::new()
-        .route_service("/mcp", mcp)
-        .merge(sse)
-        .route(
+    let mut app = Router::new().route_service("/mcp", mcp).merge(sse);
+    // /upload belongs to the mcpvectordb contract: served with it only.
+    if shared.registry.has_toolset(crate::Toolset::Mcpvectordb) {
+        app = app.route(
             "/upload",
             post(upload).layer(DefaultBodyLimit::max(options.max_upload_bytes)),
-        )
-        .route("/health", get(health))
+        );
+    }
+    app.route("/health", get(health))
         .with_state(shared)
         .layer(middleware::from_fn_with_state(guard_state, guard))
         .layer(CatchPanicLayer::new())

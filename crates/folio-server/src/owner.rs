@@ -32,11 +32,14 @@ use crate::handler::FolioServer;
 use crate::screen::{LineReader, Screened, screen};
 
 /// Where the owner of `data_dir` listens. Socket paths are short on Linux
-/// (108 bytes); long data directories use the runtime directory instead.
-pub fn socket_path(data_dir: &Path) -> PathBuf {
+/// (108 bytes); long data directories use a folder of the user's own in the
+/// runtime directory (or the temporary one): created 0700 and checked to
+/// be the user's and closed to others, so another local user can neither
+/// take the name first nor answer in the owner's place.
+pub fn socket_path(data_dir: &Path) -> Result<PathBuf> {
     let beside = data_dir.join("folio.sock");
     if beside.as_os_str().len() < 100 {
-        return beside;
+        return Ok(beside);
     }
     let digest = {
         use sha2::{Digest, Sha256};
@@ -44,8 +47,47 @@ pub fn socket_path(data_dir: &Path) -> PathBuf {
     };
     let base = std::env::var_os("XDG_RUNTIME_DIR")
         .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
         .unwrap_or_else(std::env::temp_dir);
-    base.join(format!("folio-{digest}.sock"))
+    Ok(private_dir(&base)?.join(format!("{digest}.sock")))
+}
+
+/// `base/folio-<uid>`, made 0700 if missing; refused unless it is a real
+/// folder (not a link) of this user's that no one else may enter.
+fn private_dir(base: &Path) -> Result<PathBuf> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    let uid = nix::unistd::geteuid().as_raw();
+    let dir = base.join(format!("folio-{uid}"));
+    match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e).with_context(|| format!("cannot create {}", dir.display())),
+    }
+    let meta = std::fs::symlink_metadata(&dir)
+        .with_context(|| format!("cannot inspect {}", dir.display()))?;
+    if !meta.is_dir() || meta.uid() != uid || meta.mode() & 0o077 != 0 {
+        bail!(
+            "{} is not a private folder of this user (owner uid {}, mode {:o}): refusing to \
+             put folio's socket there; remove it or set XDG_RUNTIME_DIR",
+            dir.display(),
+            meta.uid(),
+            meta.mode() & 0o7777
+        );
+    }
+    Ok(dir)
+}
+
+/// Whether the process at the other end of `stream` runs as this user.
+fn same_user(stream: &UnixStream) -> Result<()> {
+    let uid = nix::unistd::geteuid().as_raw();
+    let peer = stream
+        .peer_cred()
+        .context("cannot read the peer's credentials")?
+        .uid();
+    if peer != uid {
+        bail!("the process at the other end runs as uid {peer}, not as this user ({uid})");
+    }
+    Ok(())
 }
 
 /// Counts live sessions; the owner exits only when none remain.
@@ -177,11 +219,19 @@ impl Owner {
     /// Binds the socket and starts accepting. Call while holding the write
     /// lock: a socket file left by a dead owner is replaced.
     pub fn start(shared: Arc<Shared>) -> Result<Self> {
-        let path = socket_path(&shared.engine.config().data_dir);
-        let _ = std::fs::remove_file(&path);
+        let path = socket_path(&shared.engine.config().data_dir)?;
+        match std::fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(e).with_context(|| {
+                    format!("cannot replace the old socket {}", path.display())
+                });
+            }
+        }
         let listener = UnixListener::bind(&path)
             .with_context(|| format!("cannot listen on {}", path.display()))?;
-        restrict(&path);
+        restrict(&path)?;
         let sessions = Arc::new(Sessions::default());
         let stop = tokio_util::sync::CancellationToken::new();
         let owner = Owner {
@@ -194,9 +244,12 @@ impl Owner {
             loop {
                 tokio::select! {
                     accepted = listener.accept() => match accepted {
-                        Ok((stream, _)) => {
-                            tokio::spawn(attached_session(shared.clone(), stream, sessions.clone()));
-                        }
+                        Ok((stream, _)) => match same_user(&stream) {
+                            Ok(()) => {
+                                tokio::spawn(attached_session(shared.clone(), stream, sessions.clone()));
+                            }
+                            Err(e) => tracing::warn!("refused a connection to the owner's socket: {e:#}"),
+                        },
                         Err(e) => tracing::warn!("accept failed: {e}"),
                     },
                     _ = stop.cancelled() => break,
@@ -206,7 +259,9 @@ impl Owner {
             while let Ok(Ok((stream, _))) =
                 tokio::time::timeout(Duration::from_millis(50), listener.accept()).await
             {
-                tokio::spawn(attached_session(shared.clone(), stream, sessions.clone()));
+                if same_user(&stream).is_ok() {
+                    tokio::spawn(attached_session(shared.clone(), stream, sessions.clone()));
+                }
             }
         });
         Ok(owner)
@@ -221,10 +276,10 @@ impl Owner {
     }
 }
 
-#[cfg(unix)]
-fn restrict(path: &Path) {
+fn restrict(path: &Path) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
-    let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+        .with_context(|| format!("cannot restrict {} to this user", path.display()))
 }
 
 /// The role a process takes for a data directory.
@@ -244,7 +299,7 @@ const OWNER_LOCK: &str = "owner.lock";
 /// for either (an owner that is still starting up).
 pub async fn claim(config: &EngineConfig, wait: Duration) -> Result<Role> {
     let deadline = Instant::now() + wait;
-    let path = socket_path(&config.data_dir);
+    let path = socket_path(&config.data_dir)?;
     loop {
         let dir = config.data_dir.clone();
         let owner =
@@ -256,6 +311,11 @@ pub async fn claim(config: &EngineConfig, wait: Duration) -> Result<Role> {
             return Ok(Role::Owner(Box::new(engine), lock));
         }
         if let Ok(stream) = UnixStream::connect(&path).await {
+            // Attach only to an owner of this user's: another user's process
+            // at the socket's name must not answer in the owner's place.
+            same_user(&stream).with_context(|| {
+                format!("refusing to attach to the socket {}", path.display())
+            })?;
             return Ok(Role::Attached(stream));
         }
         if Instant::now() >= deadline {
@@ -295,12 +355,136 @@ impl Handshake {
         }
     }
 
+    fn is_initialize(line: &str) -> bool {
+        serde_json::from_str::<Envelope>(line).is_ok_and(|e| e.method.as_deref() == Some("initialize"))
+    }
+
     fn is_replay_answer(line: &str) -> bool {
         line.contains(REPLAY_ID)
             && serde_json::from_str::<Value>(line)
                 .ok()
                 .and_then(|v| v.get("id").cloned())
                 == Some(Value::String(REPLAY_ID.into()))
+    }
+}
+
+/// The client's requests that the serving process has not answered yet,
+/// in the order sent. When that process goes away they are not lost: a
+/// request that is safe to repeat (anything but a tool that deletes: reads,
+/// and writes idempotent by content hash or deterministic ids) is sent
+/// again to the next owner; the others are answered with an error saying
+/// the call may or may not have been applied.
+struct InFlight {
+    registry: Option<crate::Registry>,
+    requests: Vec<(Value, String, bool)>,
+}
+
+/// The parts of a JSON-RPC message the hand-over needs; the rest of a
+/// (possibly large) answer is skipped, not built.
+#[derive(serde::Deserialize)]
+struct Envelope {
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(default)]
+    method: Option<String>,
+    #[serde(default)]
+    params: Option<Params>,
+}
+
+#[derive(serde::Deserialize)]
+struct Params {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default, rename = "requestId")]
+    request_id: Option<Value>,
+}
+
+impl InFlight {
+    fn new(options: &ServeOptions) -> Self {
+        InFlight {
+            registry: crate::Registry::for_options(options).ok(),
+            requests: Vec::new(),
+        }
+    }
+
+    /// Notes a line sent by the client; returns whether it was a request.
+    fn sent(&mut self, line: &str) -> bool {
+        let Ok(envelope) = serde_json::from_str::<Envelope>(line) else {
+            return false;
+        };
+        match (envelope.id, envelope.method.as_deref()) {
+            (Some(id), Some(method)) => {
+                let safe = method != "tools/call"
+                    || envelope
+                        .params
+                        .and_then(|p| p.name)
+                        .and_then(|name| self.registry.as_ref()?.find(&name).map(|(_, t)| t.clone()))
+                        .is_none_or(|tool| {
+                            tool.annotations
+                                .as_ref()
+                                .and_then(|a| a.destructive_hint)
+                                != Some(true)
+                        });
+                self.requests.push((id, line.to_string(), safe));
+                true
+            }
+            // A cancelled request gets no answer: stop waiting for one.
+            (None, Some("notifications/cancelled")) => {
+                if let Some(id) = envelope.params.and_then(|p| p.request_id) {
+                    self.requests.retain(|(pending, _, _)| *pending != id);
+                }
+                false
+            }
+            _ => false,
+        }
+    }
+
+    /// Notes a line from the serving process: an answer ends its request.
+    fn answered(&mut self, line: &str) {
+        if let Ok(Envelope {
+            id: Some(id),
+            method: None,
+            ..
+        }) = serde_json::from_str::<Envelope>(line)
+        {
+            self.requests.retain(|(pending, _, _)| *pending != id);
+        }
+    }
+
+    /// At a hand-over: the requests to send again, in order, and the
+    /// answers to give the client for the rest. Nothing stays pending.
+    fn hand_over(&mut self) -> (Vec<String>, Vec<String>) {
+        let mut again = Vec::new();
+        let mut refused = Vec::new();
+        for (id, line, safe) in self.requests.drain(..) {
+            if safe {
+                again.push(line);
+            } else {
+                refused.push(
+                    serde_json::json!({
+                        "jsonrpc": "2.0",
+                        "id": id,
+                        "error": {
+                            "code": -32603,
+                            "message": "the folio process serving this call stopped before it \
+                                        answered: the call may or may not have been applied; \
+                                        check before repeating it",
+                            "data": {"reason": "owner_lost", "applied": "unknown"},
+                        },
+                    })
+                    .to_string(),
+                );
+            }
+        }
+        (again, refused)
+    }
+
+    /// Whether the client's `initialize` itself is unanswered (it is then
+    /// sent again as it was, not replayed under the replay id).
+    fn initializing(&self) -> bool {
+        self.requests
+            .iter()
+            .any(|(_, line, _)| Handshake::is_initialize(line))
     }
 }
 
@@ -319,6 +503,7 @@ pub async fn run_stdio(config: EngineConfig, options: ServeOptions, wait: Durati
     let mut owner: Option<Owner> = None;
     let mut owner_lock: Option<WriteLock> = None;
     let mut pending: Option<String> = None;
+    let mut in_flight = InFlight::new(&options);
     'backends: loop {
         let (mut from_backend, mut to_backend): Backend = match claim(&config, wait).await? {
             Role::Owner(engine, lock) => {
@@ -363,16 +548,35 @@ pub async fn run_stdio(config: EngineConfig, options: ServeOptions, wait: Durati
                 (Box::new(read), Box::new(write))
             }
         };
-        for line in [&handshake.initialize, &handshake.initialized]
-            .into_iter()
-            .flatten()
-            .chain(pending.as_ref())
-        {
+        // The handshake again (unless the client's own initialize is still
+        // unanswered: it goes again below), then what was in flight.
+        let replay = if in_flight.initializing() {
+            None
+        } else {
+            handshake.initialize.clone()
+        };
+        let (again, refused) = in_flight.hand_over();
+        for answer in &refused {
+            write_line(&mut stdout, answer).await?;
+        }
+        let mut resend = Vec::new();
+        resend.extend(replay);
+        resend.extend(handshake.initialized.clone());
+        resend.extend(pending.take());
+        for line in again {
+            // The client's own initialize first; requests after `initialized`.
+            if Handshake::is_initialize(&line) {
+                resend.insert(0, line.clone());
+            } else {
+                resend.push(line.clone());
+            }
+            in_flight.sent(&line);
+        }
+        for line in &resend {
             if write_line(&mut to_backend, line).await.is_err() {
                 continue 'backends;
             }
         }
-        pending = None;
         let mut answer = String::new();
         loop {
             answer.clear();
@@ -381,8 +585,14 @@ pub async fn run_stdio(config: EngineConfig, options: ServeOptions, wait: Durati
                     Some(line) => match screen(line) {
                         Some(Screened::Forward(line)) => {
                             handshake.observe(&line);
+                            // A request is remembered until answered; a
+                            // notification that could not be sent is sent
+                            // to the next owner.
+                            let request = in_flight.sent(&line);
                             if write_line(&mut to_backend, &line).await.is_err() {
-                                pending = Some(line);
+                                if !request {
+                                    pending = Some(line);
+                                }
                                 continue 'backends;
                             }
                         }
@@ -405,6 +615,7 @@ pub async fn run_stdio(config: EngineConfig, options: ServeOptions, wait: Durati
                         if Handshake::is_replay_answer(&answer) {
                             continue;
                         }
+                        in_flight.answered(&answer);
                         stdout.write_all(answer.as_bytes()).await?;
                         if !answer.ends_with('\n') {
                             stdout.write_all(b"\n").await?;
@@ -466,12 +677,76 @@ mod tests {
     }
 
     #[test]
+    fn calls_in_flight_at_a_hand_over_are_sent_again_or_answered() {
+        // Issue 26 §5: a call in flight when the owner died was never
+        // answered.
+        let options = ServeOptions::default();
+        let mut in_flight = InFlight::new(&options);
+        let call = |id: u32, tool: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{{}}}}}}"#
+            )
+        };
+        assert!(in_flight.sent(&call(1, "search")));
+        assert!(in_flight.sent(&call(2, "delete_document")));
+        assert!(in_flight.sent(&call(3, "ingest")));
+        assert!(in_flight.sent(&call(4, "get_document")));
+        assert!(in_flight.sent(r#"{"jsonrpc":"2.0","id":"t","method":"tools/list"}"#));
+        assert!(!in_flight.sent(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#));
+        // Answered, or cancelled by the client: no longer in flight.
+        in_flight.answered(r#"{"jsonrpc":"2.0","id":4,"result":{"content":[]}}"#);
+        assert!(!in_flight.sent(
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"t"}}"#
+        ));
+        // A server notification carries no id; a server request is not an answer.
+        in_flight.answered(r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{}}"#);
+        in_flight.answered(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#);
+        assert!(!in_flight.initializing());
+
+        let (again, refused) = in_flight.hand_over();
+        assert_eq!(again, vec![call(1, "search"), call(3, "ingest")]);
+        assert_eq!(refused.len(), 1);
+        let refused: Value = serde_json::from_str(&refused[0]).unwrap();
+        assert_eq!(refused["id"], 2);
+        assert_eq!(refused["error"]["data"]["applied"], "unknown");
+        assert!(in_flight.hand_over().0.is_empty(), "nothing stays pending");
+
+        let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#;
+        in_flight.sent(init);
+        assert!(in_flight.initializing());
+    }
+
+    #[test]
     fn long_data_directories_get_short_socket_paths() {
         let long = PathBuf::from(format!("/tmp/{}", "d".repeat(150)));
-        assert!(socket_path(&long).as_os_str().len() < 108);
+        assert!(socket_path(&long).unwrap().as_os_str().len() < 108);
         assert_eq!(
-            socket_path(Path::new("/data")),
+            socket_path(Path::new("/data")).unwrap(),
             PathBuf::from("/data/folio.sock")
         );
+    }
+
+    #[test]
+    fn the_socket_folder_is_the_users_own_or_refused() {
+        // Issue 26 §6: the socket was a predictable name in /tmp, and errors
+        // removing or restricting it were ignored.
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let base = tempfile::tempdir().unwrap();
+        let dir = private_dir(base.path()).unwrap();
+        let meta = std::fs::metadata(&dir).unwrap();
+        assert_eq!(meta.mode() & 0o777, 0o700);
+        assert_eq!(meta.uid(), nix::unistd::geteuid().as_raw());
+        assert_eq!(private_dir(base.path()).unwrap(), dir, "reused");
+
+        // A folder others may enter (made by someone who got there first).
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let refused = private_dir(base.path()).unwrap_err();
+        assert!(refused.to_string().contains("not a private folder"), "{refused:#}");
+
+        // A link to somewhere else under the expected name.
+        std::fs::remove_dir(&dir).unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(elsewhere.path(), &dir).unwrap();
+        assert!(private_dir(base.path()).is_err());
     }
 }

@@ -467,6 +467,42 @@ impl Lexical {
         Ok(keys)
     }
 
+    /// The keys of the documents whose whole-text entry is live in the last
+    /// loaded commit (`document_key` of their ids).
+    pub fn document_keys(&self) -> Result<HashSet<u64>, StoreError> {
+        let searcher = self.reader.searcher();
+        let marker = Term::from_field_text(self.fields.kind, DOCUMENT_KIND);
+        let mut keys = HashSet::new();
+        for segment in searcher.segment_readers() {
+            let column = segment
+                .fast_fields()
+                .u64("doc_key")
+                .map_err(err("reading lexical document keys"))?;
+            let alive = segment.alive_bitset();
+            let Some(mut postings) = segment
+                .inverted_index(self.fields.kind)
+                .map_err(err("reading lexical document keys"))?
+                .read_postings(&marker, IndexRecordOption::Basic)
+                .map_err(|e| StoreError::io("reading lexical document keys", e))?
+            else {
+                continue;
+            };
+            let mut doc = postings.doc();
+            while doc != TERMINATED {
+                if alive.is_none_or(|a| a.is_alive(doc)) {
+                    keys.extend(column.first(doc));
+                }
+                doc = postings.advance();
+            }
+        }
+        Ok(keys)
+    }
+
+    /// Whole-document entries in the index (live documents).
+    pub fn document_count(&self) -> Result<u64, StoreError> {
+        Ok(self.counts(&self.reader.searcher())?.documents)
+    }
+
     /// Analysed query terms in order of first appearance, each with how
     /// often the query has it, as terms of `field`.
     fn terms(query: &str, field: Field) -> Vec<(Term, f32)> {

@@ -195,6 +195,18 @@ impl FilterCache {
 struct WriteSession<'a> {
     store: &'a EmbeddedStore,
     _gate: Option<MutexGuard<'a, ()>>,
+    /// The write session this thread held before this one (restored on
+    /// drop).
+    outer: usize,
+}
+
+thread_local! {
+    /// The store (by address) whose write session this thread holds, 0 for
+    /// none. Under shared access the write lock belongs to the process, but
+    /// only the thread running the write may use it: a search on another
+    /// thread meanwhile reads like a read-only process and never opens a
+    /// writer (issue 26: searches failed with the writer's lock busy).
+    static WRITING: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 impl Drop for WriteSession<'_> {
@@ -203,6 +215,7 @@ impl Drop for WriteSession<'_> {
             .writes
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         if self._gate.is_none() {
+            WRITING.with(|w| w.set(self.outer));
             return;
         }
         let store = self.store;
@@ -219,6 +232,7 @@ impl Drop for WriteSession<'_> {
             tracing::warn!(error = %e, "saving vector indexes failed; they will be replayed");
         }
         *store.lock.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        WRITING.with(|w| w.set(self.outer));
     }
 }
 
@@ -264,6 +278,44 @@ impl EmbeddedStore {
             .is_some()
     }
 
+    /// This store's identity for `WRITING`.
+    fn address(&self) -> usize {
+        std::ptr::from_ref(self) as usize
+    }
+
+    /// Whether the calling thread may write the derived indexes: it runs
+    /// this store's write session (or the process owns the lock for its
+    /// lifetime). Other threads read what is committed, even while this
+    /// process holds the lock for a write on another thread.
+    fn may_write(&self) -> bool {
+        match self.access {
+            Access::ReadWrite { .. } => true,
+            Access::ReadOnly => false,
+            Access::Shared { .. } => {
+                self.is_writable() && WRITING.with(|w| w.get()) == self.address()
+            }
+        }
+    }
+
+    /// `repair_lexical` on behalf of a read: a repair that cannot run (the
+    /// lock busy, the writer's lock held by another process, a failure) is
+    /// left to the writer, and the read serves what is committed.
+    fn try_repair_lexical(
+        &self,
+        conn: &Connection,
+        library_id: i64,
+        dir: &Path,
+        verify: bool,
+    ) -> bool {
+        match self.repair_lexical(conn, library_id, dir, verify) {
+            Ok(repaired) => repaired,
+            Err(e) => {
+                tracing::warn!(library_id, error = %e, "the lexical index could not be repaired now; serving what is committed");
+                false
+            }
+        }
+    }
+
     fn conn(&self) -> MutexGuard<'_, Connection> {
         // A poisoned lock means a panic while holding the connection; SQLite
         // rolls back any open transaction, so the connection is still sound.
@@ -272,14 +324,18 @@ impl EmbeddedStore {
 
     /// Starts a write: under shared access, waits for the write lock.
     fn begin_write(&self) -> Result<WriteSession<'_>> {
+        if matches!(self.access, Access::ReadOnly) {
+            return Err(StoreError::ReadOnly("a write"));
+        }
         self.writes
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         match self.access {
             Access::ReadWrite { .. } => Ok(WriteSession {
                 store: self,
                 _gate: None,
+                outer: WRITING.with(|w| w.replace(self.address())),
             }),
-            Access::ReadOnly => Err(StoreError::io("write", "this store was opened read-only")),
+            Access::ReadOnly => Err(StoreError::ReadOnly("a write")),
             Access::Shared { lock_wait } => {
                 let gate = self.write_gate.lock().unwrap_or_else(|p| p.into_inner());
                 let lock = WriteLock::acquire(&self.dir, lock_wait)?;
@@ -287,6 +343,7 @@ impl EmbeddedStore {
                 Ok(WriteSession {
                     store: self,
                     _gate: Some(gate),
+                    outer: WRITING.with(|w| w.replace(self.address())),
                 })
             }
         }
@@ -391,8 +448,8 @@ impl EmbeddedStore {
                     .map_err(|e| StoreError::io(dir.display().to_string(), e))?;
                 let dim = library.space.dim as usize;
                 let lexical_dir = lexical::lexical_dir(&dir);
-                let mut lexical = Lexical::open(&lexical_dir, self.is_writable())?;
-                if lexical.is_none() && self.repair_lexical(conn, library.id, &dir, false)? {
+                let mut lexical = Lexical::open(&lexical_dir, self.may_write())?;
+                if lexical.is_none() && self.try_repair_lexical(conn, library.id, &dir, false) {
                     lexical = Lexical::open(&lexical_dir, false)?;
                 }
                 let (vectors, mark) = match Vectors::load(&dir, dim) {
@@ -424,7 +481,7 @@ impl EmbeddedStore {
         self.catch_up(conn, &index)?;
         if opened {
             self.check_counts(conn, &index)?;
-            if self.is_writable() {
+            if self.may_write() {
                 remove_stale_lexical(&index.dir);
             }
         }
@@ -433,7 +490,8 @@ impl EmbeddedStore {
 
     /// Checks a freshly opened library's derived indexes against the source
     /// of truth once they have caught up: each must hold exactly the
-    /// library's chunks. One that does not (a crash the replay could not
+    /// library's chunks (and the lexical index one whole-text entry per
+    /// document). One that does not (a crash the replay could not
     /// mend, a file damaged on disk) is rebuilt from SQLite, so no document
     /// is ever missing from one retriever and present in the other. Costs a
     /// count per index on first use of a library in a process.
@@ -443,18 +501,11 @@ impl EmbeddedStore {
         let mut marks = index.marks.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(lexical) = &index.lexical
             && marks.lexical == head
-            && let indexed = lexical.len()?
-            && indexed != expected
+            && !lexical_matches(conn, index.id, lexical)?
         {
-            tracing::warn!(
-                library_id = index.id,
-                indexed,
-                expected,
-                "the lexical index does not match the database; rebuilding it"
-            );
-            if self.is_writable() {
+            if self.may_write() {
                 lexical.rebuild(|add| for_each_document_batch(conn, index.id, add), head)?;
-            } else if self.repair_lexical(conn, index.id, &index.dir, true)? {
+            } else if self.try_repair_lexical(conn, index.id, &index.dir, true) {
                 lexical.reload()?;
                 marks.lexical = lexical.watermark()?;
             }
@@ -498,7 +549,7 @@ impl EmbeddedStore {
             index.vectors.add(&items)?;
             marks.saved = 0;
             marks.unsaved_chunks = expected.max(1);
-            if self.is_writable() {
+            if self.may_write() {
                 index.vectors.save(&index.dir, head)?;
                 marks.saved = head;
                 marks.unsaved_chunks = 0;
@@ -512,7 +563,7 @@ impl EmbeddedStore {
         let head = log_head(conn, index.id)?;
         let mut marks = index.marks.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(lexical) = &index.lexical {
-            if self.is_writable() {
+            if self.may_write() {
                 lexical.ensure_writer()?;
                 marks.lexical = lexical.watermark()?;
                 if marks.lexical == 0 && head > 0 {
@@ -530,7 +581,9 @@ impl EmbeddedStore {
                 marks.lexical = lexical.watermark()?;
                 // Still behind: no live writer will commit this (a writer
                 // died before its lexical commit). Repair it if we can.
-                if marks.lexical < head && self.repair_lexical(conn, index.id, &index.dir, false)? {
+                if marks.lexical < head
+                    && self.try_repair_lexical(conn, index.id, &index.dir, false)
+                {
                     lexical.reload()?;
                     marks.lexical = lexical.watermark()?;
                 }
@@ -565,7 +618,7 @@ impl EmbeddedStore {
             index.vectors.add(&pending)?;
             marks.vectors = head;
             marks.unsaved_chunks += added + removed.len() as u64;
-            if self.is_writable() && marks.unsaved_chunks >= SAVE_EVERY_CHUNKS {
+            if self.may_write() && marks.unsaved_chunks >= SAVE_EVERY_CHUNKS {
                 index.vectors.save(&index.dir, head)?;
                 marks.saved = head;
                 marks.unsaved_chunks = 0;
@@ -608,18 +661,8 @@ impl EmbeddedStore {
             );
             writer.apply(&lexical_batch(conn, library_id, from, head)?, head)?;
         }
-        if verify || from < head {
-            let expected = chunk_count(conn, library_id)?;
-            let indexed = writer.len()?;
-            if indexed != expected {
-                tracing::warn!(
-                    library_id,
-                    indexed,
-                    expected,
-                    "the lexical index does not match the database; rebuilding it"
-                );
-                writer.rebuild(|add| for_each_document_batch(conn, library_id, add), head)?;
-            }
+        if (verify || from < head) && !lexical_matches(conn, library_id, &writer)? {
+            writer.rebuild(|add| for_each_document_batch(conn, library_id, add), head)?;
         }
         remove_stale_lexical(dir);
         Ok(true)
@@ -746,7 +789,7 @@ impl EmbeddedStore {
     /// rewrites the whole file, while replaying a short tail from SQLite on
     /// the next open costs milliseconds.
     fn save_vectors(&self, all: bool) -> Result<()> {
-        if !self.is_writable() {
+        if !self.may_write() {
             return Ok(());
         }
         for index in self.open_indexes() {
@@ -839,6 +882,40 @@ fn log_head(conn: &Connection, library_id: i64) -> Result<i64> {
 }
 
 /// The number of chunks a library holds in the source of truth.
+/// Documents of a library in the source of truth.
+fn document_count(conn: &Connection, library_id: i64) -> Result<u64> {
+    conn.query_row(
+        "SELECT COUNT(*) FROM documents WHERE library_id = ?",
+        [library_id],
+        |r| r.get::<_, i64>(0),
+    )
+    .map(|n| n as u64)
+    .map_err(sql_err("counting documents"))
+}
+
+/// Whether a lexical index holds as many live chunk entries and whole-
+/// document entries as the library has chunks and documents; logs what
+/// differs when it does not.
+fn lexical_matches(conn: &Connection, library_id: i64, lexical: &Lexical) -> Result<bool> {
+    let (chunks, documents) = (lexical.len()?, lexical.document_count()?);
+    let expected = (
+        chunk_count(conn, library_id)?,
+        document_count(conn, library_id)?,
+    );
+    if (chunks, documents) == expected {
+        return Ok(true);
+    }
+    tracing::warn!(
+        library_id,
+        chunks,
+        documents,
+        expected_chunks = expected.0,
+        expected_documents = expected.1,
+        "the lexical index does not match the database; rebuilding it"
+    );
+    Ok(false)
+}
+
 fn chunk_count(conn: &Connection, library_id: i64) -> Result<u64> {
     conn.query_row(
         "SELECT COALESCE(SUM(chunk_count), 0) FROM documents WHERE library_id = ?",
@@ -1553,7 +1630,7 @@ impl Store for EmbeddedStore {
         // have replayed or rebuilt an index: it saves under the lock, as
         // any write does.
         if matches!(self.access, Access::Shared { .. })
-            && !self.is_writable()
+            && !self.may_write()
             && self.open_indexes().iter().any(|index| {
                 let marks = index.marks.lock().unwrap_or_else(|p| p.into_inner());
                 marks.saved < marks.vectors
@@ -1634,6 +1711,26 @@ impl Store for EmbeddedStore {
                 }
                 let extra = keys.iter().filter(|k| !owners.contains_key(k)).count();
                 report(&mut problems, "lexical", missing, extra);
+                // Whole-document entries, which grouped searches rank by.
+                let entries = lexical.document_keys()?;
+                let mut documents: Vec<&String> = chunks_of.keys().collect();
+                documents.sort();
+                let mut expected = HashSet::new();
+                for document in documents {
+                    let key = lexical::document_key(document);
+                    expected.extend(key);
+                    if key.is_none_or(|key| !entries.contains(&key)) {
+                        problems.push(format!(
+                            "document {document}: its whole-text entry is missing from the lexical index"
+                        ));
+                    }
+                }
+                let extra = entries.difference(&expected).count();
+                if extra > 0 {
+                    problems.push(format!(
+                        "the lexical index holds {extra} document entries no document has"
+                    ));
+                }
             }
             None if owners.is_empty() => {}
             None => problems.push("the lexical index is missing".into()),

@@ -403,6 +403,87 @@ fn a_lexical_index_missing_documents_is_rebuilt_on_open() {
     }
 }
 
+/// Deletes document `source`'s whole-text entry from the lexical index,
+/// keeping its chunk entries and the watermark: as if a crash fell between
+/// the two.
+fn lose_document_entry(dir: &Path, source: &str) {
+    let index =
+        tantivy::Index::open_in_dir(crate::lexical::lexical_dir(&dir.join("indexes/1"))).unwrap();
+    let kind = index.schema().get_field("kind").unwrap();
+    let doc_key = index.schema().get_field("doc_key").unwrap();
+    let mut writer: tantivy::IndexWriter = index.writer_with_num_threads(1, 15_000_000).unwrap();
+    let id = DocumentId::derive(&lib(), source);
+    let key = crate::lexical::document_key(id.as_str()).unwrap();
+    writer.delete_query(Box::new(tantivy::query::BooleanQuery::intersection(vec![
+        Box::new(tantivy::query::TermQuery::new(
+            tantivy::Term::from_field_text(kind, "document"),
+            tantivy::schema::IndexRecordOption::Basic,
+        )),
+        Box::new(tantivy::query::TermQuery::new(
+            tantivy::Term::from_field_u64(doc_key, key),
+            tantivy::schema::IndexRecordOption::Basic,
+        )),
+    ])))
+    .unwrap();
+    let mut commit = writer.prepare_commit().unwrap();
+    let watermark = index.load_metas().unwrap().payload.unwrap();
+    commit.set_payload(&watermark);
+    commit.commit().unwrap();
+}
+
+// Issue 26 §3: `folio check` and the first-use count check compared chunk
+// keys only, so a document's lost whole-text entry (which grouped searches
+// rank by) went unnoticed.
+#[test]
+fn a_lost_document_entry_is_reported_and_rebuilt_on_open() {
+    for access in [
+        Access::ReadOnly,
+        Access::ReadWrite {
+            lock_wait: Duration::from_millis(200),
+        },
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        seed(&writable(dir.path()));
+        lose_document_entry(dir.path(), "a.txt");
+        // The index as it is, before any repair: verify names the document.
+        let lexical = crate::lexical::Lexical::open(
+            &crate::lexical::lexical_dir(&dir.path().join("indexes/1")),
+            false,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(lexical.len().unwrap(), 2, "the chunk entries stay");
+        assert_eq!(lexical.document_count().unwrap(), 1);
+        drop(lexical);
+
+        let store = EmbeddedStore::open(dir.path(), access).unwrap();
+        let integrity = store.verify(&lib()).unwrap();
+        assert!(integrity.problems.is_empty(), "{access:?}: {integrity:?}");
+        let found = store
+            .lexical_documents(&lib(), "apples", &Filter::default(), 10, Bm25::default())
+            .unwrap();
+        assert_eq!(found.len(), 1, "{access:?}: the document ranks again");
+    }
+}
+
+#[test]
+fn verify_names_a_document_whose_whole_text_entry_is_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    seed(&writable(dir.path()));
+    let store = EmbeddedStore::open(dir.path(), Access::ReadOnly).unwrap();
+    assert!(store.verify(&lib()).unwrap().problems.is_empty());
+    // Lost while this store has the library open: no reopen repairs it.
+    lose_document_entry(dir.path(), "a.txt");
+    let a = DocumentId::derive(&lib(), "a.txt");
+    let integrity = store.verify(&lib()).unwrap();
+    assert_eq!(
+        integrity.problems,
+        vec![format!(
+            "document {a}: its whole-text entry is missing from the lexical index"
+        )]
+    );
+}
+
 // A vector index missing a chunk the database holds is rebuilt on open too.
 #[test]
 fn a_vector_index_missing_chunks_is_rebuilt_on_open() {

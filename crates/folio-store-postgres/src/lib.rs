@@ -457,6 +457,23 @@ impl PostgresStore {
         })
     }
 
+    /// Connects to the server at `url` for reading only: nothing is created
+    /// or migrated, and every session runs with
+    /// `default_transaction_read_only`, so the server itself refuses any
+    /// write. The database must already hold this folio's schema version
+    /// (a writable folio creates or upgrades it).
+    pub fn connect_read_only(url: &str) -> Result<Self> {
+        let pool = Pool::read_only(url)?;
+        {
+            let mut conn = pool.get()?;
+            schema::check(conn.client(), &pool.display)?;
+        }
+        Ok(PostgresStore {
+            pool,
+            statistics: Default::default(),
+        })
+    }
+
     /// The server as messages may name it (no password).
     pub fn display(&self) -> &str {
         &self.pool.display
@@ -1291,6 +1308,31 @@ impl Store for PostgresStore {
         if orphans > 0 {
             problems.push(format!(
                 "the lexical index holds {orphans} chunks no document has"
+            ));
+        }
+        // Whole-document entries (grouped searches rank by them): a
+        // document's key is its id's 16 hex digits as a number.
+        for r in query(
+            "SELECT d.id FROM folio_documents d
+             WHERE d.library_id = $1 AND d.terms > 0
+               AND NOT EXISTS (SELECT 1 FROM folio_document_postings p
+                               WHERE p.document_key = ('x' || d.id)::bit(64)::bigint)
+             ORDER BY d.id",
+        )? {
+            problems.push(format!(
+                "document {}: its whole-text entry is missing from the lexical index",
+                r.get::<_, String>(0)
+            ));
+        }
+        let orphans: i64 = query(
+            "SELECT count(DISTINCT p.document_key) FROM folio_document_postings p WHERE p.library_id = $1
+               AND NOT EXISTS (SELECT 1 FROM folio_documents d
+                               WHERE d.library_id = $1 AND ('x' || d.id)::bit(64)::bigint = p.document_key)",
+        )?[0]
+            .get(0);
+        if orphans > 0 {
+            problems.push(format!(
+                "the lexical index holds {orphans} document entries no document has"
             ));
         }
         let dim = row.info.space.dim as i32;

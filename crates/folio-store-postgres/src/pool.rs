@@ -70,16 +70,116 @@ pub fn describe(e: &tokio_postgres::Error) -> String {
     }
 }
 
-/// The URL without its password, for messages.
+/// The connection string without its password, for messages and logs: a
+/// URL's password in its user info or as a `password` query parameter (a
+/// form libpq and tokio-postgres accept), or a key/value string's
+/// `password=` value.
 pub fn redact(url: &str) -> String {
-    match url::Url::parse(url) {
-        Ok(mut parsed) => {
-            if parsed.password().is_some() {
-                let _ = parsed.set_password(Some("***"));
-            }
-            parsed.to_string()
+    let Ok(mut parsed) = url::Url::parse(url) else {
+        return redact_key_values(url);
+    };
+    if parsed.cannot_be_a_base() {
+        return "the configured PostgreSQL URL".into();
+    }
+    if parsed.password().is_some() {
+        let _ = parsed.set_password(Some("***"));
+    }
+    if parsed
+        .query_pairs()
+        .any(|(key, _)| key.eq_ignore_ascii_case("password"))
+    {
+        let pairs: Vec<(String, String)> = parsed
+            .query_pairs()
+            .map(|(key, value)| {
+                let value = if key.eq_ignore_ascii_case("password") {
+                    "***".to_string()
+                } else {
+                    value.into_owned()
+                };
+                (key.into_owned(), value)
+            })
+            .collect();
+        parsed.query_pairs_mut().clear().extend_pairs(pairs);
+    }
+    parsed.to_string()
+}
+
+/// A key/value connection string (`host=… password=…`) with the password's
+/// value masked; anything that does not parse as one is not shown at all.
+fn redact_key_values(text: &str) -> String {
+    if !text.contains('=') {
+        return "the configured PostgreSQL URL".into();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.to_ascii_lowercase().find("password") {
+        let (before, from) = rest.split_at(start);
+        out.push_str(before);
+        let after_key = &from["password".len()..];
+        let trimmed = after_key.trim_start();
+        // Only a key (at the start or after whitespace) followed by `=`.
+        let is_key = (before.is_empty() || before.ends_with(char::is_whitespace))
+            && trimmed.starts_with('=');
+        if !is_key {
+            out.push_str("password");
+            rest = after_key;
+            continue;
         }
-        Err(_) => "the configured PostgreSQL URL".into(),
+        let value = trimmed[1..].trim_start();
+        // The value: a quoted string (backslash escapes) or up to whitespace.
+        let end = if let Some(quoted) = value.strip_prefix('\'') {
+            let mut escaped = false;
+            quoted
+                .char_indices()
+                .find(|&(_, c)| {
+                    let close = c == '\'' && !escaped;
+                    escaped = c == '\\' && !escaped;
+                    close
+                })
+                .map_or(value.len(), |(i, _)| i + 2)
+        } else {
+            value.find(char::is_whitespace).unwrap_or(value.len())
+        };
+        out.push_str("password=***");
+        rest = &value[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod redaction {
+    use super::redact;
+
+    #[test]
+    fn passwords_are_masked_in_every_form_a_connection_string_takes() {
+        for (given, shown) in [
+            (
+                "postgres://folio:s3cret@db:5432/folio",
+                "postgres://folio:***@db:5432/folio",
+            ),
+            (
+                "postgres://folio@db/folio?password=s3cret&sslmode=disable",
+                "postgres://folio@db/folio?password=***&sslmode=disable",
+            ),
+            (
+                "postgresql://db/folio?user=folio&PASSWORD=s3cret",
+                "postgresql://db/folio?user=folio&PASSWORD=***",
+            ),
+            (
+                "host=db user=folio password=s3cret dbname=folio",
+                "host=db user=folio password=*** dbname=folio",
+            ),
+            (
+                "host=db password = 's3 cr\\'et' dbname=folio",
+                "host=db password=*** dbname=folio",
+            ),
+        ] {
+            let redacted = redact(given);
+            assert_eq!(redacted, shown);
+            assert!(!redacted.contains("s3"), "{redacted}");
+        }
+        assert_eq!(redact("not a url"), "the configured PostgreSQL URL");
     }
 }
 
@@ -108,6 +208,17 @@ impl Pool {
             idle: Mutex::new(Vec::new()),
             iterative: AtomicU8::new(SCANS_UNKNOWN),
         })
+    }
+
+    /// As `new`, with every session read-only: the server refuses writes.
+    pub fn read_only(url: &str) -> Result<Self> {
+        let mut pool = Self::new(url)?;
+        let options = match pool.config.get_options() {
+            Some(given) => format!("{given} -c default_transaction_read_only=on"),
+            None => "-c default_transaction_read_only=on".to_string(),
+        };
+        pool.config.options(options);
+        Ok(pool)
     }
 
     fn runtime(&self) -> &tokio::runtime::Runtime {

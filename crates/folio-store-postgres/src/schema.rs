@@ -5,7 +5,7 @@
 
 use folio_store::{Result, StoreError};
 use folio_store_embedded::analysis;
-use tokio_postgres::{Client, Transaction};
+use tokio_postgres::{Client, GenericClient, Transaction};
 
 use crate::Postings;
 use crate::pool::{describe, pg_err, wait};
@@ -220,6 +220,54 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 $$;
 "#;
 
+/// The schema version recorded in the database (0 when it has none).
+fn recorded_version(client: &impl GenericClient) -> Result<i64> {
+    let exists: bool = wait(client.query_one("SELECT to_regclass('folio_meta') IS NOT NULL", &[]))
+        .map_err(pg_err("reading the database schema"))?
+        .get(0);
+    if !exists {
+        return Ok(0);
+    }
+    Ok(wait(client.query_opt(
+        "SELECT value FROM folio_meta WHERE key = 'schema_version'",
+        &[],
+    ))
+    .map_err(pg_err("reading the database schema"))?
+    .and_then(|row| row.get::<_, String>(0).parse().ok())
+    .unwrap_or(0))
+}
+
+/// For a read-only connection: checks that the database holds exactly this
+/// folio's schema, changing nothing (a read-only folio never migrates).
+pub fn check(client: &mut Client, display: &str) -> Result<()> {
+    let version = recorded_version(&*client)?;
+    match version.cmp(&SCHEMA_VERSION) {
+        std::cmp::Ordering::Equal => Ok(()),
+        std::cmp::Ordering::Greater => Err(StoreError::io(
+            "database schema",
+            format!(
+                "the database on {display} has folio schema version {version}; this folio knows \
+                 up to {SCHEMA_VERSION}: upgrade folio"
+            ),
+        )),
+        std::cmp::Ordering::Less if version == 0 => Err(StoreError::io(
+            "database schema",
+            format!(
+                "the database on {display} holds no folio schema, and a read-only folio creates \
+                 nothing: open it once without --read-only"
+            ),
+        )),
+        std::cmp::Ordering::Less => Err(StoreError::io(
+            "database schema",
+            format!(
+                "the database on {display} has folio schema version {version} and this folio \
+                 needs {SCHEMA_VERSION}; a read-only folio does not migrate: open it once \
+                 without --read-only to upgrade it"
+            ),
+        )),
+    }
+}
+
 /// Creates or upgrades the schema; refuses a database of a newer version
 /// and explains a missing pgvector.
 pub fn migrate(client: &mut Client, display: &str) -> Result<()> {
@@ -237,20 +285,7 @@ pub fn migrate(client: &mut Client, display: &str) -> Result<()> {
             ),
         ));
     }
-    let exists: bool = wait(tx.query_one("SELECT to_regclass('folio_meta') IS NOT NULL", &[]))
-        .map_err(pg_err("preparing the database"))?
-        .get(0);
-    let version: i64 = if exists {
-        wait(tx.query_opt(
-            "SELECT value FROM folio_meta WHERE key = 'schema_version'",
-            &[],
-        ))
-        .map_err(pg_err("preparing the database"))?
-        .and_then(|row| row.get::<_, String>(0).parse().ok())
-        .unwrap_or(0)
-    } else {
-        0
-    };
+    let version = recorded_version(&tx)?;
     if version > SCHEMA_VERSION {
         return Err(StoreError::io(
             "database schema",

@@ -24,6 +24,9 @@ pub enum StoreError {
     },
     #[error("storage failure in {context}: {reason}")]
     Io { context: String, reason: String },
+    /// A write on a store opened read-only: refused before any work.
+    #[error("this store is open read-only: {0} is refused")]
+    ReadOnly(&'static str),
 }
 
 impl StoreError {
@@ -42,6 +45,7 @@ impl StoreError {
             StoreError::InvalidArgument(_) => ErrorCode::InvalidArgument,
             StoreError::Busy { .. } => ErrorCode::StoreBusy,
             StoreError::Io { .. } => ErrorCode::Storage,
+            StoreError::ReadOnly(_) => ErrorCode::ReadOnly,
         }
     }
 }

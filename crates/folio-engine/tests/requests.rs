@@ -1,0 +1,586 @@
+//! The engine's request types against their promises (issue 26): any
+//! request within the configured limits is answered or refused with a
+//! structured error, never a panic; a read-only engine refuses every write
+//! before any work, on both backends. Embeddings come from a deterministic
+//! hashing embedder: nothing here is about embedding quality.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use folio_core::{Condition, EmbeddingSpace, ErrorCode, Filter, LibraryName, Limits, Pooling};
+use folio_embed::{EmbedError, Embedder};
+use folio_engine::cite::QuoteRequest;
+use folio_engine::{
+    ChunkingConfig, EmbedderConfig, Engine, EngineConfig, EngineError, FacetRequest, Fusion,
+    IngestRequest, IngestTarget, Mode, OcrConfig, ResponseMode, SearchRequest, SilentProgress,
+    StoreChunksRequest, StoredChunk,
+};
+use folio_store::Bm25;
+use proptest::prelude::*;
+use serde_json::{Map, Value, json};
+
+/// Words hashed into 64 dimensions, L2-normalised: deterministic, fast,
+/// and close for texts that share words.
+struct HashEmbedder {
+    space: EmbeddingSpace,
+}
+
+impl HashEmbedder {
+    fn new() -> Self {
+        HashEmbedder {
+            space: EmbeddingSpace {
+                model: "test/hash-64".into(),
+                dim: 64,
+                pooling: Pooling::Mean,
+                normalized: true,
+                query_prefix: String::new(),
+                passage_prefix: String::new(),
+            },
+        }
+    }
+
+    fn vector(text: &str) -> Vec<f32> {
+        let mut v = vec![0f32; 64];
+        for word in text.split(|c: char| !c.is_alphanumeric()) {
+            if word.is_empty() {
+                continue;
+            }
+            let h = word
+                .to_lowercase()
+                .bytes()
+                .fold(1469598103934665603u64, |h, b| {
+                    (h ^ u64::from(b)).wrapping_mul(1099511628211)
+                });
+            v[(h % 64) as usize] += 1.0;
+        }
+        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        if norm == 0.0 {
+            v[0] = 1.0;
+        } else {
+            v.iter_mut().for_each(|x| *x /= norm);
+        }
+        v
+    }
+}
+
+impl Embedder for HashEmbedder {
+    fn space(&self) -> &EmbeddingSpace {
+        &self.space
+    }
+    fn window(&self) -> usize {
+        256
+    }
+    fn count_tokens(&self, text: &str) -> usize {
+        text.split_whitespace().count() + text.chars().filter(|c| c.is_ascii_punctuation()).count()
+    }
+    fn embed_passages(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        Ok(texts.iter().map(|t| Self::vector(t)).collect())
+    }
+    fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
+        Ok(Self::vector(text))
+    }
+    fn backend(&self) -> &'static str {
+        "test-hash"
+    }
+}
+
+/// A database of its own on the PostgreSQL test server (scripts/postgres.sh
+/// runs it; a missing server fails the test, never skips it), dropped
+/// afterwards.
+struct TestDatabase {
+    url: String,
+    name: String,
+}
+
+fn postgres_script() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/postgres.sh")
+}
+
+impl TestDatabase {
+    fn new(tag: &str) -> Self {
+        assert!(
+            std::env::var_os("FOLIO_TEST_STORE_URL").is_some(),
+            "FOLIO_TEST_STORE_URL is not set: start the test server with `scripts/postgres.sh start` \
+             (scripts/test.sh does)"
+        );
+        let name = format!("folio_engine_{tag}_{}", std::process::id());
+        let out = std::process::Command::new(postgres_script())
+            .args(["createdb", &name])
+            .output()
+            .expect("scripts/postgres.sh runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        TestDatabase {
+            url: String::from_utf8_lossy(&out.stdout).trim().to_string(),
+            name,
+        }
+    }
+}
+
+impl Drop for TestDatabase {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new(postgres_script())
+            .args(["dropdb", &self.name])
+            .output();
+    }
+}
+
+fn config(dir: &Path, store_url: Option<&str>, writable: bool, limits: Limits) -> EngineConfig {
+    EngineConfig {
+        data_dir: dir.to_path_buf(),
+        store_url: store_url.map(str::to_string),
+        // Never loaded: the hashing embedder is handed over instead.
+        embedder: EmbedderConfig::Candle {
+            model_dir: dir.join("no-model"),
+            model: Default::default(),
+        },
+        limits,
+        chunking: ChunkingConfig::default(),
+        roots: Vec::new(),
+        guard_paths: false,
+        allow_private_urls: false,
+        fusion: Fusion::default(),
+        bm25: Bm25::default(),
+        writable: writable.then_some(Duration::from_secs(30)),
+        ocr: OcrConfig {
+            enabled: false,
+            ..OcrConfig::default()
+        },
+        extraction: folio_engine::sandbox::Extraction::InProcess,
+        rerank: None,
+    }
+}
+
+fn open(dir: &Path, store_url: Option<&str>, writable: bool, limits: Limits) -> Engine {
+    Engine::open(config(dir, store_url, writable, limits))
+        .unwrap()
+        .with_embedder(Arc::new(HashEmbedder::new()))
+}
+
+fn library() -> LibraryName {
+    LibraryName::new("papers").unwrap()
+}
+
+const TEXTS: [&str; 6] = [
+    "# Rivers\n\nRivers carry sediment to their deltas, where it settles in fans.",
+    "# Glaciers\n\nGlaciers grind the rock beneath them and leave moraines behind.",
+    "# Deltas\n\nA delta grows where a river meets the sea and slows down.\n\n## Fans\n\nAlluvial fans form at the foot of mountains.",
+    "# Dropout\n\nDropout regularises neural networks by zeroing units at random.",
+    "# Attention\n\nSelf-attention relates every position of a sequence to every other.",
+    "# Tides\n\nThe moon raises tides; spring tides follow full and new moons.",
+];
+
+/// A small library: documents with metadata to filter and facet on.
+fn fill(engine: &Engine) {
+    let targets = TEXTS
+        .iter()
+        .enumerate()
+        .map(|(i, text)| IngestTarget::Content {
+            name: format!("doc{i}.md"),
+            text: text.to_string(),
+            format: None,
+            title: None,
+        })
+        .collect();
+    let mut request = IngestRequest::new(library(), targets);
+    request.metadata = serde_json::from_value(json!({"year": 2020, "tags": ["earth", "water"]}))
+        .expect("an object");
+    let report = engine.ingest(&request, &SilentProgress).unwrap();
+    assert_eq!(report.indexed, TEXTS.len(), "{report:?}");
+}
+
+/// Asserts a result is an answer or a structured refusal, never a bug.
+fn structured<T>(what: &str, result: Result<T, EngineError>) {
+    if let Err(e) = result {
+        assert_ne!(e.code, ErrorCode::Internal, "{what}: {e}");
+    }
+}
+
+#[test]
+fn a_limit_beyond_what_search_serves_is_refused_and_deep_pages_do_not_panic() {
+    // Issue 26 §2: with max_top_k 5000 a search of top_k 1500 panicked in
+    // the candidate depth's clamp.
+    let dir = tempfile::tempdir().unwrap();
+    let limits = Limits {
+        max_top_k: 5_000,
+        ..Limits::default()
+    };
+    let refused = Engine::open(config(dir.path(), None, true, limits)).err();
+    let refused = refused.expect("a limit above the ceiling is refused");
+    assert_eq!(refused.code, ErrorCode::InvalidArgument);
+    assert!(refused.to_string().contains("max_top_k"), "{refused}");
+
+    let limits = Limits {
+        max_top_k: Limits::TOP_K_CEILING,
+        ..Limits::default()
+    };
+    let engine = open(dir.path(), None, true, limits);
+    fill(&engine);
+    for (top_k, candidates) in [(1_000, None), (1_000, Some(5)), (700, Some(5_000)), (1, Some(0))] {
+        let mut request = SearchRequest::new(library(), "river delta");
+        request.top_k = top_k;
+        request.candidates = candidates;
+        let response = engine.search(&request).unwrap();
+        assert_eq!(response.hits.len(), TEXTS.len().min(top_k));
+    }
+}
+
+fn any_text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[a-z ]{0,40}",
+        ".{0,80}",
+        Just("river delta".to_string()),
+        Just(" ".repeat(3)),
+        "[\\PC]{4000,4100}",
+    ]
+}
+
+fn any_float() -> impl Strategy<Value = f32> {
+    prop_oneof![
+        -2.0f32..3.0,
+        Just(f32::NAN),
+        Just(f32::INFINITY),
+        Just(f32::NEG_INFINITY),
+        Just(0.0),
+    ]
+}
+
+fn any_value() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        Just(Value::Null),
+        any::<i64>().prop_map(Value::from),
+        any::<f64>().prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
+        ".{0,12}".prop_map(Value::from),
+        Just(json!(["earth"])),
+        Just(json!({"nested": 1})),
+    ]
+}
+
+fn any_field() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("year".to_string()),
+        Just("tags".to_string()),
+        Just("title".to_string()),
+        ".{0,70}",
+    ]
+}
+
+fn any_condition() -> impl Strategy<Value = Condition> {
+    prop_oneof![
+        (any_field(), any_value()).prop_map(|(field, value)| Condition::Equals { field, value }),
+        (any_field(), ".{0,10}").prop_map(|(field, value)| Condition::EqualsFold { field, value }),
+        (any_field(), prop::collection::vec(any_value(), 0..4))
+            .prop_map(|(field, values)| Condition::AnyOf { field, values }),
+        (
+            any_field(),
+            prop::option::of(any_value()),
+            prop::option::of(any_value()),
+            prop::option::of(any_value()),
+            prop::option::of(any_value())
+        )
+            .prop_map(|(field, gte, gt, lte, lt)| Condition::Range {
+                field,
+                gte,
+                gt,
+                lte,
+                lt
+            }),
+        ".{0,20}".prop_map(Condition::PathPrefix),
+        prop_oneof![Just("Deltas > Fans".to_string()), ".{0,20}"].prop_map(Condition::SectionPrefix),
+    ]
+}
+
+fn any_mode() -> impl Strategy<Value = Mode> {
+    prop_oneof![Just(Mode::Hybrid), Just(Mode::Lexical), Just(Mode::Dense)]
+}
+
+fn any_response_mode() -> impl Strategy<Value = ResponseMode> {
+    prop_oneof![
+        Just(ResponseMode::IdsOnly),
+        Just(ResponseMode::Metadata),
+        Just(ResponseMode::Preview),
+        Just(ResponseMode::Full),
+    ]
+}
+
+fn any_fusion() -> impl Strategy<Value = Option<Fusion>> {
+    prop::option::of(prop_oneof![
+        (any_float(), any_float(), any_float()).prop_map(|(k, lexical_weight, dense_weight)| {
+            Fusion::Rrf {
+                k,
+                lexical_weight,
+                dense_weight,
+            }
+        }),
+        any_float().prop_map(|lexical_weight| Fusion::Weighted { lexical_weight }),
+    ])
+}
+
+/// The engine every property case uses: limits at the ceiling (the most a
+/// configuration may allow), a small filled library.
+fn shared_engine() -> &'static (tempfile::TempDir, Engine) {
+    static ENGINE: std::sync::OnceLock<(tempfile::TempDir, Engine)> = std::sync::OnceLock::new();
+    ENGINE.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let limits = Limits {
+            max_top_k: Limits::TOP_K_CEILING,
+            ..Limits::default()
+        };
+        let engine = open(dir.path(), None, true, limits);
+        fill(&engine);
+        (dir, engine)
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn any_search_is_answered_or_refused(
+        query in any_text(),
+        mode in any_mode(),
+        top_k in 0usize..1_200,
+        candidates in prop::option::of(0usize..5_000),
+        response_mode in any_response_mode(),
+        max_chars_per_chunk in 0usize..5_000,
+        group_by_document in any::<bool>(),
+        conditions in prop::collection::vec(any_condition(), 0..3),
+        fusion in any_fusion(),
+        bm25 in prop::option::of((any_float(), any_float())),
+    ) {
+        let (_, engine) = shared_engine();
+        let mut request = SearchRequest::new(library(), query);
+        request.mode = mode;
+        request.top_k = top_k;
+        request.candidates = candidates;
+        request.response_mode = response_mode;
+        request.max_chars_per_chunk = max_chars_per_chunk;
+        request.group_by_document = group_by_document;
+        request.filter = Filter { conditions };
+        request.fusion = fusion;
+        request.bm25 = bm25.map(|(k1, b)| Bm25 { k1, b });
+        let result = engine.search(&request);
+        if let Ok(response) = &result {
+            prop_assert!(response.hits.len() <= top_k);
+        }
+        structured("search", result);
+    }
+
+    #[test]
+    fn any_facet_request_is_answered_or_refused(
+        group_by in prop::collection::vec(any_field(), 0..3),
+        stats in prop::collection::vec(any_field(), 0..3),
+        top_values in prop::option::of((any_field(), any::<usize>())),
+        conditions in prop::collection::vec(any_condition(), 0..2),
+        min_count in any::<u64>(),
+        limit in any::<usize>(),
+    ) {
+        let (_, engine) = shared_engine();
+        let request = FacetRequest {
+            group_by,
+            stats,
+            top_values,
+            filter: Filter { conditions },
+            min_count,
+            limit,
+        };
+        structured("facets", engine.facets(&library(), &request));
+    }
+
+    #[test]
+    fn any_quote_request_is_answered_or_refused(
+        passage in any_text(),
+        document_id in prop::option::of(prop_oneof![".{0,20}", "[0-9a-f]{16}"]),
+        min_score in prop_oneof![any::<f64>(), 0.0f64..1.0],
+        limit in any::<usize>(),
+        everywhere in any::<bool>(),
+    ) {
+        let (_, engine) = shared_engine();
+        let request = QuoteRequest {
+            passage,
+            libraries: if everywhere { Vec::new() } else { vec![library()] },
+            document_id,
+            min_score,
+            limit,
+        };
+        structured("find_quote", engine.find_quote(&request, &|| false));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn any_ingest_is_answered_or_refused(
+        name in prop_oneof![".{0,30}", "[a-z]{1,8}\\.(md|txt|html|pdf|csv|jsonl)"],
+        text in prop_oneof![".{0,400}", "(# [a-z]{1,10}\n\n[a-z ]{0,200}\n\n){0,5}"],
+        format in prop::option::of(prop_oneof![Just("text".to_string()), Just("markdown".to_string()), Just("html".to_string()), ".{0,8}"]),
+        title in prop::option::of(".{0,40}"),
+        metadata in prop::collection::btree_map("[a-z]{1,6}", any_value(), 0..4),
+        record in any::<bool>(),
+    ) {
+        let (_, engine) = shared_engine();
+        let target = if record {
+            IngestTarget::Record(metadata.clone().into_iter().collect::<Map<_, _>>())
+        } else {
+            IngestTarget::Content { name, text, format, title }
+        };
+        let mut request = IngestRequest::new(LibraryName::new("scratch").unwrap(), vec![target]);
+        request.metadata = metadata.into_iter().collect();
+        structured("ingest", engine.ingest(&request, &SilentProgress));
+    }
+}
+
+/// Every write the engine offers, on a read-only engine: each is refused
+/// with `read_only`, and the store does not move.
+fn read_only_refuses_every_write(dir: &Path, store_url: Option<&str>) {
+    let writer = open(dir, store_url, true, Limits::default());
+    fill(&writer);
+    let document = writer.documents(&library(), 0, 1).unwrap().0[0].id.to_string();
+    let generation = writer.store().generation().unwrap();
+    let count = writer.inspect(&library()).unwrap();
+    drop(writer);
+
+    let reader = open(dir, store_url, false, Limits::default());
+    let other = LibraryName::new("other").unwrap();
+    let content = IngestTarget::Content {
+        name: "new.md".into(),
+        text: "# New\n\nA new text about estuaries.".into(),
+        format: None,
+        title: None,
+    };
+    let schema = folio_core::RecordSchema::from_value(json!({
+        "key": "id",
+        "text": "body",
+        "fields": {"id": {"type": "keyword"}, "body": {"type": "text"}}
+    }))
+    .unwrap();
+    let chunk = StoredChunk {
+        id: "c1".into(),
+        text: "a stored chunk".into(),
+        vector: HashEmbedder::vector("a stored chunk"),
+        title: None,
+        source: None,
+        page_start: None,
+        page_end: None,
+        section_path: Vec::new(),
+        metadata: Map::new(),
+    };
+    let attempts: Vec<(&str, Result<(), EngineError>)> = vec![
+        (
+            "ingest",
+            reader
+                .ingest(
+                    &IngestRequest::new(library(), vec![content.clone()]),
+                    &SilentProgress,
+                )
+                .map(drop),
+        ),
+        (
+            "ingest into a new library",
+            reader
+                .ingest(&IngestRequest::new(other.clone(), vec![content]), &SilentProgress)
+                .map(drop),
+        ),
+        (
+            "store_chunks",
+            reader
+                .store_chunks(
+                    &StoreChunksRequest {
+                        library: library(),
+                        chunks: vec![chunk],
+                        model: None,
+                        create_library: true,
+                    },
+                    &SilentProgress,
+                )
+                .map(drop),
+        ),
+        ("create_library", reader.create_library(&other).map(drop)),
+        ("delete_library", reader.delete_library(&library())),
+        ("delete_document", reader.delete_document(&document)),
+        (
+            "rebuild",
+            reader.rebuild(&library(), &SilentProgress).map(drop),
+        ),
+        (
+            "set_record_schema",
+            reader.set_record_schema(&other, &schema),
+        ),
+        (
+            "attach_references",
+            reader.attach_references(&library(), &[]).map(drop),
+        ),
+        (
+            "ingest_zotero",
+            reader
+                .ingest_zotero(
+                    &folio_engine::zotero::ZoteroRequest {
+                        library: library(),
+                        dir: dir.to_path_buf(),
+                        collection: None,
+                        tag: None,
+                        force: false,
+                        ocr_languages: Vec::new(),
+                    },
+                    &SilentProgress,
+                )
+                .map(drop),
+        ),
+        (
+            "copy_library",
+            reader
+                .copy_library(
+                    &folio_engine::StoreLocation::Directory(dir.to_path_buf()),
+                    &library(),
+                    &SilentProgress,
+                )
+                .map(drop),
+        ),
+    ];
+    for (what, result) in attempts {
+        let error = result.expect_err(what);
+        assert_eq!(error.code, ErrorCode::ReadOnly, "{what}: {error}");
+    }
+    // Reads still work, and nothing moved.
+    assert_eq!(reader.store().generation().unwrap(), generation);
+    assert_eq!(reader.inspect(&library()).unwrap(), count);
+    assert!(reader.library(&other).is_err());
+    let hits = reader
+        .search(&SearchRequest::new(library(), "river delta"))
+        .unwrap();
+    assert!(!hits.hits.is_empty());
+}
+
+#[test]
+fn a_read_only_engine_refuses_every_write_on_the_embedded_store() {
+    let dir = tempfile::tempdir().unwrap();
+    read_only_refuses_every_write(dir.path(), None);
+}
+
+#[test]
+fn a_read_only_engine_refuses_every_write_on_postgres() {
+    let dir = tempfile::tempdir().unwrap();
+    let database = TestDatabase::new("read_only");
+    read_only_refuses_every_write(dir.path(), Some(&database.url));
+}
+
+#[test]
+fn a_required_sandbox_is_never_skipped() {
+    // Issue 26 §6: without its own executable folio parsed in process,
+    // silently; `[limits] require_sandbox` refuses that.
+    let dir = tempfile::tempdir().unwrap();
+    let limits = Limits {
+        require_sandbox: true,
+        ..Limits::default()
+    };
+    let error = Engine::open(config(dir.path(), None, true, limits))
+        .err()
+        .expect("an in-process extraction is refused when the sandbox is required");
+    assert_eq!(error.code, ErrorCode::InvalidArgument);
+    assert!(error.to_string().contains("require_sandbox"), "{error}");
+}
