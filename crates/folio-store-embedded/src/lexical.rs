@@ -17,8 +17,8 @@ use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, STRING, Schema, TextFieldIndexing, TextOptions,
 };
 use tantivy::tokenizer::{
-    AsciiFoldingFilter, Language, LowerCaser, RegexTokenizer, RemoveLongFilter, Stemmer,
-    StopWordFilter, TextAnalyzer,
+    AsciiFoldingFilter, Language, LowerCaser, PreTokenizedString, RegexTokenizer,
+    RemoveLongFilter, Stemmer, StopWordFilter, TextAnalyzer, Token,
 };
 use tantivy::{
     DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TERMINATED, TantivyDocument,
@@ -71,11 +71,12 @@ pub fn analyzer() -> TextAnalyzer {
 /// An index of another version is rebuilt from the source of truth before
 /// it is searched (the embedded store keeps each version's index in a
 /// folder of its own, `lexical_dir`; the PostgreSQL backend re-analyses in
-/// a migration). 3 added an entry per document (its whole text) beside
-/// the chunks'. 2 changed the analyser: version 1 split on every
+/// a migration). 4 records each entry's length in terms, so collection
+/// statistics count live entries only, after deletes too. 3 added an entry
+/// per document (its whole text) beside the chunks'. 2 changed the analyser: version 1 split on every
 /// non-alphanumeric character, kept one-character tokens and removed
 /// Snowball's 174 English stop words.
-pub const INDEX_VERSION: u32 = 3;
+pub const INDEX_VERSION: u32 = 4;
 
 /// Where a library's lexical index of the current layout lives inside its
 /// index folder.
@@ -130,13 +131,19 @@ pub enum Unit {
 /// The analysed terms of `text`, in order, repeats included: what the
 /// lexical index holds for a chunk (another backend's BM25 postings).
 pub fn analyze(text: &str) -> Vec<String> {
+    tokens(text).into_iter().map(|t| t.text).collect()
+}
+
+/// The analyser's tokens of `text`: analysed once, both indexed (as a
+/// pre-tokenized value) and counted (the entry's length).
+fn tokens(text: &str) -> Vec<Token> {
     let mut analyzer = analyzer();
     let mut stream = analyzer.token_stream(text);
-    let mut terms = Vec::new();
+    let mut tokens = Vec::new();
     while stream.advance() {
-        terms.push(stream.token().text.clone());
+        tokens.push(stream.token().clone());
     }
-    terms
+    tokens
 }
 
 /// The analysed terms of a query, each once in order of first appearance,
@@ -167,7 +174,8 @@ pub fn scored_length(terms: usize) -> u32 {
 
 /// A chunk's entry holds `key` (the chunk key), `doc_key`, `document` and
 /// `text`; a document's entry holds `doc_key`, `document`, `whole` and the
-/// `kind` marker (how live documents are counted).
+/// `kind` marker (how live documents are counted). Each has its `length`
+/// in analysed terms.
 #[derive(Clone, Copy)]
 struct Fields {
     key: Field,
@@ -176,6 +184,7 @@ struct Fields {
     text: Field,
     whole: Field,
     kind: Field,
+    length: Field,
 }
 
 /// The `kind` of a document's entry.
@@ -198,6 +207,7 @@ fn schema() -> (Schema, Fields) {
         TextOptions::default().set_indexing_options(indexing),
     );
     let kind = builder.add_text_field("kind", STRING);
+    let length = builder.add_u64_field("length", FAST);
     (
         builder.build(),
         Fields {
@@ -207,6 +217,7 @@ fn schema() -> (Schema, Fields) {
             text,
             whole,
             kind,
+            length,
         },
     )
 }
@@ -252,11 +263,14 @@ pub struct Lexical {
     counts: Mutex<Option<(u64, Counts)>>,
 }
 
-/// Live entries of each kind in one searcher generation.
+/// Live entries of each kind in one searcher generation, and their total
+/// length in analysed terms.
 #[derive(Debug, Clone, Copy)]
 struct Counts {
     chunks: u64,
     documents: u64,
+    chunk_terms: u64,
+    document_terms: u64,
 }
 
 impl Lexical {
@@ -379,7 +393,16 @@ impl Lexical {
                     doc.add_u64(fields.doc_key, doc_key);
                 }
                 doc.add_text(fields.document, &document.id);
-                doc.add_text(text_field, text);
+                let tokens = tokens(text);
+                doc.add_u64(fields.length, tokens.len() as u64);
+                // Not stored: the text itself is not kept, only its tokens.
+                doc.add_pre_tokenized_text(
+                    text_field,
+                    PreTokenizedString {
+                        text: String::new(),
+                        tokens,
+                    },
+                );
                 doc
             };
             for (key, text) in &document.chunks {
@@ -524,27 +547,39 @@ impl Lexical {
             return Ok(counts);
         }
         let marker = Term::from_field_text(self.fields.kind, DOCUMENT_KIND);
-        let mut documents = 0u64;
+        let counting = err("counting lexical entries");
+        let (mut documents, mut chunk_terms, mut document_terms) = (0u64, 0u64, 0u64);
         for segment in searcher.segment_readers() {
-            let inverted = segment
-                .inverted_index(self.fields.kind)
-                .map_err(err("counting lexical entries"))?;
+            let inverted = segment.inverted_index(self.fields.kind).map_err(&counting)?;
             match segment.alive_bitset() {
+                // Without deletes tantivy's own totals are exact.
                 None => {
                     documents += inverted
                         .doc_freq(&marker)
                         .map_err(|e| StoreError::io("counting lexical entries", e))?
                         as u64;
+                    chunk_terms += segment
+                        .inverted_index(self.fields.text)
+                        .map_err(&counting)?
+                        .total_num_tokens();
+                    document_terms += segment
+                        .inverted_index(self.fields.whole)
+                        .map_err(&counting)?
+                        .total_num_tokens();
                 }
-                Some(alive) => {
-                    if let Some(mut postings) = inverted
-                        .read_postings(&marker, IndexRecordOption::Basic)
-                        .map_err(|e| StoreError::io("counting lexical entries", e))?
-                    {
-                        let mut doc = postings.doc();
-                        while doc != TERMINATED {
-                            documents += u64::from(alive.is_alive(doc));
-                            doc = postings.advance();
+                // With deletes, only live entries count: their lengths are
+                // summed by kind (a chunk entry has a chunk key).
+                Some(_) => {
+                    let fast = segment.fast_fields();
+                    let keys = fast.u64("key").map_err(&counting)?;
+                    let lengths = fast.u64("length").map_err(&counting)?;
+                    for doc in segment.doc_ids_alive() {
+                        let length = lengths.first(doc).unwrap_or(0);
+                        if keys.first(doc).is_some() {
+                            chunk_terms += length;
+                        } else {
+                            documents += 1;
+                            document_terms += length;
                         }
                     }
                 }
@@ -553,6 +588,8 @@ impl Lexical {
         let counts = Counts {
             chunks: searcher.num_docs().saturating_sub(documents),
             documents,
+            chunk_terms,
+            document_terms,
         };
         *slot = Some((generation, counts));
         Ok(counts)
@@ -638,12 +675,11 @@ impl Lexical {
 
     fn statistics(&self, searcher: &Searcher, unit: Unit) -> Result<Statistics, StoreError> {
         let counts = self.counts(searcher)?;
-        let (field, _) = self.fields.of(unit);
-        let n = match unit {
-            Unit::Chunk => counts.chunks,
-            Unit::Document => counts.documents,
+        let (n, total_tokens) = match unit {
+            Unit::Chunk => (counts.chunks, counts.chunk_terms),
+            Unit::Document => (counts.documents, counts.document_terms),
         };
-        Statistics::of(searcher, field, n)
+        Ok(Statistics { n, total_tokens })
     }
 
     /// Block-max WAND through tantivy's scorers, with folio's statistics
@@ -885,33 +921,46 @@ impl Drop for Lexical {
     }
 }
 
-/// The collection statistics folio's BM25 uses: live chunks, and every
-/// indexed token (deleted chunks' included until their segment merges).
+/// The collection statistics folio's BM25 uses, over live entries only (a
+/// deleted entry stays in its segment until a merge, but counts nowhere):
+/// entries of the unit, their total length, and each term's document
+/// frequency (`live_doc_freq`). PostgreSQL counts the same.
 struct Statistics {
     n: u64,
     total_tokens: u64,
 }
 
-impl Statistics {
-    /// `n` live entries of the unit whose text is `field`.
-    fn of(searcher: &Searcher, field: Field, n: u64) -> Result<Self, StoreError> {
-        let mut total_tokens = 0u64;
-        for segment in searcher.segment_readers() {
-            total_tokens += segment
-                .inverted_index(field)
-                .map_err(err("lexical search"))?
-                .total_num_tokens();
+/// Live entries holding `term`: tantivy's count where a segment has no
+/// deletes, else its postings walked past the deleted ones.
+fn live_doc_freq(searcher: &Searcher, term: &Term) -> tantivy::Result<u64> {
+    let mut df = 0u64;
+    for segment in searcher.segment_readers() {
+        let inverted = segment.inverted_index(term.field())?;
+        match segment.alive_bitset() {
+            None => df += u64::from(inverted.doc_freq(term)?),
+            Some(alive) => {
+                if let Some(mut postings) = inverted.read_postings(term, IndexRecordOption::Basic)? {
+                    let mut doc = postings.doc();
+                    while doc != TERMINATED {
+                        df += u64::from(alive.is_alive(doc));
+                        doc = postings.advance();
+                    }
+                }
+            }
         }
-        Ok(Statistics { n, total_tokens })
     }
+    Ok(df)
+}
+
+impl Statistics {
 
     /// Average chunk length in tokens, at least one.
     fn avgdl(&self) -> f32 {
         (self.total_tokens as f32 / self.n as f32).max(1.0)
     }
 
-    /// A term's document frequency, counted with deleted chunks by tantivy,
-    /// capped at the live count so the idf stays defined.
+    /// A term's live document frequency, capped at the live count so the
+    /// idf stays defined whatever a concurrent reload does.
     fn doc_freq(&self, df: u64) -> u64 {
         df.min(self.n)
     }
@@ -926,7 +975,7 @@ impl Statistics {
         terms
             .iter()
             .map(|(term, count)| {
-                let df = searcher.doc_freq(term).map_err(err("lexical search"))?;
+                let df = live_doc_freq(searcher, term).map_err(err("lexical search"))?;
                 Ok(count * self.idf(df))
             })
             .collect()
@@ -952,7 +1001,7 @@ impl Bm25StatisticsProvider for StatisticsProvider<'_> {
     }
 
     fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
-        Ok(self.stats.doc_freq(self.searcher.doc_freq(term)?))
+        Ok(self.stats.doc_freq(live_doc_freq(self.searcher, term)?))
     }
 }
 
