@@ -91,6 +91,7 @@ fn engine_error(e: &EngineError) -> CallToolResult {
         | C::FetchFailed
         | C::Timeout
         | C::StoreBusy
+        | C::ReadOnly
         | C::Storage
         | C::Model
         | C::Internal => format!("{}: {}", e.code.as_str(), e),

@@ -1702,6 +1702,8 @@ impl Store for EmbeddedStore {
         };
         match &index.lexical {
             Some(lexical) => {
+                // What is committed now, not the snapshot last searched.
+                lexical.reload()?;
                 let keys = lexical.keys()?;
                 let mut missing: HashMap<&String, u64> = HashMap::new();
                 for (key, document) in &owners {
