@@ -37,7 +37,7 @@ def test_sixteen_clients_and_a_second_writer_get_every_answer(data, tmp_path):
         async def client(n):
             rng = random.Random(n)
             async with http_mcp(server.url) as c:
-                ids = [d["id"] for d in (await ok(c, "list_documents", {"library": "load", "limit": 50}))["documents"]]
+                ids = [d["document_id"] for d in (await ok(c, "list_documents", {"library": "load", "limit": 50}))["documents"]]
                 i = 0
                 while time.time() < deadline:
                     i += 1
