@@ -51,7 +51,11 @@ fn onnx_and_candle_agree_and_rank_by_meaning() {
     let b = candle.embed_passages(&TEXTS).unwrap();
     for (x, y) in a.iter().zip(&b) {
         assert!((cosine(x, x) - 1.0).abs() < 1e-5, "normalised");
-        assert!(cosine(x, y) >= 0.99999, "backends disagree: {}", cosine(x, y));
+        assert!(
+            cosine(x, y) >= 0.99999,
+            "backends disagree: {}",
+            cosine(x, y)
+        );
     }
     assert!(
         cosine(&a[0], &a[1]) > cosine(&a[0], &a[2]) + 0.3,

@@ -220,7 +220,12 @@ fn a_limit_beyond_what_search_serves_is_refused_and_deep_pages_do_not_panic() {
     };
     let engine = open(dir.path(), None, true, limits);
     fill(&engine);
-    for (top_k, candidates) in [(1_000, None), (1_000, Some(5)), (700, Some(5_000)), (1, Some(0))] {
+    for (top_k, candidates) in [
+        (1_000, None),
+        (1_000, Some(5)),
+        (700, Some(5_000)),
+        (1, Some(0)),
+    ] {
         let mut request = SearchRequest::new(library(), "river delta");
         request.top_k = top_k;
         request.candidates = candidates;
@@ -253,7 +258,8 @@ fn any_value() -> impl Strategy<Value = Value> {
     prop_oneof![
         Just(Value::Null),
         any::<i64>().prop_map(Value::from),
-        any::<f64>().prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
+        any::<f64>()
+            .prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
         ".{0,12}".prop_map(Value::from),
         Just(json!(["earth"])),
         Just(json!({"nested": 1})),
@@ -290,7 +296,8 @@ fn any_condition() -> impl Strategy<Value = Condition> {
                 lt
             }),
         ".{0,20}".prop_map(Condition::PathPrefix),
-        prop_oneof![Just("Deltas > Fans".to_string()), ".{0,20}"].prop_map(Condition::SectionPrefix),
+        prop_oneof![Just("Deltas > Fans".to_string()), ".{0,20}"]
+            .prop_map(Condition::SectionPrefix),
     ]
 }
 
@@ -440,7 +447,9 @@ proptest! {
 fn read_only_refuses_every_write(dir: &Path, store_url: Option<&str>) {
     let writer = open(dir, store_url, true, Limits::default());
     fill(&writer);
-    let document = writer.documents(&library(), 0, 1).unwrap().0[0].id.to_string();
+    let document = writer.documents(&library(), 0, 1).unwrap().0[0]
+        .id
+        .to_string();
     let count = writer.inspect(&library()).unwrap();
     drop(writer);
 
@@ -485,7 +494,10 @@ fn read_only_refuses_every_write(dir: &Path, store_url: Option<&str>) {
         (
             "ingest into a new library",
             reader
-                .ingest(&IngestRequest::new(other.clone(), vec![content]), &SilentProgress)
+                .ingest(
+                    &IngestRequest::new(other.clone(), vec![content]),
+                    &SilentProgress,
+                )
                 .map(drop),
         ),
         (

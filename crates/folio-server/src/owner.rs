@@ -224,9 +224,8 @@ impl Owner {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => {
-                return Err(e).with_context(|| {
-                    format!("cannot replace the old socket {}", path.display())
-                });
+                return Err(e)
+                    .with_context(|| format!("cannot replace the old socket {}", path.display()));
             }
         }
         let listener = UnixListener::bind(&path)
@@ -313,9 +312,8 @@ pub async fn claim(config: &EngineConfig, wait: Duration) -> Result<Role> {
         if let Ok(stream) = UnixStream::connect(&path).await {
             // Attach only to an owner of this user's: another user's process
             // at the socket's name must not answer in the owner's place.
-            same_user(&stream).with_context(|| {
-                format!("refusing to attach to the socket {}", path.display())
-            })?;
+            same_user(&stream)
+                .with_context(|| format!("refusing to attach to the socket {}", path.display()))?;
             return Ok(Role::Attached(stream));
         }
         if Instant::now() >= deadline {
@@ -356,7 +354,8 @@ impl Handshake {
     }
 
     fn is_initialize(line: &str) -> bool {
-        serde_json::from_str::<Envelope>(line).is_ok_and(|e| e.method.as_deref() == Some("initialize"))
+        serde_json::from_str::<Envelope>(line)
+            .is_ok_and(|e| e.method.as_deref() == Some("initialize"))
     }
 
     fn is_replay_answer(line: &str) -> bool {
@@ -418,12 +417,11 @@ impl InFlight {
                     || envelope
                         .params
                         .and_then(|p| p.name)
-                        .and_then(|name| self.registry.as_ref()?.find(&name).map(|(_, t)| t.clone()))
+                        .and_then(|name| {
+                            self.registry.as_ref()?.find(&name).map(|(_, t)| t.clone())
+                        })
                         .is_none_or(|tool| {
-                            tool.annotations
-                                .as_ref()
-                                .and_then(|a| a.destructive_hint)
-                                != Some(true)
+                            tool.annotations.as_ref().and_then(|a| a.destructive_hint) != Some(true)
                         });
                 self.requests.push((id, line.to_string(), safe));
                 true
@@ -741,7 +739,10 @@ mod tests {
         // A folder others may enter (made by someone who got there first).
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
         let refused = private_dir(base.path()).unwrap_err();
-        assert!(refused.to_string().contains("not a private folder"), "{refused:#}");
+        assert!(
+            refused.to_string().contains("not a private folder"),
+            "{refused:#}"
+        );
 
         // A link to somewhere else under the expected name.
         std::fs::remove_dir(&dir).unwrap();

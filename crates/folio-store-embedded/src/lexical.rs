@@ -17,8 +17,8 @@ use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, STRING, Schema, TextFieldIndexing, TextOptions,
 };
 use tantivy::tokenizer::{
-    AsciiFoldingFilter, Language, LowerCaser, PreTokenizedString, RegexTokenizer,
-    RemoveLongFilter, Stemmer, StopWordFilter, TextAnalyzer, Token,
+    AsciiFoldingFilter, Language, LowerCaser, PreTokenizedString, RegexTokenizer, RemoveLongFilter,
+    Stemmer, StopWordFilter, TextAnalyzer, Token,
 };
 use tantivy::{
     DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TERMINATED, TantivyDocument,
@@ -550,7 +550,9 @@ impl Lexical {
         let counting = err("counting lexical entries");
         let (mut documents, mut chunk_terms, mut document_terms) = (0u64, 0u64, 0u64);
         for segment in searcher.segment_readers() {
-            let inverted = segment.inverted_index(self.fields.kind).map_err(&counting)?;
+            let inverted = segment
+                .inverted_index(self.fields.kind)
+                .map_err(&counting)?;
             match segment.alive_bitset() {
                 // Without deletes tantivy's own totals are exact.
                 None => {
@@ -939,7 +941,9 @@ fn live_doc_freq(searcher: &Searcher, term: &Term) -> tantivy::Result<u64> {
         match segment.alive_bitset() {
             None => df += u64::from(inverted.doc_freq(term)?),
             Some(alive) => {
-                if let Some(mut postings) = inverted.read_postings(term, IndexRecordOption::Basic)? {
+                if let Some(mut postings) =
+                    inverted.read_postings(term, IndexRecordOption::Basic)?
+                {
                     let mut doc = postings.doc();
                     while doc != TERMINATED {
                         df += u64::from(alive.is_alive(doc));
@@ -953,7 +957,6 @@ fn live_doc_freq(searcher: &Searcher, term: &Term) -> tantivy::Result<u64> {
 }
 
 impl Statistics {
-
     /// Average chunk length in tokens, at least one.
     fn avgdl(&self) -> f32 {
         (self.total_tokens as f32 / self.n as f32).max(1.0)

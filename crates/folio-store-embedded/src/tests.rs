@@ -414,17 +414,18 @@ fn lose_document_entry(dir: &Path, source: &str) {
     let mut writer: tantivy::IndexWriter = index.writer_with_num_threads(1, 15_000_000).unwrap();
     let id = DocumentId::derive(&lib(), source);
     let key = crate::lexical::document_key(id.as_str()).unwrap();
-    writer.delete_query(Box::new(tantivy::query::BooleanQuery::intersection(vec![
-        Box::new(tantivy::query::TermQuery::new(
-            tantivy::Term::from_field_text(kind, "document"),
-            tantivy::schema::IndexRecordOption::Basic,
-        )),
-        Box::new(tantivy::query::TermQuery::new(
-            tantivy::Term::from_field_u64(doc_key, key),
-            tantivy::schema::IndexRecordOption::Basic,
-        )),
-    ])))
-    .unwrap();
+    writer
+        .delete_query(Box::new(tantivy::query::BooleanQuery::intersection(vec![
+            Box::new(tantivy::query::TermQuery::new(
+                tantivy::Term::from_field_text(kind, "document"),
+                tantivy::schema::IndexRecordOption::Basic,
+            )),
+            Box::new(tantivy::query::TermQuery::new(
+                tantivy::Term::from_field_u64(doc_key, key),
+                tantivy::schema::IndexRecordOption::Basic,
+            )),
+        ])))
+        .unwrap();
     let mut commit = writer.prepare_commit().unwrap();
     let watermark = index.load_metas().unwrap().payload.unwrap();
     commit.set_payload(&watermark);

@@ -147,42 +147,6 @@ fn redact_key_values(text: &str) -> String {
     out
 }
 
-#[cfg(test)]
-mod redaction {
-    use super::redact;
-
-    #[test]
-    fn passwords_are_masked_in_every_form_a_connection_string_takes() {
-        for (given, shown) in [
-            (
-                "postgres://folio:s3cret@db:5432/folio",
-                "postgres://folio:***@db:5432/folio",
-            ),
-            (
-                "postgres://folio@db/folio?password=s3cret&sslmode=disable",
-                "postgres://folio@db/folio?password=***&sslmode=disable",
-            ),
-            (
-                "postgresql://db/folio?user=folio&PASSWORD=s3cret",
-                "postgresql://db/folio?user=folio&PASSWORD=***",
-            ),
-            (
-                "host=db user=folio password=s3cret dbname=folio",
-                "host=db user=folio password=*** dbname=folio",
-            ),
-            (
-                "host=db password = 's3 cr\\'et' dbname=folio",
-                "host=db password=*** dbname=folio",
-            ),
-        ] {
-            let redacted = redact(given);
-            assert_eq!(redacted, shown);
-            assert!(!redacted.contains("s3"), "{redacted}");
-        }
-        assert_eq!(redact("not a url"), "the configured PostgreSQL URL");
-    }
-}
-
 impl Pool {
     pub fn new(url: &str) -> Result<Self> {
         let display = redact(url);
@@ -357,5 +321,41 @@ impl Drop for Pooled<'_> {
         if idle.len() < IDLE_MAX {
             idle.push(client);
         }
+    }
+}
+
+#[cfg(test)]
+mod redaction {
+    use super::redact;
+
+    #[test]
+    fn passwords_are_masked_in_every_form_a_connection_string_takes() {
+        for (given, shown) in [
+            (
+                "postgres://folio:s3cret@db:5432/folio",
+                "postgres://folio:***@db:5432/folio",
+            ),
+            (
+                "postgres://folio@db/folio?password=s3cret&sslmode=disable",
+                "postgres://folio@db/folio?password=***&sslmode=disable",
+            ),
+            (
+                "postgresql://db/folio?user=folio&PASSWORD=s3cret",
+                "postgresql://db/folio?user=folio&PASSWORD=***",
+            ),
+            (
+                "host=db user=folio password=s3cret dbname=folio",
+                "host=db user=folio password=*** dbname=folio",
+            ),
+            (
+                "host=db password = 's3 cr\\'et' dbname=folio",
+                "host=db password=*** dbname=folio",
+            ),
+        ] {
+            let redacted = redact(given);
+            assert_eq!(redacted, shown);
+            assert!(!redacted.contains("s3"), "{redacted}");
+        }
+        assert_eq!(redact("not a url"), "the configured PostgreSQL URL");
     }
 }

@@ -284,42 +284,42 @@ fn bm25_equals_the_reference_formula_on_both_backends() {
         "wzxwzx",
     ];
     let compare = |chunks: &[(String, String)]| {
-    for query in queries {
-        for bm25 in [Bm25::default(), Bm25 { k1: 0.9, b: 0.4 }] {
-            let expected = reference_bm25(chunks, query, bm25);
-            for k in [1, 5, 40] {
-                for store in [&postgres as &dyn Store, &embedded] {
-                    let got = store
-                        .lexical(&lib(), query, &Filter::default(), k, bm25)
-                        .unwrap();
-                    assert_eq!(got.len(), expected.len().min(k), "{query} k={k}");
-                    for (hit, (key, score)) in got.iter().zip(&expected) {
-                        assert!(
-                            (hit.score - score).abs() < 1e-4 * score.max(1.0),
-                            "{query} k={k}: {} {} vs reference {key} {score}",
-                            hit.chunk,
-                            hit.score
-                        );
-                    }
-                    // Each chunk returned has the reference's score for it
-                    // (chunks of equal score may come in another order).
-                    for hit in &got {
-                        let reference = expected
-                            .iter()
-                            .find(|(key, _)| *key == hit.chunk.to_string());
-                        assert!(
-                            reference.is_some_and(
-                                |(_, score)| (hit.score - score).abs() < 1e-4 * score.max(1.0)
-                            ),
-                            "{query} k={k}: {} {} vs reference {reference:?}",
-                            hit.chunk,
-                            hit.score
-                        );
+        for query in queries {
+            for bm25 in [Bm25::default(), Bm25 { k1: 0.9, b: 0.4 }] {
+                let expected = reference_bm25(chunks, query, bm25);
+                for k in [1, 5, 40] {
+                    for store in [&postgres as &dyn Store, &embedded] {
+                        let got = store
+                            .lexical(&lib(), query, &Filter::default(), k, bm25)
+                            .unwrap();
+                        assert_eq!(got.len(), expected.len().min(k), "{query} k={k}");
+                        for (hit, (key, score)) in got.iter().zip(&expected) {
+                            assert!(
+                                (hit.score - score).abs() < 1e-4 * score.max(1.0),
+                                "{query} k={k}: {} {} vs reference {key} {score}",
+                                hit.chunk,
+                                hit.score
+                            );
+                        }
+                        // Each chunk returned has the reference's score for it
+                        // (chunks of equal score may come in another order).
+                        for hit in &got {
+                            let reference = expected
+                                .iter()
+                                .find(|(key, _)| *key == hit.chunk.to_string());
+                            assert!(
+                                reference
+                                    .is_some_and(|(_, score)| (hit.score - score).abs()
+                                        < 1e-4 * score.max(1.0)),
+                                "{query} k={k}: {} {} vs reference {reference:?}",
+                                hit.chunk,
+                                hit.score
+                            );
+                        }
                     }
                 }
             }
         }
-    }
     };
     compare(&chunks);
     assert!(
@@ -341,9 +341,17 @@ fn bm25_equals_the_reference_formula_on_both_backends() {
                 format!("{} {}", words[1], words[50]),
             ];
             let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-            let replacement = document(&lib(), &format!("d{d}.txt"), &refs, &[0, 1], json!({"half": d % 2}));
+            let replacement = document(
+                &lib(),
+                &format!("d{d}.txt"),
+                &refs,
+                &[0, 1],
+                json!({"half": d % 2}),
+            );
             for store in [&postgres as &dyn Store, &embedded] {
-                let outcome = store.put_documents(vec![replacement.clone()], false).unwrap();
+                let outcome = store
+                    .put_documents(vec![replacement.clone()], false)
+                    .unwrap();
                 assert_eq!(outcome, vec![folio_store::PutOutcome::Replaced]);
             }
             live.push(replacement);
@@ -354,7 +362,12 @@ fn bm25_equals_the_reference_formula_on_both_backends() {
     let chunks: Vec<(String, String)> = live
         .iter()
         .flat_map(|doc| &doc.chunks)
-        .map(|chunk| (chunk.id.to_string(), format!("{}{}", chunk.context, chunk.text)))
+        .map(|chunk| {
+            (
+                chunk.id.to_string(),
+                format!("{}{}", chunk.context, chunk.text),
+            )
+        })
         .collect();
     compare(&chunks);
     // A filter keeps the same scores for the chunks it lets through.
