@@ -112,6 +112,10 @@ def test_hostile_files_over_mcp_and_upload(tmp_path, data):
                     assert listed["total"] == 1, f"after {kind}: {listed}"
 
         run(go())
+        assert server.process.poll() is None, "the server died"
+    # POST /upload is the mcpvectordb contract's route, served with that
+    # toolset (issue 26); its own server, on a data directory of its own.
+    with HttpServer(tmp_path / "uploads", "--toolsets", "mcpvectordb", config=config) as server:
         for kind in ["pdf_nested_dict", "html_unclosed_b", "epub_deep"]:
             name = fixtures[kind].name
             status, body = upload(server.url, [("file", (name, fixtures[kind].read_bytes())), ("library", "docs")])

@@ -71,6 +71,17 @@ def test_three_stdio_clients_share_one_data_directory(data):
     run(go())
 
 
+async def start_owner(data):
+    """A `folio serve --stdio` with no client of its own, once it owns `data`
+    (its socket exists); the caller kills it."""
+    owner = subprocess.Popen([BIN, "serve", "--stdio"], env=folio_env(data), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 20
+    while not (data / "folio.sock").exists():
+        assert time.time() < deadline, "the first server did not become the owner"
+        await asyncio.sleep(0.05)
+    return owner
+
+
 @pytest.mark.embedded_only
 def test_attached_clients_survive_their_owner():
     """The owner is killed while clients are attached: they carry on."""
@@ -78,12 +89,8 @@ def test_attached_clients_survive_their_owner():
     data = Path(tempfile.mkdtemp(prefix="folio-", dir="/tmp")) / "data"
 
     async def go():
-        owner = subprocess.Popen([BIN, "serve", "--stdio"], env=folio_env(data), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        owner = await start_owner(data)
         try:
-            deadline = time.time() + 20
-            while not (data / "folio.sock").exists():
-                assert time.time() < deadline, "the first server did not become the owner"
-                await asyncio.sleep(0.05)
             async with stdio(data) as a, stdio(data) as b:
                 await ok(a, "ingest", {"library": "l", "content": {"name": "a.md", "text": "alpha document text"}})
                 os.kill(owner.pid, signal.SIGKILL)
@@ -117,12 +124,8 @@ def test_a_call_in_flight_when_the_owner_dies_is_answered():
     )
 
     async def go():
-        owner = subprocess.Popen([BIN, "serve", "--stdio"], env=folio_env(data), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        owner = await start_owner(data)
         try:
-            deadline = time.time() + 20
-            while not (data / "folio.sock").exists():
-                assert time.time() < deadline, "the first server did not become the owner"
-                await asyncio.sleep(0.05)
             async with stdio(data) as a:
                 await ok(a, "ingest", {"library": "l", "content": {"name": "warm.md", "text": "warm up the model"}})
                 call = asyncio.create_task(ok(a, "ingest", {"library": "l", "content": {"name": "notes.md", "text": long_text}}))

@@ -881,27 +881,12 @@ fn log_head(conn: &Connection, library_id: i64) -> Result<i64> {
     .map_err(sql_err("reading the change log"))
 }
 
-/// The number of chunks a library holds in the source of truth.
-/// Documents of a library in the source of truth.
-fn document_count(conn: &Connection, library_id: i64) -> Result<u64> {
-    conn.query_row(
-        "SELECT COUNT(*) FROM documents WHERE library_id = ?",
-        [library_id],
-        |r| r.get::<_, i64>(0),
-    )
-    .map(|n| n as u64)
-    .map_err(sql_err("counting documents"))
-}
-
 /// Whether a lexical index holds as many live chunk entries and whole-
 /// document entries as the library has chunks and documents; logs what
 /// differs when it does not.
 fn lexical_matches(conn: &Connection, library_id: i64, lexical: &Lexical) -> Result<bool> {
     let (chunks, documents) = (lexical.len()?, lexical.document_count()?);
-    let expected = (
-        chunk_count(conn, library_id)?,
-        document_count(conn, library_id)?,
-    );
+    let expected = source_counts(conn, library_id)?;
     if (chunks, documents) == expected {
         return Ok(true);
     }
@@ -916,13 +901,18 @@ fn lexical_matches(conn: &Connection, library_id: i64, lexical: &Lexical) -> Res
     Ok(false)
 }
 
+/// The number of chunks a library holds in the source of truth.
 fn chunk_count(conn: &Connection, library_id: i64) -> Result<u64> {
+    Ok(source_counts(conn, library_id)?.0)
+}
+
+/// A library's chunks and documents in the source of truth.
+fn source_counts(conn: &Connection, library_id: i64) -> Result<(u64, u64)> {
     conn.query_row(
-        "SELECT COALESCE(SUM(chunk_count), 0) FROM documents WHERE library_id = ?",
+        "SELECT COALESCE(SUM(chunk_count), 0), COUNT(*) FROM documents WHERE library_id = ?",
         [library_id],
-        |r| r.get::<_, i64>(0),
+        |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64)),
     )
-    .map(|n| n as u64)
     .map_err(sql_err("counting chunks"))
 }
 
