@@ -501,22 +501,8 @@ impl Lexical {
                 .fast_fields()
                 .u64("doc_key")
                 .map_err(err("reading lexical document keys"))?;
-            let alive = segment.alive_bitset();
-            let Some(mut postings) = segment
-                .inverted_index(self.fields.kind)
-                .map_err(err("reading lexical document keys"))?
-                .read_postings(&marker, IndexRecordOption::Basic)
-                .map_err(|e| StoreError::io("reading lexical document keys", e))?
-            else {
-                continue;
-            };
-            let mut doc = postings.doc();
-            while doc != TERMINATED {
-                if alive.is_none_or(|a| a.is_alive(doc)) {
-                    keys.extend(column.first(doc));
-                }
-                doc = postings.advance();
-            }
+            live_postings(segment, &marker, |doc| keys.extend(column.first(doc)))
+                .map_err(err("reading lexical document keys"))?;
         }
         Ok(keys)
     }
@@ -940,20 +926,30 @@ fn live_doc_freq(searcher: &Searcher, term: &Term) -> tantivy::Result<u64> {
         let inverted = segment.inverted_index(term.field())?;
         match segment.alive_bitset() {
             None => df += u64::from(inverted.doc_freq(term)?),
-            Some(alive) => {
-                if let Some(mut postings) =
-                    inverted.read_postings(term, IndexRecordOption::Basic)?
-                {
-                    let mut doc = postings.doc();
-                    while doc != TERMINATED {
-                        df += u64::from(alive.is_alive(doc));
-                        doc = postings.advance();
-                    }
-                }
-            }
+            Some(_) => live_postings(segment, term, |_| df += 1)?,
         }
     }
     Ok(df)
+}
+
+/// Calls `each` with every live entry of `segment` holding `term`.
+fn live_postings(
+    segment: &tantivy::SegmentReader,
+    term: &Term,
+    mut each: impl FnMut(tantivy::DocId),
+) -> tantivy::Result<()> {
+    let alive = segment.alive_bitset();
+    let inverted = segment.inverted_index(term.field())?;
+    if let Some(mut postings) = inverted.read_postings(term, IndexRecordOption::Basic)? {
+        let mut doc = postings.doc();
+        while doc != TERMINATED {
+            if alive.is_none_or(|a| a.is_alive(doc)) {
+                each(doc);
+            }
+            doc = postings.advance();
+        }
+    }
+    Ok(())
 }
 
 impl Statistics {
