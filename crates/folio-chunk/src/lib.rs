@@ -77,7 +77,8 @@ pub struct ChunkDraft {
 }
 
 /// A piece of text that is never cut further: a block, a sentence, a run of
-/// words or, for pathological input, a run of characters.
+/// words or, for pathological input, a run of characters. `start..end` is a
+/// byte range of the rendered text.
 #[derive(Debug, Clone, Copy)]
 struct Unit {
     start: usize,
@@ -112,24 +113,47 @@ pub fn context_header(title: Option<&str>, section_path: &[String]) -> String {
     header
 }
 
-/// Cuts `text` (whose rendering is `rendered`) into chunks.
+/// A text longer than this many bytes per token of the limit it is checked
+/// against is over that limit without being counted. Real text runs at
+/// about four bytes per model token; a WordPiece token covers at most one
+/// word of a hundred chars. So only a unit that must be cut anyway is left
+/// uncounted, and no text of unbounded length ever reaches the tokenizer,
+/// whose working memory is a hundred bytes or more per token of its input.
+pub const MAX_BYTES_PER_TOKEN: usize = 32;
+
+/// Tokens of `text` when it may be within `limit`; `limit + 1` when it is
+/// too long to be.
+fn count_within(counter: &dyn TokenCounter, text: &str, limit: usize) -> usize {
+    if text.len() > limit.saturating_mul(MAX_BYTES_PER_TOKEN) {
+        limit.saturating_add(1)
+    } else {
+        counter.count(text)
+    }
+}
+
+/// Cuts `text` (whose rendering is `rendered`) into chunks, stopping once
+/// there are more than `max_chunks`: a caller that refuses such a document
+/// learns so without holding all of its chunks.
+///
+/// Memory is a small multiple of the text: units are byte ranges, the
+/// char offsets come from a sparse table, and no text longer than
+/// `MAX_BYTES_PER_TOKEN` bytes per token of the window is tokenised.
 pub fn chunk(
     text: &StructuredText,
     rendered: &RenderedText,
     config: &ChunkConfig,
     counter: &dyn TokenCounter,
+    max_chunks: usize,
 ) -> Vec<ChunkDraft> {
-    let chars: Vec<(usize, char)> = rendered.text.char_indices().collect();
-    let doc = Doc {
-        text: &rendered.text,
-        chars: &chars,
-    };
+    let doc = Doc::new(&rendered.text);
     let mut drafts = Vec::new();
-    for section in sections(text, rendered, &doc, counter) {
+    for section in sections(text, rendered, &doc, config.max_tokens, counter) {
         let mut header = context_header(text.title.as_deref(), &section.path);
         // A header may take at most a third of the window; beyond that it is
         // context, not content, and is shortened.
-        while counter.count(&header) > config.max_tokens / 3 && header.chars().count() > 8 {
+        let header_max = config.max_tokens / 3;
+        while count_within(counter, &header, header_max) > header_max && header.chars().count() > 8
+        {
             let keep = header.chars().count() * 2 / 3;
             header = header.chars().take(keep).collect::<String>() + "\n";
         }
@@ -154,6 +178,9 @@ pub fn chunk(
                 counter,
                 &mut drafts,
             );
+            if drafts.len() > max_chunks {
+                return drafts;
+            }
         }
     }
     drafts
@@ -166,25 +193,47 @@ struct Budget {
     overlap: usize,
 }
 
-/// The rendered text with a char-index → byte-offset table.
+/// Chars between two entries of `Doc::marks`.
+const MARK_STRIDE: usize = 64;
+
+/// The rendered text with a sparse char-index ↔ byte-offset table: the
+/// byte offset of every `MARK_STRIDE`-th char (an eighth of a byte per char
+/// of ASCII, where a full table took sixteen).
 struct Doc<'a> {
     text: &'a str,
-    chars: &'a [(usize, char)],
+    marks: Vec<usize>,
 }
 
-impl Doc<'_> {
+impl<'a> Doc<'a> {
+    fn new(text: &'a str) -> Self {
+        let marks = text
+            .char_indices()
+            .step_by(MARK_STRIDE)
+            .map(|(b, _)| b)
+            .collect();
+        Doc { text, marks }
+    }
+
+    /// The byte offset of char `char_index` (the text's length past its end).
     fn byte(&self, char_index: usize) -> usize {
-        self.chars
-            .get(char_index)
-            .map_or(self.text.len(), |(b, _)| *b)
+        let Some(&from) = self.marks.get(char_index / MARK_STRIDE) else {
+            return self.text.len();
+        };
+        self.text[from..]
+            .char_indices()
+            .nth(char_index % MARK_STRIDE)
+            .map_or(self.text.len(), |(b, _)| from + b)
     }
 
-    fn slice(&self, start: usize, end: usize) -> &str {
-        &self.text[self.byte(start)..self.byte(end)]
-    }
-
+    /// The char index of the char boundary at `byte`.
     fn char_index(&self, byte: usize) -> usize {
-        self.chars.partition_point(|(b, _)| *b < byte)
+        let mark = self.marks.partition_point(|&b| b <= byte).saturating_sub(1);
+        let from = self.marks.get(mark).copied().unwrap_or(0);
+        mark * MARK_STRIDE + self.text[from..byte].chars().count()
+    }
+
+    fn slice(&self, start: usize, end: usize) -> &'a str {
+        &self.text[start..end]
     }
 }
 
@@ -194,6 +243,7 @@ fn sections(
     text: &StructuredText,
     rendered: &RenderedText,
     doc: &Doc<'_>,
+    max_tokens: usize,
     counter: &dyn TokenCounter,
 ) -> Vec<Section> {
     let mut out: Vec<Section> = Vec::new();
@@ -203,7 +253,6 @@ fn sections(
         units: Vec::new(),
     };
     for (block, &(start, end)) in text.blocks.iter().zip(&rendered.spans) {
-        let (start, end) = (start as usize, end as usize);
         if let BlockKind::Heading(level) = block.kind {
             if !current.units.is_empty() {
                 out.push(std::mem::replace(
@@ -222,7 +271,8 @@ fn sections(
         if block.text.trim().is_empty() {
             continue;
         }
-        let tokens = counter.count(doc.slice(start, end));
+        let (start, end) = (doc.byte(start as usize), doc.byte(end as usize));
+        let tokens = count_within(counter, doc.slice(start, end), max_tokens);
         current.units.push(Unit {
             start,
             end,
@@ -245,22 +295,18 @@ fn refine(units: &[Unit], doc: &Doc<'_>, max: usize, counter: &dyn TokenCounter)
             continue;
         }
         let text = doc.slice(unit.start, unit.end);
-        let base = doc.byte(unit.start);
-        let sentences: Vec<Unit> = text
-            .split_sentence_bound_indices()
-            .filter(|(_, s)| !s.trim().is_empty())
-            .map(|(offset, s)| {
-                let start = doc.char_index(base + offset);
-                let end = doc.char_index(base + offset + s.trim_end().len());
-                Unit {
-                    start,
-                    end,
-                    tokens: counter.count(s),
-                    page: unit.page,
-                }
-            })
-            .collect();
-        for sentence in sentences {
+        for (offset, sentence) in text.split_sentence_bound_indices() {
+            let sentence = sentence.trim_end();
+            if sentence.trim_start().is_empty() {
+                continue;
+            }
+            let start = unit.start + offset;
+            let sentence = Unit {
+                start,
+                end: start + sentence.len(),
+                tokens: count_within(counter, sentence, max),
+                page: unit.page,
+            };
             if sentence.tokens <= max {
                 out.push(sentence);
             } else {
@@ -286,14 +332,11 @@ fn split_words(
     let mut i = unit.start;
     while i < unit.end {
         // One word plus the whitespace before it.
-        let mut j = i;
-        while j < unit.end && doc.chars[j].1.is_whitespace() {
-            j += 1;
-        }
-        while j < unit.end && !doc.chars[j].1.is_whitespace() {
-            j += 1;
-        }
-        let word_tokens = counter.count(doc.slice(i, j));
+        let rest = doc.slice(i, unit.end);
+        let word = rest.trim_start();
+        let word_start = i + (rest.len() - word.len());
+        let j = word_start + word.find(char::is_whitespace).unwrap_or(word.len());
+        let word_tokens = count_within(counter, doc.slice(i, j), max);
         if tokens + word_tokens > max && end > start {
             out.push(Unit {
                 start,
@@ -301,26 +344,26 @@ fn split_words(
                 tokens,
                 page: unit.page,
             });
-            start = i;
-            while start < j && doc.chars[start].1.is_whitespace() {
-                start += 1;
-            }
+            start = word_start;
             tokens = 0;
         }
         if word_tokens > max {
             // A "word" longer than the window (a hash, base64): cut by chars.
-            let mut piece_start = start;
             let step = max.max(1);
-            while piece_start < j {
-                let piece_end = (piece_start + step).min(j);
-                let t = counter.count(doc.slice(piece_start, piece_end));
+            let piece = doc.slice(start, j);
+            let mut cuts: Vec<usize> = piece
+                .char_indices()
+                .step_by(step)
+                .map(|(b, _)| start + b)
+                .collect();
+            cuts.push(j);
+            for pair in cuts.windows(2) {
                 out.push(Unit {
-                    start: piece_start,
-                    end: piece_end,
-                    tokens: t,
+                    start: pair[0],
+                    end: pair[1],
+                    tokens: count_within(counter, doc.slice(pair[0], pair[1]), max),
                     page: unit.page,
                 });
-                piece_start = piece_end;
             }
             start = j;
             end = j;
@@ -407,8 +450,8 @@ fn emit(
     out.push(ChunkDraft {
         text,
         embed_text,
-        char_start: first.start as u64,
-        char_end: last.end as u64,
+        char_start: doc.char_index(first.start) as u64,
+        char_end: doc.char_index(last.end) as u64,
         page_start: pages.clone().min(),
         page_end: pages.max(),
         section_path: path.to_vec(),

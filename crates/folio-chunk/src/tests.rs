@@ -28,7 +28,7 @@ fn run(blocks: Vec<Block>, config: ChunkConfig) -> (StructuredText, Vec<ChunkDra
         ..Default::default()
     };
     let rendered = text.render();
-    let drafts = chunk(&text, &rendered, &config, &Words);
+    let drafts = chunk(&text, &rendered, &config, &Words, usize::MAX);
     for d in &drafts {
         let slice: String = rendered
             .text
@@ -205,4 +205,67 @@ fn config_validation() {
         .validate()
         .is_err()
     );
+}
+
+/// Words, remembering the longest text it was asked to count.
+#[derive(Default)]
+struct Longest(std::cell::Cell<usize>);
+
+impl TokenCounter for Longest {
+    fn count(&self, text: &str) -> usize {
+        self.0.set(self.0.get().max(text.len()));
+        Words.count(text)
+    }
+}
+
+#[test]
+fn a_document_of_one_long_line_is_never_tokenised_whole() {
+    // Four megabytes in one block, sentences and all: what an HTML page
+    // holding one long line becomes. The tokenizer's working memory is a
+    // hundred bytes or more per token of its input, so counting the block
+    // whole took gigabytes.
+    let line = format!("{}. ", words(12, "Word")).repeat(4 * 1024 * 1024 / 80);
+    let no_sentences = words(200_000, "w");
+    for text in [line, no_sentences] {
+        let structured = StructuredText {
+            title: Some("Doc".into()),
+            blocks: vec![Block::new(BlockKind::Paragraph, text.clone(), None)],
+            ..Default::default()
+        };
+        let rendered = structured.render();
+        let counter = Longest::default();
+        let drafts = chunk(&structured, &rendered, &CFG, &counter, usize::MAX);
+        let bound = CFG.max_tokens * MAX_BYTES_PER_TOKEN;
+        assert!(
+            counter.0.get() <= bound,
+            "counted {} bytes at once, over {bound}",
+            counter.0.get()
+        );
+        // Nothing lost: between the chunks (ASCII: char offsets are
+        // bytes) there is only whitespace.
+        let mut covered = 0;
+        for d in &drafts {
+            let gap = text.get(covered..d.char_start as usize).unwrap_or("");
+            assert!(gap.trim().is_empty(), "lost {gap:?}");
+            covered = covered.max(d.char_end as usize);
+        }
+        assert!(text[covered..].trim().is_empty());
+    }
+}
+
+#[test]
+fn chunking_stops_past_the_chunk_limit() {
+    let blocks = (0..100)
+        .map(|i| Block::new(BlockKind::Paragraph, words(30, &format!("p{i}w")), None))
+        .collect::<Vec<_>>();
+    let structured = StructuredText {
+        blocks,
+        ..Default::default()
+    };
+    let rendered = structured.render();
+    let all = chunk(&structured, &rendered, &CFG, &Words, usize::MAX);
+    assert!(all.len() > 10);
+    let capped = chunk(&structured, &rendered, &CFG, &Words, 10);
+    assert_eq!(capped.len(), 11, "one past the limit tells the caller");
+    assert_eq!(capped[..], all[..11]);
 }

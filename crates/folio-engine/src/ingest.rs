@@ -810,20 +810,20 @@ impl Engine {
             .or_else(|| title_from_locator(&locator));
         let mut for_chunking = structured;
         for_chunking.title = title.clone();
-        let drafts = folio_chunk::chunk(&for_chunking, &rendered, config, counter);
+        let max_chunks = limits.max_chunks_per_document as usize;
+        let drafts = folio_chunk::chunk(&for_chunking, &rendered, config, counter, max_chunks);
         if drafts.is_empty() {
             return Err(EngineError::new(
                 ErrorCode::EmptyContent,
                 "no text to index",
             ));
         }
-        if drafts.len() as u64 > u64::from(limits.max_chunks_per_document) {
+        if drafts.len() > max_chunks {
             return Err(EngineError::new(
                 ErrorCode::TooLarge,
                 format!(
-                    "{} chunks, over the limit of {}",
-                    drafts.len(),
-                    limits.max_chunks_per_document
+                    "more than {max_chunks} chunks (limit max_chunks_per_document): \
+                     split the document, or raise the limit"
                 ),
             ));
         }

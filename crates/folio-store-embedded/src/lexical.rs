@@ -134,8 +134,42 @@ pub fn analyze(text: &str) -> Vec<String> {
     tokens(text).into_iter().map(|t| t.text).collect()
 }
 
+/// The distinct analysed terms of `text` with how often each occurs, and
+/// the number of terms (repeats included): a document's postings, built
+/// without holding its terms one by one (a whole document can run to
+/// millions).
+pub fn term_counts(text: &str) -> (Vec<(String, u32)>, usize) {
+    let mut analyzer = analyzer();
+    let mut stream = analyzer.token_stream(text);
+    let mut counts: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
+    let mut length = 0;
+    while stream.advance() {
+        length += 1;
+        let term = &stream.token().text;
+        match counts.get_mut(term.as_str()) {
+            Some(n) => *n += 1,
+            None => {
+                counts.insert(term.clone(), 1);
+            }
+        }
+    }
+    (counts.into_iter().collect(), length)
+}
+
+/// The number of analysed terms of `text`, repeats included.
+fn term_count(text: &str) -> usize {
+    let mut analyzer = analyzer();
+    let mut stream = analyzer.token_stream(text);
+    let mut length = 0;
+    while stream.advance() {
+        length += 1;
+    }
+    length
+}
+
 /// The analyser's tokens of `text`: analysed once, both indexed (as a
-/// pre-tokenized value) and counted (the entry's length).
+/// pre-tokenized value) and counted (the entry's length). For a chunk;
+/// a whole document is analysed as it is indexed, never held as tokens.
 fn tokens(text: &str) -> Vec<Token> {
     let mut analyzer = analyzer();
     let mut stream = analyzer.token_stream(text);
@@ -387,33 +421,38 @@ impl Lexical {
         for document in documents {
             writer.delete_term(Term::from_field_text(fields.document, &document.id));
             let doc_key = document_key(&document.id);
-            let entry = |text_field: Field, text: &str| {
+            let entry = || {
                 let mut doc = TantivyDocument::default();
                 if let Some(doc_key) = doc_key {
                     doc.add_u64(fields.doc_key, doc_key);
                 }
                 doc.add_text(fields.document, &document.id);
+                doc
+            };
+            for (key, text) in &document.chunks {
+                let mut doc = entry();
                 let tokens = tokens(text);
                 doc.add_u64(fields.length, tokens.len() as u64);
                 // Not stored: the text itself is not kept, only its tokens.
                 doc.add_pre_tokenized_text(
-                    text_field,
+                    fields.text,
                     PreTokenizedString {
                         text: String::new(),
                         tokens,
                     },
                 );
-                doc
-            };
-            for (key, text) in &document.chunks {
-                let mut doc = entry(fields.text, text);
                 doc.add_u64(fields.key, *key);
                 writer
                     .add_document(doc)
                     .map_err(err("adding to the lexical index"))?;
             }
             if let (Some(text), Some(_)) = (&document.text, doc_key) {
-                let mut doc = entry(fields.whole, text);
+                // Counted, then analysed again as tantivy indexes it (the
+                // field's tokenizer is the same analyser): a document's
+                // tokens are never held all at once.
+                let mut doc = entry();
+                doc.add_u64(fields.length, term_count(text) as u64);
+                doc.add_text(fields.whole, text);
                 doc.add_text(fields.kind, DOCUMENT_KIND);
                 writer
                     .add_document(doc)

@@ -18,7 +18,8 @@ mod lexical;
 /// The lexical analyser, for backends that keep postings of their own.
 pub mod analysis {
     pub use crate::lexical::{
-        analyze, analyzer, document_key, document_text, query_terms, scored_length, top_k,
+        analyze, analyzer, document_key, document_text, query_terms, scored_length, term_counts,
+        top_k,
     };
 }
 mod lock;

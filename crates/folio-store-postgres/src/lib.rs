@@ -242,7 +242,7 @@ fn insert_document(client: &impl GenericClient, library_id: i64, new: &NewDocume
     let metadata = clean_json(&Value::Object(d.metadata.clone()));
     let title = d.title.as_deref().map(clean);
     let text = clean(&d.text);
-    let whole = analysis::analyze(&analysis::document_text(title.as_deref(), &text));
+    let whole = analysis::term_counts(&analysis::document_text(title.as_deref(), &text));
     wait(client.execute(
         "INSERT INTO folio_documents (id, library_id, source, source_kind, format, title, content_hash,
                                       metadata, page_count, chunk_count, char_count, text, ingested_at,
@@ -262,7 +262,7 @@ fn insert_document(client: &impl GenericClient, library_id: i64, new: &NewDocume
             &(d.text.chars().count() as i64),
             &text.as_ref(),
             &d.ingested_at,
-            &(whole.len() as i32),
+            &(whole.1 as i32),
         ],
     ))
     .map_err(pg_err("writing a document"))?;
@@ -273,9 +273,9 @@ fn insert_document(client: &impl GenericClient, library_id: i64, new: &NewDocume
         .iter()
         .map(|c| clean(&c.context).into_owned())
         .collect();
-    let analysed: Vec<Vec<String>> = chunks
+    let analysed: Vec<(Vec<(String, u32)>, usize)> = chunks
         .iter()
-        .map(|c| analysis::analyze(&format!("{}{}", c.context, c.text)))
+        .map(|c| analysis::term_counts(&format!("{}{}", c.context, c.text)))
         .collect();
     let idx: Vec<i32> = chunks.iter().map(|c| c.index as i32).collect();
     let count: Vec<i32> = chunks.iter().map(|c| c.count as i32).collect();
@@ -298,7 +298,7 @@ fn insert_document(client: &impl GenericClient, library_id: i64, new: &NewDocume
         .map(|c| clean(&join_section_path(&c.section_path)).into_owned())
         .collect();
     let tokens: Vec<i32> = chunks.iter().map(|c| c.token_count as i32).collect();
-    let terms: Vec<i32> = analysed.iter().map(|t| t.len() as i32).collect();
+    let terms: Vec<i32> = analysed.iter().map(|(_, length)| *length as i32).collect();
     let vectors: Vec<Vector> = new.vectors.iter().map(|v| Vector(v.clone())).collect();
     let keys = wait(client.query(
         "INSERT INTO folio_chunks (library_id, document_id, idx, count, text, context, char_start, char_end,
@@ -358,18 +358,21 @@ pub(crate) struct Postings {
 }
 
 impl Postings {
-    /// Adds one chunk's postings from its analysed terms.
-    pub(crate) fn add(&mut self, library_id: i64, key: i64, chunk_terms: &[String]) {
-        let norm = analysis::scored_length(chunk_terms.len()) as i32;
-        let mut counts: HashMap<&str, i32> = HashMap::new();
-        for term in chunk_terms {
-            *counts.entry(term.as_str()).or_default() += 1;
-        }
-        for (term, tf) in counts {
+    /// Adds one entry's postings from its analysed terms
+    /// (`analysis::term_counts`): each distinct term with its count, and
+    /// the entry's length in terms.
+    pub(crate) fn add(
+        &mut self,
+        library_id: i64,
+        key: i64,
+        (terms, length): &(Vec<(String, u32)>, usize),
+    ) {
+        let norm = analysis::scored_length(*length) as i32;
+        for (term, tf) in terms {
             self.libraries.push(library_id);
-            self.terms.push(term.to_string());
+            self.terms.push(term.clone());
             self.keys.push(key);
-            self.tf.push(tf);
+            self.tf.push(*tf as i32);
             self.norm.push(norm);
         }
     }

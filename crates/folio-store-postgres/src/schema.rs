@@ -55,10 +55,10 @@ fn reanalyse(tx: &Transaction<'_>) -> Result<()> {
             Vec::with_capacity(rows.len()),
         );
         for row in &rows {
-            let terms = analysis::analyze(row.get::<_, &str>(2));
+            let terms = analysis::term_counts(row.get::<_, &str>(2));
             postings.add(row.get(1), row.get(0), &terms);
             keys.push(row.get::<_, i64>(0));
-            counts.push(terms.len() as i32);
+            counts.push(terms.1 as i32);
         }
         postings.write(tx)?;
         wait(tx.execute(
@@ -119,12 +119,12 @@ fn analyse_documents(tx: &Transaction<'_>) -> Result<()> {
         );
         for row in &rows {
             let id: &str = row.get(0);
-            let terms = analysis::analyze(&analysis::document_text(row.get(2), row.get(3)));
+            let terms = analysis::term_counts(&analysis::document_text(row.get(2), row.get(3)));
             if let Some(key) = analysis::document_key(id) {
                 postings.add(row.get(1), key as i64, &terms);
             }
             ids.push(id.to_string());
-            counts.push(terms.len() as i32);
+            counts.push(terms.1 as i32);
         }
         postings.write_documents(tx)?;
         wait(tx.execute(
