@@ -43,6 +43,28 @@ def store_url(data_dir):
     return _databases[key][1]
 
 
+@contextlib.contextmanager
+def holding_table(data_dir, table, seconds=5):
+    """On the PostgreSQL backend: another session holds `table` exclusively
+    (for at most `seconds`) while the block runs, so folio's queries of it
+    wait."""
+    name = _databases[str(Path(data_dir).resolve())][0]
+    holder = subprocess.Popen([str(POSTGRES), "sql", name,
+                               f"BEGIN; LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep({seconds}); COMMIT;"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    held = (f"SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
+            f"WHERE c.relname = '{table}' AND l.mode = 'AccessExclusiveLock' AND l.granted")
+    try:
+        deadline = time.monotonic() + seconds
+        while subprocess.run([str(POSTGRES), "sql", name, held], capture_output=True, text=True).stdout.strip() != "1":
+            assert time.monotonic() < deadline and holder.poll() is None, "the lock was never taken"
+            time.sleep(0.05)
+        yield
+    finally:
+        holder.kill()
+        holder.wait()
+
+
 @atexit.register
 def _drop_databases():
     for name, _ in _databases.values():

@@ -232,8 +232,22 @@ where
     F: FnOnce() -> Result<T, EngineError> + Send + 'static,
     T: Send + 'static,
 {
+    within(shared.timeout(tool), tool, call, work).await
+}
+
+/// `bounded` with the limit given.
+async fn within<T, F>(
+    limit: Option<Duration>,
+    tool: &str,
+    call: &Call,
+    work: F,
+) -> Result<T, EngineError>
+where
+    F: FnOnce() -> Result<T, EngineError> + Send + 'static,
+    T: Send + 'static,
+{
     let task = blocking(work);
-    match shared.timeout(tool) {
+    match limit {
         None => task.await,
         Some(limit) => match tokio::time::timeout(limit, task).await {
             Ok(result) => result,
@@ -294,5 +308,51 @@ where
             let stopped = tokio::time::timeout(STOP_GRACE, task).await.ok();
             Written::TimedOut { error, stopped }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Issue 26: the end-to-end timeout test accepted a success or a
+    // TIMEOUT. Here work that outlasts its limit always ends in TIMEOUT
+    // with the call cancelled, and work within it always answers.
+    #[tokio::test]
+    async fn work_past_its_limit_is_a_timeout_and_cancelled() {
+        let call = Call::detached();
+        let token = call.cancel.clone();
+        let slow = within(
+            Some(Duration::from_millis(50)),
+            "list_projects",
+            &call,
+            move || {
+                // Until the limit cancels the call, as engine work polls it.
+                while !token.is_cancelled() {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Ok(1)
+            },
+        );
+        let error = slow.await.expect_err("past the limit");
+        assert_eq!(error.code, ErrorCode::Timeout);
+        assert!(
+            error
+                .message
+                .contains("list_projects exceeded its time limit of 0.05 s")
+        );
+        assert!(call.cancel.is_cancelled());
+
+        let call = Call::detached();
+        let quick = within(
+            Some(Duration::from_secs(30)),
+            "list_projects",
+            &call,
+            || Ok(2),
+        );
+        assert_eq!(quick.await.unwrap(), 2);
+        assert!(!call.cancel.is_cancelled());
+        let unlimited = within(None, "list_projects", &call, || Ok(3));
+        assert_eq!(unlimited.await.unwrap(), 3);
     }
 }

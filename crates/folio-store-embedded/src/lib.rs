@@ -1673,6 +1673,29 @@ impl Store for EmbeddedStore {
             }
         }
         let mut problems = Vec::new();
+        // Whole or absent, read from the chunk rows: each document holds
+        // exactly the chunks 0..chunk_count its row records.
+        {
+            let mut stmt = conn
+                .prepare(
+                    "SELECT d.id, d.chunk_count, COUNT(c.key), MIN(c.idx), MAX(c.idx)
+                     FROM documents d LEFT JOIN chunks c ON c.document_id = d.id
+                     WHERE d.library_id = ? GROUP BY d.id
+                     HAVING COUNT(c.key) <> d.chunk_count OR MIN(c.idx) <> 0
+                         OR MAX(c.idx) <> d.chunk_count - 1
+                     ORDER BY d.id",
+                )
+                .map_err(sql_err("verifying"))?;
+            let mut rows = stmt.query([row.id]).map_err(sql_err("verifying"))?;
+            while let Some(r) = rows.next().map_err(sql_err("verifying"))? {
+                let document: String = r.get(0).map_err(sql_err("verifying"))?;
+                let expected: i64 = r.get(1).map_err(sql_err("verifying"))?;
+                let stored: i64 = r.get(2).map_err(sql_err("verifying"))?;
+                problems.push(format!(
+                    "document {document}: {stored} chunks stored of {expected}"
+                ));
+            }
+        }
         let report = |problems: &mut Vec<String>,
                       what: &str,
                       missing: HashMap<&String, u64>,

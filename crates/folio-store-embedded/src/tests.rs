@@ -485,6 +485,29 @@ fn verify_names_a_document_whose_whole_text_entry_is_missing() {
     );
 }
 
+// Issue 26: "whole or absent" was read from the stored chunk_count; verify
+// now counts the chunk rows, so a document missing chunks that its row
+// records is named even when every index agrees with the rows.
+#[test]
+fn verify_names_a_document_with_fewer_chunk_rows_than_it_records() {
+    let dir = tempfile::tempdir().unwrap();
+    seed(&writable(dir.path()));
+    let store = EmbeddedStore::open(dir.path(), Access::ReadOnly).unwrap();
+    assert!(store.verify(&lib()).unwrap().problems.is_empty());
+    let a = DocumentId::derive(&lib(), "a.txt");
+    let conn = rusqlite::Connection::open(dir.path().join("folio.sqlite")).unwrap();
+    conn.execute(
+        "UPDATE documents SET chunk_count = chunk_count + 2 WHERE id = ?",
+        [a.as_str()],
+    )
+    .unwrap();
+    let integrity = store.verify(&lib()).unwrap();
+    assert_eq!(
+        integrity.problems,
+        vec![format!("document {a}: 1 chunks stored of 3")]
+    );
+}
+
 // A vector index missing a chunk the database holds is rebuilt on open too.
 #[test]
 fn a_vector_index_missing_chunks_is_rebuilt_on_open() {

@@ -1281,7 +1281,8 @@ impl Store for PostgresStore {
         for r in query(
             "SELECT d.id, d.chunk_count, count(c.key) FROM folio_documents d
              LEFT JOIN folio_chunks c ON c.document_id = d.id
-             WHERE d.library_id = $1 GROUP BY d.id, d.chunk_count HAVING count(c.key) <> d.chunk_count
+             WHERE d.library_id = $1 GROUP BY d.id, d.chunk_count
+             HAVING count(c.key) <> d.chunk_count OR min(c.idx) <> 0 OR max(c.idx) <> d.chunk_count - 1
              ORDER BY d.id",
         )? {
             problems.push(format!(
