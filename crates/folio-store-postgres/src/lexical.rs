@@ -38,9 +38,11 @@ const ESSENTIAL_POSTINGS: i64 = if cfg!(test) { 40 } else { 30_000 };
 /// common terms' postings in full is cheaper.
 const MAX_LOOKUPS: usize = if cfg!(test) { 1_000_000 } else { 20_000 };
 
-/// Answers the candidate path gave exactly (tests check both paths run).
-#[cfg(test)]
+/// Answers the candidate path gave exactly, and term postings served from
+/// the in-memory cache: how tests see which path a search took.
 pub static CANDIDATE_ANSWERS: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(0);
+pub static CACHED_POSTINGS_READ: std::sync::atomic::AtomicUsize =
     std::sync::atomic::AtomicUsize::new(0);
 
 /// Cached document frequencies beyond this many are dropped.
@@ -323,7 +325,6 @@ fn rank(tx: &Transaction<'_>, s: &Search<'_>, unit: Unit) -> Result<Vec<(u64, f3
                 &mut full,
             )?;
             if full.len() >= k && kth(&full, k).is_some_and(|kth| kth > bound) {
-                #[cfg(test)]
                 CANDIDATE_ANSWERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 return Ok(top(full, k));
             }
@@ -377,7 +378,10 @@ fn read_postings(
                 .flatten()
         });
         match hit {
-            Some(postings) => add(term.weight, &postings),
+            Some(postings) => {
+                CACHED_POSTINGS_READ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                add(term.weight, &postings)
+            }
             None => wanted.push(term),
         }
     }

@@ -23,6 +23,7 @@ mod vector;
 
 use std::collections::HashMap;
 use std::ops::Range;
+use std::sync::atomic::Ordering;
 
 use folio_core::filter::join_section_path;
 use folio_core::{
@@ -43,6 +44,17 @@ pub use crate::pool::redact;
 use crate::pool::{Pool, pg_err, wait};
 pub use crate::schema::SCHEMA_VERSION;
 use crate::vector::Vector;
+
+/// How many lexical searches of this process the candidate path answered,
+/// and how many term postings came from the in-memory cache: which paths
+/// ran, for tests at the production thresholds.
+#[doc(hidden)]
+pub fn lexical_paths() -> (usize, usize) {
+    (
+        lexical::CANDIDATE_ANSWERS.load(Ordering::Relaxed),
+        lexical::CACHED_POSTINGS_READ.load(Ordering::Relaxed),
+    )
+}
 
 /// Libraries (or filtered sets) up to this many chunks are searched exactly.
 pub const EXACT_MAX: i64 = 20_000;

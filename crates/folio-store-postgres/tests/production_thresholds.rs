@@ -1,0 +1,178 @@
+//! PostgreSQL's lexical search at its production thresholds. The unit
+//! tests shrink them (`cfg!(test)`) so that small corpora take every path;
+//! this test, built without `cfg(test)`, gives a library big enough for the
+//! thresholds as they ship: a term in more chunks than are scored in full
+//! (30,000), so the common term is looked up for candidates only, and
+//! postings common enough to be kept in memory (5,000). The embedded
+//! store, whose BM25 equals a reference formula, ranks the same library
+//! as the oracle.
+//!
+//! Needs the test server (`FOLIO_TEST_STORE_URL`; scripts/test.sh starts it).
+
+use std::path::PathBuf;
+
+use folio_core::{Filter, LibraryName};
+use folio_store::conformance::{document, space};
+use folio_store::{Bm25, Hit, Store};
+use folio_store_embedded::{Access, EmbeddedStore};
+use folio_store_postgres::PostgresStore;
+
+/// A database of its own on the test server (scripts/postgres.sh makes and
+/// drops it).
+struct TestDatabase {
+    url: String,
+    name: String,
+}
+
+fn postgres_script() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/postgres.sh")
+}
+
+impl TestDatabase {
+    fn new(tag: &str) -> Self {
+        assert!(
+            std::env::var_os("FOLIO_TEST_STORE_URL").is_some(),
+            "FOLIO_TEST_STORE_URL is not set: start the test server with `scripts/postgres.sh start` \
+             (scripts/test.sh does)"
+        );
+        let name = format!("folio_pg_{tag}_{}", std::process::id());
+        let out = std::process::Command::new(postgres_script())
+            .args(["createdb", &name])
+            .output()
+            .expect("scripts/postgres.sh runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        TestDatabase {
+            url: String::from_utf8_lossy(&out.stdout).trim().to_string(),
+            name,
+        }
+    }
+}
+
+impl Drop for TestDatabase {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new(postgres_script())
+            .args(["dropdb", &self.name])
+            .output();
+    }
+}
+
+fn same_ranking(query: &str, got: &[Hit], expected: &[Hit]) {
+    assert_eq!(
+        got.len(),
+        expected.len(),
+        "{query}: {got:?} vs {expected:?}"
+    );
+    for (a, b) in got.iter().zip(expected) {
+        assert!(
+            (a.score - b.score).abs() < 1e-4 * b.score.max(1.0),
+            "{query}: {got:?} vs {expected:?}"
+        );
+    }
+    // Chunks of equal score may come in another order; each returned chunk
+    // has the oracle's score for it.
+    for hit in got {
+        if let Some(twin) = expected.iter().find(|e| e.chunk == hit.chunk) {
+            assert!((twin.score - hit.score).abs() < 1e-4 * twin.score.max(1.0));
+        }
+    }
+}
+
+#[test]
+fn lexical_search_at_production_thresholds_ranks_as_the_embedded_store() {
+    const DOCUMENTS: usize = 320;
+    const CHUNKS: usize = 100; // 32,000 chunks: "river" is in every one.
+    let library = LibraryName::new("big").unwrap();
+    let database = TestDatabase::new("thresholds");
+    let postgres = PostgresStore::connect(&database.url).unwrap();
+    let dir = std::env::temp_dir().join(format!("folio-thresholds-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let embedded = EmbeddedStore::open(
+        &dir,
+        Access::ReadWrite {
+            lock_wait: std::time::Duration::from_secs(30),
+        },
+    )
+    .unwrap();
+    let stores: [&dyn Store; 2] = [&postgres, &embedded];
+    for store in stores {
+        store.create_library(&library, &space()).unwrap();
+    }
+    let mut seed = 11u64;
+    let mut next = move |n: usize| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) as usize % n
+    };
+    let topics = [
+        "delta", "glacier", "basalt", "aquifer", "monsoon", "estuary",
+    ];
+    for d in 0..DOCUMENTS {
+        let texts: Vec<String> = (0..CHUNKS)
+            .map(|c| {
+                let mut words = vec!["river".to_string(); 1 + next(3)];
+                // "sediment" in a fifth of the chunks and a topic word in a
+                // sixth (each over the 5,000 postings kept in memory),
+                // "tributary" in one chunk of four hundred.
+                if next(5) == 0 {
+                    words.push("sediment".into());
+                }
+                words.push(topics[next(topics.len())].into());
+                if next(400) == 0 {
+                    words.push("tributary".into());
+                }
+                words.push(format!("note{d}x{c}"));
+                words.join(" ")
+            })
+            .collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let axes: Vec<usize> = (0..CHUNKS).map(|c| c % 3).collect();
+        let doc = document(
+            &library,
+            &format!("doc{d}.txt"),
+            &refs,
+            &axes,
+            serde_json::json!({}),
+        );
+        for store in stores {
+            store.put_documents(vec![doc.clone()], false).unwrap();
+        }
+    }
+    let bm25 = Bm25::default();
+    let search = |store: &dyn Store, query: &str| {
+        store
+            .lexical(&library, query, &Filter::default(), 10, bm25)
+            .unwrap()
+    };
+    // A rare term with the common one: the common term's 32,000 postings
+    // are looked up for the rare term's candidates only.
+    let (candidate_before, _) = folio_store_postgres::lexical_paths();
+    for query in ["tributary river", "river tributary delta"] {
+        same_ranking(query, &search(&postgres, query), &search(&embedded, query));
+    }
+    let (candidate_after, _) = folio_store_postgres::lexical_paths();
+    assert!(
+        candidate_after > candidate_before,
+        "no search took the candidate path at the production thresholds"
+    );
+    // Terms of 5,000 postings or more read in full are kept in memory: the
+    // second search of the same words reads them from there, and answers
+    // the same.
+    let query = "sediment delta";
+    let first = search(&postgres, query);
+    let (_, cached_before) = folio_store_postgres::lexical_paths();
+    let second = search(&postgres, query);
+    let (_, cached_after) = folio_store_postgres::lexical_paths();
+    assert!(
+        cached_after > cached_before,
+        "no postings came from the cache"
+    );
+    assert_eq!(first, second);
+    same_ranking(query, &second, &search(&embedded, query));
+    drop(embedded);
+    let _ = std::fs::remove_dir_all(&dir);
+}
