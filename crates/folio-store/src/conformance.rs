@@ -115,6 +115,7 @@ pub fn run(make: &dyn Fn() -> Box<dyn Store>) {
     dense_search_ranks_by_cosine(&*make());
     filters_apply_before_ranking(&*make());
     deletes_remove_from_every_index(&*make());
+    statistics_count_live_entries_only(&*make());
     chunks_read_back_in_order(&*make());
     records_group_order_and_update(&*make());
     generation_moves_with_every_write(&*make());
@@ -514,6 +515,95 @@ pub fn lexical_search_stems_and_ranks(store: &dyn Store) {
         store.lexical(&lib("nope"), "x", &Filter::default(), 10, Bm25::default()),
         Err(StoreError::LibraryNotFound(_))
     ));
+}
+
+/// After deletes and replacements, BM25 scores as if the library had been
+/// written once with what is live: document frequencies, entry counts and
+/// lengths count live entries only, for chunks and whole documents alike.
+/// The oracle is a second library holding only the live documents.
+pub fn statistics_count_live_entries_only(store: &dyn Store) {
+    let (edited, fresh) = (lib("edited"), lib("fresh"));
+    let text = |i: usize, version: usize| -> Vec<String> {
+        let words = ["apple", "cherry", "orchard", "harvest", "bread", "cider"];
+        (0..2)
+            .map(|c| {
+                (0..3 + (i + c + version) % 4)
+                    .map(|w| words[(i * 7 + c * 3 + w * (version + 1)) % words.len()])
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect()
+    };
+    let doc = |name: &LibraryName, i: usize, version: usize| {
+        let texts = text(i, version);
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        document(name, &format!("d{i}.txt"), &refs, &[0, 1], json!({}))
+    };
+    for name in [&edited, &fresh] {
+        store.create_library(name, &space()).unwrap();
+    }
+    store
+        .put_documents((0..10).map(|i| doc(&edited, i, 0)).collect(), false)
+        .unwrap();
+    // Three deleted, three replaced with other words (one at a time, so
+    // each write leaves entries behind).
+    for i in [1, 4, 7] {
+        store
+            .delete_document(&DocumentId::derive(&edited, &format!("d{i}.txt")))
+            .unwrap();
+    }
+    for i in [2, 5, 8] {
+        store
+            .put_documents(vec![doc(&edited, i, 1)], false)
+            .unwrap();
+    }
+    let live: Vec<(usize, usize)> = (0..10)
+        .filter(|i| ![1, 4, 7].contains(i))
+        .map(|i| (i, usize::from([2, 5, 8].contains(&i))))
+        .collect();
+    store
+        .put_documents(
+            live.iter().map(|&(i, v)| doc(&fresh, i, v)).collect(),
+            false,
+        )
+        .unwrap();
+    for query in ["apple", "cherry orchard", "cider bread apple"] {
+        let ranked = |name: &LibraryName, documents: bool| -> Vec<(String, f32)> {
+            let hits = if documents {
+                store.lexical_documents(name, query, &Filter::default(), 20, Bm25::default())
+            } else {
+                store.lexical(name, query, &Filter::default(), 20, Bm25::default())
+            }
+            .unwrap();
+            let mut scored: Vec<(String, f32)> = sources(store, &hits)
+                .into_iter()
+                .zip(&hits)
+                .map(|(source, h)| {
+                    let index = h
+                        .chunk
+                        .to_string()
+                        .rsplit(':')
+                        .next()
+                        .unwrap_or("")
+                        .to_string();
+                    (format!("{source}#{index}"), h.score)
+                })
+                .collect();
+            scored.sort_by(|a, b| a.0.cmp(&b.0));
+            scored
+        };
+        for documents in [false, true] {
+            let (got, want) = (ranked(&edited, documents), ranked(&fresh, documents));
+            assert_eq!(got.len(), want.len(), "{query}: {got:?} vs {want:?}");
+            for (a, b) in got.iter().zip(&want) {
+                assert_eq!(a.0, b.0, "{query}: {got:?} vs {want:?}");
+                assert!(
+                    (a.1 - b.1).abs() < 1e-5 * b.1.max(1.0),
+                    "{query} (documents: {documents}): {got:?} vs {want:?}"
+                );
+            }
+        }
+    }
 }
 
 /// Document-level BM25 (`lexical_documents`): a document scores as its
