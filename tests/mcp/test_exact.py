@@ -236,7 +236,7 @@ def test_citeloom_timeouts_cancel_and_a_retry_makes_progress(data, tmp_path):
     for i in range(120):
         docs.joinpath(f"note{i:03}.md").write_text(
             f"# Note {i}\n\n" + " ".join(f"Sentence {j} of note {i} about topic {i % 7}." for j in range(60)))
-    config = write_config(tmp_path / "c.toml", "[serve.timeouts]\ningest_from_source = 4\nstore_chunks = 0.001\nlist_projects = 0.000001\n")
+    config = write_config(tmp_path / "c.toml", "[serve.timeouts]\ningest_from_source = 4\nstore_chunks = 0.001\ninspect_collection = 2\n")
     folio(data, "create", "p", config=config)
 
     async def go():
@@ -277,14 +277,15 @@ def test_citeloom_timeouts_cancel_and_a_retry_makes_progress(data, tmp_path):
                 assert after == before + 100
 
             # A timeout is an error, never an empty success. On PostgreSQL a
-            # session holding the libraries table makes the listing wait past
-            # its limit every time (the limit itself is pinned by a unit test
-            # of the server's timeout, work_past_its_limit_is_a_timeout_and_cancelled).
+            # session holding the libraries table makes inspect_collection
+            # wait past its limit every time (the limit itself is pinned by a
+            # unit test of the server's timeout,
+            # work_past_its_limit_is_a_timeout_and_cancelled).
             if BACKEND == "postgres":
                 with holding_table(data, "folio_libraries"):
-                    is_error, out = await call(c, "list_projects")
+                    is_error, out = await call(c, "inspect_collection", {"project": "p"})
                 assert is_error and out["error"]["code"] == "TIMEOUT", out
-                assert "list_projects exceeded its time limit" in out["error"]["message"]
+                assert "inspect_collection exceeded its time limit of 2 s" in out["error"]["message"]
 
     run(go())
 

@@ -4,7 +4,7 @@
 //! before any work, on both backends. Embeddings come from a deterministic
 //! hashing embedder: nothing here is about embedding quality.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,6 +17,7 @@ use folio_engine::{
     StoreChunksRequest, StoredChunk,
 };
 use folio_store::Bm25;
+use folio_testkit::postgres::TestDatabase;
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
@@ -82,50 +83,6 @@ impl Embedder for HashEmbedder {
     }
     fn backend(&self) -> &'static str {
         "test-hash"
-    }
-}
-
-/// A database of its own on the PostgreSQL test server (scripts/postgres.sh
-/// runs it; a missing server fails the test, never skips it), dropped
-/// afterwards.
-struct TestDatabase {
-    url: String,
-    name: String,
-}
-
-fn postgres_script() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/postgres.sh")
-}
-
-impl TestDatabase {
-    fn new(tag: &str) -> Self {
-        assert!(
-            std::env::var_os("FOLIO_TEST_STORE_URL").is_some(),
-            "FOLIO_TEST_STORE_URL is not set: start the test server with `scripts/postgres.sh start` \
-             (scripts/test.sh does)"
-        );
-        let name = format!("folio_engine_{tag}_{}", std::process::id());
-        let out = std::process::Command::new(postgres_script())
-            .args(["createdb", &name])
-            .output()
-            .expect("scripts/postgres.sh runs");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        TestDatabase {
-            url: String::from_utf8_lossy(&out.stdout).trim().to_string(),
-            name,
-        }
-    }
-}
-
-impl Drop for TestDatabase {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new(postgres_script())
-            .args(["dropdb", &self.name])
-            .output();
     }
 }
 

@@ -322,37 +322,27 @@ mod tests {
     async fn work_past_its_limit_is_a_timeout_and_cancelled() {
         let call = Call::detached();
         let token = call.cancel.clone();
-        let slow = within(
-            Some(Duration::from_millis(50)),
-            "list_projects",
-            &call,
-            move || {
-                // Until the limit cancels the call, as engine work polls it.
-                while !token.is_cancelled() {
-                    std::thread::sleep(Duration::from_millis(5));
-                }
-                Ok(1)
-            },
-        );
+        let slow = within(Some(Duration::from_millis(50)), "query", &call, move || {
+            // Until the limit cancels the call, as engine work polls it.
+            while !token.is_cancelled() {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Ok(1)
+        });
         let error = slow.await.expect_err("past the limit");
         assert_eq!(error.code, ErrorCode::Timeout);
         assert!(
             error
                 .message
-                .contains("list_projects exceeded its time limit of 0.05 s")
+                .contains("query exceeded its time limit of 0.05 s")
         );
         assert!(call.cancel.is_cancelled());
 
         let call = Call::detached();
-        let quick = within(
-            Some(Duration::from_secs(30)),
-            "list_projects",
-            &call,
-            || Ok(2),
-        );
+        let quick = within(Some(Duration::from_secs(30)), "query", &call, || Ok(2));
         assert_eq!(quick.await.unwrap(), 2);
         assert!(!call.cancel.is_cancelled());
-        let unlimited = within(None, "list_projects", &call, || Ok(3));
+        let unlimited = within(None, "query", &call, || Ok(3));
         assert_eq!(unlimited.await.unwrap(), 3);
     }
 }

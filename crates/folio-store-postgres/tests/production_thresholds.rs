@@ -9,56 +9,12 @@
 //!
 //! Needs the test server (`FOLIO_TEST_STORE_URL`; scripts/test.sh starts it).
 
-use std::path::PathBuf;
-
 use folio_core::{Filter, LibraryName};
 use folio_store::conformance::{document, space};
 use folio_store::{Bm25, Hit, Store};
 use folio_store_embedded::{Access, EmbeddedStore};
 use folio_store_postgres::PostgresStore;
-
-/// A database of its own on the test server (scripts/postgres.sh makes and
-/// drops it).
-struct TestDatabase {
-    url: String,
-    name: String,
-}
-
-fn postgres_script() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/postgres.sh")
-}
-
-impl TestDatabase {
-    fn new(tag: &str) -> Self {
-        assert!(
-            std::env::var_os("FOLIO_TEST_STORE_URL").is_some(),
-            "FOLIO_TEST_STORE_URL is not set: start the test server with `scripts/postgres.sh start` \
-             (scripts/test.sh does)"
-        );
-        let name = format!("folio_pg_{tag}_{}", std::process::id());
-        let out = std::process::Command::new(postgres_script())
-            .args(["createdb", &name])
-            .output()
-            .expect("scripts/postgres.sh runs");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        TestDatabase {
-            url: String::from_utf8_lossy(&out.stdout).trim().to_string(),
-            name,
-        }
-    }
-}
-
-impl Drop for TestDatabase {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new(postgres_script())
-            .args(["dropdb", &self.name])
-            .output();
-    }
-}
+use folio_testkit::postgres::TestDatabase;
 
 fn same_ranking(query: &str, got: &[Hit], expected: &[Hit]) {
     assert_eq!(

@@ -4,6 +4,8 @@
 
 use std::io::Write;
 
+pub mod postgres;
+
 /// A PDF of Helvetica text, one string per page (`\n` starts a new line),
 /// with a correct xref table.
 pub fn pdf(pages: &[&str]) -> Vec<u8> {
