@@ -5,6 +5,7 @@ real binary with the official MCP client and the real model."""
 
 import asyncio
 import datetime
+import hashlib
 import json
 import os
 import re
@@ -488,3 +489,41 @@ def test_mcpvectordb_over_the_sse_transport(data, tmp_path):
                     assert found.structured_content["results"][0]["source"].endswith("note.md")
 
         run(go())
+
+
+def test_bmcis_semantic_search_fuses_by_reciprocal_rank(data, corpus, tmp_path):
+    """Seed 003's HybridSearch merges by RRF (k 60); folio's own default is a
+    weighted min-max fusion. The scores tell the two apart: each result's
+    hybrid_score is its RRF sum over the lexical and dense rankings (as the
+    native tool ranks them, at the same depth), scaled by the best possible."""
+    config = write_config(tmp_path / "c.toml", '[serve]\nbmcis_library = "kb"\n')
+
+    def number(chunk_id):
+        return int.from_bytes(hashlib.sha256(chunk_id.encode()).digest()[:8], "big") >> 11
+
+    async def go():
+        async with stdio(data, "--toolsets", "native,bmcis", config=config) as c:
+            await ok(c, "ingest", {"library": "kb", "paths": [str(corpus)]})
+            query = "regularisation of neural networks by dropout"
+            ranks, raw = {}, {}
+            for mode in ("lexical", "dense"):
+                found = await ok(c, "search", {"library": "kb", "query": query, "mode": mode, "top_k": 100,
+                                               "group_by_document": False, "response_mode": "metadata"})
+                ranks[mode] = {number(h["chunk_id"]): i + 1 for i, h in enumerate(found["hits"])}
+                raw[mode] = {number(h["chunk_id"]): h[f"{mode}_score"] for h in found["hits"]}
+            out = await ok(c, "semantic_search", {"query": query, "top_k": 50, "response_mode": "full"})
+            assert len(out["results"]) >= 5
+            best = 2 / 61
+            lo = {m: min(raw[m].values()) for m in raw}
+            hi = {m: max(raw[m].values()) for m in raw}
+            weighted_differs = False
+            for r in out["results"]:
+                rrf = sum(1 / (60 + ranks[m][r["chunk_id"]]) for m in ranks if r["chunk_id"] in ranks[m]) / best
+                assert abs(r["hybrid_score"] - rrf) < 1e-4, (r, rrf)
+                weighted = sum(0.5 * (raw[m][r["chunk_id"]] - lo[m]) / (hi[m] - lo[m]) for m in raw if r["chunk_id"] in raw[m])
+                weighted_differs |= abs(weighted - rrf) > 1e-3
+            assert weighted_differs, "the corpus does not tell the fusions apart"
+            scores = [r["hybrid_score"] for r in out["results"]]
+            assert scores == sorted(scores, reverse=True)
+
+    run(go())

@@ -1,5 +1,6 @@
 """The native toolset: every tool with valid and invalid input."""
 
+import json
 import random
 import subprocess
 
@@ -83,6 +84,16 @@ def test_native_tools_end_to_end(data, corpus, tmp_path):
             second = await ok(c, "search", {"library": "papers", "query": "training neural networks", "response_mode": "full", "max_output_chars": 2000, "group_by_document": False, "top_k": 5, "cursor": cursor})
             assert second["offset"] == len(first["hits"])
             assert second["hits"][0]["rank"] == len(first["hits"]) + 1
+            # The serialised response, not its own count, is within the
+            # budget, however long the query it echoes (issue 27: a long
+            # query was not budgeted).
+            long_query = " ".join(["training neural networks with dropout \"and\" batch normalisation"] * 60)[:4000]
+            for budget in (2000, 6000):
+                result = await c.call_tool("search", {"library": "papers", "query": long_query, "response_mode": "full",
+                                                      "max_output_chars": budget, "group_by_document": False, "top_k": 5})
+                assert not result.is_error, result
+                assert len(result.content[0].text) <= budget, (budget, len(result.content[0].text))
+                assert budget < 6000 or json.loads(result.content[0].text)["hits"], "something fits"
             stale = await fails(c, "search", {"library": "papers", "query": "something else", "cursor": cursor})
             assert "cursor" in stale["error"]["message"]
 

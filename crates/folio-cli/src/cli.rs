@@ -337,6 +337,10 @@ pub struct EvalArgs {
     /// Only the first N judged queries.
     #[arg(long)]
     pub max_queries: Option<usize>,
+    /// Documents each retriever contributes to fusion (default: as an
+    /// agent's search, 100); deeper only changes the ranking past the top.
+    #[arg(long)]
+    pub depth: Option<usize>,
 }
 
 /// How long a writing command waits for another writer to finish.
@@ -569,6 +573,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
                 bm25: args.ranking.bm25(),
                 rerank: args.ranking.rerank(),
                 max_queries: args.max_queries,
+                depth: args.depth,
             };
             let report = engine.eval(&request, &Bar::new("ingest corpus", !json))?;
             if let Some(path) = &args.run {

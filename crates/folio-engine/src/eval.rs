@@ -32,6 +32,9 @@ pub struct EvalRequest {
     pub rerank: Option<bool>,
     /// Evaluate only the first N judged queries.
     pub max_queries: Option<usize>,
+    /// Documents each retriever contributes to fusion. `None` ranks exactly
+    /// as an agent's search does (`FUSION_DEPTH`); deeper is for recall.
+    pub depth: Option<usize>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -231,7 +234,9 @@ impl Engine {
             search.bm25 = request.bm25;
             search.rerank = request.rerank;
             search.response_mode = ResponseMode::IdsOnly;
-            search.candidates = Some(300);
+            // The served path: a page of 100 is the agent's page of 10
+            // continued (the depth does not move with the page size).
+            search.candidates = request.depth;
             let response = self.search(&search)?;
             rerank_ms += response.rerank_ms;
             let ranking: Vec<(String, f32)> = response

@@ -44,7 +44,10 @@ pub use ingest::{
     SilentProgress, files_in,
 };
 pub use ocr::OcrConfig;
-pub use search::{ResponseMode, SearchHit, SearchRequest, SearchResponse, cut_chars, preview};
+pub use search::{
+    DENSE_CHUNKS_PER_DOCUMENT, FUSION_DEPTH, ResponseMode, SearchHit, SearchRequest,
+    SearchResponse, cut_chars, preview,
+};
 pub use timestamp::{Clock, SystemClock, rfc3339};
 
 pub type Result<T, E = EngineError> = std::result::Result<T, E>;

@@ -57,7 +57,8 @@ pub struct SearchRequest {
     pub max_chars_per_chunk: usize,
     /// Merge chunks of one document into one hit (the default).
     pub group_by_document: bool,
-    /// Chunks each retriever returns before fusion; default from top_k.
+    /// Documents (chunks, when hits are not grouped) each retriever
+    /// contributes to fusion; default `FUSION_DEPTH` (at least `top_k`).
     pub candidates: Option<usize>,
     /// Rerank the best fused candidates with the configured cross-encoder;
     /// `None` follows the configuration.
@@ -187,6 +188,15 @@ fn is_zero_ms(ms: &f64) -> bool {
 /// Chunks of one document shown under its best chunk.
 const OTHER_CHUNKS_PER_DOCUMENT: usize = 3;
 
+/// Documents (chunks, when hits are not grouped) each retriever contributes
+/// to a search, whatever its page size: the depth of the plain fusion the
+/// served ranking is measured against (docs/benchmarks.md).
+pub const FUSION_DEPTH: usize = 100;
+
+/// Dense chunks read per document wanted, when hits are grouped by
+/// document (a document's dense score is its best chunk's).
+pub const DENSE_CHUNKS_PER_DOCUMENT: usize = 3;
+
 /// Candidates the cross-encoder reads between two looks at the time budget.
 const RERANK_SLICE: usize = 4;
 
@@ -269,13 +279,37 @@ impl Engine {
         fusion.validate().map_err(EngineError::invalid)?;
         let bm25 = bm25_or(&self.config, request.bm25)?;
         let library = self.store.library(&request.library)?;
-        // Never fewer candidates than results, never more than a retriever
-        // serves (a limit above the ceiling is refused when limits load).
+        // Each retriever contributes the same depth whatever the page size,
+        // so a page of 10 is the first 10 of a page of 100. Never fewer
+        // candidates than results, never more than a retriever serves (a
+        // limit above the ceiling is refused when limits load).
         let depth = request
             .candidates
-            .unwrap_or(request.top_k.saturating_mul(5).max(50))
-            .min(Limits::TOP_K_CEILING)
-            .max(request.top_k);
+            .unwrap_or(FUSION_DEPTH)
+            .max(request.top_k)
+            .min(Limits::TOP_K_CEILING);
+
+        // Hits grouped by document rank documents: BM25 over each whole
+        // document, as a reference BM25 ranks a collection (chunk-level
+        // scores lose when a query's terms fall in different chunks of one
+        // document), and dense by each document's best chunk; the two
+        // rankings of documents are fused (`fuse_documents`). Chunks are
+        // ranked by their own text when they are the answer: ungrouped
+        // hits, or a filter on sections.
+        let by_document = request.group_by_document
+            && !request
+                .filter
+                .conditions
+                .iter()
+                .any(|c| matches!(c, folio_core::Condition::SectionPrefix(_)));
+        // Dense search finds chunks: enough of them for `depth` documents.
+        let dense_depth = if request.group_by_document {
+            depth
+                .saturating_mul(DENSE_CHUNKS_PER_DOCUMENT)
+                .min(Limits::TOP_K_CEILING)
+        } else {
+            depth
+        };
 
         let started = Instant::now();
         let dense_of = || -> Result<(Vec<_>, f64)> {
@@ -299,21 +333,9 @@ impl Engine {
             let embed_ms = started.elapsed().as_secs_f64() * 1e3;
             let hits = self
                 .store
-                .dense(&request.library, &vector, &request.filter, depth)?;
+                .dense(&request.library, &vector, &request.filter, dense_depth)?;
             Ok((scored(hits), embed_ms))
         };
-        // Hits grouped by document rank documents: BM25 over each whole
-        // document, as a reference BM25 ranks a collection (chunk-level
-        // scores lose when a query's terms fall in different chunks of one
-        // document), each entering fusion as its best chunk. Chunks are
-        // ranked by their own text when they are the answer: ungrouped
-        // hits, or a filter on sections.
-        let by_document = request.group_by_document
-            && !request
-                .filter
-                .conditions
-                .iter()
-                .any(|c| matches!(c, folio_core::Condition::SectionPrefix(_)));
         let lexical_of = || -> Result<Vec<_>> {
             if request.mode == Mode::Dense {
                 return Ok(Vec::new());
@@ -352,6 +374,9 @@ impl Engine {
         let (dense, embed_ms) = dense?;
         let lexical = lexical?;
         let fused: Vec<Fused> = match request.mode {
+            Mode::Hybrid if by_document => {
+                folio_search::fuse_documents(&lexical, &dense, fusion, depth)
+            }
             Mode::Hybrid => folio_search::fuse(&lexical, &dense, fusion),
             Mode::Lexical => folio_search::single(&lexical, Mode::Lexical),
             Mode::Dense => folio_search::single(&dense, Mode::Dense),

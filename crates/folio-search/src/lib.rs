@@ -212,6 +212,94 @@ pub fn fuse(lexical: &[Scored], dense: &[Scored], fusion: Fusion) -> Vec<Fused> 
     fused
 }
 
+/// The first `depth` documents of a list of chunks (best first), each as
+/// its best chunk: a document's score in a ranking of documents.
+pub fn best_per_document(list: &[Scored], depth: usize) -> Vec<Scored> {
+    let mut seen = std::collections::HashSet::new();
+    list.iter()
+        .filter(|s| {
+            ChunkId::parse(s.chunk.as_str()).is_some_and(|(document, _)| seen.insert(document))
+        })
+        .take(depth)
+        .cloned()
+        .collect()
+}
+
+/// Fuses two rankings of documents — `lexical` holds documents as their
+/// representative chunks, `dense` chunks best first — as the plain fusion of
+/// two document runs: each retriever contributes its first `depth`
+/// documents (a document's dense score is its best chunk's), each list is
+/// normalised over those alone, and documents are ordered by the fused
+/// score. So the order does not move with the page size, and a document
+/// both retrievers found adds up both, whichever of its chunks each found.
+///
+/// Returns each document's chunks together, ready for `group_by_document`:
+/// first the document's best chunk by chunk-level fusion, scored as the
+/// document with its document-level ranks, then its other chunks with
+/// their chunk-level scores (at most the document's).
+pub fn fuse_documents(
+    lexical: &[Scored],
+    dense: &[Scored],
+    fusion: Fusion,
+    depth: usize,
+) -> Vec<Fused> {
+    let lexical = best_per_document(lexical, depth);
+    let dense_documents = best_per_document(dense, depth);
+    let document = |s: &Scored| ChunkId::parse(s.chunk.as_str()).map(|(d, _)| d);
+    let kept: std::collections::HashSet<DocumentId> = lexical
+        .iter()
+        .chain(&dense_documents)
+        .filter_map(document)
+        .collect();
+    let dense: Vec<Scored> = dense
+        .iter()
+        .filter(|s| document(s).is_some_and(|d| kept.contains(&d)))
+        .cloned()
+        .collect();
+    // Documents keyed as their first chunk in each list, fused as lists of
+    // documents.
+    let as_documents = |list: &[Scored]| -> Vec<Scored> {
+        list.iter()
+            .filter_map(|s| {
+                Some(Scored {
+                    chunk: ChunkId::new(&document(s)?, 0),
+                    score: s.score,
+                })
+            })
+            .collect()
+    };
+    let documents = fuse(
+        &as_documents(&lexical),
+        &as_documents(&dense_documents),
+        fusion,
+    );
+    let chunks = fuse(&lexical, &dense, fusion);
+    let mut of_document: HashMap<DocumentId, Vec<Fused>> = HashMap::new();
+    for hit in chunks {
+        if let Some((d, _)) = ChunkId::parse(hit.chunk.as_str()) {
+            of_document.entry(d).or_default().push(hit);
+        }
+    }
+    let mut out = Vec::with_capacity(of_document.values().map(Vec::len).sum());
+    for doc in documents {
+        let Some((d, _)) = ChunkId::parse(doc.chunk.as_str()) else {
+            continue;
+        };
+        let Some(mut hits) = of_document.remove(&d) else {
+            continue;
+        };
+        let best = &mut hits[0];
+        best.score = doc.score;
+        best.lexical = doc.lexical;
+        best.dense = doc.dense;
+        for other in &mut hits[1..] {
+            other.score = other.score.min(doc.score);
+        }
+        out.extend(hits);
+    }
+    out
+}
+
 /// One retriever's list as fused hits, scores scaled into [0, 1]: cosine
 /// similarity clamped at 0, BM25 divided by the list's best score.
 pub fn single(list: &[Scored], mode: Mode) -> Vec<Fused> {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use folio_core::LibraryName;
-use folio_engine::{EngineError, Mode, ResponseMode, SearchHit, SearchRequest};
+use folio_engine::{EngineError, Fusion, Mode, ResponseMode, SearchHit, SearchRequest};
 use rmcp::model::{CallToolResult, JsonObject, Tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -223,6 +223,13 @@ async fn semantic_search(shared: &Arc<Shared>, p: Params, call: &Call) -> CallTo
     };
     let mut request = SearchRequest::new(library, p.query.clone());
     request.mode = Mode::Hybrid;
+    // Seed 003's HybridSearch merges its vector and BM25 rankings by
+    // reciprocal rank fusion (k 60, equal weights), not by scores.
+    request.fusion = Some(Fusion::Rrf {
+        k: 60.0,
+        lexical_weight: 1.0,
+        dense_weight: 1.0,
+    });
     request.top_k = p.top_k as usize;
     request.group_by_document = false;
     // Scores and chunk fields come with every mode but ids_only; text only

@@ -258,15 +258,30 @@ fn parse_cursor(cursor: &str, expected: &str) -> Result<usize, String> {
     offset.parse().map_err(|_| "invalid cursor".into())
 }
 
+/// Characters of `value` as the response carries it: through a JSON value,
+/// as `success` sends it (where an f32 prints with f64's digits).
 fn json_len<T: Serialize>(value: &T) -> usize {
-    serde_json::to_string(value).map_or(0, |s| s.len())
+    serde_json::to_value(value).map_or(0, |v| v.to_string().len())
+}
+
+/// The query as the response echoes it: whole, unless its JSON would take
+/// over a quarter of the budget (a long query under a small budget), then
+/// cut.
+fn echoed(query: String, budget: usize) -> String {
+    let mut echo = query;
+    while json_len(&echo) > budget / 4 {
+        let keep = echo.chars().count() / 2;
+        echo = folio_engine::cut_chars(&echo, keep).0;
+    }
+    echo
 }
 
 /// Fits hits into `budget` characters of JSON: whole hits while they fit;
-/// a first hit that alone is too large has its text cut.
-fn fit(hits: Vec<Hit>, budget: usize) -> (Vec<Hit>, Budget) {
-    let overhead = 600;
-    let mut used = overhead;
+/// a first hit that alone is too large has its text cut. `envelope` is
+/// what the response holds besides its hits (the echoed query and library
+/// among them).
+fn fit(hits: Vec<Hit>, budget: usize, envelope: usize) -> (Vec<Hit>, Budget) {
+    let mut used = envelope;
     let mut kept = Vec::new();
     let mut truncated_chars = 0;
     let total = hits.len();
@@ -384,13 +399,17 @@ async fn search(shared: &Arc<Shared>, p: SearchParams, call: &Call) -> CallToolR
         .filter_map(|h: SearchHit| serde_json::to_value(h).ok())
         .filter_map(|v| serde_json::from_value(v).ok())
         .collect();
-    let (hits, budget) = fit(hits, p.max_output_chars);
+    // The fixed fields (names, mode, offsets, cursor, budget, timings) take
+    // under 600 characters; the echoed query and library are measured.
+    let query = echoed(response.query, p.max_output_chars);
+    let envelope = 600 + json_len(&query) + json_len(&response.library);
+    let (hits, budget) = fit(hits, p.max_output_chars, envelope);
     let next = offset + hits.len();
     let next_cursor =
         (budget.omitted_hits > 0 || more_may_exist).then(|| format!("{next}.{print}"));
     success(&SearchOutput {
         library: response.library,
-        query: response.query,
+        query,
         mode: p.mode,
         response_mode: p.response_mode,
         hits,
@@ -1244,7 +1263,7 @@ mod tests {
     #[test]
     fn the_budget_keeps_whole_hits_and_counts_the_rest() {
         let hits = (1..=10).map(|r| hit(r, 1_000)).collect();
-        let (kept, budget) = fit(hits, 5_000);
+        let (kept, budget) = fit(hits, 5_000, 600);
         assert_eq!(kept.len(), 4);
         assert_eq!(budget.omitted_hits, 6);
         assert!(budget.used_chars <= 5_000);
@@ -1253,7 +1272,7 @@ mod tests {
 
     #[test]
     fn a_first_hit_larger_than_the_budget_is_cut_to_fit() {
-        let (kept, budget) = fit(vec![hit(1, 50_000), hit(2, 10)], 4_000);
+        let (kept, budget) = fit(vec![hit(1, 50_000), hit(2, 10)], 4_000, 600);
         assert_eq!(kept.len(), 1);
         assert!(kept[0].truncated);
         assert!(json_len(&kept[0]) + 600 <= 4_000);
