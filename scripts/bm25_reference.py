@@ -15,9 +15,6 @@ import json
 import math
 from pathlib import Path
 
-import bm25s
-import Stemmer
-
 
 def read_jsonl(path):
     with open(path) as f:
@@ -38,6 +35,10 @@ def read_qrels(directory, split):
     return qrels
 
 
+def default_split(directory):
+    return sorted(p.stem for p in (Path(directory) / "qrels").glob("*.tsv"))[0]
+
+
 def ndcg(ranked, judged, k=10):
     dcg = sum(judged.get(doc, 0) / math.log2(i + 2) for i, doc in enumerate(ranked[:k]))
     ideal = sorted(judged.values(), reverse=True)[:k]
@@ -49,8 +50,11 @@ def retrieve(directory, split=None, k1=1.2, b=0.75, k=100, only=None):
     """The reference BM25's top `k` for every judged query of a BEIR
     directory (or those `only` allows): (split, qrels, [(query, [(doc,
     score)])]) with zero scores left out."""
+    import bm25s  # only the reference retrieval needs them
+    import Stemmer
+
     directory = Path(directory)
-    split = split or sorted(p.stem for p in (directory / "qrels").glob("*.tsv"))[0]
+    split = split or default_split(directory)
     corpus = read_jsonl(directory / "corpus.jsonl")
     queries = {q["_id"]: q["text"] for q in read_jsonl(directory / "queries.jsonl")}
     qrels = read_qrels(directory, split)

@@ -89,6 +89,14 @@ def test_schemas_are_strict_accept_seed_calls_and_name_the_seed(data, tmp_path):
                     for arguments in seed_calls.get((toolsets, tool.name), []):
                         valid(tool.input_schema, arguments)
                         checked.add((toolsets, tool.name))
+                    if toolsets == "citeloom" and tool.name in ("query", "find_chunks", "query_hybrid"):
+                        # A validating client lets no call without a query through.
+                        try:
+                            valid(tool.input_schema, {"project": "p", "top_k": 3})
+                        except jsonschema.ValidationError:
+                            pass
+                        else:
+                            raise AssertionError(f"{tool.name}: a call without text or query validates")
         assert checked == set(seed_calls)
         async with stdio(data, "--toolsets", "hansard", "--server-name", "hansard-prod", "--server-version", "2.1") as c:
             assert (c.server_info.name, c.server_info.version) == ("hansard-prod", "2.1")
@@ -237,7 +245,7 @@ def test_citeloom_timeouts_cancel_and_a_retry_makes_progress(data, tmp_path):
     for i in range(120):
         docs.joinpath(f"note{i:03}.md").write_text(
             f"# Note {i}\n\n" + " ".join(f"Sentence {j} of note {i} about topic {i % 7}." for j in range(60)))
-    config = write_config(tmp_path / "c.toml", "[serve.timeouts]\ningest_from_source = 4\nstore_chunks = 0.001\ninspect_collection = 2\n")
+    config = write_config(tmp_path / "c.toml", "[serve.timeouts]\ningest_from_source = 4\nstore_chunks = 0.001\ninspect_collection = 2\nlist_projects = 0.000001\n")
     folio(data, "create", "p", config=config)
 
     async def go():
@@ -287,6 +295,12 @@ def test_citeloom_timeouts_cancel_and_a_retry_makes_progress(data, tmp_path):
                     is_error, out = await call(c, "inspect_collection", {"project": "p"})
                 assert is_error and out["error"]["code"] == "TIMEOUT", out
                 assert "inspect_collection exceeded its time limit of 2 s" in out["error"]["message"]
+                # Seed 000's list_projects always succeeds: it waits for the
+                # table and answers, whatever limit is configured for it.
+                with holding_table(data, "folio_libraries", seconds=2):
+                    listed = await ok(c, "list_projects")
+                assert listed["count"] == 1, listed
+            assert (await ok(c, "list_projects"))["count"] == 1
 
     run(go())
 

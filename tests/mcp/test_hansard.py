@@ -139,6 +139,10 @@ def test_hansard_contract(data, tmp_path):
                         and {"economy", "housing"} & set(r["topic_tags"]) and r["party"] == "Liberal"]
             assert bool(ranged["results"]) == bool(eligible)
 
+            # Any string of 1 to 1,000 characters is a query (the seed's
+            # model); blank ones find nothing.
+            blank = await ok(c, "search_speeches", {"query": " "})
+            assert blank["results"] == [] and blank["total_found"] == 0, blank
             for bad in [{"query": ""}, {"query": "x" * 1001}, {"query": "x", "limit": 0}, {"query": "x", "limit": 51},
                         {"query": "x", "chamber": "Lords"}, {"query": "x", "date_from": "2024-13-01"},
                         {"query": "x", "topic_tags": [str(i) for i in range(11)]}, {"query": "x", "speaker": "s" * 201},

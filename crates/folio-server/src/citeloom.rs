@@ -18,7 +18,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::context::{Call, Shared, Written, bounded, bounded_write};
+use crate::context::{Call, Shared, Written, blocking, bounded, bounded_write};
 use crate::tool::{Effect, define, failure, success, with_args};
 
 /// The sparse side of hybrid search, as citeloom names it.
@@ -112,8 +112,10 @@ fn project(name: &str) -> Result<LibraryName, EngineError> {
 // ---------------------------------------------------------------- retrieval
 
 /// The parameters of query, find_chunks and query_hybrid. Seed 000 names
-/// the query `text`, seed 001 `query`: either is accepted by every tool.
+/// the query `text`, seed 001 `query`: either is accepted by every tool,
+/// and the schema requires one of them.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(extend("anyOf" = [{"required": ["text"]}, {"required": ["query"]}]))]
 struct QueryParams {
     /// Project identifier (e.g. citeloom/clean-arch).
     project: String,
@@ -964,9 +966,10 @@ struct ProjectsOutput {
 
 async fn list_projects(shared: &Arc<Shared>, call: &Call) -> CallToolResult {
     let engine = shared.engine.clone();
-    // Seed 000 sets no time limit; one configured anyway, or an unreadable
-    // index, is an error: never an empty list that hides projects.
-    let libraries = match bounded(shared, "list_projects", call, move || engine.libraries()).await {
+    // Seed 000: listing always succeeds, with no time limit (one configured
+    // for it is not applied). An unreadable store is an error, never an
+    // empty list that hides projects.
+    let libraries = match blocking(move || engine.libraries()).await {
         Ok(libraries) => libraries,
         Err(e) => return error(shared, call, &e, None),
     };

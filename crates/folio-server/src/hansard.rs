@@ -225,7 +225,7 @@ fn check_date(name: &str, value: &Option<String>) -> Result<Option<String>, Call
 
 fn search_filter(p: &SearchParams) -> Result<Filter, CallToolResult> {
     let chars = p.query.chars().count();
-    if p.query.trim().is_empty() || chars > 1000 {
+    if chars == 0 || chars > 1000 {
         return Err(tool_error(format!(
             "Invalid input: query must be 1 to 1000 characters (got {chars})"
         )));
@@ -311,6 +311,11 @@ async fn search_speeches(shared: &Arc<Shared>, p: SearchParams, call: &Call) -> 
     let engine = shared.engine.clone();
     let include_full_text = p.include_full_text;
     let result = bounded(shared, "search_speeches", call, move || {
+        // The seed's model takes any string of 1 to 1,000 characters; one
+        // with nothing to search for finds nothing.
+        if request.query.trim().is_empty() {
+            return Ok(None);
+        }
         let response = match engine.search(&request) {
             Err(e) if e.code == folio_core::ErrorCode::LibraryNotFound => return Ok(None),
             other => other?,
@@ -330,7 +335,7 @@ async fn search_speeches(shared: &Arc<Shared>, p: SearchParams, call: &Call) -> 
     let (response, texts) = match result {
         Ok(Some(found)) => found,
         Ok(None) => {
-            call.step(3, 3, "no speeches yet").await;
+            call.step(3, 3, "nothing to find").await;
             call.info("Found 0 results").await;
             return success(&SearchOutput {
                 results: Vec::new(),
