@@ -27,8 +27,9 @@ pub enum Condition {
     /// The source locator (path or URL) starts with the prefix.
     PathPrefix(String),
     /// The chunk's section path, joined with " > ", starts with the prefix's
-    /// whole components (case-insensitive): "Part I" matches "Part I" and
-    /// "Part I > Chapter 3", not "Part II".
+    /// components, each heading matched from its start to a word boundary
+    /// (case-insensitive): "Part I" matches "Part I", "Part I: Foundations"
+    /// and "Part I > Chapter 3", never "Part II" (`section_under`).
     SectionPrefix(String),
 }
 
@@ -46,6 +47,55 @@ pub struct FilterError(pub String);
 /// Joins a section path the way `SectionPrefix` matches it.
 pub fn join_section_path(path: &[String]) -> String {
     path.join(" > ")
+}
+
+/// The headings of a section prefix: its " > "-separated components,
+/// trimmed, empty ones left out.
+pub fn section_prefix_components(prefix: &str) -> Vec<&str> {
+    prefix
+        .split('>')
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .collect()
+}
+
+/// A letter, a digit or an underscore: what a word boundary separates from
+/// anything else.
+pub fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// Whether `heading` starts with `wanted` at a word boundary,
+/// case-insensitively: "Part I: Foundations" starts with "Part I", "Part II"
+/// does not.
+fn heading_starts_with(heading: &str, wanted: &str) -> bool {
+    let mut have = heading.trim().chars().flat_map(char::to_lowercase);
+    let mut last = None;
+    for w in wanted.chars().flat_map(char::to_lowercase) {
+        if have.next() != Some(w) {
+            return false;
+        }
+        last = Some(w);
+    }
+    match (last, have.next()) {
+        (_, None) => true,
+        (Some(last), Some(next)) => !(is_word_char(last) && is_word_char(next)),
+        (None, Some(_)) => true,
+    }
+}
+
+/// Whether a chunk's section path (joined with " > ") lies under `prefix`:
+/// each of the prefix's headings starts the path's heading at the same
+/// depth, at a word boundary. The rule of `Condition::SectionPrefix`, which
+/// both stores apply in SQL.
+pub fn section_under(section: &str, prefix: &str) -> bool {
+    let wanted = section_prefix_components(prefix);
+    let have: Vec<&str> = section.split(" > ").collect();
+    have.len() >= wanted.len()
+        && wanted
+            .iter()
+            .zip(&have)
+            .all(|(w, h)| heading_starts_with(h, w))
 }
 
 pub(crate) fn valid_field(name: &str) -> bool {

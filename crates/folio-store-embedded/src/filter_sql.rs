@@ -30,11 +30,6 @@ pub(crate) fn json_path(field: &str) -> String {
     format!("$.\"{}\"", key.replace('"', ""))
 }
 
-/// A LIKE pattern (with `ESCAPE '\'`) matching text that starts with `prefix`.
-fn like_prefix(prefix: &str) -> String {
-    format!("{}%", folio_store::like_escape(prefix))
-}
-
 /// A filter as SQL: conditions on metadata as selects of document ids
 /// (index ranges of `metadata_values`, never each document's JSON), the
 /// rest as conditions on `d` and `c`.
@@ -147,16 +142,12 @@ fn parts(filter: &Filter, library_id: i64) -> Parts {
                 ],
             ),
             Condition::SectionPrefix(prefix) => {
-                // Whole components: "Part I" is "Part I" or "Part I > ...",
-                // never "Part II".
-                let prefix = prefix.trim().trim_end_matches('>').trim_end();
-                let exact = like_prefix(prefix);
+                // Each heading from its start to a word boundary: "Part I"
+                // is "Part I", "Part I: Foundations" or "Part I > ...",
+                // never "Part II" (`folio_core::filter::section_under`).
                 parts.plain(
-                    " AND (c.section LIKE ? ESCAPE '\\' OR c.section LIKE ? ESCAPE '\\')",
-                    [
-                        Sql::Text(exact[..exact.len() - 1].to_string()),
-                        Sql::Text(like_prefix(&format!("{prefix} > "))),
-                    ],
+                    " AND folio_section_under(c.section, ?)",
+                    [Sql::Text(prefix.clone())],
                 );
             }
         }
@@ -237,11 +228,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn like_prefix_escapes_wildcards() {
-        assert_eq!(like_prefix("50%_a\\"), "50\\%\\_a\\\\%");
-    }
-
-    #[test]
     fn parameters_match_placeholders() {
         let filter = Filter::from_json(&serde_json::json!({
             "year": {"gte": 2019, "lt": "2024"}, "tags": ["a", "b"], "author": "x", "format": "pdf",
@@ -254,4 +240,20 @@ mod tests {
         let (sql, params) = chunks_and_documents(&filter, 1);
         assert_eq!(sql.matches('?').count(), params.len(), "{sql}");
     }
+}
+
+/// Registers the SQL functions filters use on `conn`:
+/// `folio_section_under(section, prefix)`, the rule of a section prefix.
+pub fn register_functions(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
+    use rusqlite::functions::FunctionFlags;
+    conn.create_scalar_function(
+        "folio_section_under",
+        2,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        |ctx| {
+            let section: String = ctx.get(0)?;
+            let prefix: String = ctx.get(1)?;
+            Ok(folio_core::filter::section_under(&section, &prefix))
+        },
+    )
 }

@@ -251,6 +251,7 @@ impl EmbeddedStore {
         };
         let conn =
             Connection::open(dir.join("folio.sqlite")).map_err(sql_err("opening the database"))?;
+        filter_sql::register_functions(&conn).map_err(sql_err("opening the database"))?;
         schema::prepare(&conn)
             .map_err(sql_err("preparing the database"))?
             .map_err(|reason| StoreError::io("database schema", reason))?;

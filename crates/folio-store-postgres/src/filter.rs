@@ -129,14 +129,9 @@ pub fn where_clause(filter: &Filter, q: &mut Query) -> String {
                 )
             }
             Condition::SectionPrefix(prefix) => {
-                // Whole components, case-insensitive: "Part I" is "Part I"
-                // or "Part I > ...", never "Part II".
-                let prefix = prefix.trim().trim_end_matches('>').trim_end();
-                let exact = q.bind(prefix.to_string());
-                let under = q.bind(format!("{} > %", like_escape(prefix)));
-                format!(
-                    "(lower(c.section) = lower({exact}::text) OR lower(c.section) LIKE lower({under}::text) ESCAPE '\\')"
-                )
+                // Each heading from its start to a word boundary,
+                // case-insensitive (`folio_core::filter::section_under`).
+                format!("c.section ~* {}", q.bind(section_pattern(prefix)))
             }
         };
         sql.push_str(" AND ");
@@ -175,6 +170,44 @@ pub fn has_chunk_conditions(filter: &Filter) -> bool {
         .conditions
         .iter()
         .any(|c| matches!(c, Condition::SectionPrefix(_)))
+}
+
+/// The regular expression (PostgreSQL's advanced syntax, matched
+/// case-insensitively) of `folio_core::filter::section_under`: the path's
+/// first headings start with the prefix's, each ending at a word boundary
+/// (a heading ending in a word character is followed by the end of the
+/// heading or a character that is not one).
+pub fn section_pattern(prefix: &str) -> String {
+    let components = folio_core::filter::section_prefix_components(prefix);
+    if components.is_empty() {
+        return String::new();
+    }
+    let headings: Vec<String> = components
+        .iter()
+        .map(|c| {
+            let escaped: String = c
+                .chars()
+                .map(|ch| {
+                    if ch.is_alphanumeric() {
+                        ch.to_string()
+                    } else {
+                        format!("\\{ch}")
+                    }
+                })
+                .collect();
+            let ends_in_word = c
+                .chars()
+                .last()
+                .is_some_and(folio_core::filter::is_word_char);
+            let rest = if ends_in_word {
+                "([^[:alnum:]_][^>]*)?"
+            } else {
+                "[^>]*"
+            };
+            format!("\\s*{escaped}{rest}")
+        })
+        .collect();
+    format!("^{}( > .*)?$", headings.join(" > "))
 }
 
 #[cfg(test)]

@@ -116,6 +116,7 @@ pub fn run(make: &dyn Fn() -> Box<dyn Store>) {
     filters_apply_before_ranking(&*make());
     deletes_remove_from_every_index(&*make());
     statistics_count_live_entries_only(&*make());
+    section_prefixes_match_headings_at_word_boundaries(&*make());
     chunks_read_back_in_order(&*make());
     records_group_order_and_update(&*make());
     generation_moves_with_every_write(&*make());
@@ -517,6 +518,70 @@ pub fn lexical_search_stems_and_ranks(store: &dyn Store) {
     ));
 }
 
+/// A section prefix matches each heading from its start to a word
+/// boundary, case-insensitively: seed 000's own example, "Part I", finds
+/// "Part I: Foundations", and "Part I: Foundations > Chapter 3" finds
+/// "Chapter 3: Entities and Value Objects" under it; "Part I" never finds
+/// "Part II", nor "Chapter 3" "Chapter 30".
+pub fn section_prefixes_match_headings_at_word_boundaries(store: &dyn Store) {
+    let name = lib("sections");
+    store.create_library(&name, &space()).unwrap();
+    let paths: [(&str, &[&str]); 5] = [
+        (
+            "a.md",
+            &[
+                "Part I: Foundations",
+                "Chapter 3: Entities and Value Objects",
+            ],
+        ),
+        ("b.md", &["Part I: Foundations", "Chapter 30"]),
+        ("c.md", &["Part II", "Chapter 3"]),
+        ("d.md", &["part i", "Intro"]),
+        ("e.md", &["Part I_draft"]),
+    ];
+    let docs = paths
+        .iter()
+        .enumerate()
+        .map(|(i, (source, path))| {
+            let mut doc = document(
+                &name,
+                source,
+                &["entities of the domain"],
+                &[i % 3],
+                json!({}),
+            );
+            doc.chunks[0].section_path = path.iter().map(|s| s.to_string()).collect();
+            doc
+        })
+        .collect();
+    store.put_documents(docs, false).unwrap();
+    let found = |prefix: &str| -> Vec<String> {
+        let f = filter(json!({"section_prefix": prefix}));
+        let mut lexical = sources(
+            store,
+            &store
+                .lexical(&name, "entities", &f, 10, Bm25::default())
+                .unwrap(),
+        );
+        let mut dense = sources(store, &store.dense(&name, &axis(0, 0.0), &f, 10).unwrap());
+        lexical.sort();
+        dense.sort();
+        assert_eq!(lexical, dense, "{prefix}");
+        lexical
+    };
+    assert_eq!(found("Part I"), ["a.md", "b.md", "d.md"]);
+    assert_eq!(found("PART I: foundations"), ["a.md", "b.md"]);
+    assert_eq!(found("Part I: Foundations > Chapter 3"), ["a.md"]);
+    assert_eq!(found("Part I > Chapter 3: Entities"), ["a.md"]);
+    assert_eq!(found("Part II"), ["c.md"]);
+    assert_eq!(found("Part"), ["a.md", "b.md", "c.md", "d.md", "e.md"]);
+    assert!(found("Part I: Foundations > Chapter 3: Entities and Value Objects > More").is_empty());
+    assert!(
+        found("Chapter 3").is_empty(),
+        "a prefix starts at the top heading"
+    );
+}
+
 /// After deletes and replacements, BM25 scores as if the library had been
 /// written once with what is live: document frequencies, entry counts and
 /// lengths count live entries only, for chunks and whole documents alike.
@@ -802,7 +867,7 @@ pub fn filters_apply_before_ranking(store: &dyn Store) {
         &["/p/2019.txt", "/p/2021.txt", "/q/2023.txt"],
     );
     check(json!({"section_prefix": "Part II"}), &[]);
-    check(json!({"section_prefix": "Part"}), &[]);
+    check(json!({"section_prefix": "Par"}), &[]);
     check(
         json!({"section_prefix": "PART I"}),
         &["/p/2019.txt", "/p/2021.txt", "/q/2023.txt"],
