@@ -223,6 +223,22 @@ fn select(filter: &Filter, library_id: i64, columns: &str) -> (String, Vec<Sql>)
     )
 }
 
+/// Registers the SQL functions filters use on `conn`:
+/// `folio_section_under(section, prefix)`, the rule of a section prefix.
+pub fn register_functions(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
+    use rusqlite::functions::FunctionFlags;
+    conn.create_scalar_function(
+        "folio_section_under",
+        2,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        |ctx| {
+            let section: String = ctx.get(0)?;
+            let prefix: String = ctx.get(1)?;
+            Ok(folio_core::filter::section_under(&section, &prefix))
+        },
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -240,20 +256,4 @@ mod tests {
         let (sql, params) = chunks_and_documents(&filter, 1);
         assert_eq!(sql.matches('?').count(), params.len(), "{sql}");
     }
-}
-
-/// Registers the SQL functions filters use on `conn`:
-/// `folio_section_under(section, prefix)`, the rule of a section prefix.
-pub fn register_functions(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
-    use rusqlite::functions::FunctionFlags;
-    conn.create_scalar_function(
-        "folio_section_under",
-        2,
-        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
-        |ctx| {
-            let section: String = ctx.get(0)?;
-            let prefix: String = ctx.get(1)?;
-            Ok(folio_core::filter::section_under(&section, &prefix))
-        },
-    )
 }
