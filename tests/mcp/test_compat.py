@@ -266,14 +266,22 @@ def test_upload_endpoint(data, corpus):
         assert upload(server.url, [("file", ("a.md", b"# A")), ("metadata", "[1]")])[0] == 400
         status, body = upload(server.url, [("file", ("tool.exe", b"MZ\x90\x00"))])
         assert status == 422 and body["status"] == "error"
-        # Issue 16: client errors were answered 500.
+        # Seed 004: 422 is an unsupported extension only; a file the
+        # pipeline cannot read is a pipeline error (500).
         status, body = upload(server.url, [("file", ("broken.pdf", b"%PDF-1.4 nonsense"))])
-        assert status == 422 and body["status"] == "error"
+        assert status == 500 and body["status"] == "error"
+        # Library names are any string (seed 004), given back as they were.
+        status, body = upload(server.url, [("file", ("notes.md", b"# Notes\n\nMy library's notes.")), ("library", "My Library")])
+        assert status == 200 and body["library"] == "My Library", body
 
         async def check():
             async with http_mcp(server.url) as c:
                 listed = await ok(c, "list_documents", {"library": "uploads"})
                 assert listed["count"] == 1 and listed["documents"][0]["metadata"]["author"] == "Alice"
+                mine = await ok(c, "list_documents", {"library": "My Library"})
+                assert mine["count"] == 1 and mine["documents"][0]["library"] == "My Library"
+                names = [entry["library"] for entry in (await ok(c, "list_libraries"))["libraries"]]
+                assert "My Library" in names and "uploads" in names, names
 
         run(check())
 
@@ -284,7 +292,7 @@ def test_upload_statuses_follow_the_error_code(data):
         status, body = upload(server.url, [("file", ("big.md", b"# Big\n\n" + b"word " * 1000))])
         assert status == 413 and body["status"] == "error", (status, body)
         status, body = upload(server.url, [("file", ("empty.md", b""))])
-        assert status == 422 and body["status"] == "error", (status, body)
+        assert status == 500 and body["status"] == "error", (status, body)
 
 
 def test_bulk_ingest_cli_contract(data, corpus):

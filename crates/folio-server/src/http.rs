@@ -172,8 +172,9 @@ fn upload_error(status: StatusCode, message: impl std::fmt::Display) -> Response
 
 /// `POST /upload` (the mcpvectordb contract, mounted with that toolset):
 /// multipart `file`, optional `library` and `metadata` (a JSON object
-/// string). 400 for a malformed request, 422 for a file type folio cannot
-/// read, 500 when ingestion fails; 403 on a read-only server, before the
+/// string). 400 for a malformed request, 422 for an unsupported file
+/// extension, 500 when ingestion fails (a corrupt or empty file among
+/// them), 413 over the size limit; 403 on a read-only server, before the
 /// body is read.
 async fn upload(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     if shared.options.read_only || shared.engine.read_only() {
@@ -290,8 +291,16 @@ async fn upload(State(shared): State<Arc<Shared>>, request: Request) -> Response
             Json(serde_json::to_value(output).unwrap_or_default()),
         )
             .into_response(),
+        // Seed 004's table: 422 is an unsupported extension only (above);
+        // a file the pipeline cannot read (corrupt, empty) is a pipeline
+        // error, 500. A body over the size limit stays 413, a read-only
+        // server 403.
         Err(e) => upload_error(
-            StatusCode::from_u16(e.code.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+            match e.code {
+                ErrorCode::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+                ErrorCode::ReadOnly => StatusCode::FORBIDDEN,
+                _ => StatusCode::INTERNAL_SERVER_ERROR,
+            },
             e,
         ),
     }

@@ -30,8 +30,62 @@ pub fn error(message: impl std::fmt::Display) -> CallToolResult {
     failure(json!({"status": "error", "error": message.to_string()}))
 }
 
+/// What starts the folio name of an mcpvectordb library whose own name
+/// folio's rules do not take.
+const ENCODED: &str = "mcpvectordb.";
+
+/// An mcpvectordb library name (any string, seed 004) as a folio library
+/// name (letters, digits and `. _ - /`), losslessly: a name folio takes as
+/// it is stays itself; any other, and one that starts with `ENCODED`, is
+/// `ENCODED` followed by its UTF-8 bytes, each byte outside `A-Z a-z 0-9 -`
+/// written `_HH`. Distinct names stay distinct; `seed_name` reads them back.
 fn library(name: &str) -> Result<LibraryName, EngineError> {
-    Ok(LibraryName::new(name)?)
+    if !name.starts_with(ENCODED)
+        && let Ok(plain) = LibraryName::new(name)
+    {
+        return Ok(plain);
+    }
+    if name.is_empty() {
+        return Err(EngineError::invalid("the library name is empty"));
+    }
+    let mut encoded = String::from(ENCODED);
+    for b in name.bytes() {
+        if b.is_ascii_alphanumeric() || b == b'-' {
+            encoded.push(b as char);
+        } else {
+            encoded.push_str(&format!("_{b:02X}"));
+        }
+    }
+    LibraryName::new(encoded).map_err(|_| {
+        EngineError::invalid(format!(
+            "the library name {name:?} is too long (at most 128 letters, digits, '.', '_', '-' \
+             or '/', fewer for other characters)"
+        ))
+    })
+}
+
+/// The mcpvectordb name of a folio library (`library` undone).
+fn seed_name(name: &LibraryName) -> String {
+    let Some(rest) = name.as_str().strip_prefix(ENCODED) else {
+        return name.to_string();
+    };
+    let mut bytes = Vec::with_capacity(rest.len());
+    let mut input = rest.bytes();
+    while let Some(b) = input.next() {
+        if b != b'_' {
+            bytes.push(b);
+            continue;
+        }
+        let hex: Vec<u8> = input.by_ref().take(2).collect();
+        match std::str::from_utf8(&hex)
+            .ok()
+            .and_then(|h| u8::from_str_radix(h, 16).ok())
+        {
+            Some(byte) => bytes.push(byte),
+            None => return name.to_string(),
+        }
+    }
+    String::from_utf8(bytes).unwrap_or_else(|_| name.to_string())
 }
 
 /// The check digits of a document's UUID.
@@ -599,7 +653,7 @@ async fn search(shared: &Arc<Shared>, p: SearchParams, call: &Call) -> CallToolR
                     .hits
                     .into_iter()
                     .filter(|h| keep(h, &f))
-                    .map(|h| (name.to_string(), h)),
+                    .map(|h| (seed_name(&name), h)),
             );
         }
         hits.sort_by(|a, b| b.1.score.total_cmp(&a.1.score));
@@ -709,7 +763,7 @@ async fn list_documents(shared: &Arc<Shared>, p: ListDocumentsParams) -> CallToo
                 doc_id: public_id(d.id.as_str()),
                 source: d.source,
                 title: d.title.unwrap_or_default(),
-                library: d.library.to_string(),
+                library: seed_name(&d.library),
                 content_hash: d.content_hash,
                 created_at: seed_time(&d.ingested_at),
                 metadata: client_metadata(d.metadata),
@@ -750,7 +804,7 @@ async fn list_libraries(shared: &Arc<Shared>) -> CallToolResult {
             libraries: libraries
                 .into_iter()
                 .map(|l| LibraryEntry {
-                    library: l.name.to_string(),
+                    library: seed_name(&l.name),
                     document_count: l.document_count,
                     chunk_count: l.chunk_count,
                 })
@@ -793,7 +847,7 @@ async fn get_document(shared: &Arc<Shared>, p: DocIdParams) -> CallToolResult {
             doc_id: public_id(d.id.as_str()),
             source: d.source,
             title: d.title.unwrap_or_default(),
-            library: d.library.to_string(),
+            library: seed_name(&d.library),
             content: d.text,
             chunk_count: d.chunk_count,
             metadata: client_metadata(d.metadata),
@@ -1044,6 +1098,34 @@ pub async fn call(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn any_library_name_maps_onto_a_folio_name_and_back() {
+        let names = [
+            "default",
+            "My Library",
+            "Forschung/Ärzte",
+            "a_20b",
+            "mcpvectordb.x",
+            "mcpvectordb._20",
+            "_hidden",
+            "../etc",
+            "日本",
+        ];
+        let mut seen = std::collections::HashSet::new();
+        for name in names {
+            let folio = library(name).unwrap();
+            assert!(seen.insert(folio.clone()), "{name} collides");
+            assert_eq!(seed_name(&folio), name);
+        }
+        // Names folio takes keep their folio name.
+        assert_eq!(
+            library("research.papers-2024").unwrap().as_str(),
+            "research.papers-2024"
+        );
+        assert!(library("").is_err());
+        assert!(library(&"é".repeat(40)).is_err(), "too long once encoded");
+    }
 
     #[test]
     fn document_uuids_carry_the_id_and_are_checked() {
