@@ -233,10 +233,10 @@ pub fn best_per_document(list: &[Scored], depth: usize) -> Vec<Scored> {
 /// score. So the order does not move with the page size, and a document
 /// both retrievers found adds up both, whichever of its chunks each found.
 ///
-/// Returns each document's chunks together, ready for `group_by_document`:
-/// first the document's best chunk by chunk-level fusion, scored as the
-/// document with its document-level ranks, then its other chunks with
-/// their chunk-level scores (at most the document's).
+/// Returns chunks best first, ready for `group_by_document`: each
+/// document's best chunk by chunk-level fusion, scored as the document with
+/// its document-level ranks, and its other chunks with their chunk-level
+/// scores (at most the document's, after it).
 pub fn fuse_documents(
     lexical: &[Scored],
     dense: &[Scored],
@@ -297,6 +297,10 @@ pub fn fuse_documents(
         }
         out.extend(hits);
     }
+    // Best first (what a reranker reads first); stable, so a document's
+    // best chunk stays before its others of equal score, and documents of
+    // equal score keep their order.
+    out.sort_by(|a, b| b.score.total_cmp(&a.score));
     out
 }
 
