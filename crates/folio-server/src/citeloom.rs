@@ -130,7 +130,7 @@ struct QueryParams {
     #[schemars(range(min = 1, max = 20))]
     top_k: Option<usize>,
     /// Additional filters, e.g. {"tags": ["architecture"], "section_prefix": "Part I"}:
-    /// tags must all match; section_prefix matches whole headings of the section path.
+    /// tags must all match; section_prefix matches each heading of the section path from its start to a word boundary.
     /// A project filter here is ignored: the project parameter always applies.
     #[serde(default)]
     filters: Option<Map<String, Value>>,
