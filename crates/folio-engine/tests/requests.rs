@@ -555,3 +555,54 @@ fn a_required_sandbox_is_never_skipped() {
     assert_eq!(error.code, ErrorCode::InvalidArgument);
     assert!(error.to_string().contains("require_sandbox"), "{error}");
 }
+
+// Issue 27 §1: the depth fused grew with the page (5 × top_k, at least 50)
+// and min-max normalisation moved with it, so a page of 10 was not the top
+// of a page of 100, and `folio eval` (a page of 100) measured a ranking no
+// agent got. Now the ranking does not depend on the page size.
+#[test]
+fn a_page_of_ten_is_the_top_of_a_page_of_a_hundred() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path(), None, true, Limits::default());
+    let words = [
+        "river", "delta", "sediment", "glacier", "moraine", "basalt", "aquifer", "monsoon",
+        "estuary", "lagoon", "tundra", "plateau", "canyon", "fjord", "dune", "meander",
+    ];
+    let targets = (0..240)
+        .map(|i| {
+            let text: Vec<&str> = (0..12 + i % 9)
+                .map(|w| words[(i * 7 + w * w * 3 + w) % words.len()])
+                .collect();
+            IngestTarget::Content {
+                name: format!("note{i}.md"),
+                text: format!("# Note {i}\n\n{}.", text.join(" ")),
+                format: None,
+                title: None,
+            }
+        })
+        .collect();
+    let report = engine
+        .ingest(&IngestRequest::new(library(), targets), &SilentProgress)
+        .unwrap();
+    assert_eq!(report.indexed, 240, "{report:?}");
+    for query in [
+        "river delta sediment",
+        "glacier moraine",
+        "monsoon estuary lagoon dune",
+    ] {
+        let page = |top_k: usize| {
+            let mut request = SearchRequest::new(library(), query);
+            request.top_k = top_k;
+            engine
+                .search(&request)
+                .unwrap()
+                .hits
+                .into_iter()
+                .map(|h| (h.document_id, h.score))
+                .collect::<Vec<_>>()
+        };
+        let (ten, hundred) = (page(10), page(100));
+        assert_eq!(ten.len(), 10);
+        assert_eq!(ten[..], hundred[..10], "{query}");
+    }
+}
