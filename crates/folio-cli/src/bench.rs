@@ -383,9 +383,8 @@ fn search(
         ChunkId::new(&document, (j % CHUNKS_PER_DOCUMENT) as u32)
     };
     // Two measures: the graph asked for exactly 10, and asked for the
-    // chunks a grouped search retrieves (the engine's default depth of
-    // documents, three chunks each), of which the best 10 are what the
-    // search returns.
+    // candidates a search retrieves (the engine's fixed depth), of which
+    // the best 10 are what the search returns.
     let (mut found, mut found_at_depth) = (0, 0);
     let mut graph_ms = Vec::new();
     for (q, best) in recall_queries.iter().zip(&truth) {
@@ -394,11 +393,7 @@ fn search(
         let graph = store.dense_graph(&library, q, 10)?;
         graph_ms.push(t.elapsed().as_secs_f64() * 1e3);
         found += graph.iter().filter(|h| truth.contains(&h.chunk)).count();
-        let deep = store.dense_graph(
-            &library,
-            q,
-            folio_engine::FUSION_DEPTH * folio_engine::DENSE_CHUNKS_PER_DOCUMENT,
-        )?;
+        let deep = store.dense_graph(&library, q, folio_engine::FUSION_DEPTH)?;
         found_at_depth += deep
             .iter()
             .take(10)

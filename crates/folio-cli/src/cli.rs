@@ -337,8 +337,8 @@ pub struct EvalArgs {
     /// Only the first N judged queries.
     #[arg(long)]
     pub max_queries: Option<usize>,
-    /// Documents each retriever contributes to fusion (default: as an
-    /// agent's search, 100); deeper only changes the ranking past the top.
+    /// Candidates each retriever contributes to fusion (default: as an
+    /// agent's search, 300).
     #[arg(long)]
     pub depth: Option<usize>,
 }

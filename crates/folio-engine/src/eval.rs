@@ -32,8 +32,8 @@ pub struct EvalRequest {
     pub rerank: Option<bool>,
     /// Evaluate only the first N judged queries.
     pub max_queries: Option<usize>,
-    /// Documents each retriever contributes to fusion. `None` ranks exactly
-    /// as an agent's search does (`FUSION_DEPTH`); deeper is for recall.
+    /// Candidates each retriever contributes to fusion. `None` ranks
+    /// exactly as an agent's search does (`FUSION_DEPTH`).
     pub depth: Option<usize>,
 }
 

@@ -45,8 +45,7 @@ pub use ingest::{
 };
 pub use ocr::OcrConfig;
 pub use search::{
-    DENSE_CHUNKS_PER_DOCUMENT, FUSION_DEPTH, ResponseMode, SearchHit, SearchRequest,
-    SearchResponse, cut_chars, preview,
+    FUSION_DEPTH, ResponseMode, SearchHit, SearchRequest, SearchResponse, cut_chars, preview,
 };
 pub use timestamp::{Clock, SystemClock, rfc3339};
 

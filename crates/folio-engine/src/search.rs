@@ -57,8 +57,8 @@ pub struct SearchRequest {
     pub max_chars_per_chunk: usize,
     /// Merge chunks of one document into one hit (the default).
     pub group_by_document: bool,
-    /// Documents (chunks, when hits are not grouped) each retriever
-    /// contributes to fusion; default `FUSION_DEPTH` (at least `top_k`).
+    /// Candidates each retriever contributes to fusion; default
+    /// `FUSION_DEPTH` (at least `top_k`).
     pub candidates: Option<usize>,
     /// Rerank the best fused candidates with the configured cross-encoder;
     /// `None` follows the configuration.
@@ -188,14 +188,13 @@ fn is_zero_ms(ms: &f64) -> bool {
 /// Chunks of one document shown under its best chunk.
 const OTHER_CHUNKS_PER_DOCUMENT: usize = 3;
 
-/// Documents (chunks, when hits are not grouped) each retriever contributes
-/// to a search, whatever its page size: the depth of the plain fusion the
-/// served ranking is measured against (docs/benchmarks.md).
-pub const FUSION_DEPTH: usize = 100;
-
-/// Dense chunks read per document wanted, when hits are grouped by
-/// document (a document's dense score is its best chunk's).
-pub const DENSE_CHUNKS_PER_DOCUMENT: usize = 3;
+/// Candidates each retriever contributes to a search (documents for BM25
+/// over whole documents, chunks otherwise), whatever the page size: a page
+/// of 10 is the first 10 of a page of 100, and `folio eval` measures that
+/// ranking. Fusing 300 per retriever measured at or above the plain fusion
+/// of the two document runs (top 100 each) on every collection tried,
+/// where 50 (a page of 10 before) fell below it (docs/benchmarks.md).
+pub const FUSION_DEPTH: usize = 300;
 
 /// Candidates the cross-encoder reads between two looks at the time budget.
 const RERANK_SLICE: usize = 4;
@@ -292,8 +291,7 @@ impl Engine {
         // Hits grouped by document rank documents: BM25 over each whole
         // document, as a reference BM25 ranks a collection (chunk-level
         // scores lose when a query's terms fall in different chunks of one
-        // document), and dense by each document's best chunk; the two
-        // rankings of documents are fused (`fuse_documents`). Chunks are
+        // document), each entering fusion as its best chunk. Chunks are
         // ranked by their own text when they are the answer: ungrouped
         // hits, or a filter on sections.
         let by_document = request.group_by_document
@@ -302,14 +300,6 @@ impl Engine {
                 .conditions
                 .iter()
                 .any(|c| matches!(c, folio_core::Condition::SectionPrefix(_)));
-        // Dense search finds chunks: enough of them for `depth` documents.
-        let dense_depth = if request.group_by_document {
-            depth
-                .saturating_mul(DENSE_CHUNKS_PER_DOCUMENT)
-                .min(Limits::TOP_K_CEILING)
-        } else {
-            depth
-        };
 
         let started = Instant::now();
         let dense_of = || -> Result<(Vec<_>, f64)> {
@@ -333,7 +323,7 @@ impl Engine {
             let embed_ms = started.elapsed().as_secs_f64() * 1e3;
             let hits = self
                 .store
-                .dense(&request.library, &vector, &request.filter, dense_depth)?;
+                .dense(&request.library, &vector, &request.filter, depth)?;
             Ok((scored(hits), embed_ms))
         };
         let lexical_of = || -> Result<Vec<_>> {
@@ -374,9 +364,6 @@ impl Engine {
         let (dense, embed_ms) = dense?;
         let lexical = lexical?;
         let fused: Vec<Fused> = match request.mode {
-            Mode::Hybrid if by_document => {
-                folio_search::fuse_documents(&lexical, &dense, fusion, depth)
-            }
             Mode::Hybrid => folio_search::fuse(&lexical, &dense, fusion),
             Mode::Lexical => folio_search::single(&lexical, Mode::Lexical),
             Mode::Dense => folio_search::single(&dense, Mode::Dense),
