@@ -288,19 +288,6 @@ impl Engine {
             .max(request.top_k)
             .min(Limits::TOP_K_CEILING);
 
-        // Hits grouped by document rank documents: BM25 over each whole
-        // document, as a reference BM25 ranks a collection (chunk-level
-        // scores lose when a query's terms fall in different chunks of one
-        // document), each entering fusion as its best chunk. Chunks are
-        // ranked by their own text when they are the answer: ungrouped
-        // hits, or a filter on sections.
-        let by_document = request.group_by_document
-            && !request
-                .filter
-                .conditions
-                .iter()
-                .any(|c| matches!(c, folio_core::Condition::SectionPrefix(_)));
-
         let started = Instant::now();
         let dense_of = || -> Result<(Vec<_>, f64)> {
             if request.mode == Mode::Lexical {
@@ -326,6 +313,18 @@ impl Engine {
                 .dense(&request.library, &vector, &request.filter, depth)?;
             Ok((scored(hits), embed_ms))
         };
+        // Hits grouped by document rank documents: BM25 over each whole
+        // document, as a reference BM25 ranks a collection (chunk-level
+        // scores lose when a query's terms fall in different chunks of one
+        // document), each entering fusion as its best chunk. Chunks are
+        // ranked by their own text when they are the answer: ungrouped
+        // hits, or a filter on sections.
+        let by_document = request.group_by_document
+            && !request
+                .filter
+                .conditions
+                .iter()
+                .any(|c| matches!(c, folio_core::Condition::SectionPrefix(_)));
         let lexical_of = || -> Result<Vec<_>> {
             if request.mode == Mode::Dense {
                 return Ok(Vec::new());
