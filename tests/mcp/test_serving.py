@@ -1,6 +1,7 @@
 """HTTP safety, and many stdio clients on one data directory."""
 
 import asyncio
+import contextlib
 import http.client
 import json
 import os
@@ -71,45 +72,53 @@ def test_three_stdio_clients_share_one_data_directory(data):
     run(go())
 
 
-async def start_owner(data):
+@contextlib.contextmanager
+def short_data_dir():
+    """A data directory with a short path, so the owner's socket sits beside
+    the data where the tests look; removed afterwards."""
+    root = Path(tempfile.mkdtemp(prefix="folio-", dir="/tmp"))
+    try:
+        yield root / "data"
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@contextlib.asynccontextmanager
+async def owning(data):
     """A `folio serve --stdio` with no client of its own, once it owns `data`
-    (its socket exists); the caller kills it."""
+    (its socket exists); killed on the way out if still alive."""
     owner = subprocess.Popen([BIN, "serve", "--stdio"], env=folio_env(data), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 20
-    while not (data / "folio.sock").exists():
-        assert time.time() < deadline, "the first server did not become the owner"
-        await asyncio.sleep(0.05)
-    return owner
+    try:
+        deadline = time.time() + 20
+        while not (data / "folio.sock").exists():
+            assert time.time() < deadline, "the first server did not become the owner"
+            await asyncio.sleep(0.05)
+        yield owner
+    finally:
+        if owner.poll() is None:
+            owner.kill()
+            owner.wait()
 
 
 @pytest.mark.embedded_only
 def test_attached_clients_survive_their_owner():
     """The owner is killed while clients are attached: they carry on."""
-    # A short path, so the socket sits beside the data where the test looks.
-    data = Path(tempfile.mkdtemp(prefix="folio-", dir="/tmp")) / "data"
 
-    async def go():
-        owner = await start_owner(data)
-        try:
-            async with stdio(data) as a, stdio(data) as b:
-                await ok(a, "ingest", {"library": "l", "content": {"name": "a.md", "text": "alpha document text"}})
-                os.kill(owner.pid, signal.SIGKILL)
-                owner.wait()
-                # Both re-elect: one becomes the owner, the other attaches to it.
-                await ok(b, "ingest", {"library": "l", "content": {"name": "b.md", "text": "beta document text"}})
-                await ok(a, "ingest", {"library": "l", "content": {"name": "c.md", "text": "gamma document text"}})
-                listing = await ok(b, "list_documents", {"library": "l"})
-                assert listing["total"] == 3
-                err = await fails(a, "get_document", {"document_id": "0" * 16})
-                assert err["error"]["code"] == "NOT_FOUND"
-        finally:
-            if owner.poll() is None:
-                owner.kill()
+    async def go(data):
+        async with owning(data) as owner, stdio(data) as a, stdio(data) as b:
+            await ok(a, "ingest", {"library": "l", "content": {"name": "a.md", "text": "alpha document text"}})
+            os.kill(owner.pid, signal.SIGKILL)
+            owner.wait()
+            # Both re-elect: one becomes the owner, the other attaches to it.
+            await ok(b, "ingest", {"library": "l", "content": {"name": "b.md", "text": "beta document text"}})
+            await ok(a, "ingest", {"library": "l", "content": {"name": "c.md", "text": "gamma document text"}})
+            listing = await ok(b, "list_documents", {"library": "l"})
+            assert listing["total"] == 3
+            err = await fails(a, "get_document", {"document_id": "0" * 16})
+            assert err["error"]["code"] == "NOT_FOUND"
 
-    try:
-        run(go())
-    finally:
-        shutil.rmtree(data.parent, ignore_errors=True)
+    with short_data_dir() as data:
+        run(go(data))
 
 
 @pytest.mark.embedded_only
@@ -117,34 +126,26 @@ def test_a_call_in_flight_when_the_owner_dies_is_answered():
     """Issue 26 §5: a call an attached client had in flight when the owner
     was killed was never answered. A write idempotent by content hash is
     sent again to the next owner and answered."""
-    data = Path(tempfile.mkdtemp(prefix="folio-", dir="/tmp")) / "data"
     words = "glacier moraine basalt aquifer monsoon estuary lagoon tundra plateau canyon fjord meander".split()
     long_text = "# Field notes\n\n" + "\n\n".join(
         f"## Site {i}\n\n" + " ".join(words[(i * 7 + j) % len(words)] for j in range(180)) for i in range(60)
     )
 
-    async def go():
-        owner = await start_owner(data)
-        try:
-            async with stdio(data) as a:
-                await ok(a, "ingest", {"library": "l", "content": {"name": "warm.md", "text": "warm up the model"}})
-                call = asyncio.create_task(ok(a, "ingest", {"library": "l", "content": {"name": "notes.md", "text": long_text}}))
-                await asyncio.sleep(1.0)
-                assert not call.done(), "the call must still be in flight when the owner dies"
-                os.kill(owner.pid, signal.SIGKILL)
-                owner.wait()
-                answered = await asyncio.wait_for(call, timeout=240)
-                assert answered["items"][0]["status"] in ("indexed", "skipped"), answered
-                listing = await ok(a, "list_documents", {"library": "l"})
-                assert listing["total"] == 2
-        finally:
-            if owner.poll() is None:
-                owner.kill()
+    async def go(data):
+        async with owning(data) as owner, stdio(data) as a:
+            await ok(a, "ingest", {"library": "l", "content": {"name": "warm.md", "text": "warm up the model"}})
+            call = asyncio.create_task(ok(a, "ingest", {"library": "l", "content": {"name": "notes.md", "text": long_text}}))
+            await asyncio.sleep(1.0)
+            assert not call.done(), "the call must still be in flight when the owner dies"
+            os.kill(owner.pid, signal.SIGKILL)
+            owner.wait()
+            answered = await asyncio.wait_for(call, timeout=240)
+            assert answered["items"][0]["status"] in ("indexed", "skipped"), answered
+            listing = await ok(a, "list_documents", {"library": "l"})
+            assert listing["total"] == 2
 
-    try:
-        run(go())
-    finally:
-        shutil.rmtree(data.parent, ignore_errors=True)
+    with short_data_dir() as data:
+        run(go(data))
 
 
 def test_the_cli_writes_beside_a_connected_agent(data, corpus, tmp_path):

@@ -131,7 +131,19 @@ pub enum Unit {
 /// The analysed terms of `text`, in order, repeats included: what the
 /// lexical index holds for a chunk (another backend's BM25 postings).
 pub fn analyze(text: &str) -> Vec<String> {
-    tokens(text).into_iter().map(|t| t.text).collect()
+    let mut terms = Vec::new();
+    for_each_token(text, |token| terms.push(token.text.clone()));
+    terms
+}
+
+/// Calls `each` with every analysed token of `text`, in order: the one
+/// walk of the analyser that indexing, counting and postings share.
+fn for_each_token(text: &str, mut each: impl FnMut(&Token)) {
+    let mut analyzer = analyzer();
+    let mut stream = analyzer.token_stream(text);
+    while stream.advance() {
+        each(stream.token());
+    }
 }
 
 /// The distinct analysed terms of `text` with how often each occurs, and
@@ -139,31 +151,24 @@ pub fn analyze(text: &str) -> Vec<String> {
 /// without holding its terms one by one (a whole document can run to
 /// millions).
 pub fn term_counts(text: &str) -> (Vec<(String, u32)>, usize) {
-    let mut analyzer = analyzer();
-    let mut stream = analyzer.token_stream(text);
     let mut counts: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
     let mut length = 0;
-    while stream.advance() {
+    for_each_token(text, |token| {
         length += 1;
-        let term = &stream.token().text;
-        match counts.get_mut(term.as_str()) {
+        match counts.get_mut(token.text.as_str()) {
             Some(n) => *n += 1,
             None => {
-                counts.insert(term.clone(), 1);
+                counts.insert(token.text.clone(), 1);
             }
         }
-    }
+    });
     (counts.into_iter().collect(), length)
 }
 
 /// The number of analysed terms of `text`, repeats included.
 fn term_count(text: &str) -> usize {
-    let mut analyzer = analyzer();
-    let mut stream = analyzer.token_stream(text);
     let mut length = 0;
-    while stream.advance() {
-        length += 1;
-    }
+    for_each_token(text, |_| length += 1);
     length
 }
 
@@ -171,12 +176,8 @@ fn term_count(text: &str) -> usize {
 /// pre-tokenized value) and counted (the entry's length). For a chunk;
 /// a whole document is analysed as it is indexed, never held as tokens.
 fn tokens(text: &str) -> Vec<Token> {
-    let mut analyzer = analyzer();
-    let mut stream = analyzer.token_stream(text);
     let mut tokens = Vec::new();
-    while stream.advance() {
-        tokens.push(stream.token().clone());
-    }
+    for_each_token(text, |token| tokens.push(token.clone()));
     tokens
 }
 

@@ -326,29 +326,27 @@ impl EmbeddedStore {
 
     /// Starts a write: under shared access, waits for the write lock.
     fn begin_write(&self) -> Result<WriteSession<'_>> {
-        if matches!(self.access, Access::ReadOnly) {
-            return Err(StoreError::ReadOnly("a write"));
-        }
+        let lock_wait = match self.access {
+            Access::ReadOnly => return Err(StoreError::ReadOnly("a write")),
+            Access::ReadWrite { .. } => None,
+            Access::Shared { lock_wait } => Some(lock_wait),
+        };
         self.writes
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        match self.access {
-            Access::ReadWrite { .. } => Ok(WriteSession {
-                store: self,
-                _gate: None,
-                outer: WRITING.with(|w| w.replace(self.address())),
-            }),
-            Access::ReadOnly => Err(StoreError::ReadOnly("a write")),
-            Access::Shared { lock_wait } => {
+        let gate = match lock_wait {
+            None => None,
+            Some(lock_wait) => {
                 let gate = self.write_gate.lock().unwrap_or_else(|p| p.into_inner());
                 let lock = WriteLock::acquire(&self.dir, lock_wait)?;
                 *self.lock.lock().unwrap_or_else(|p| p.into_inner()) = Some(lock);
-                Ok(WriteSession {
-                    store: self,
-                    _gate: Some(gate),
-                    outer: WRITING.with(|w| w.replace(self.address())),
-                })
+                Some(gate)
             }
-        }
+        };
+        Ok(WriteSession {
+            store: self,
+            _gate: gate,
+            outer: WRITING.with(|w| w.replace(self.address())),
+        })
     }
 
     fn library_row(conn: &Connection, name: &LibraryName) -> Result<LibraryRow> {

@@ -95,6 +95,23 @@ fn filter(value: serde_json::Value) -> Filter {
     Filter::from_json(&value).expect("valid test filter")
 }
 
+/// The sources of the `k` best chunks for `query` (lexical) and for the
+/// first axis (dense) under `f`, each list sorted.
+fn sorted_sources(
+    store: &dyn Store,
+    name: &LibraryName,
+    query: &str,
+    f: &Filter,
+    k: usize,
+) -> (Vec<String>, Vec<String>) {
+    let lexical = store.lexical(name, query, f, k, Bm25::default()).unwrap();
+    let dense = store.dense(name, &axis(0, 0.0), f, k).unwrap();
+    let (mut lexical, mut dense) = (sources(store, &lexical), sources(store, &dense));
+    lexical.sort();
+    dense.sort();
+    (lexical, dense)
+}
+
 fn sources(store: &dyn Store, hits: &[crate::Hit]) -> Vec<String> {
     let ids: Vec<ChunkId> = hits.iter().map(|h| h.chunk.clone()).collect();
     store
@@ -557,15 +574,7 @@ pub fn section_prefixes_match_headings_at_word_boundaries(store: &dyn Store) {
     store.put_documents(docs, false).unwrap();
     let found = |prefix: &str| -> Vec<String> {
         let f = filter(json!({"section_prefix": prefix}));
-        let mut lexical = sources(
-            store,
-            &store
-                .lexical(&name, "entities", &f, 10, Bm25::default())
-                .unwrap(),
-        );
-        let mut dense = sources(store, &store.dense(&name, &axis(0, 0.0), &f, 10).unwrap());
-        lexical.sort();
-        dense.sort();
+        let (lexical, dense) = sorted_sources(store, &name, "entities", &f, 10);
         assert_eq!(lexical, dense, "{prefix}");
         lexical
     };
@@ -827,15 +836,7 @@ pub fn filters_apply_before_ranking(store: &dyn Store) {
                 "{retriever} {f:?}: {top:?}"
             );
         }
-        let mut all_lexical = sources(
-            store,
-            &store
-                .lexical(&name, "neural", &f, 10, Bm25::default())
-                .unwrap(),
-        );
-        let mut all_dense = sources(store, &store.dense(&name, &axis(0, 0.0), &f, 10).unwrap());
-        all_lexical.sort();
-        all_dense.sort();
+        let (all_lexical, all_dense) = sorted_sources(store, &name, "neural", &f, 10);
         assert_eq!(all_lexical, expected, "lexical {f:?}");
         assert_eq!(all_dense, expected, "dense {f:?}");
     };
