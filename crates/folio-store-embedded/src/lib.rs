@@ -15,13 +15,6 @@
 
 mod filter_sql;
 mod lexical;
-/// The lexical analyser, for backends that keep postings of their own.
-pub mod analysis {
-    pub use crate::lexical::{
-        analyze, analyzer, document_key, document_text, query_terms, scored_length, term_counts,
-        top_k,
-    };
-}
 mod lock;
 mod records;
 mod rows;

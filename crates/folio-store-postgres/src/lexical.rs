@@ -20,8 +20,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use folio_core::{ChunkId, DocumentId, Filter};
+use folio_lexical as analysis;
 use folio_store::{Bm25, Hit, Result};
-use folio_store_embedded::analysis;
 use tokio_postgres::Transaction;
 
 use crate::PostgresStore;

@@ -30,12 +30,12 @@ use folio_core::{
     Chunk, ChunkId, Document, DocumentId, DocumentSummary, EmbeddingSpace, Filter, LibraryName,
     NeighbourOrder, RecordSchema, SourceKind,
 };
+use folio_lexical as analysis;
 use folio_store::facets::Aggregator;
 use folio_store::{
     Bm25, ChunkWithDocument, FacetRequest, Facets, Hit, Integrity, LibraryInfo, LibraryStats,
     NewDocument, PutOutcome, Result, Store, StoreError, document_column, metadata_key,
 };
-use folio_store_embedded::analysis;
 use serde_json::{Map, Value};
 use tokio_postgres::{GenericClient, Row};
 

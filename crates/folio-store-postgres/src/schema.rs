@@ -3,8 +3,8 @@
 //! processes starting at once do it once and a database of a newer version
 //! is refused before anything is touched.
 
+use folio_lexical as analysis;
 use folio_store::{Result, StoreError};
-use folio_store_embedded::analysis;
 use tokio_postgres::{Client, GenericClient, Transaction};
 
 use crate::Postings;

@@ -199,7 +199,7 @@ fn bm25_scores_equal_the_embedded_store() {
 /// term counted as often as the query has it, the stored (quantised)
 /// chunk length against the exact average length.
 fn reference_bm25(chunks: &[(String, String)], query: &str, bm25: Bm25) -> Vec<(String, f32)> {
-    use folio_store_embedded::analysis::{analyze, scored_length};
+    use folio_lexical::{analyze, scored_length};
     let analysed: Vec<Vec<String>> = chunks.iter().map(|(_, text)| analyze(text)).collect();
     let n = analysed.len() as f64;
     let avgdl = analysed.iter().map(Vec::len).sum::<usize>() as f64 / n;
@@ -533,7 +533,7 @@ fn a_version_2_database_is_re_analysed_and_its_documents_indexed_whole() {
         &[],
     ))
     .unwrap();
-    let analysed = folio_store_embedded::analysis::analyze(row.get(0));
+    let analysed = folio_lexical::analyze(row.get(0));
     assert!(analysed.contains(&"about".to_string()));
     assert_eq!(row.get::<_, i32>(1), analysed.len() as i32);
     assert_eq!(row.get::<_, String>(2), SCHEMA_VERSION.to_string());
