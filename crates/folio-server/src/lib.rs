@@ -3,115 +3,48 @@
 //! the owner/attach arrangement that lets several stdio clients share one
 //! data directory.
 //!
-//! This crate is a transport layer: it turns JSON arguments into engine
-//! requests and engine results into each toolset's JSON dialect. All the
-//! work happens in `folio-engine`.
+//! The crate is layered; each layer imports only those below it:
+//!
+//! - `options`: what a server is configured with (toolsets, limits).
+//! - `ops`: the operations every tool is built on, done one way (run engine
+//!   work for a call under its time limit, resolve a library, confine a
+//!   path, ingest, search, delete). Plain Rust; no MCP and no dialect.
+//! - `tool`: the tool machinery (definitions and strict schemas from Rust
+//!   types, argument coercion and parsing, results, the registry).
+//! - `toolsets`: one module per contract, each an adapter between its
+//!   dialect (schemas, argument spelling, result shapes, error envelope)
+//!   and `ops`. A toolset never imports another; a tool two dialects share
+//!   lives in `toolsets::common`.
+//! - `transport`: the MCP handler, stdio line screening, the owner and its
+//!   attach protocol, streamable HTTP, the SSE transport and `/upload`.
+//!
+//! All the work happens in `folio-engine`.
 
-mod bmcis;
-mod citeloom;
-mod context;
-mod handler;
-mod hansard;
-pub mod http;
-mod mcpvectordb;
-mod native;
-mod native_records;
-pub mod owner;
-mod registry;
-mod screen;
+mod ops;
+mod options;
 mod tool;
+mod toolsets;
+mod transport;
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::time::Duration;
+use std::sync::Arc;
 
-pub use context::Shared;
-pub use handler::FolioServer;
-pub use registry::{Registry, RegistryError, Toolset};
+use folio_engine::Engine;
 
-/// How a server behaves, whatever its transport. Each client of a shared
-/// data directory brings its own (see `owner`).
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct ServeOptions {
-    /// Toolsets exposed, in this order.
-    pub toolsets: Vec<Toolset>,
-    /// Remove every tool that writes.
-    pub read_only: bool,
-    /// Tools per `tools/list` page.
-    pub tools_page_size: usize,
-    /// Per-tool time limits, by tool name; tools not named have none.
-    pub timeouts: BTreeMap<String, Duration>,
-    /// The library the bmcis toolset searches.
-    pub bmcis_library: String,
-    /// The library of parliamentary speeches the hansard toolset serves.
-    pub hansard_library: String,
-    /// The transport, as server_info reports it: "stdio" or "http".
-    pub transport: String,
-    /// Where the model lives, for server_info.
-    pub model_dir: Option<PathBuf>,
-    /// Whether URL ingestion may reach private and loopback addresses.
-    pub allow_private_urls: bool,
-    /// The name and version the server gives in `initialize` (None: the
-    /// seed's own when one compatibility toolset is served alone, else
-    /// folio's).
-    pub server_name: Option<String>,
-    pub server_version: Option<String>,
-}
+pub use ops::Shared;
+pub use options::{RegistryError, ServeOptions, Toolset};
+pub use tool::registry::Registry;
+pub use transport::mcp::FolioServer;
+pub use transport::{http, owner};
 
-impl ServeOptions {
-    /// The per-tool timeouts the citeloom seed specifies.
-    pub fn seed_timeouts() -> BTreeMap<String, Duration> {
-        [
-            ("ingest_from_source", 15),
-            ("store_chunks", 15),
-            ("query", 8),
-            ("find_chunks", 8),
-            ("query_hybrid", 15),
-            ("inspect_collection", 5),
-            // Seed 000 gives list_projects none ("fast enumeration").
-        ]
-        .into_iter()
-        .map(|(name, secs)| (name.to_string(), Duration::from_secs(secs)))
-        .collect()
-    }
-}
-
-impl Default for ServeOptions {
-    fn default() -> Self {
-        ServeOptions {
-            toolsets: vec![Toolset::Native],
-            read_only: false,
-            tools_page_size: 100,
-            timeouts: Self::seed_timeouts(),
-            bmcis_library: "default".into(),
-            hansard_library: "hansard".into(),
-            transport: "stdio".into(),
-            model_dir: None,
-            allow_private_urls: false,
-            server_name: None,
-            server_version: None,
-        }
-    }
-}
-
-impl ServeOptions {
-    /// The name and version `initialize` reports: the configured ones, else
-    /// the seed's when one compatibility toolset is served alone (its
-    /// clients may key on them), else folio's.
-    pub fn identity(&self) -> (String, String) {
-        let folio = env!("CARGO_PKG_VERSION");
-        let (name, version) = match self.toolsets.as_slice() {
-            [Toolset::Mcpvectordb] => ("mcpvectordb", "0.3.0"),
-            [Toolset::Hansard] => ("australian-hansard-rag", folio),
-            [Toolset::Bmcis] => ("bmcis-knowledge-mcp", folio),
-            [Toolset::Citeloom] => ("citeloom", folio),
-            _ => ("folio", folio),
-        };
-        (
-            self.server_name.clone().unwrap_or_else(|| name.into()),
-            self.server_version
-                .clone()
-                .unwrap_or_else(|| version.into()),
-        )
+impl Shared {
+    /// The state of a server process with `options`; refused when its
+    /// toolsets cannot be served together.
+    pub fn new(engine: Arc<Engine>, options: ServeOptions) -> Result<Arc<Self>, RegistryError> {
+        let registry = Registry::for_options(&options)?;
+        Ok(Arc::new(Shared {
+            engine,
+            options,
+            registry,
+        }))
     }
 }

@@ -5,9 +5,8 @@
 //! protocol error.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use folio_core::{Filter, LibraryName};
+use folio_core::{ErrorCode, Filter, LibraryName};
 use folio_engine::{
     EngineError, IngestItem, IngestReport, IngestRequest, IngestStatus, IngestTarget, Mode,
     ResponseMode, SearchHit, SearchRequest,
@@ -17,8 +16,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::context::{Call, Shared, blocking, bounded};
-use crate::native::{PathCheck, check_path, delete};
+use crate::ops::{self, CacheInfo, Call, PathCheck, Shared, check_path};
 use crate::tool::{Effect, define, failure, success, with_args};
 
 fn default_library() -> String {
@@ -217,17 +215,7 @@ fn status(status: IngestStatus) -> &'static str {
     }
 }
 
-fn chunk_count(shared: &Shared, item: &IngestItem) -> u32 {
-    // A skipped document keeps the chunks it has.
-    match (&item.document_id, item.status) {
-        (Some(id), IngestStatus::Skipped) => {
-            shared.engine.document(id).map_or(0, |d| d.chunk_count)
-        }
-        _ => item.chunks,
-    }
-}
-
-fn item_output(shared: &Shared, library: &str, item: &IngestItem) -> IngestOutput {
+fn item_output(library: &str, item: &IngestItem, chunk_count: u32) -> IngestOutput {
     IngestOutput {
         status: status(item.status).into(),
         doc_id: item
@@ -237,22 +225,20 @@ fn item_output(shared: &Shared, library: &str, item: &IngestItem) -> IngestOutpu
             .unwrap_or_default(),
         source: item.source.clone(),
         library: library.to_string(),
-        chunk_count: chunk_count(shared, item),
+        chunk_count,
     }
 }
 
 /// Ingests one source and answers in the seed's single-document shape.
-pub async fn ingest_one(
-    shared: &Arc<Shared>,
-    tool: &str,
+async fn ingest_one(
+    shared: &Shared,
     library_name: &str,
     target: IngestTarget,
     metadata: Option<Map<String, Value>>,
     call: &Call,
 ) -> Result<IngestOutput, EngineError> {
-    let name = library(library_name)?;
     let request = IngestRequest {
-        library: name,
+        library: library(library_name)?,
         targets: vec![target],
         metadata: metadata.unwrap_or_default(),
         title: None,
@@ -261,34 +247,58 @@ pub async fn ingest_one(
         dedup: folio_engine::Dedup::Source,
         allow_private_urls: Some(shared.options.allow_private_urls),
     };
-    let engine = shared.engine.clone();
-    let progress = call.progress();
-    let report = bounded(shared, tool, call, move || {
-        engine.ingest(&request, &progress)
-    })
-    .await?;
-    let item = report
-        .items
-        .into_iter()
-        .next()
-        .ok_or_else(|| EngineError::invalid("nothing to ingest"))?;
-    if let Some(e) = item.error.clone() {
-        return Err(e);
+    let (item, chunks) = ops::ingest_one(shared, call, request).await?;
+    Ok(item_output(library_name, &item, chunks))
+}
+
+/// `POST /upload`: a file's bytes ingested into a library, with the
+/// result in the seed's single-document shape.
+pub async fn ingest_upload(
+    shared: &Shared,
+    library: &str,
+    name: String,
+    bytes: Vec<u8>,
+    metadata: Option<Map<String, Value>>,
+) -> Result<Value, EngineError> {
+    let target = IngestTarget::Bytes { name, bytes };
+    let output = ingest_one(shared, library, target, metadata, &Call::detached("upload")).await?;
+    Ok(serde_json::to_value(output).unwrap_or_default())
+}
+
+/// The HTTP status of a failed upload (seed 004's table): 422 is an
+/// unsupported extension only, checked before ingesting; a file the
+/// pipeline cannot read (corrupt, empty) is a pipeline error, 500. A body
+/// over the size limit stays 413, a read-only server 403.
+pub fn upload_status(code: ErrorCode) -> u16 {
+    match code {
+        ErrorCode::TooLarge => 413,
+        ErrorCode::ReadOnly => 403,
+        ErrorCode::InvalidArgument
+        | ErrorCode::LibraryNotFound
+        | ErrorCode::NotFound
+        | ErrorCode::EmbeddingMismatch
+        | ErrorCode::UnsupportedFormat
+        | ErrorCode::MalformedInput
+        | ErrorCode::EmptyContent
+        | ErrorCode::PathNotAllowed
+        | ErrorCode::UrlNotAllowed
+        | ErrorCode::FetchFailed
+        | ErrorCode::Timeout
+        | ErrorCode::StoreBusy
+        | ErrorCode::Storage
+        | ErrorCode::Model
+        | ErrorCode::Internal => 500,
     }
-    let shared = shared.clone();
-    let library = library_name.to_string();
-    blocking(move || Ok(item_output(&shared, &library, &item))).await
 }
 
 async fn ingest_single(
-    shared: &Arc<Shared>,
-    tool: &str,
+    shared: &Shared,
     library: String,
     target: IngestTarget,
     metadata: Option<Map<String, Value>>,
     call: &Call,
 ) -> CallToolResult {
-    match ingest_one(shared, tool, &library, target, metadata, call).await {
+    match ingest_one(shared, &library, target, metadata, call).await {
         Ok(output) => success(&output),
         Err(e) => error(e),
     }
@@ -338,7 +348,7 @@ struct IngestFolderOutput {
     errors: Vec<FolderError>,
 }
 
-async fn ingest_folder(shared: &Arc<Shared>, p: IngestFolderParams, call: &Call) -> CallToolResult {
+async fn ingest_folder(shared: &Shared, p: IngestFolderParams, call: &Call) -> CallToolResult {
     if p.folder.trim().is_empty() {
         return error("folder must not be empty");
     }
@@ -376,19 +386,10 @@ async fn ingest_folder(shared: &Arc<Shared>, p: IngestFolderParams, call: &Call)
         dedup: folio_engine::Dedup::Source,
         allow_private_urls: Some(shared.options.allow_private_urls),
     };
-    let engine = shared.engine.clone();
     let progress = call.progress();
-    let report: IngestReport = match bounded(shared, "ingest_folder", call, move || {
-        engine.ingest(&request, &progress)
-    })
-    .await
-    {
-        Ok(r) => r,
-        Err(e) => return error(e),
-    };
-    let shared2 = shared.clone();
     let library_name = p.library.clone();
-    let (results, errors) = blocking(move || {
+    let outcome = ops::run(shared, call, move |engine| {
+        let report: IngestReport = engine.ingest(&request, &progress)?;
         let mut results = Vec::new();
         let mut errors = Vec::new();
         for item in &report.items {
@@ -397,13 +398,20 @@ async fn ingest_folder(shared: &Arc<Shared>, p: IngestFolderParams, call: &Call)
                     file: item.source.clone(),
                     error: e.message.clone(),
                 }),
-                None => results.push(item_output(&shared2, &library_name, item)),
+                None => results.push(item_output(
+                    &library_name,
+                    item,
+                    ops::stored_chunks(engine, item),
+                )),
             }
         }
         Ok((results, errors))
     })
-    .await
-    .unwrap_or_default();
+    .await;
+    let (results, errors) = match outcome {
+        Ok(done) => done,
+        Err(e) => return error(e),
+    };
     let count = |s: &str| results.iter().filter(|r| r.status == s).count();
     success(&IngestFolderOutput {
         folder: absolute.display().to_string(),
@@ -600,7 +608,7 @@ fn keep(hit: &SearchHit, f: &Filters) -> bool {
     page_ok && modified_ok && index_ok && type_ok
 }
 
-async fn search(shared: &Arc<Shared>, p: SearchParams, call: &Call) -> CallToolResult {
+async fn search(shared: &Shared, p: SearchParams, call: &Call) -> CallToolResult {
     if p.query.trim().is_empty() {
         return error("query must not be empty");
     }
@@ -621,9 +629,8 @@ async fn search(shared: &Arc<Shared>, p: SearchParams, call: &Call) -> CallToolR
         || f.chunk_index.is_some()
         || f.file_type.is_some()
         || f.last_modified.is_some();
-    let engine = shared.engine.clone();
     let query = p.query.clone();
-    let result = bounded(shared, "search", call, move || {
+    let result = ops::run(shared, call, move |engine| {
         let libraries: Vec<LibraryName> = match wanted {
             Some(name) => vec![library(&name)?],
             None => engine.libraries()?.into_iter().map(|l| l.name).collect(),
@@ -729,7 +736,7 @@ struct ListDocumentsOutput {
     count: usize,
 }
 
-async fn list_documents(shared: &Arc<Shared>, p: ListDocumentsParams) -> CallToolResult {
+async fn list_documents(shared: &Shared, p: ListDocumentsParams, call: &Call) -> CallToolResult {
     if !(1..=1000).contains(&p.limit) {
         return error(format!(
             "limit must be between 1 and 1000 (got {})",
@@ -739,8 +746,7 @@ async fn list_documents(shared: &Arc<Shared>, p: ListDocumentsParams) -> CallToo
     if p.offset < 0 {
         return error(format!("offset must not be negative (got {})", p.offset));
     }
-    let engine = shared.engine.clone();
-    let result = blocking(move || {
+    let result = ops::run(shared, call, move |engine| {
         let libraries = match &p.library {
             Some(name) => vec![engine.library(&library(name)?)?],
             None => engine.libraries()?,
@@ -797,9 +803,8 @@ struct ListLibrariesOutput {
     libraries: Vec<LibraryEntry>,
 }
 
-async fn list_libraries(shared: &Arc<Shared>) -> CallToolResult {
-    let engine = shared.engine.clone();
-    match blocking(move || engine.libraries()).await {
+async fn list_libraries(shared: &Shared, call: &Call) -> CallToolResult {
+    match ops::run(shared, call, |engine| engine.libraries()).await {
         Ok(libraries) => success(&ListLibrariesOutput {
             libraries: libraries
                 .into_iter()
@@ -839,10 +844,9 @@ struct GetDocumentOutput {
     metadata: Map<String, Value>,
 }
 
-async fn get_document(shared: &Arc<Shared>, p: DocIdParams) -> CallToolResult {
-    let engine = shared.engine.clone();
+async fn get_document(shared: &Shared, p: DocIdParams, call: &Call) -> CallToolResult {
     let id = internal_id(&p.doc_id);
-    match blocking(move || engine.document(&id)).await {
+    match ops::run(shared, call, move |engine| engine.document(&id)).await {
         Ok(d) => success(&GetDocumentOutput {
             doc_id: public_id(d.id.as_str()),
             source: d.source,
@@ -879,12 +883,12 @@ struct ServerInfoOutput {
     note: String,
     /// Search cache counters (repeated queries are answered from it until
     /// the next write).
-    cache: crate::tool::CacheInfo,
+    cache: CacheInfo,
     #[serde(skip_serializing_if = "Option::is_none")]
     path_check: Option<PathCheck>,
 }
 
-fn server_info(shared: &Arc<Shared>, p: ServerInfoParams) -> CallToolResult {
+fn server_info(shared: &Shared, p: ServerInfoParams) -> CallToolResult {
     let note = if shared.options.transport == "stdio" {
         "In stdio mode the server runs on the same machine as the client: it reads files from this \
          machine's file system, within the configured roots. Use ingest_content for text the server \
@@ -909,7 +913,7 @@ fn server_info(shared: &Arc<Shared>, p: ServerInfoParams) -> CallToolResult {
             .unwrap_or_default(),
         transport: shared.options.transport.clone(),
         note: note.into(),
-        cache: shared.engine.cache_stats().into(),
+        cache: CacheInfo::of(shared),
         path_check: p.check_path.map(|path| check_path(shared, &path)),
     })
 }
@@ -1000,7 +1004,7 @@ pub fn tools() -> Vec<Tool> {
 }
 
 pub async fn call(
-    shared: &Arc<Shared>,
+    shared: &Shared,
     name: &str,
     arguments: Option<JsonObject>,
     call: &Call,
@@ -1010,7 +1014,6 @@ pub async fn call(
             with_args(arguments, error, |p: IngestFileParams| {
                 ingest_single(
                     shared,
-                    "ingest_file",
                     p.library,
                     IngestTarget::File(PathBuf::from(&p.path)),
                     p.metadata,
@@ -1030,15 +1033,7 @@ pub async fn call(
                     format: Some("markdown".into()),
                     title: None,
                 };
-                ingest_single(
-                    shared,
-                    "ingest_content",
-                    p.library,
-                    target,
-                    p.metadata,
-                    call,
-                )
-                .await
+                ingest_single(shared, p.library, target, p.metadata, call).await
             })
             .await
         }
@@ -1046,7 +1041,6 @@ pub async fn call(
             with_args(arguments, error, |p: IngestUrlParams| {
                 ingest_single(
                     shared,
-                    "ingest_url",
                     p.library,
                     IngestTarget::Url(p.url),
                     p.metadata,
@@ -1064,14 +1058,16 @@ pub async fn call(
         "search" => with_args(arguments, error, |p: SearchParams| search(shared, p, call)).await,
         "list_documents" => {
             with_args(arguments, error, |p: ListDocumentsParams| {
-                list_documents(shared, p)
+                list_documents(shared, p, call)
             })
             .await
         }
-        "list_libraries" => with_args(arguments, error, |_: NoParams| list_libraries(shared)).await,
+        "list_libraries" => {
+            with_args(arguments, error, |_: NoParams| list_libraries(shared, call)).await
+        }
         "delete_document" => {
             with_args(arguments, error, |p: DocIdParams| async move {
-                match delete(shared, internal_id(&p.doc_id)).await {
+                match ops::delete_document(shared, call, internal_id(&p.doc_id)).await {
                     Ok(chunks) => success(&DeleteOutput {
                         status: "deleted".into(),
                         doc_id: p.doc_id,
@@ -1083,7 +1079,10 @@ pub async fn call(
             .await
         }
         "get_document" => {
-            with_args(arguments, error, |p: DocIdParams| get_document(shared, p)).await
+            with_args(arguments, error, |p: DocIdParams| {
+                get_document(shared, p, call)
+            })
+            .await
         }
         "server_info" => {
             with_args(arguments, error, |p: ServerInfoParams| async move {

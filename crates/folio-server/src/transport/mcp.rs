@@ -1,6 +1,7 @@
-//! The MCP handler: server info and instructions, paginated tool listing,
-//! dispatch of tool calls to the toolset that owns the tool, and libraries
-//! and documents as resources.
+//! The MCP handler, the protocol's edge: server info and instructions,
+//! paginated tool listing, argument coercion and dispatch of tool calls to
+//! the toolset that owns the tool (`toolsets::call`), the call log, and
+//! libraries and documents as resources.
 
 use std::sync::Arc;
 
@@ -13,9 +14,9 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::json;
 
-use crate::context::{Call, Shared, blocking};
-use crate::registry::Toolset;
-use crate::{bmcis, citeloom, hansard, mcpvectordb, native};
+use crate::ops::{self, Call, Shared};
+use crate::options::Toolset;
+use crate::toolsets;
 
 /// One MCP session's handler; all sessions of a process share `Shared`.
 #[derive(Clone)]
@@ -167,16 +168,15 @@ impl ServerHandler for FolioServer {
             arguments
         });
         let token = context.meta.get_progress_token();
-        let call = Call::new(context.ct.child_token(), context.peer.clone(), token);
+        let call = Call::new(
+            name.as_str(),
+            context.ct.child_token(),
+            context.peer.clone(),
+            token,
+        );
         let shared = self.shared.clone();
         let started = std::time::Instant::now();
-        let result = match toolset {
-            Toolset::Native => native::call(&shared, &name, arguments, &call).await,
-            Toolset::Citeloom => citeloom::call(&shared, &name, arguments, &call).await,
-            Toolset::Bmcis => bmcis::call(&shared, &name, arguments, &call).await,
-            Toolset::Mcpvectordb => mcpvectordb::call(&shared, &name, arguments, &call).await,
-            Toolset::Hansard => hansard::call(&shared, &name, arguments, &call).await,
-        };
+        let result = toolsets::call(toolset, &shared, &name, arguments, &call).await;
         call.flush().await;
         // One line per call, to trace a response's correlation id: never
         // the arguments (document text, queries) themselves.
@@ -196,8 +196,7 @@ impl ServerHandler for FolioServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let engine = self.shared.engine.clone();
-        let libraries = blocking(move || engine.libraries())
+        let libraries = ops::unbounded(&self.shared, |engine| engine.libraries())
             .await
             .map_err(|e| McpError::internal_error(e.to_string(), None))?;
         let resources: Vec<_> = libraries
@@ -241,10 +240,10 @@ impl ServerHandler for FolioServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         let uri = request.uri.clone();
-        let engine = self.shared.engine.clone();
+        let shared = &self.shared;
         let (mime, text) = if let Some(name) = uri.strip_prefix("folio://library/") {
             let name = folio_core::LibraryName::new(name).map_err(|_| resource_not_found(&uri))?;
-            let stats = blocking(move || {
+            let stats = ops::unbounded(shared, move |engine| {
                 let stats = engine.inspect(&name)?;
                 let (documents, total) = engine.documents(&name, 0, 100)?;
                 Ok((stats, documents, total))
@@ -270,7 +269,7 @@ impl ServerHandler for FolioServer {
             ("application/json", body.to_string())
         } else if let Some(id) = uri.strip_prefix("folio://document/") {
             let id = id.to_string();
-            let document = blocking(move || engine.document(&id))
+            let document = ops::unbounded(shared, move |engine| engine.document(&id))
                 .await
                 .map_err(|_| resource_not_found(&uri))?;
             ("text/markdown", document.text)

@@ -4,110 +4,28 @@
 //! response carries a correlation id.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Instant;
 
 use folio_core::{ErrorCode, Filter, LibraryName};
-use folio_engine::{
-    EngineError, IngestRequest, IngestTarget, Mode, ResponseMode, SearchRequest,
-    StoreChunksRequest, StoredChunk,
-};
+use folio_engine::{EngineError, IngestRequest, IngestTarget, Mode, ResponseMode, SearchRequest};
 use folio_search::Fusion;
 use rmcp::model::{CallToolResult, JsonObject, Tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::context::{Call, Shared, Written, blocking, bounded, bounded_write};
-use crate::tool::{Effect, define, failure, success, with_args};
+use crate::ops::{self, Call, Shared, Written};
+use crate::tool::{Effect, define, success, with_args};
+use crate::toolsets::common::{self, error, error_with, invalid, project, store_chunks_tool};
 
 /// The sparse side of hybrid search, as citeloom names it.
 const SPARSE_MODEL: &str = "folio/bm25";
 /// Results per query unless asked otherwise, and the most allowed.
 const DEFAULT_TOP_K: usize = 6;
 const MAX_TOP_K: usize = 20;
-const MIN_BATCH: usize = 100;
-const MAX_BATCH: usize = 500;
 const MAX_SAMPLE: usize = 5;
 /// The seeds' max_chars_per_chunk policy for render_text.
 const MAX_CHARS_PER_CHUNK: usize = 1_800;
-
-/// The seed's error code for an engine error. The seeds name five codes;
-/// failures they do not foresee get codes of the same style, and
-/// `details.reason` carries folio's own code.
-fn code(e: &EngineError) -> &'static str {
-    match e.code {
-        ErrorCode::LibraryNotFound => "INVALID_PROJECT",
-        ErrorCode::EmbeddingMismatch => "EMBEDDING_MISMATCH",
-        ErrorCode::Timeout => "TIMEOUT",
-        ErrorCode::Storage | ErrorCode::StoreBusy => "INDEX_UNAVAILABLE",
-        // The caller's mistakes: what they sent cannot be used as sent.
-        ErrorCode::InvalidArgument
-        | ErrorCode::UnsupportedFormat
-        | ErrorCode::MalformedInput
-        | ErrorCode::TooLarge
-        | ErrorCode::EmptyContent => "INVALID_ARGUMENT",
-        ErrorCode::NotFound => "NOT_FOUND",
-        ErrorCode::PathNotAllowed | ErrorCode::UrlNotAllowed => "PATH_NOT_ALLOWED",
-        ErrorCode::ReadOnly => "READ_ONLY",
-        ErrorCode::FetchFailed => "SOURCE_UNAVAILABLE",
-        ErrorCode::Model | ErrorCode::Internal => "INTERNAL_ERROR",
-    }
-}
-
-/// The citeloom error envelope.
-fn error(shared: &Shared, call: &Call, e: &EngineError, project: Option<&str>) -> CallToolResult {
-    error_with(shared, call, e, project, Map::new())
-}
-
-/// The citeloom error envelope with more particulars in `details`.
-fn error_with(
-    shared: &Shared,
-    call: &Call,
-    e: &EngineError,
-    project: Option<&str>,
-    mut details: Map<String, Value>,
-) -> CallToolResult {
-    if let Some(project) = project {
-        details.insert("project_id".into(), Value::String(project.to_string()));
-    }
-    details.insert("reason".into(), Value::String(e.code.as_str().into()));
-    let mut message = e.to_string();
-    if e.code == ErrorCode::LibraryNotFound {
-        let available: Vec<String> = shared
-            .engine
-            .libraries()
-            .map(|l| l.into_iter().map(|l| l.name.to_string()).collect())
-            .unwrap_or_default();
-        message = format!(
-            "Project '{}' not found. Available projects: {}",
-            project.unwrap_or_default(),
-            available.join(", ")
-        );
-        details.insert("available_projects".into(), json!(available));
-    }
-    if let Some(input) = &e.input {
-        details.insert("input".into(), Value::String(input.clone()));
-    }
-    if let Some(Value::Object(more)) = &e.details {
-        for (key, value) in more {
-            details.entry(key.clone()).or_insert_with(|| value.clone());
-        }
-    }
-    failure(json!({
-        "error": {"code": code(e), "message": message, "details": details},
-        "correlation_id": call.correlation_id,
-    }))
-}
-
-fn invalid(shared: &Shared, call: &Call, message: String, project: Option<&str>) -> CallToolResult {
-    error(shared, call, &EngineError::invalid(message), project)
-}
-
-fn project(name: &str) -> Result<LibraryName, EngineError> {
-    LibraryName::new(name)
-        .map_err(|e| EngineError::new(ErrorCode::LibraryNotFound, e.to_string()).about(name))
-}
 
 // ---------------------------------------------------------------- retrieval
 
@@ -239,23 +157,21 @@ fn filters(given: Option<Map<String, Value>>) -> Result<Filter, EngineError> {
 /// Runs a retrieval and shapes its items into the tool's output, or the
 /// citeloom error envelope.
 async fn answer<O: Serialize>(
-    shared: &Arc<Shared>,
-    tool: &str,
+    shared: &Shared,
     p: QueryParams,
     mode: Mode,
     call: &Call,
     output: impl FnOnce(Vec<Item>, String) -> O,
 ) -> CallToolResult {
     let project = p.project.clone();
-    match retrieve(shared, tool, p, mode, call).await {
+    match retrieve(shared, p, mode, call).await {
         Ok((items, model)) => success(&output(items, model)),
         Err(e) => error(shared, call, &e, Some(&project)),
     }
 }
 
 async fn retrieve(
-    shared: &Arc<Shared>,
-    tool: &str,
+    shared: &Shared,
     r: QueryParams,
     mode: Mode,
     call: &Call,
@@ -283,8 +199,7 @@ async fn retrieve(
             dense_weight: 1.0,
         });
     }
-    let engine = shared.engine.clone();
-    let (response, model) = bounded(shared, tool, call, move || {
+    let (response, model) = ops::run(shared, call, move |engine| {
         let info = engine.library(&name)?;
         Ok((engine.search(&request)?, info.space.model))
     })
@@ -398,7 +313,7 @@ fn file_name(source: &str) -> &str {
 }
 
 async fn ingest_from_source(
-    shared: &Arc<Shared>,
+    shared: &Shared,
     p: IngestFromSourceParams,
     call: &Call,
 ) -> CallToolResult {
@@ -439,10 +354,9 @@ async fn ingest_from_source(
     );
     request.ocr_languages = options.ocr_languages.unwrap_or_default();
     request.allow_private_urls = Some(shared.options.allow_private_urls);
-    let engine = shared.engine.clone();
     let progress = call.progress();
     let rebuild = options.force_rebuild;
-    let result = bounded_write(shared, "ingest_from_source", call, move || {
+    let result = ops::write(shared, call, move |engine| {
         // Seed 000: projects are made beforehand (`folio create`), not here.
         let info = engine.library(&name)?;
         if rebuild {
@@ -564,211 +478,6 @@ fn timed_out(
     error_with(shared, call, &error, Some(project), details)
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
-struct ChunkItem {
-    /// Deterministic chunk id.
-    id: String,
-    /// Chunk text.
-    text: String,
-    /// Embedding vector, in the project's embedding space.
-    embedding: Vec<f32>,
-    /// Payload: project, source {path, title}, zotero {citekey, tags, doi}, doc {page_span,
-    /// section, section_path}, embed_model, version, fulltext.
-    #[serde(default)]
-    metadata: Map<String, Value>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-struct StoreChunksParams {
-    /// Project identifier (the library).
-    project: String,
-    /// 100 to 500 chunks.
-    #[schemars(length(min = 100, max = 500))]
-    items: Vec<ChunkItem>,
-}
-
-#[derive(Debug, Serialize, JsonSchema)]
-struct StoreChunksOutput {
-    chunks_written: usize,
-    project: String,
-    embed_model: String,
-    warnings: Vec<String>,
-    correlation_id: String,
-}
-
-fn object<'a>(metadata: &'a Map<String, Value>, key: &str) -> Option<&'a Map<String, Value>> {
-    metadata.get(key).and_then(Value::as_object)
-}
-
-fn stored_chunk(item: ChunkItem) -> StoredChunk {
-    let m = &item.metadata;
-    let source = object(m, "source");
-    let doc = object(m, "doc");
-    let zotero = object(m, "zotero");
-    let page_span: Vec<u32> = doc
-        .and_then(|d| d.get("page_span"))
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_u64().map(|n| n as u32))
-                .collect()
-        })
-        .unwrap_or_default();
-    let section_path: Vec<String> = doc
-        .and_then(|d| d.get("section_path"))
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default();
-    let mut metadata = Map::new();
-    // Citation fields flattened so search filters and hits can use them.
-    if let Some(z) = zotero {
-        for key in ["citekey", "doi", "tags", "year", "authors"] {
-            if let Some(v) = z.get(key) {
-                metadata.insert(key.into(), v.clone());
-            }
-        }
-    }
-    for key in ["citekey", "doi", "tags", "year", "authors", "version"] {
-        if let Some(v) = m.get(key) {
-            metadata.insert(key.into(), v.clone());
-        }
-    }
-    metadata.insert("payload".into(), Value::Object(item.metadata.clone()));
-    StoredChunk {
-        id: item.id,
-        text: item.text,
-        vector: item.embedding,
-        title: source
-            .and_then(|s| s.get("title"))
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        source: source
-            .and_then(|s| s.get("path"))
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        page_start: page_span.first().copied(),
-        page_end: page_span.last().copied(),
-        section_path,
-        metadata,
-    }
-}
-
-async fn store_chunks(shared: &Arc<Shared>, p: StoreChunksParams, call: &Call) -> CallToolResult {
-    if !(MIN_BATCH..=MAX_BATCH).contains(&p.items.len()) {
-        return invalid(
-            shared,
-            call,
-            format!(
-                "a batch holds {MIN_BATCH} to {MAX_BATCH} chunks (got {})",
-                p.items.len()
-            ),
-            Some(&p.project),
-        );
-    }
-    let name = match project(&p.project) {
-        Ok(n) => n,
-        Err(e) => return error(shared, call, &e, Some(&p.project)),
-    };
-    let mut models: Vec<String> = p
-        .items
-        .iter()
-        .filter_map(|i| i.metadata.get("embed_model").and_then(Value::as_str))
-        .map(str::to_string)
-        .collect();
-    models.sort();
-    models.dedup();
-    if models.len() > 1 {
-        return error(
-            shared,
-            call,
-            &EngineError::new(
-                ErrorCode::EmbeddingMismatch,
-                format!("one batch mixes embedding models: {}", models.join(", ")),
-            ),
-            Some(&p.project),
-        );
-    }
-    let request = StoreChunksRequest {
-        library: name,
-        chunks: p.items.into_iter().map(stored_chunk).collect(),
-        model: models.pop().map(|m| normalise_model(&m)),
-        create_library: false,
-    };
-    let engine = shared.engine.clone();
-    let progress = call.progress();
-    let result = match bounded_write(shared, "store_chunks", call, move || {
-        engine.store_chunks(&request, &progress)
-    })
-    .await
-    {
-        Written::Done(result) => result,
-        // Stopped before its commit (nothing written), or committed just
-        // as the limit passed: say which.
-        Written::TimedOut { error, stopped } => match stopped {
-            Some(Ok(report)) => {
-                let message = format!(
-                    "{}: the batch was committed as the limit passed ({} chunks written)",
-                    error.message,
-                    report.written + report.unchanged
-                );
-                let mut details = Map::new();
-                details.insert(
-                    "chunks_written".into(),
-                    json!(report.written + report.unchanged),
-                );
-                let error = EngineError::new(ErrorCode::Timeout, message);
-                return error_with(shared, call, &error, Some(&p.project), details);
-            }
-            Some(Err(e)) if e.code == ErrorCode::Timeout => Err(EngineError::new(
-                ErrorCode::Timeout,
-                format!(
-                    "{}: stopped before its commit; nothing was written",
-                    error.message
-                ),
-            )),
-            _ => Err(error),
-        },
-    };
-    match result {
-        Ok(report) => {
-            let mut warnings = Vec::new();
-            if report.unchanged > 0 {
-                warnings.push(format!(
-                    "{} chunks were already stored unchanged",
-                    report.unchanged
-                ));
-            }
-            success(&StoreChunksOutput {
-                chunks_written: report.written + report.unchanged,
-                project: p.project,
-                embed_model: report.model,
-                warnings,
-                correlation_id: call.correlation_id.clone(),
-            })
-        }
-        Err(e) => error(shared, call, &e, Some(&p.project)),
-    }
-}
-
-/// citeloom prefixes model names with their provider ("fastembed/…"); folio
-/// records the Hugging Face id. Both name the same model.
-fn normalise_model(model: &str) -> String {
-    model
-        .strip_prefix("fastembed/")
-        .map(|m| {
-            if m.contains('/') {
-                m.to_string()
-            } else {
-                format!("sentence-transformers/{m}")
-            }
-        })
-        .unwrap_or_else(|| model.to_string())
-}
-
 // ---------------------------------------------------------------- inspection
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -825,7 +534,7 @@ fn collection(project: &str) -> String {
     format!("proj-{slug}")
 }
 
-async fn inspect_collection(shared: &Arc<Shared>, p: InspectParams, call: &Call) -> CallToolResult {
+async fn inspect_collection(shared: &Shared, p: InspectParams, call: &Call) -> CallToolResult {
     if p.sample > MAX_SAMPLE {
         return invalid(
             shared,
@@ -841,9 +550,8 @@ async fn inspect_collection(shared: &Arc<Shared>, p: InspectParams, call: &Call)
         Ok(n) => n,
         Err(e) => return error(shared, call, &e, Some(&p.project)),
     };
-    let engine = shared.engine.clone();
     let sample = p.sample;
-    let result = bounded(shared, "inspect_collection", call, move || {
+    let result = ops::run(shared, call, move |engine| {
         let stats = engine.inspect(&name)?;
         let (documents, _) = engine.documents(&name, 0, sample as u64)?;
         let mut payloads = Vec::new();
@@ -867,7 +575,7 @@ async fn inspect_collection(shared: &Arc<Shared>, p: InspectParams, call: &Call)
                 }));
             }
         }
-        let keys = payload_keys(&engine, &name)?;
+        let keys = payload_keys(engine, &name)?;
         Ok((stats, payloads, keys))
     })
     .await;
@@ -964,12 +672,11 @@ struct ProjectsOutput {
     correlation_id: String,
 }
 
-async fn list_projects(shared: &Arc<Shared>, call: &Call) -> CallToolResult {
-    let engine = shared.engine.clone();
+async fn list_projects(shared: &Shared, call: &Call) -> CallToolResult {
     // Seed 000: listing always succeeds, with no time limit (one configured
     // for it is not applied). An unreadable store is an error, never an
     // empty list that hides projects.
-    let libraries = match blocking(move || engine.libraries()).await {
+    let libraries = match ops::unbounded(shared, |engine| engine.libraries()).await {
         Ok(libraries) => libraries,
         Err(e) => return error(shared, call, &e, None),
     };
@@ -992,21 +699,6 @@ async fn list_projects(shared: &Arc<Shared>, call: &Call) -> CallToolResult {
 }
 
 // ---------------------------------------------------------------- registry
-
-/// store_chunks is shared with the native toolset: one definition, so the
-/// two can be enabled together.
-pub fn store_chunks_tool() -> Tool {
-    define::<StoreChunksParams, StoreChunksOutput>(
-        "store_chunks",
-        "Store chunks with their vectors",
-        "Batched upsert of chunks you embedded yourself into an existing project (library): 100 to \
-         500 items per call, each with a deterministic id, text, embedding and metadata. Vectors \
-         must match the project's embedding model and dimension (EMBEDDING_MISMATCH otherwise). \
-         Re-sending the same id replaces that chunk; nothing is duplicated.",
-        Effect::Write,
-        false,
-    )
-}
 
 pub fn tools() -> Vec<Tool> {
     vec![
@@ -1066,7 +758,7 @@ pub fn tools() -> Vec<Tool> {
 }
 
 pub async fn call(
-    shared: &Arc<Shared>,
+    shared: &Shared,
     name: &str,
     arguments: Option<JsonObject>,
     call: &Call,
@@ -1084,55 +776,39 @@ pub async fn call(
             })
             .await
         }
-        "store_chunks" => {
-            with_args(arguments, refuse, |p: StoreChunksParams| {
-                store_chunks(shared, p, call)
-            })
-            .await
-        }
+        "store_chunks" => common::call_store_chunks(shared, arguments, call).await,
         "query" => {
             with_args(arguments, refuse, |p: QueryParams| {
-                answer(shared, "query", p, Mode::Dense, call, |items, model| {
-                    QueryOutput {
-                        count: items.len(),
-                        items,
-                        model,
-                        correlation_id: call.correlation_id.clone(),
-                    }
+                answer(shared, p, Mode::Dense, call, |items, model| QueryOutput {
+                    count: items.len(),
+                    items,
+                    model,
+                    correlation_id: call.correlation_id.clone(),
                 })
             })
             .await
         }
         "find_chunks" => {
             with_args(arguments, refuse, |p: QueryParams| {
-                answer(shared, "find_chunks", p, Mode::Dense, call, |items, _| {
-                    FindChunksOutput {
-                        count: items.len(),
-                        items,
-                        correlation_id: call.correlation_id.clone(),
-                    }
+                answer(shared, p, Mode::Dense, call, |items, _| FindChunksOutput {
+                    count: items.len(),
+                    items,
+                    correlation_id: call.correlation_id.clone(),
                 })
             })
             .await
         }
         "query_hybrid" => {
             with_args(arguments, refuse, |p: QueryParams| {
-                answer(
-                    shared,
-                    "query_hybrid",
-                    p,
-                    Mode::Hybrid,
-                    call,
-                    |items, model| HybridOutput {
-                        count: items.len(),
-                        items,
-                        hybrid_enabled: true,
-                        dense_model: model,
-                        sparse_model: SPARSE_MODEL.into(),
-                        fusion: "RRF".into(),
-                        correlation_id: call.correlation_id.clone(),
-                    },
-                )
+                answer(shared, p, Mode::Hybrid, call, |items, model| HybridOutput {
+                    count: items.len(),
+                    items,
+                    hybrid_enabled: true,
+                    dense_model: model,
+                    sparse_model: SPARSE_MODEL.into(),
+                    fusion: "RRF".into(),
+                    correlation_id: call.correlation_id.clone(),
+                })
             })
             .await
         }
@@ -1164,19 +840,6 @@ mod tests {
         assert_eq!(filter.conditions.len(), 3, "{fields:?}");
         assert!(!fields.iter().any(|f| f.contains("project")));
         assert_eq!(fields.iter().filter(|f| f.contains("\"tags\"")).count(), 2);
-    }
-
-    #[test]
-    fn provider_prefixed_model_names_are_understood() {
-        assert_eq!(
-            normalise_model("fastembed/all-MiniLM-L6-v2"),
-            "sentence-transformers/all-MiniLM-L6-v2"
-        );
-        assert_eq!(
-            normalise_model("fastembed/BAAI/bge-small-en-v1.5"),
-            "BAAI/bge-small-en-v1.5"
-        );
-        assert_eq!(normalise_model("x/y"), "x/y");
     }
 
     #[test]

@@ -1,5 +1,8 @@
-//! Helpers shared by the toolsets: tool definitions from Rust types,
-//! argument parsing, bounds, and results.
+//! The tool machinery every toolset uses: tool definitions from Rust types
+//! (strict, self-contained schemas), argument coercion and parsing, bounds,
+//! results, and the registry of the tools a server exposes.
+
+pub mod registry;
 
 use std::sync::Arc;
 
@@ -276,35 +279,6 @@ pub fn success<T: Serialize>(output: &T) -> CallToolResult {
 /// A failed result in the toolset's own envelope.
 pub fn failure(envelope: Value) -> CallToolResult {
     CallToolResult::structured_error(envelope)
-}
-
-/// The search caches' counters, as server_info reports them.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct CacheInfo {
-    /// Searches answered from the result cache.
-    pub result_hits: u64,
-    pub result_misses: u64,
-    /// result_hits over all searches since the server started, in [0, 1].
-    pub hit_rate: f64,
-    pub result_entries: usize,
-    /// Query embeddings reused.
-    pub vector_hits: u64,
-    pub vector_misses: u64,
-    pub vector_entries: usize,
-}
-
-impl From<folio_engine::cache::CacheStats> for CacheInfo {
-    fn from(s: folio_engine::cache::CacheStats) -> Self {
-        CacheInfo {
-            result_hits: s.result_hits,
-            result_misses: s.result_misses,
-            hit_rate: s.hit_rate(),
-            result_entries: s.result_entries,
-            vector_hits: s.vector_hits,
-            vector_misses: s.vector_misses,
-            vector_entries: s.vector_entries,
-        }
-    }
 }
 
 #[cfg(test)]

@@ -2,10 +2,11 @@
 //! `{"error": {"code", "message", "details"}}` with folio's error codes in
 //! upper case.
 
-use std::path::PathBuf;
-use std::sync::Arc;
+mod records;
 
-use folio_core::{ErrorCode, Filter, LibraryName};
+use std::path::PathBuf;
+
+use folio_core::{ErrorCode, Filter};
 use folio_engine::{
     EngineError, IngestRequest, IngestTarget, Mode, ResponseMode, SearchHit, SearchRequest,
 };
@@ -15,9 +16,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::context::{Call, Shared, blocking, bounded};
+use crate::ops::{self, CacheInfo, Call, PathCheck, Shared, check_path, library};
 use crate::tool::{Effect, bounded as check, define, failure, success, with_args};
-use crate::{citeloom, native_records};
+use crate::toolsets::common;
 
 /// The native error envelope.
 pub fn error(e: &EngineError) -> CallToolResult {
@@ -29,7 +30,7 @@ pub fn error(e: &EngineError) -> CallToolResult {
         details.extend(more.clone());
     }
     failure(json!({"error": {
-        "code": e.code.as_str().to_ascii_uppercase(),
+        "code": common::folio_code(e.code),
         "message": e.message,
         "details": details,
     }}))
@@ -37,10 +38,6 @@ pub fn error(e: &EngineError) -> CallToolResult {
 
 pub fn invalid(message: String) -> CallToolResult {
     error(&EngineError::invalid(message))
-}
-
-fn library(name: &str) -> Result<LibraryName, EngineError> {
-    Ok(LibraryName::new(name)?)
 }
 
 // ---------------------------------------------------------------- search
@@ -331,7 +328,7 @@ fn fit(hits: Vec<Hit>, budget: usize, envelope: usize) -> (Vec<Hit>, Budget) {
     )
 }
 
-async fn search(shared: &Arc<Shared>, p: SearchParams, call: &Call) -> CallToolResult {
+async fn search(shared: &Shared, p: SearchParams, call: &Call) -> CallToolResult {
     if let Err(m) = check("top_k", p.top_k, 1, shared.engine.config().limits.max_top_k)
         .and(check(
             "max_chars_per_chunk",
@@ -386,8 +383,7 @@ async fn search(shared: &Arc<Shared>, p: SearchParams, call: &Call) -> CallToolR
     request.max_chars_per_chunk = p.max_chars_per_chunk;
     request.group_by_document = p.group_by_document;
     request.rerank = p.rerank;
-    let engine = shared.engine.clone();
-    let response = match bounded(shared, "search", call, move || engine.search(&request)).await {
+    let response = match ops::search(shared, call, request).await {
         Ok(r) => r,
         Err(e) => return error(&e),
     };
@@ -464,13 +460,12 @@ struct DocumentOutput {
     next_offset_chars: Option<u64>,
 }
 
-async fn get_document(shared: &Arc<Shared>, p: GetDocumentParams) -> CallToolResult {
+async fn get_document(shared: &Shared, p: GetDocumentParams, call: &Call) -> CallToolResult {
     if let Err(m) = check("max_chars", p.max_chars, 0, 200_000) {
         return invalid(m);
     }
-    let engine = shared.engine.clone();
     let id = p.document_id.clone();
-    let document = match blocking(move || engine.document(&id)).await {
+    let document = match ops::run(shared, call, move |engine| engine.document(&id)).await {
         Ok(d) => d,
         Err(e) => return error(&e.about(p.document_id)),
     };
@@ -542,13 +537,16 @@ struct ChunksOutput {
     chunks: Vec<ChunkOutput>,
 }
 
-async fn get_chunks(shared: &Arc<Shared>, p: GetChunksParams) -> CallToolResult {
+async fn get_chunks(shared: &Shared, p: GetChunksParams, call: &Call) -> CallToolResult {
     if let Err(m) = check("before", p.before, 0, 20).and(check("after", p.after, 0, 20)) {
         return invalid(m);
     }
-    let engine = shared.engine.clone();
     let id = p.chunk_id.clone();
-    let chunks = match blocking(move || engine.chunk_with_neighbours(&id, p.before, p.after)).await
+    let (before, after) = (p.before, p.after);
+    let chunks = match ops::run(shared, call, move |engine| {
+        engine.chunk_with_neighbours(&id, before, after)
+    })
+    .await
     {
         Ok(c) => c,
         Err(e) => return error(&e.about(p.chunk_id)),
@@ -689,7 +687,7 @@ fn ingest_output(report: folio_engine::IngestReport) -> IngestOutput {
             chunks: i.chunks,
             pages: i.pages,
             error: i.error.map(|e| ItemError {
-                code: e.code.as_str().to_ascii_uppercase(),
+                code: common::folio_code(e.code).to_string(),
                 message: e.message,
                 details: e.details,
             }),
@@ -712,7 +710,7 @@ fn ingest_output(report: folio_engine::IngestReport) -> IngestOutput {
     }
 }
 
-async fn ingest(shared: &Arc<Shared>, p: IngestParams, call: &Call) -> CallToolResult {
+async fn ingest(shared: &Shared, p: IngestParams, call: &Call) -> CallToolResult {
     let name = match library(&p.library) {
         Ok(n) => n,
         Err(e) => return error(&e),
@@ -745,13 +743,7 @@ async fn ingest(shared: &Arc<Shared>, p: IngestParams, call: &Call) -> CallToolR
         dedup: folio_engine::Dedup::Content,
         allow_private_urls: Some(shared.options.allow_private_urls),
     };
-    let engine = shared.engine.clone();
-    let progress = call.progress();
-    match bounded(shared, "ingest", call, move || {
-        engine.ingest(&request, &progress)
-    })
-    .await
-    {
+    match ops::ingest(shared, call, request).await {
         Ok(report) => success(&ingest_output(report)),
         Err(e) => error(&e),
     }
@@ -779,9 +771,8 @@ struct LibrariesOutput {
     count: usize,
 }
 
-async fn list_libraries(shared: &Arc<Shared>) -> CallToolResult {
-    let engine = shared.engine.clone();
-    match blocking(move || engine.libraries()).await {
+async fn list_libraries(shared: &Shared, call: &Call) -> CallToolResult {
+    match ops::run(shared, call, |engine| engine.libraries()).await {
         Ok(libraries) => success(&LibrariesOutput {
             count: libraries.len(),
             libraries: libraries
@@ -841,7 +832,7 @@ struct DocumentsOutput {
     next_offset: Option<u64>,
 }
 
-async fn list_documents(shared: &Arc<Shared>, p: ListDocumentsParams) -> CallToolResult {
+async fn list_documents(shared: &Shared, p: ListDocumentsParams, call: &Call) -> CallToolResult {
     if let Err(m) = check("limit", p.limit, 1, 1000) {
         return invalid(m);
     }
@@ -849,9 +840,13 @@ async fn list_documents(shared: &Arc<Shared>, p: ListDocumentsParams) -> CallToo
         Ok(n) => n,
         Err(e) => return error(&e),
     };
-    let engine = shared.engine.clone();
     let library_name = name.clone();
-    match blocking(move || engine.documents(&name, p.offset, p.limit)).await {
+    let (offset, limit) = (p.offset, p.limit);
+    match ops::run(shared, call, move |engine| {
+        engine.documents(&name, offset, limit)
+    })
+    .await
+    {
         Ok((documents, total)) => {
             let end = p.offset + documents.len() as u64;
             success(&DocumentsOutput {
@@ -906,13 +901,12 @@ struct InspectOutput {
     index: Value,
 }
 
-async fn inspect_library(shared: &Arc<Shared>, p: LibraryParams) -> CallToolResult {
+async fn inspect_library(shared: &Shared, p: LibraryParams, call: &Call) -> CallToolResult {
     let name = match library(&p.library) {
         Ok(n) => n,
         Err(e) => return error(&e),
     };
-    let engine = shared.engine.clone();
-    match blocking(move || engine.inspect(&name)).await {
+    match ops::run(shared, call, move |engine| engine.inspect(&name)).await {
         Ok(stats) => success(&InspectOutput {
             library: stats.info.name.to_string(),
             document_count: stats.info.document_count,
@@ -953,19 +947,8 @@ struct DeleteOutput {
     deleted_chunks: u32,
 }
 
-/// Deletes a document, returning its chunk count.
-pub async fn delete(shared: &Arc<Shared>, id: String) -> Result<u32, EngineError> {
-    let engine = shared.engine.clone();
-    blocking(move || {
-        let document = engine.document(&id)?;
-        engine.delete_document(&id)?;
-        Ok(document.chunk_count)
-    })
-    .await
-}
-
-async fn delete_document(shared: &Arc<Shared>, p: DeleteParams) -> CallToolResult {
-    match delete(shared, p.document_id.clone()).await {
+async fn delete_document(shared: &Shared, p: DeleteParams, call: &Call) -> CallToolResult {
+    match ops::delete_document(shared, call, p.document_id.clone()).await {
         Ok(chunks) => success(&DeleteOutput {
             status: "deleted".into(),
             document_id: p.document_id,
@@ -984,43 +967,6 @@ struct ServerInfoParams {
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct PathCheck {
-    pub path: String,
-    pub readable: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub size_bytes: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-}
-
-/// Whether the server can read `path` (and ingestion may: roots apply).
-pub fn check_path(shared: &Shared, path: &str) -> PathCheck {
-    let result = shared
-        .engine
-        .confine(std::path::Path::new(path))
-        .map_err(|e| e.message)
-        .and_then(|p| {
-            std::fs::File::open(&p)
-                .and_then(|_| std::fs::metadata(&p))
-                .map_err(|e| e.to_string())
-        });
-    match result {
-        Ok(meta) => PathCheck {
-            path: path.to_string(),
-            readable: true,
-            size_bytes: Some(meta.len()),
-            error: None,
-        },
-        Err(e) => PathCheck {
-            path: path.to_string(),
-            readable: false,
-            size_bytes: None,
-            error: Some(e),
-        },
-    }
-}
-
-#[derive(Debug, Serialize, JsonSchema)]
 struct ServerInfoOutput {
     name: String,
     version: String,
@@ -1036,18 +982,20 @@ struct ServerInfoOutput {
     limits: Value,
     /// Search cache counters (repeated queries are answered from it until
     /// the next write).
-    cache: crate::tool::CacheInfo,
+    cache: CacheInfo,
     #[serde(skip_serializing_if = "Option::is_none")]
     path_check: Option<PathCheck>,
 }
 
-async fn server_info(shared: &Arc<Shared>, p: ServerInfoParams) -> CallToolResult {
-    let engine = shared.engine.clone();
-    let (libraries, disk) =
-        match blocking(move || Ok((engine.libraries()?.len(), engine.disk_bytes()))).await {
-            Ok(r) => r,
-            Err(e) => return error(&e),
-        };
+async fn server_info(shared: &Shared, p: ServerInfoParams, call: &Call) -> CallToolResult {
+    let (libraries, disk) = match ops::run(shared, call, |engine| {
+        Ok((engine.libraries()?.len(), engine.disk_bytes()))
+    })
+    .await
+    {
+        Ok(r) => r,
+        Err(e) => return error(&e),
+    };
     let config = shared.engine.config();
     let (name, version) = shared.options.identity();
     success(&ServerInfoOutput {
@@ -1071,7 +1019,7 @@ async fn server_info(shared: &Arc<Shared>, p: ServerInfoParams) -> CallToolResul
         libraries,
         disk_bytes: disk,
         limits: serde_json::to_value(&config.limits).unwrap_or(Value::Null),
-        cache: shared.engine.cache_stats().into(),
+        cache: CacheInfo::of(shared),
         path_check: p.check_path.map(|path| check_path(shared, &path)),
     })
 }
@@ -1121,7 +1069,7 @@ pub fn tools() -> Vec<Tool> {
             Effect::Write,
             true,
         ),
-        citeloom::store_chunks_tool(),
+        common::store_chunks_tool(),
         define::<NoParams, LibrariesOutput>(
             "list_libraries",
             "List libraries",
@@ -1166,12 +1114,12 @@ pub fn tools() -> Vec<Tool> {
         .iter()
         .position(|t| t.name == "inspect_library")
         .map_or(tools.len(), |i| i + 1);
-    tools.splice(at..at, native_records::tools());
+    tools.splice(at..at, records::tools());
     tools
 }
 
 pub async fn call(
-    shared: &Arc<Shared>,
+    shared: &Shared,
     name: &str,
     arguments: Option<JsonObject>,
     call: &Call,
@@ -1185,13 +1133,13 @@ pub async fn call(
         }
         "get_document" => {
             with_args(arguments, invalid, |p: GetDocumentParams| {
-                get_document(shared, p)
+                get_document(shared, p, call)
             })
             .await
         }
         "get_chunks" => {
             with_args(arguments, invalid, |p: GetChunksParams| {
-                get_chunks(shared, p)
+                get_chunks(shared, p, call)
             })
             .await
         }
@@ -1201,43 +1149,38 @@ pub async fn call(
             })
             .await
         }
-        "store_chunks" => citeloom::call(shared, name, arguments, call).await,
+        "store_chunks" => common::call_store_chunks(shared, arguments, call).await,
         "list_libraries" => {
-            with_args(arguments, invalid, |_: NoParams| list_libraries(shared)).await
+            with_args(arguments, invalid, |_: NoParams| {
+                list_libraries(shared, call)
+            })
+            .await
         }
         "list_documents" => {
             with_args(arguments, invalid, |p: ListDocumentsParams| {
-                list_documents(shared, p)
+                list_documents(shared, p, call)
             })
             .await
         }
-        "facets" => {
-            with_args(arguments, invalid, |p| {
-                native_records::facets(shared, p, call)
-            })
-            .await
-        }
+        "facets" => with_args(arguments, invalid, |p| records::facets(shared, p, call)).await,
         "find_quote" => {
-            with_args(arguments, invalid, |p| {
-                native_records::find_quote(shared, p, call)
-            })
-            .await
+            with_args(arguments, invalid, |p| records::find_quote(shared, p, call)).await
         }
         "inspect_library" => {
             with_args(arguments, invalid, |p: LibraryParams| {
-                inspect_library(shared, p)
+                inspect_library(shared, p, call)
             })
             .await
         }
         "delete_document" => {
             with_args(arguments, invalid, |p: DeleteParams| {
-                delete_document(shared, p)
+                delete_document(shared, p, call)
             })
             .await
         }
         "server_info" => {
             with_args(arguments, invalid, |p: ServerInfoParams| {
-                server_info(shared, p)
+                server_info(shared, p, call)
             })
             .await
         }

@@ -6,7 +6,6 @@
 //! speech always gets the same id and duplicates are found by id. Errors are
 //! FastMCP tool errors: `isError` with the message as text.
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use folio_core::{Condition, DocumentId, Filter, LibraryName, NeighbourOrder, RecordSchema};
@@ -20,11 +19,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::context::{Call, Shared, blocking, bounded};
+use crate::ops::{self, Call, Shared};
 use crate::tool::{Effect, define, success, with_args};
 
 /// The record schema of the speeches library.
-pub const SCHEMA_TOML: &str = include_str!("../../../examples/hansard-schema.toml");
+pub const SCHEMA_TOML: &str = include_str!("../../../../examples/hansard-schema.toml");
 
 /// The parsed schema, parsed once.
 fn schema() -> &'static RecordSchema {
@@ -288,7 +287,7 @@ fn search_filter(p: &SearchParams) -> Result<Filter, CallToolResult> {
     Ok(Filter { conditions })
 }
 
-async fn search_speeches(shared: &Arc<Shared>, p: SearchParams, call: &Call) -> CallToolResult {
+async fn search_speeches(shared: &Shared, p: SearchParams, call: &Call) -> CallToolResult {
     let filter = match search_filter(&p) {
         Ok(f) => f,
         Err(e) => return e,
@@ -308,9 +307,8 @@ async fn search_speeches(shared: &Arc<Shared>, p: SearchParams, call: &Call) -> 
     request.group_by_document = false;
     request.response_mode = ResponseMode::Full;
     request.max_chars_per_chunk = 800;
-    let engine = shared.engine.clone();
     let include_full_text = p.include_full_text;
-    let result = bounded(shared, "search_speeches", call, move || {
+    let result = ops::run(shared, call, move |engine| {
         // The seed's model takes any string of 1 to 1,000 characters; one
         // with nothing to search for finds nothing.
         if request.query.trim().is_empty() {
@@ -457,7 +455,7 @@ fn speech_document_id(library: &LibraryName, speech_id: &str) -> DocumentId {
     DocumentId::derive(library, &format!("record:{speech_id}"))
 }
 
-async fn get_speech(shared: &Arc<Shared>, p: GetParams, call: &Call) -> CallToolResult {
+async fn get_speech(shared: &Shared, p: GetParams, call: &Call) -> CallToolResult {
     let valid = p.speech_id.len() == 36
         && p.speech_id.char_indices().all(|(i, c)| match i {
             8 | 13 | 18 | 23 => c == '-',
@@ -476,9 +474,8 @@ async fn get_speech(shared: &Arc<Shared>, p: GetParams, call: &Call) -> CallTool
     call.info(format!("Retrieving speech: {}", p.speech_id))
         .await;
     let id = speech_document_id(&library, &p.speech_id);
-    let engine = shared.engine.clone();
     let (include_chunks, include_context) = (p.include_chunks, p.include_context);
-    let result = blocking(move || {
+    let result = ops::run(shared, call, move |engine| {
         let document = engine.document(id.as_str())?;
         let chunks = if include_chunks {
             Some(engine.chunks(id.as_str(), 0..u32::MAX)?)
@@ -620,7 +617,7 @@ fn ensure_library(engine: &folio_engine::Engine, library: &LibraryName) -> Resul
     }
 }
 
-async fn ingest_speech(shared: &Arc<Shared>, p: IngestParams, call: &Call) -> CallToolResult {
+async fn ingest_speech(shared: &Shared, p: IngestParams, call: &Call) -> CallToolResult {
     let started = Instant::now();
     let library = match library(shared) {
         Ok(l) => l,
@@ -682,11 +679,10 @@ async fn ingest_speech(shared: &Arc<Shared>, p: IngestParams, call: &Call) -> Ca
         return tool_error(format!("Validation failed: {e}"));
     }
     call.step(1, 5, "checking for a duplicate").await;
-    let engine = shared.engine.clone();
     let hash = content_hash.clone();
     let speech = speech_id.clone();
-    let outcome = bounded(shared, "ingest_speech", call, move || {
-        ensure_library(&engine, &library)?;
+    let outcome = ops::run(shared, call, move |engine| {
+        ensure_library(engine, &library)?;
         if skip {
             // The seed's duplicate check: any speech with this content hash.
             let same = Filter {
@@ -815,7 +811,7 @@ struct SpeakersOutput {
     total_speakers: u64,
 }
 
-async fn list_speakers(shared: &Arc<Shared>, p: SpeakersParams, call: &Call) -> CallToolResult {
+async fn list_speakers(shared: &Shared, p: SpeakersParams, call: &Call) -> CallToolResult {
     if p.min_speeches < 1 {
         return tool_error(format!(
             "Invalid input: min_speeches must be at least 1 (got {})",
@@ -858,8 +854,11 @@ async fn list_speakers(shared: &Arc<Shared>, p: SpeakersParams, call: &Call) -> 
         min_count: p.min_speeches as u64,
         limit: p.limit as usize,
     };
-    let engine = shared.engine.clone();
-    let facets = match blocking(move || engine.facets(&library, &request)).await {
+    let facets = match ops::run(shared, call, move |engine| {
+        engine.facets(&library, &request)
+    })
+    .await
+    {
         Ok(f) => f,
         Err(e) if e.code == folio_core::ErrorCode::LibraryNotFound => {
             return success(&SpeakersOutput {
@@ -953,7 +952,7 @@ pub fn tools() -> Vec<Tool> {
 }
 
 pub async fn call(
-    shared: &Arc<Shared>,
+    shared: &Shared,
     name: &str,
     arguments: Option<JsonObject>,
     call: &Call,

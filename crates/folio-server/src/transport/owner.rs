@@ -26,10 +26,11 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWrite
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::Notify;
 
-use crate::ServeOptions;
-use crate::context::Shared;
-use crate::handler::FolioServer;
-use crate::screen::{LineReader, Screened, screen};
+use super::mcp::FolioServer;
+use super::screen::{LineReader, Screened, screen};
+use crate::ops::Shared;
+use crate::options::ServeOptions;
+use crate::tool::registry::Registry;
 
 /// Where the owner of `data_dir` listens. Socket paths are short on Linux
 /// (108 bytes); long data directories use a folder of the user's own in the
@@ -130,7 +131,7 @@ where
 {
     let _guard = sessions.enter();
     match FolioServer::new(shared)
-        .serve(crate::screen::screened(stream))
+        .serve(super::screen::screened(stream))
         .await
     {
         Ok(running) => {
@@ -374,7 +375,7 @@ impl Handshake {
 /// again to the next owner; the others are answered with an error saying
 /// the call may or may not have been applied.
 struct InFlight {
-    registry: Option<crate::Registry>,
+    registry: Option<Registry>,
     requests: Vec<(Value, String, bool)>,
 }
 
@@ -401,7 +402,7 @@ struct Params {
 impl InFlight {
     fn new(options: &ServeOptions) -> Self {
         InFlight {
-            registry: crate::Registry::for_options(options).ok(),
+            registry: Registry::for_options(options).ok(),
             requests: Vec::new(),
         }
     }

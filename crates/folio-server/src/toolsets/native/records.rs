@@ -2,8 +2,6 @@
 //! statistics) and `find_quote` (where a passage occurs, for verifying a
 //! citation).
 
-use std::sync::Arc;
-
 use folio_core::{Filter, LibraryName};
 use folio_engine::FacetRequest;
 use folio_engine::cite::QuoteRequest;
@@ -12,8 +10,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::context::{Call, Shared, bounded};
-use crate::native::{error, invalid};
+use super::{error, invalid};
+use crate::ops::{self, Call, Shared};
 use crate::tool::{Effect, define, success};
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -104,7 +102,7 @@ struct FacetsOutput {
     groups: Vec<GroupOutput>,
 }
 
-pub async fn facets(shared: &Arc<Shared>, p: FacetsParams, call: &Call) -> CallToolResult {
+pub async fn facets(shared: &Shared, p: FacetsParams, call: &Call) -> CallToolResult {
     let name = match LibraryName::new(&p.library) {
         Ok(n) => n,
         Err(e) => return invalid(e.to_string()),
@@ -124,13 +122,8 @@ pub async fn facets(shared: &Arc<Shared>, p: FacetsParams, call: &Call) -> CallT
         min_count: p.min_count,
         limit: p.limit,
     };
-    let engine = shared.engine.clone();
     let library = name.to_string();
-    match bounded(shared, "facets", call, move || {
-        engine.facets(&name, &request)
-    })
-    .await
-    {
+    match ops::run(shared, call, move |engine| engine.facets(&name, &request)).await {
         Ok(facets) => success(&FacetsOutput {
             library,
             documents: facets.documents,
@@ -228,7 +221,7 @@ struct QuotesOutput {
     found: bool,
 }
 
-pub async fn find_quote(shared: &Arc<Shared>, p: QuoteParams, call: &Call) -> CallToolResult {
+pub async fn find_quote(shared: &Shared, p: QuoteParams, call: &Call) -> CallToolResult {
     let libraries = match p
         .libraries
         .iter()
@@ -248,9 +241,8 @@ pub async fn find_quote(shared: &Arc<Shared>, p: QuoteParams, call: &Call) -> Ca
         min_score: p.min_score,
         limit: p.limit,
     };
-    let engine = shared.engine.clone();
     let cancel = call.cancel.clone();
-    match bounded(shared, "find_quote", call, move || {
+    match ops::run(shared, call, move |engine| {
         engine.find_quote(&request, &|| cancel.is_cancelled())
     })
     .await

@@ -2,7 +2,6 @@
 //! progressively larger result shapes. It searches the library named by the
 //! server option `bmcis_library`.
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use folio_core::LibraryName;
@@ -13,8 +12,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::context::{Call, Shared, bounded};
+use crate::ops::{self, Call, Shared};
 use crate::tool::{Effect, define, failure, success, with_args};
+use crate::toolsets::common::folio_code;
 
 #[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -202,7 +202,7 @@ fn error(message: String, code: &str) -> CallToolResult {
     failure(json!({"error": {"code": code, "message": message, "details": {}}}))
 }
 
-async fn semantic_search(shared: &Arc<Shared>, p: Params, call: &Call) -> CallToolResult {
+async fn semantic_search(shared: &Shared, p: Params, call: &Call) -> CallToolResult {
     let started = Instant::now();
     let chars = p.query.chars().count();
     if p.query.trim().is_empty() || chars > 500 {
@@ -240,12 +240,7 @@ async fn semantic_search(shared: &Arc<Shared>, p: Params, call: &Call) -> CallTo
         Shape::Preview | Shape::Full => ResponseMode::Full,
     };
     request.max_chars_per_chunk = usize::MAX / 2;
-    let engine = shared.engine.clone();
-    let response = match bounded(shared, "semantic_search", call, move || {
-        engine.search(&request)
-    })
-    .await
-    {
+    let response = match ops::search(shared, call, request).await {
         Ok(r) => r,
         Err(e) => return bmcis_error(&e),
     };
@@ -263,7 +258,7 @@ async fn semantic_search(shared: &Arc<Shared>, p: Params, call: &Call) -> CallTo
 }
 
 fn bmcis_error(e: &EngineError) -> CallToolResult {
-    error(e.to_string(), &e.code.as_str().to_ascii_uppercase())
+    error(e.to_string(), folio_code(e.code))
 }
 
 /// The tool, its description naming the library it searches.
@@ -285,7 +280,7 @@ pub fn tools(library: &str) -> Vec<Tool> {
 }
 
 pub async fn call(
-    shared: &Arc<Shared>,
+    shared: &Shared,
     name: &str,
     arguments: Option<JsonObject>,
     call: &Call,

@@ -1,0 +1,345 @@
+//! The operations every toolset is built on, each done one way: run engine
+//! work for a call (on the blocking pool, under the tool's time limit, with
+//! cancellation), resolve a library, confine a path, ingest, search,
+//! delete. Plain Rust in, `Result<_, EngineError>` out: no MCP types and no
+//! dialect. A toolset converts its arguments into these calls and their
+//! results into its own shapes and error envelope.
+//!
+//! Every tool call passes through `run` or `write` with its `Call`, which
+//! names the tool: this is where authorisation (who may call which tool on
+//! which library) hooks in.
+
+mod call;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use folio_core::{ErrorCode, LibraryName};
+use folio_engine::{
+    Engine, EngineError, IngestItem, IngestReport, IngestRequest, IngestStatus, SearchRequest,
+    SearchResponse,
+};
+use schemars::JsonSchema;
+use serde::Serialize;
+
+pub use self::call::Call;
+use crate::ServeOptions;
+use crate::tool::registry::Registry;
+
+/// State shared by every session of one server process.
+pub struct Shared {
+    pub engine: Arc<Engine>,
+    pub options: ServeOptions,
+    /// The tools this server exposes.
+    pub registry: Registry,
+}
+
+impl Shared {
+    pub fn timeout(&self, tool: &str) -> Option<Duration> {
+        self.options.timeouts.get(tool).copied()
+    }
+}
+
+/// A library named by a caller, checked against folio's naming rules.
+pub fn library(name: &str) -> Result<LibraryName, EngineError> {
+    Ok(LibraryName::new(name)?)
+}
+
+/// Searches for `call`.
+pub async fn search(
+    shared: &Shared,
+    call: &Call,
+    request: SearchRequest,
+) -> Result<SearchResponse, EngineError> {
+    run(shared, call, move |engine| engine.search(&request)).await
+}
+
+/// Ingests for `call`, reporting progress to its client and stopping
+/// between documents when it is cancelled.
+pub async fn ingest(
+    shared: &Shared,
+    call: &Call,
+    request: IngestRequest,
+) -> Result<IngestReport, EngineError> {
+    let progress = call.progress();
+    run(shared, call, move |engine| {
+        engine.ingest(&request, &progress)
+    })
+    .await
+}
+
+/// Ingests one source for `call`: the item, and the chunks its document
+/// holds (a skipped document keeps the ones it has), or the item's error.
+pub async fn ingest_one(
+    shared: &Shared,
+    call: &Call,
+    request: IngestRequest,
+) -> Result<(IngestItem, u32), EngineError> {
+    let progress = call.progress();
+    run(shared, call, move |engine| {
+        let report = engine.ingest(&request, &progress)?;
+        let item = report
+            .items
+            .into_iter()
+            .next()
+            .ok_or_else(|| EngineError::invalid("nothing to ingest"))?;
+        if let Some(e) = item.error.clone() {
+            return Err(e);
+        }
+        let chunks = stored_chunks(engine, &item);
+        Ok((item, chunks))
+    })
+    .await
+}
+
+/// The chunks an ingested item's document holds: a skipped document keeps
+/// the chunks it has.
+pub fn stored_chunks(engine: &Engine, item: &IngestItem) -> u32 {
+    match (&item.document_id, item.status) {
+        (Some(id), IngestStatus::Skipped) => engine.document(id).map_or(0, |d| d.chunk_count),
+        _ => item.chunks,
+    }
+}
+
+/// Deletes a document for `call`, returning how many chunks it had.
+pub async fn delete_document(shared: &Shared, call: &Call, id: String) -> Result<u32, EngineError> {
+    run(shared, call, move |engine| {
+        let document = engine.document(&id)?;
+        engine.delete_document(&id)?;
+        Ok(document.chunk_count)
+    })
+    .await
+}
+
+// Whether the server can read a file, as diagnostics report it (no doc
+// comment: it would enter the tools' output schemas).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PathCheck {
+    pub path: String,
+    pub readable: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Whether the server can read `path` (and ingestion may: roots apply).
+pub fn check_path(shared: &Shared, path: &str) -> PathCheck {
+    let result = shared
+        .engine
+        .confine(std::path::Path::new(path))
+        .map_err(|e| e.message)
+        .and_then(|p| {
+            std::fs::File::open(&p)
+                .and_then(|_| std::fs::metadata(&p))
+                .map_err(|e| e.to_string())
+        });
+    match result {
+        Ok(meta) => PathCheck {
+            path: path.to_string(),
+            readable: true,
+            size_bytes: Some(meta.len()),
+            error: None,
+        },
+        Err(e) => PathCheck {
+            path: path.to_string(),
+            readable: false,
+            size_bytes: None,
+            error: Some(e),
+        },
+    }
+}
+
+/// The search caches' counters, as server diagnostics report them.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct CacheInfo {
+    /// Searches answered from the result cache.
+    pub result_hits: u64,
+    pub result_misses: u64,
+    /// result_hits over all searches since the server started, in [0, 1].
+    pub hit_rate: f64,
+    pub result_entries: usize,
+    /// Query embeddings reused.
+    pub vector_hits: u64,
+    pub vector_misses: u64,
+    pub vector_entries: usize,
+}
+
+impl CacheInfo {
+    pub fn of(shared: &Shared) -> Self {
+        let s = shared.engine.cache_stats();
+        CacheInfo {
+            result_hits: s.result_hits,
+            result_misses: s.result_misses,
+            hit_rate: s.hit_rate(),
+            result_entries: s.result_entries,
+            vector_hits: s.vector_hits,
+            vector_misses: s.vector_misses,
+            vector_entries: s.vector_entries,
+        }
+    }
+}
+
+/// Runs engine work on the blocking pool. A panic becomes an internal
+/// error; the server carries on.
+async fn blocking<T, F>(work: F) -> Result<T, EngineError>
+where
+    F: FnOnce() -> Result<T, EngineError> + Send + 'static,
+    T: Send + 'static,
+{
+    match tokio::task::spawn_blocking(work).await {
+        Ok(result) => result,
+        Err(e) if e.is_panic() => {
+            tracing::error!("a tool panicked: {e}");
+            Err(EngineError::new(
+                ErrorCode::Internal,
+                "the operation failed unexpectedly (a bug); the server is still running",
+            ))
+        }
+        Err(_) => Err(EngineError::new(
+            ErrorCode::Internal,
+            "the operation was aborted",
+        )),
+    }
+}
+
+/// Runs engine work for `call` on the blocking pool, under the time limit
+/// configured for its tool. On timeout the call is cancelled (work that
+/// polls cancellation stops; finished documents stay) and a `Timeout`
+/// error returns.
+pub async fn run<T, F>(shared: &Shared, call: &Call, work: F) -> Result<T, EngineError>
+where
+    F: FnOnce(&Engine) -> Result<T, EngineError> + Send + 'static,
+    T: Send + 'static,
+{
+    let engine = shared.engine.clone();
+    within(shared.timeout(&call.tool), &call.tool, call, move || {
+        work(&engine)
+    })
+    .await
+}
+
+/// `run` without a time limit, for a contract that promises one never
+/// applies (seed 000's listing).
+pub async fn unbounded<T, F>(shared: &Shared, work: F) -> Result<T, EngineError>
+where
+    F: FnOnce(&Engine) -> Result<T, EngineError> + Send + 'static,
+    T: Send + 'static,
+{
+    let engine = shared.engine.clone();
+    blocking(move || work(&engine)).await
+}
+
+/// `bounded` with the limit given.
+async fn within<T, F>(
+    limit: Option<Duration>,
+    tool: &str,
+    call: &Call,
+    work: F,
+) -> Result<T, EngineError>
+where
+    F: FnOnce() -> Result<T, EngineError> + Send + 'static,
+    T: Send + 'static,
+{
+    let task = blocking(work);
+    match limit {
+        None => task.await,
+        Some(limit) => match tokio::time::timeout(limit, task).await {
+            Ok(result) => result,
+            Err(_) => {
+                call.cancel.cancel();
+                Err(EngineError::new(
+                    ErrorCode::Timeout,
+                    format!(
+                        "{tool} exceeded its time limit of {} s",
+                        limit.as_secs_f64()
+                    ),
+                ))
+            }
+        },
+    }
+}
+
+/// How a write under a time limit ended.
+pub enum Written<T> {
+    /// Finished within the limit, or failed.
+    Done(Result<T, EngineError>),
+    /// The limit passed: the work was cancelled and waited for. `stopped` is
+    /// what it returned once stopped (what it finished stays written), or
+    /// None when it was still stopping after a grace period.
+    TimedOut {
+        error: EngineError,
+        stopped: Option<Result<T, EngineError>>,
+    },
+}
+
+/// How long cancelled work gets to stop and say what it finished.
+const STOP_GRACE: Duration = Duration::from_secs(30);
+
+/// Runs a write for `call` under its tool's time limit. On timeout the
+/// call is cancelled (the work stops between documents, embedding batches
+/// and before each commit) and then awaited, so the caller can say exactly
+/// what was written before the limit.
+pub async fn write<T, F>(shared: &Shared, call: &Call, work: F) -> Written<T>
+where
+    F: FnOnce(&Engine) -> Result<T, EngineError> + Send + 'static,
+    T: Send + 'static,
+{
+    let engine = shared.engine.clone();
+    let tool = call.tool.as_str();
+    let mut task = Box::pin(blocking(move || work(&engine)));
+    let Some(limit) = shared.timeout(tool) else {
+        return Written::Done(task.await);
+    };
+    match tokio::time::timeout(limit, &mut task).await {
+        Ok(result) => Written::Done(result),
+        Err(_) => {
+            call.cancel.cancel();
+            let error = EngineError::new(
+                ErrorCode::Timeout,
+                format!(
+                    "{tool} exceeded its time limit of {} s",
+                    limit.as_secs_f64()
+                ),
+            );
+            let stopped = tokio::time::timeout(STOP_GRACE, task).await.ok();
+            Written::TimedOut { error, stopped }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Issue 26: the end-to-end timeout test accepted a success or a
+    // TIMEOUT. Here work that outlasts its limit always ends in TIMEOUT
+    // with the call cancelled, and work within it always answers.
+    #[tokio::test]
+    async fn work_past_its_limit_is_a_timeout_and_cancelled() {
+        let call = Call::detached("query");
+        let token = call.cancel.clone();
+        let slow = within(Some(Duration::from_millis(50)), "query", &call, move || {
+            // Until the limit cancels the call, as engine work polls it.
+            while !token.is_cancelled() {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Ok(1)
+        });
+        let error = slow.await.expect_err("past the limit");
+        assert_eq!(error.code, ErrorCode::Timeout);
+        assert!(
+            error
+                .message
+                .contains("query exceeded its time limit of 0.05 s")
+        );
+        assert!(call.cancel.is_cancelled());
+
+        let call = Call::detached("query");
+        let quick = within(Some(Duration::from_secs(30)), "query", &call, || Ok(2));
+        assert_eq!(quick.await.unwrap(), 2);
+        assert!(!call.cancel.is_cancelled());
+        let unlimited = within(None, "query", &call, || Ok(3));
+        assert_eq!(unlimited.await.unwrap(), 3);
+    }
+}

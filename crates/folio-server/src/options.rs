@@ -1,0 +1,164 @@
+//! How a server is configured: its toolsets and the options every
+//! transport shares.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::Duration;
+
+/// A named group of tools with one contract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Toolset {
+    /// folio's own tools.
+    Native,
+    /// The citeloom contract (seeds 000 and 001).
+    Citeloom,
+    /// The bmcis contract (seed 003).
+    Bmcis,
+    /// The mcpvectordb contract (seed 004).
+    Mcpvectordb,
+    /// The hansard contract (seed 002): parliamentary speeches as records.
+    Hansard,
+}
+
+impl Toolset {
+    pub const ALL: [Toolset; 5] = [
+        Toolset::Native,
+        Toolset::Citeloom,
+        Toolset::Bmcis,
+        Toolset::Mcpvectordb,
+        Toolset::Hansard,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Toolset::Native => "native",
+            Toolset::Citeloom => "citeloom",
+            Toolset::Bmcis => "bmcis",
+            Toolset::Mcpvectordb => "mcpvectordb",
+            Toolset::Hansard => "hansard",
+        }
+    }
+}
+
+impl fmt::Display for Toolset {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Toolset {
+    type Err = RegistryError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Toolset::ALL
+            .into_iter()
+            .find(|t| t.as_str() == s.trim())
+            .ok_or_else(|| RegistryError::UnknownToolset(s.trim().to_string()))
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RegistryError {
+    #[error("unknown toolset {0:?} (known: native, citeloom, bmcis, mcpvectordb, hansard)")]
+    UnknownToolset(String),
+    #[error(
+        "toolsets {first} and {second} both define a tool named {tool:?} with different contracts; enable one of them"
+    )]
+    Conflict {
+        tool: String,
+        first: Toolset,
+        second: Toolset,
+    },
+    #[error("no toolset enabled")]
+    Empty,
+}
+
+/// How a server behaves, whatever its transport. Each client of a shared
+/// data directory brings its own (see `owner`).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct ServeOptions {
+    /// Toolsets exposed, in this order.
+    pub toolsets: Vec<Toolset>,
+    /// Remove every tool that writes.
+    pub read_only: bool,
+    /// Tools per `tools/list` page.
+    pub tools_page_size: usize,
+    /// Per-tool time limits, by tool name; tools not named have none.
+    pub timeouts: BTreeMap<String, Duration>,
+    /// The library the bmcis toolset searches.
+    pub bmcis_library: String,
+    /// The library of parliamentary speeches the hansard toolset serves.
+    pub hansard_library: String,
+    /// The transport, as server_info reports it: "stdio" or "http".
+    pub transport: String,
+    /// Where the model lives, for server_info.
+    pub model_dir: Option<PathBuf>,
+    /// Whether URL ingestion may reach private and loopback addresses.
+    pub allow_private_urls: bool,
+    /// The name and version the server gives in `initialize` (None: the
+    /// seed's own when one compatibility toolset is served alone, else
+    /// folio's).
+    pub server_name: Option<String>,
+    pub server_version: Option<String>,
+}
+
+impl ServeOptions {
+    /// The per-tool timeouts the citeloom seed specifies.
+    pub fn seed_timeouts() -> BTreeMap<String, Duration> {
+        [
+            ("ingest_from_source", 15),
+            ("store_chunks", 15),
+            ("query", 8),
+            ("find_chunks", 8),
+            ("query_hybrid", 15),
+            ("inspect_collection", 5),
+            // Seed 000 gives list_projects none ("fast enumeration").
+        ]
+        .into_iter()
+        .map(|(name, secs)| (name.to_string(), Duration::from_secs(secs)))
+        .collect()
+    }
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        ServeOptions {
+            toolsets: vec![Toolset::Native],
+            read_only: false,
+            tools_page_size: 100,
+            timeouts: Self::seed_timeouts(),
+            bmcis_library: "default".into(),
+            hansard_library: "hansard".into(),
+            transport: "stdio".into(),
+            model_dir: None,
+            allow_private_urls: false,
+            server_name: None,
+            server_version: None,
+        }
+    }
+}
+
+impl ServeOptions {
+    /// The name and version `initialize` reports: the configured ones, else
+    /// the seed's when one compatibility toolset is served alone (its
+    /// clients may key on them), else folio's.
+    pub fn identity(&self) -> (String, String) {
+        let folio = env!("CARGO_PKG_VERSION");
+        let (name, version) = match self.toolsets.as_slice() {
+            [Toolset::Mcpvectordb] => ("mcpvectordb", "0.3.0"),
+            [Toolset::Hansard] => ("australian-hansard-rag", folio),
+            [Toolset::Bmcis] => ("bmcis-knowledge-mcp", folio),
+            [Toolset::Citeloom] => ("citeloom", folio),
+            _ => ("folio", folio),
+        };
+        (
+            self.server_name.clone().unwrap_or_else(|| name.into()),
+            self.server_version
+                .clone()
+                .unwrap_or_else(|| version.into()),
+        )
+    }
+}

@@ -1,0 +1,121 @@
+//! The toolsets: one module per contract. Each is an adapter between its
+//! dialect (tool schemas, argument spelling, result shapes, error envelope)
+//! and the operations of `ops`. A toolset module never imports another;
+//! a tool two dialects share lives in `common`.
+//!
+//! A new tool: its operation in `ops` (when it does something no operation
+//! does yet), then one entry in each toolset that exposes it (definition in
+//! `tools`, arm in `call`). Scopes and authorisation will hook into
+//! `ops::run`, which every tool call passes through.
+
+mod bmcis;
+mod citeloom;
+mod common;
+mod hansard;
+mod mcpvectordb;
+mod native;
+
+use rmcp::model::{CallToolResult, JsonObject, Tool};
+
+pub use self::mcpvectordb::{ingest_upload, upload_status};
+use crate::ops::{Call, Shared};
+use crate::options::{RegistryError, ServeOptions, Toolset};
+use crate::tool::registry::Registry;
+
+/// The tools of `toolset`, in the order its contract lists them.
+fn tools(toolset: Toolset, options: &ServeOptions) -> Vec<Tool> {
+    match toolset {
+        Toolset::Native => native::tools(),
+        Toolset::Citeloom => citeloom::tools(),
+        Toolset::Bmcis => bmcis::tools(&options.bmcis_library),
+        Toolset::Mcpvectordb => mcpvectordb::tools(),
+        Toolset::Hansard => hansard::tools(),
+    }
+}
+
+/// Answers a call of tool `name` in `toolset`'s dialect.
+pub async fn call(
+    toolset: Toolset,
+    shared: &Shared,
+    name: &str,
+    arguments: Option<JsonObject>,
+    call: &Call,
+) -> CallToolResult {
+    match toolset {
+        Toolset::Native => native::call(shared, name, arguments, call).await,
+        Toolset::Citeloom => citeloom::call(shared, name, arguments, call).await,
+        Toolset::Bmcis => bmcis::call(shared, name, arguments, call).await,
+        Toolset::Mcpvectordb => mcpvectordb::call(shared, name, arguments, call).await,
+        Toolset::Hansard => hansard::call(shared, name, arguments, call).await,
+    }
+}
+
+impl Registry {
+    /// The registry of `toolsets` with default options otherwise.
+    pub fn build(toolsets: &[Toolset], read_only: bool) -> Result<Self, RegistryError> {
+        Self::for_options(&ServeOptions {
+            toolsets: toolsets.to_vec(),
+            read_only,
+            ..ServeOptions::default()
+        })
+    }
+
+    /// The registry a server with `options` exposes.
+    pub fn for_options(options: &ServeOptions) -> Result<Self, RegistryError> {
+        Registry::assemble(options, tools)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tool::writes;
+
+    #[test]
+    fn colliding_toolsets_are_refused_with_the_tool_named() {
+        let error = Registry::build(&[Toolset::Native, Toolset::Mcpvectordb], false).unwrap_err();
+        assert_eq!(
+            error,
+            RegistryError::Conflict {
+                tool: "search".into(),
+                first: Toolset::Native,
+                second: Toolset::Mcpvectordb
+            }
+        );
+        assert!(error.to_string().contains("\"search\""));
+    }
+
+    #[test]
+    fn shared_definitions_do_not_collide() {
+        let registry =
+            Registry::build(&[Toolset::Native, Toolset::Citeloom, Toolset::Bmcis], false).unwrap();
+        let names: Vec<_> = registry.tools().map(|t| t.name.to_string()).collect();
+        assert_eq!(names.iter().filter(|n| *n == "store_chunks").count(), 1);
+        assert!(names.contains(&"semantic_search".to_string()));
+        assert!(names.contains(&"query_hybrid".to_string()));
+    }
+
+    #[test]
+    fn read_only_removes_every_writer() {
+        for toolset in Toolset::ALL {
+            let all = Registry::build(&[toolset], false).unwrap();
+            let read = Registry::build(&[toolset], true).unwrap();
+            assert!(read.tools().all(|t| !writes(t)));
+            assert!(read.tools().count() <= all.tools().count());
+        }
+        let read = Registry::build(&[Toolset::Native], true).unwrap();
+        let names: Vec<_> = read.tools().map(|t| t.name.to_string()).collect();
+        for gone in ["ingest", "store_chunks", "delete_document"] {
+            assert!(!names.contains(&gone.to_string()), "{gone} survived");
+        }
+        assert!(names.contains(&"search".to_string()));
+    }
+
+    #[test]
+    fn unknown_toolsets_are_named() {
+        assert_eq!(
+            "hansardx".parse::<Toolset>().unwrap_err(),
+            RegistryError::UnknownToolset("hansardx".into())
+        );
+    }
+}

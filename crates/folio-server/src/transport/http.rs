@@ -1,0 +1,250 @@
+//! The HTTP server: MCP over streamable HTTP at `/mcp`, over the older
+//! HTTP+SSE transport at `/sse` (events) and `/messages` (client messages)
+//! for clients configured with `sse`, file uploads at `POST /upload`, and
+//! `/health`. Every route sits behind the same guard:
+//! Host and Origin validation (DNS-rebinding defence, 403), an optional
+//! bearer token (401), and body limits (413). A panicking handler becomes a
+//! 500; the server keeps serving.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use tower_http::catch_panic::CatchPanicLayer;
+
+use super::mcp::FolioServer;
+use super::sse;
+use super::upload::upload;
+use crate::ops::Shared;
+use crate::options::Toolset;
+
+/// How the HTTP server guards itself.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    pub addr: SocketAddr,
+    /// Host header values accepted, with or without a port. Loopback names
+    /// by default; add the public name when binding elsewhere.
+    pub allowed_hosts: Vec<String>,
+    /// Origin header values accepted (scheme://host[:port]); requests
+    /// without an Origin header (non-browser clients) pass.
+    pub allowed_origins: Vec<String>,
+    /// Require `Authorization: Bearer <token>`.
+    pub token: Option<String>,
+    /// Largest MCP request body.
+    pub max_body_bytes: usize,
+    /// Largest upload (the multipart body).
+    pub max_upload_bytes: usize,
+}
+
+impl HttpOptions {
+    pub fn loopback(addr: SocketAddr) -> Self {
+        HttpOptions {
+            addr,
+            allowed_hosts: vec![
+                "localhost".into(),
+                "127.0.0.1".into(),
+                "[::1]".into(),
+                "::1".into(),
+            ],
+            allowed_origins: Vec::new(),
+            token: None,
+            max_body_bytes: 16 * 1024 * 1024,
+            max_upload_bytes: 200 * 1024 * 1024,
+        }
+    }
+}
+
+struct Guard {
+    hosts: Vec<String>,
+    origins: Vec<String>,
+    token: Option<String>,
+}
+
+fn host_allowed(host: &str, allowed: &[String]) -> bool {
+    let host = host.trim().to_ascii_lowercase();
+    let bare = match host.rsplit_once(':') {
+        // "[::1]:7070" or "name:7070"; an IPv6 literal without brackets has many colons.
+        Some((name, port)) if port.chars().all(|c| c.is_ascii_digit()) && !name.ends_with(':') => {
+            name.to_string()
+        }
+        _ => host.clone(),
+    };
+    allowed.iter().any(|a| {
+        let a = a.to_ascii_lowercase();
+        a == host || a == bare
+    })
+}
+
+/// Browser origins on loopback are allowed by default; others must be listed.
+fn origin_allowed(origin: &str, allowed: &[String]) -> bool {
+    let origin = origin.trim().to_ascii_lowercase();
+    if allowed.iter().any(|a| a.to_ascii_lowercase() == origin) {
+        return true;
+    }
+    let Some(rest) = origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"))
+    else {
+        return false;
+    };
+    let host = match rest.rsplit_once(':') {
+        Some((h, port)) if port.chars().all(|c| c.is_ascii_digit()) => h,
+        _ => rest,
+    };
+    matches!(host, "localhost" | "127.0.0.1" | "[::1]")
+}
+
+/// Compares without leaking the position of the first difference.
+fn same_secret(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+pub(super) fn refuse(status: StatusCode, message: &str) -> Response {
+    let mut response = (
+        status,
+        Json(json!({"error": {"code": status.as_u16(), "message": message}})),
+    )
+        .into_response();
+    if status == StatusCode::UNAUTHORIZED {
+        response.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            header::HeaderValue::from_static("Bearer"),
+        );
+    }
+    response
+}
+
+async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
+    let headers = request.headers();
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .or_else(|| request.uri().authority().map(|a| a.as_str()));
+    match host {
+        Some(host) if host_allowed(host, &guard.hosts) => {}
+        _ => return refuse(StatusCode::FORBIDDEN, "Host not allowed"),
+    }
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let ok = origin
+            .to_str()
+            .is_ok_and(|o| origin_allowed(o, &guard.origins));
+        if !ok {
+            return refuse(StatusCode::FORBIDDEN, "Origin not allowed");
+        }
+    }
+    if let Some(token) = &guard.token {
+        let given = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|h| h.to_str().ok())
+            .and_then(|h| h.strip_prefix("Bearer "))
+            .unwrap_or("");
+        if !same_secret(given.trim().as_bytes(), token.as_bytes()) {
+            return refuse(StatusCode::UNAUTHORIZED, "a valid bearer token is required");
+        }
+    }
+    next.run(request).await
+}
+
+async fn health(State(shared): State<Arc<Shared>>) -> Json<Value> {
+    Json(json!({
+        "status": "ok",
+        "version": env!("CARGO_PKG_VERSION"),
+        "model_loaded": shared.engine.embedder_loaded(),
+    }))
+}
+
+/// The HTTP application.
+pub fn router(shared: Arc<Shared>, options: &HttpOptions, cancel: CancellationToken) -> Router {
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(options.allowed_hosts.clone())
+        .with_max_request_body_bytes(options.max_body_bytes)
+        .with_cancellation_token(cancel);
+    let config = if options.allowed_origins.is_empty() {
+        config
+    } else {
+        config.with_allowed_origins(options.allowed_origins.clone())
+    };
+    let for_sessions = shared.clone();
+    let mcp = StreamableHttpService::new(
+        move || Ok(FolioServer::new(for_sessions.clone())),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let guard_state = Arc::new(Guard {
+        hosts: options.allowed_hosts.clone(),
+        origins: options.allowed_origins.clone(),
+        token: options.token.clone(),
+    });
+    let mut app = Router::new()
+        .route_service("/mcp", mcp)
+        .merge(sse::routes(shared.clone(), options.max_body_bytes));
+    // /upload belongs to the mcpvectordb contract: served with it only.
+    if shared.registry.has_toolset(Toolset::Mcpvectordb) {
+        app = app.route(
+            "/upload",
+            post(upload).layer(DefaultBodyLimit::max(options.max_upload_bytes)),
+        );
+    }
+    app.route("/health", get(health))
+        .with_state(shared)
+        .layer(middleware::from_fn_with_state(guard_state, guard))
+        .layer(CatchPanicLayer::new())
+}
+
+/// Serves until `cancel` fires.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    cancel: CancellationToken,
+) -> std::io::Result<()> {
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move { cancel.cancelled().await })
+        .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_match_with_or_without_ports() {
+        let allowed = vec![
+            "localhost".to_string(),
+            "127.0.0.1".to_string(),
+            "[::1]".to_string(),
+        ];
+        assert!(host_allowed("localhost:7070", &allowed));
+        assert!(host_allowed("127.0.0.1", &allowed));
+        assert!(host_allowed("[::1]:7070", &allowed));
+        assert!(!host_allowed("evil.example:7070", &allowed));
+        assert!(!host_allowed("localhost.evil.example", &allowed));
+    }
+
+    #[test]
+    fn only_loopback_or_listed_origins_pass() {
+        assert!(origin_allowed("http://localhost:5173", &[]));
+        assert!(origin_allowed("http://127.0.0.1", &[]));
+        assert!(!origin_allowed("http://evil.example", &[]));
+        assert!(!origin_allowed("null", &[]));
+        assert!(origin_allowed(
+            "https://app.example.com",
+            &["https://app.example.com".into()]
+        ));
+    }
+
+    #[test]
+    fn secrets_compare_exactly() {
+        assert!(same_secret(b"abc", b"abc"));
+        assert!(!same_secret(b"abc", b"abd"));
+        assert!(!same_secret(b"abc", b"abcd"));
+    }
+}
