@@ -14,9 +14,9 @@ use folio_engine::{EmbedderConfig, Mode, ResponseMode, SearchRequest};
 use folio_store::NewDocument;
 use serde_json::json;
 
-use crate::cli::{self, Cli};
+use crate::common::{self, Global, Outcome};
 use crate::config::Overrides;
-use crate::{Outcome, progress::Bar};
+use crate::progress::Bar;
 
 #[derive(Args)]
 pub struct BenchArgs {
@@ -136,7 +136,7 @@ fn proc_status_kib(field: &str) -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
-pub fn run(cli_args: &Cli, overrides: &Overrides, args: &BenchArgs) -> Result<Outcome> {
+pub fn run(cli_args: &Global, overrides: &Overrides, args: &BenchArgs) -> Result<Outcome> {
     let report = match &args.what {
         BenchKind::Search { chunks, queries } => search(cli_args, overrides, *chunks, *queries)?,
         BenchKind::Encoder {
@@ -154,12 +154,12 @@ const CLUSTERS: usize = 200;
 const VECTOR_SEED: u64 = 0x5DEE_CE66_D1CE_4E5B;
 
 fn search(
-    cli_args: &Cli,
+    cli_args: &Global,
     overrides: &Overrides,
     chunks: usize,
     queries: usize,
 ) -> Result<serde_json::Value> {
-    let engine = cli::open(cli_args, overrides, true)?;
+    let engine = common::open(cli_args, overrides, true)?;
     let embedder = engine.embedder()?;
     let space = embedder.space().clone();
     let dim = space.dim as usize;
@@ -277,7 +277,7 @@ fn search(
 
     // Reopen read-only, as a searching process would.
     let open_started = Instant::now();
-    let engine = cli::open(cli_args, overrides, false)?;
+    let engine = common::open(cli_args, overrides, false)?;
     // Fresh texts for each measurement: query vectors are cached per text,
     // and every number here includes embedding its query.
     let mut texts = |n: usize| -> Vec<String> {
@@ -423,7 +423,7 @@ fn search(
 }
 
 fn encoder(
-    cli_args: &Cli,
+    cli_args: &Global,
     overrides: &Overrides,
     corpus: &PathBuf,
     docs: usize,

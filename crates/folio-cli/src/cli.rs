@@ -1,37 +1,18 @@
 //! Command-line arguments and dispatch to the engine.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use folio_core::LibraryName;
 use folio_engine::eval::EvalRequest;
-use folio_engine::{
-    Engine, Fusion, IngestRequest, IngestTarget, Mode, ResponseMode, SearchRequest,
-};
+use folio_engine::{Fusion, IngestRequest, IngestTarget, Mode, ResponseMode, SearchRequest};
 use folio_store::Bm25;
 use serde_json::{Map, Value};
 
-use crate::config::{self, Overrides};
+use crate::common::{Global, Outcome, library, open, usage};
+use crate::config::Overrides;
 use crate::progress::Bar;
-use crate::{Outcome, bench, output, records, serve};
-
-/// A command-line mistake that clap cannot see (exit code 2).
-#[derive(Debug)]
-pub struct UsageError(pub String);
-
-impl std::fmt::Display for UsageError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for UsageError {}
-
-pub fn usage(message: impl Into<String>) -> anyhow::Error {
-    UsageError(message.into()).into()
-}
+use crate::{bench, output, records, serve};
 
 #[derive(Parser)]
 #[command(
@@ -40,31 +21,8 @@ pub fn usage(message: impl Into<String>) -> anyhow::Error {
     about = "Local-first document knowledge server for AI agents"
 )]
 pub struct Cli {
-    /// Data directory (default $FOLIO_DATA_DIR, else ~/.local/share/folio/data).
-    #[arg(long, global = true)]
-    pub data_dir: Option<PathBuf>,
-    /// A PostgreSQL server to use instead of the data directory
-    /// (default $FOLIO_STORE_URL, else [store] url).
-    #[arg(long, global = true)]
-    pub store_url: Option<String>,
-    /// Configuration file (default $FOLIO_CONFIG, else ~/.config/folio/config.toml).
-    #[arg(long, global = true)]
-    pub config: Option<PathBuf>,
-    /// Print results as JSON.
-    #[arg(long, global = true)]
-    pub json: bool,
-    /// Embedding backend: onnx, candle or openai.
-    #[arg(long, global = true)]
-    pub backend: Option<String>,
-    /// Model folder in Hugging Face layout.
-    #[arg(long, global = true)]
-    pub model_dir: Option<PathBuf>,
-    /// Encoder threads.
-    #[arg(long, global = true)]
-    pub threads: Option<usize>,
-    /// Log progress details to stderr.
-    #[arg(long, short, global = true)]
-    pub verbose: bool,
+    #[command(flatten)]
+    pub global: Global,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -343,13 +301,6 @@ pub struct EvalArgs {
     pub depth: Option<usize>,
 }
 
-/// How long a writing command waits for another writer to finish.
-const LOCK_WAIT: Duration = Duration::from_secs(30);
-
-pub fn library(name: &str) -> Result<LibraryName> {
-    LibraryName::new(name).map_err(|e| usage(e.to_string()))
-}
-
 fn parse_meta(pairs: &[String]) -> Result<Map<String, Value>> {
     let mut map = Map::new();
     for pair in pairs {
@@ -369,31 +320,21 @@ fn is_url(input: &str) -> bool {
     input.starts_with("http://") || input.starts_with("https://")
 }
 
-pub fn open(cli: &Cli, overrides: &Overrides, writable: bool) -> Result<Engine> {
-    let file = config::load_file(cli.config.as_deref())?;
-    let wait = std::env::var("FOLIO_LOCK_WAIT_MS")
-        .ok()
-        .and_then(|ms| ms.parse().ok())
-        .map_or(LOCK_WAIT, Duration::from_millis);
-    let config = config::engine_config(file, overrides, writable.then_some(wait))?;
-    Ok(Engine::open(config)?)
-}
-
 pub fn run(cli: Cli) -> Result<Outcome> {
     let mut overrides = Overrides {
-        data_dir: cli.data_dir.clone(),
-        store_url: cli.store_url.clone(),
-        backend: cli.backend.clone(),
-        model_dir: cli.model_dir.clone(),
-        threads: cli.threads,
+        data_dir: cli.global.data_dir.clone(),
+        store_url: cli.global.store_url.clone(),
+        backend: cli.global.backend.clone(),
+        model_dir: cli.global.model_dir.clone(),
+        threads: cli.global.threads,
         allow_private_urls: false,
     };
-    let json = cli.json;
+    let json = cli.global.json;
     match &cli.command {
-        Command::Serve(args) => serve::run(&cli, args, overrides),
+        Command::Serve(args) => serve::run(&cli.global, args, overrides),
         Command::Ingest(args) => {
             overrides.allow_private_urls = args.allow_private_urls;
-            let engine = open(&cli, &overrides, true)?;
+            let engine = open(&cli.global, &overrides, true)?;
             if let Some(path) = &args.schema {
                 let schema = records::read_schema(path)?;
                 engine.set_record_schema(&library(&args.library)?, &schema)?;
@@ -456,7 +397,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
             })
         }
         Command::Search(args) => {
-            let engine = open(&cli, &overrides, false)?;
+            let engine = open(&cli.global, &overrides, false)?;
             let filter = records::parse_filter(args.filter.as_deref())?;
             let mut request = SearchRequest::new(library(&args.library)?, args.query.clone());
             request.mode = args.ranking.mode()?;
@@ -474,7 +415,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
             Ok(Outcome::Success)
         }
         Command::Get(args) => {
-            let engine = open(&cli, &overrides, false)?;
+            let engine = open(&cli.global, &overrides, false)?;
             let document = engine.document(&args.id)?;
             let chunks = if args.chunks {
                 engine.chunks(&args.id, 0..u32::MAX)?
@@ -497,7 +438,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
             Ok(Outcome::Success)
         }
         Command::Ls(args) => {
-            let engine = open(&cli, &overrides, false)?;
+            let engine = open(&cli.global, &overrides, false)?;
             match &args.library {
                 None => output::libraries(&engine.libraries()?, json)?,
                 Some(name) => {
@@ -509,7 +450,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
             Ok(Outcome::Success)
         }
         Command::Rm(args) => {
-            let engine = open(&cli, &overrides, true)?;
+            let engine = open(&cli.global, &overrides, true)?;
             match (&args.id, &args.library) {
                 (Some(id), None) => {
                     engine.delete_document(id)?;
@@ -524,18 +465,18 @@ pub fn run(cli: Cli) -> Result<Outcome> {
             Ok(Outcome::Success)
         }
         Command::Create { library: name } => {
-            let engine = open(&cli, &overrides, true)?;
+            let engine = open(&cli.global, &overrides, true)?;
             let info = engine.create_library(&library(name)?)?;
             output::libraries(&[info], json)?;
             Ok(Outcome::Success)
         }
         Command::Inspect { library: name } => {
-            let engine = open(&cli, &overrides, false)?;
+            let engine = open(&cli.global, &overrides, false)?;
             output::stats(&engine.inspect(&library(name)?)?, json)?;
             Ok(Outcome::Success)
         }
         Command::Check { library: name } => {
-            let engine = open(&cli, &overrides, false)?;
+            let engine = open(&cli.global, &overrides, false)?;
             let integrity = engine.verify(&library(name)?)?;
             output::integrity(&integrity, json)?;
             Ok(if integrity.problems.is_empty() {
@@ -545,7 +486,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
             })
         }
         Command::Rebuild { library: name } => {
-            let engine = open(&cli, &overrides, true)?;
+            let engine = open(&cli.global, &overrides, true)?;
             let count = engine.rebuild(&library(name)?, &Bar::new("rebuild", !json))?;
             output::rebuilt(name, count, json)?;
             Ok(Outcome::Success)
@@ -556,14 +497,14 @@ pub fn run(cli: Cli) -> Result<Outcome> {
                 (None, Some(url)) => folio_engine::StoreLocation::Url(url.clone()),
                 (None, None) => return Err(usage("give --from DIR or --from-url URL")),
             };
-            let engine = open(&cli, &overrides, true)?;
+            let engine = open(&cli.global, &overrides, true)?;
             let report =
                 engine.copy_library(&from, &library(&args.library)?, &Bar::new("copy", !json))?;
             output::copied(&report, json)?;
             Ok(Outcome::Success)
         }
         Command::Eval(args) => {
-            let engine = open(&cli, &overrides, true)?;
+            let engine = open(&cli.global, &overrides, true)?;
             let request = EvalRequest {
                 dir: args.dir.clone(),
                 library: args.library.as_deref().map(library).transpose()?,
@@ -584,19 +525,19 @@ pub fn run(cli: Cli) -> Result<Outcome> {
             output::eval(&report, json)?;
             Ok(Outcome::Success)
         }
-        Command::Bench(args) => bench::run(&cli, &overrides, args),
+        Command::Bench(args) => bench::run(&cli.global, &overrides, args),
         Command::Schema(args) => {
-            let engine = open(&cli, &overrides, args.file.is_some())?;
+            let engine = open(&cli.global, &overrides, args.file.is_some())?;
             records::schema(&engine, args, json)?;
             Ok(Outcome::Success)
         }
         Command::References(args) => {
-            let engine = open(&cli, &overrides, true)?;
+            let engine = open(&cli.global, &overrides, true)?;
             records::attach(&engine, &library(&args.library)?, &args.file, json)?;
             Ok(Outcome::Success)
         }
         Command::Quote(args) => {
-            let engine = open(&cli, &overrides, false)?;
+            let engine = open(&cli.global, &overrides, false)?;
             let found = records::quote(&engine, args, json)?;
             Ok(if found {
                 Outcome::Success
@@ -605,7 +546,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
             })
         }
         Command::Facets(args) => {
-            let engine = open(&cli, &overrides, false)?;
+            let engine = open(&cli.global, &overrides, false)?;
             records::facets(&engine, args, json)?;
             Ok(Outcome::Success)
         }

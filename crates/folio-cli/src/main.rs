@@ -7,6 +7,7 @@
 
 mod bench;
 mod cli;
+mod common;
 mod config;
 mod output;
 mod progress;
@@ -31,13 +32,6 @@ fn log_colours() -> bool {
     std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
-/// How a command ended.
-pub enum Outcome {
-    Success,
-    /// Some inputs failed; the rest succeeded.
-    PartialFailure,
-}
-
 fn main() -> ExitCode {
     // Documents are parsed in a child process of this binary (see
     // folio_engine::sandbox): it speaks a pipe protocol, not the CLI.
@@ -48,21 +42,21 @@ fn main() -> ExitCode {
     let filter = tracing_subscriber::EnvFilter::try_from_env("FOLIO_LOG")
         .unwrap_or_else(|_| // Parsers log their recoveries from malformed input; folio reports
         // the outcome itself, so their chatter is off unless asked for.
-        tracing_subscriber::EnvFilter::new(if args.verbose { "info,pdf_oxide=warn" } else { "warn,pdf_oxide=off,tantivy=error" }));
+        tracing_subscriber::EnvFilter::new(if args.global.verbose { "info,pdf_oxide=warn" } else { "warn,pdf_oxide=off,tantivy=error" }));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_ansi(log_colours())
         .init();
-    let json = args.json;
+    let json = args.global.json;
     match cli::run(args) {
-        Ok(Outcome::Success) => ExitCode::SUCCESS,
-        Ok(Outcome::PartialFailure) => ExitCode::from(1),
+        Ok(common::Outcome::Success) => ExitCode::SUCCESS,
+        Ok(common::Outcome::PartialFailure) => ExitCode::from(1),
         Err(error) => {
             let (code, status) = match error.downcast_ref::<EngineError>() {
                 Some(e) if e.code == ErrorCode::InvalidArgument => (Some(e.code), 2),
                 Some(e) => (Some(e.code), 1),
-                None => match error.downcast_ref::<cli::UsageError>() {
+                None => match error.downcast_ref::<common::UsageError>() {
                     Some(_) => (Some(ErrorCode::InvalidArgument), 2),
                     None => (None, 1),
                 },

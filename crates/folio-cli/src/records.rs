@@ -8,7 +8,7 @@ use folio_core::{Filter, RecordSchema};
 use folio_engine::{Engine, FacetRequest, Facets};
 use serde_json::Value;
 
-use crate::cli::{library, usage};
+use crate::common::{library, usage};
 use crate::output::print_json;
 use folio_core::LibraryName;
 use folio_engine::cite::{QuoteRequest, read_references};

@@ -9,8 +9,7 @@ use folio_engine::{EmbedderConfig, Engine};
 use folio_server::http::HttpOptions;
 use folio_server::{ServeOptions, Shared, Toolset};
 
-use crate::Outcome;
-use crate::cli::{Cli, usage};
+use crate::common::{Global, Outcome, usage};
 use crate::config::{self, Overrides};
 
 #[derive(Args)]
@@ -60,7 +59,7 @@ fn model_dir(config: &folio_engine::EngineConfig) -> Option<std::path::PathBuf> 
     }
 }
 
-pub fn run(cli: &Cli, args: &ServeArgs, mut overrides: Overrides) -> Result<Outcome> {
+pub fn run(cli: &Global, args: &ServeArgs, mut overrides: Overrides) -> Result<Outcome> {
     overrides.allow_private_urls = args.allow_private_urls;
     let mut file = config::load_file(cli.config.as_deref())?;
     let section = std::mem::take(&mut file.serve);

@@ -23,7 +23,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 pub use self::call::Call;
-use crate::ServeOptions;
+use crate::options::ServeOptions;
 use crate::tool::registry::Registry;
 
 /// State shared by every session of one server process.
