@@ -4,6 +4,7 @@
 
 use std::io::Write;
 
+pub mod modules;
 pub mod postgres;
 
 /// A PDF of Helvetica text, one string per page (`\n` starts a new line),

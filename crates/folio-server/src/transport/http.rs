@@ -12,7 +12,7 @@ use std::sync::Arc;
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 use tower_http::catch_panic::CatchPanicLayer;
 
 use super::mcp::FolioServer;
+use super::refuse;
 use super::sse;
 use super::upload::upload;
 use crate::ops::Shared;
@@ -106,21 +107,6 @@ fn origin_allowed(origin: &str, allowed: &[String]) -> bool {
 /// Compares without leaking the position of the first difference.
 fn same_secret(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-pub(super) fn refuse(status: StatusCode, message: &str) -> Response {
-    let mut response = (
-        status,
-        Json(json!({"error": {"code": status.as_u16(), "message": message}})),
-    )
-        .into_response();
-    if status == StatusCode::UNAUTHORIZED {
-        response.headers_mut().insert(
-            header::WWW_AUTHENTICATE,
-            header::HeaderValue::from_static("Bearer"),
-        );
-    }
-    response
 }
 
 async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {

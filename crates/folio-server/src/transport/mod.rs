@@ -9,3 +9,25 @@ pub mod owner;
 mod screen;
 mod sse;
 mod upload;
+
+use axum::Json;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+/// An HTTP refusal, `{"error": {"code": <status>, "message"}}`; a 401
+/// names the bearer scheme.
+fn refuse(status: StatusCode, message: &str) -> Response {
+    let mut response = (
+        status,
+        Json(json!({"error": {"code": status.as_u16(), "message": message}})),
+    )
+        .into_response();
+    if status == StatusCode::UNAUTHORIZED {
+        response.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            header::HeaderValue::from_static("Bearer"),
+        );
+    }
+    response
+}

@@ -11,8 +11,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::Value;
 
-use super::http::refuse;
 use super::mcp::FolioServer;
+use super::refuse;
 use crate::ops::Shared;
 
 /// The open sessions of the HTTP+SSE transport: where each one's client
