@@ -14,10 +14,10 @@ mod call;
 use std::sync::Arc;
 use std::time::Duration;
 
-use folio_core::{ErrorCode, LibraryName};
+use folio_core::{DocumentSummary, ErrorCode, LibraryName};
 use folio_engine::{
-    Engine, EngineError, IngestItem, IngestReport, IngestRequest, IngestStatus, SearchRequest,
-    SearchResponse,
+    Engine, EngineError, IngestItem, IngestReport, IngestRequest, IngestStatus, SearchHit,
+    SearchRequest, SearchResponse,
 };
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -52,6 +52,75 @@ pub async fn search(
     request: SearchRequest,
 ) -> Result<SearchResponse, EngineError> {
     run(shared, call, move |engine| engine.search(&request)).await
+}
+
+/// Searches one library, or every library when `library` is None, with
+/// the request `request` makes for each, keeps the hits `keep` accepts,
+/// and merges them best first by score: at most `top_k`, each with its
+/// library.
+pub async fn search_across(
+    shared: &Shared,
+    call: &Call,
+    library: Option<LibraryName>,
+    request: impl Fn(LibraryName) -> SearchRequest + Send + 'static,
+    keep: impl Fn(&SearchHit) -> bool + Send + 'static,
+    top_k: usize,
+) -> Result<Vec<(LibraryName, SearchHit)>, EngineError> {
+    run(shared, call, move |engine| {
+        let libraries = match library {
+            Some(name) => vec![name],
+            None => engine.libraries()?.into_iter().map(|l| l.name).collect(),
+        };
+        let mut hits = Vec::new();
+        for name in libraries {
+            let response = engine.search(&request(name.clone()))?;
+            hits.extend(
+                response
+                    .hits
+                    .into_iter()
+                    .filter(|h| keep(h))
+                    .map(|h| (name.clone(), h)),
+            );
+        }
+        hits.sort_by(|a, b| b.1.score.total_cmp(&a.1.score));
+        hits.truncate(top_k);
+        Ok(hits)
+    })
+    .await
+}
+
+/// A page of the documents of one library, or of every library in turn
+/// when `library` is None: `offset` and `limit` count across libraries.
+pub async fn documents_across(
+    shared: &Shared,
+    call: &Call,
+    library: Option<LibraryName>,
+    offset: u64,
+    limit: u64,
+) -> Result<Vec<DocumentSummary>, EngineError> {
+    run(shared, call, move |engine| {
+        let libraries = match library {
+            Some(name) => vec![engine.library(&name)?],
+            None => engine.libraries()?,
+        };
+        let (mut skip, mut left) = (offset, limit);
+        let mut documents = Vec::new();
+        for info in libraries {
+            if left == 0 {
+                break;
+            }
+            if skip >= info.document_count {
+                skip -= info.document_count;
+                continue;
+            }
+            let (page, _) = engine.documents(&info.name, skip, left)?;
+            skip = 0;
+            left -= page.len() as u64;
+            documents.extend(page);
+        }
+        Ok(documents)
+    })
+    .await
 }
 
 /// Ingests for `call`, reporting progress to its client and stopping

@@ -617,41 +617,31 @@ fn ensure_library(engine: &folio_engine::Engine, library: &LibraryName) -> Resul
     }
 }
 
-async fn ingest_speech(shared: &Shared, p: IngestParams, call: &Call) -> CallToolResult {
-    let started = Instant::now();
-    let library = match library(shared) {
-        Ok(l) => l,
-        Err(e) => return e,
-    };
-    call.info(format!("Ingesting speech: {}", p.title)).await;
-    call.step(0, 5, "validating").await;
+/// The record of a speech, validated against the seed's rules and the
+/// hansard schema before anything touches the index, so a bad speech
+/// changes nothing.
+fn speech_record(
+    p: IngestParams,
+    speech_id: &str,
+    content_hash: &str,
+    word_count: usize,
+) -> Result<Map<String, Value>, CallToolResult> {
     // The seed's patterns are exact: "Senate " is not a chamber.
     if !matches!(p.chamber.as_str(), "House of Representatives" | "Senate") {
-        return tool_error(format!(
+        return Err(tool_error(format!(
             "Validation failed: chamber must match {CHAMBER} (got {:?})",
             p.chamber
-        ));
+        )));
     }
     if !matches!(
         p.state.as_str(),
         "NSW" | "VIC" | "QLD" | "WA" | "SA" | "TAS" | "ACT" | "NT"
     ) {
-        return tool_error(format!(
+        return Err(tool_error(format!(
             "Validation failed: state must be one of NSW, VIC, QLD, WA, SA, TAS, ACT, NT (got {:?})",
             p.state
-        ));
+        )));
     }
-    let content_hash = hex::encode(Sha256::digest(p.full_text.as_bytes()));
-    // The first speech of a text has the UUID its hash gives; one inserted
-    // again on purpose (skip_if_duplicate false) is a new speech, as the
-    // seed's INSERT makes it, with a new UUID.
-    let skip = p.skip_if_duplicate;
-    let speech_id = if skip {
-        speech_uuid(&content_hash)
-    } else {
-        uuid::Uuid::new_v4().to_string()
-    };
-    let word_count = p.full_text.split_whitespace().count();
     let mut record = Map::new();
     let mut put = |key: &str, value: Value| {
         record.insert(key.to_string(), value);
@@ -674,39 +664,75 @@ async fn ingest_speech(shared: &Shared, p: IngestParams, call: &Call) -> CallToo
     if let Some(url) = p.source_url {
         put("source_url", json!(url));
     }
-    // Validate before touching the index, so a bad speech changes nothing.
-    if let Err(e) = schema().validate(&record) {
-        return tool_error(format!("Validation failed: {e}"));
+    schema()
+        .validate(&record)
+        .map_err(|e| tool_error(format!("Validation failed: {e}")))?;
+    Ok(record)
+}
+
+/// Stores a speech's record in the speeches library (made on first use),
+/// unless `duplicate_of` (its content hash and UUID) names a speech already
+/// there: then `Err` with that speech's UUID.
+fn store_speech(
+    engine: &folio_engine::Engine,
+    library: &LibraryName,
+    record: Map<String, Value>,
+    duplicate_of: Option<(&String, &String)>,
+) -> Result<Result<folio_engine::IngestReport, String>, EngineError> {
+    ensure_library(engine, library)?;
+    if let Some((hash, speech)) = duplicate_of {
+        // The seed's duplicate check: any speech with this content hash.
+        let same = Filter {
+            conditions: vec![Condition::Equals {
+                // The record's field, not the document's own hash.
+                field: "metadata.content_hash".into(),
+                value: json!(hash),
+            }],
+        };
+        if let Some(existing) = engine.find_documents(library, &same, 1)?.pop() {
+            return Ok(Err(text_field(&existing.metadata, "speech_id")));
+        }
+        // A speech loaded without its content_hash field: its UUID says.
+        match engine.document(speech_document_id(library, speech).as_str()) {
+            Ok(_) => return Ok(Err(speech.clone())),
+            Err(e) if e.code == folio_core::ErrorCode::NotFound => {}
+            Err(e) => return Err(e),
+        }
     }
+    let request = IngestRequest::new(library.clone(), vec![IngestTarget::Record(record)]);
+    engine
+        .ingest(&request, &folio_engine::SilentProgress)
+        .map(Ok)
+}
+
+async fn ingest_speech(shared: &Shared, p: IngestParams, call: &Call) -> CallToolResult {
+    let started = Instant::now();
+    let library = match library(shared) {
+        Ok(l) => l,
+        Err(e) => return e,
+    };
+    call.info(format!("Ingesting speech: {}", p.title)).await;
+    call.step(0, 5, "validating").await;
+    let content_hash = hex::encode(Sha256::digest(p.full_text.as_bytes()));
+    // The first speech of a text has the UUID its hash gives; one inserted
+    // again on purpose (skip_if_duplicate false) is a new speech, as the
+    // seed's INSERT makes it, with a new UUID.
+    let skip = p.skip_if_duplicate;
+    let speech_id = if skip {
+        speech_uuid(&content_hash)
+    } else {
+        uuid::Uuid::new_v4().to_string()
+    };
+    let word_count = p.full_text.split_whitespace().count();
+    let record = match speech_record(p, &speech_id, &content_hash, word_count) {
+        Ok(record) => record,
+        Err(refused) => return refused,
+    };
     call.step(1, 5, "checking for a duplicate").await;
     let hash = content_hash.clone();
     let speech = speech_id.clone();
     let outcome = ops::run(shared, call, move |engine| {
-        ensure_library(engine, &library)?;
-        if skip {
-            // The seed's duplicate check: any speech with this content hash.
-            let same = Filter {
-                conditions: vec![Condition::Equals {
-                    // The record's field, not the document's own hash.
-                    field: "metadata.content_hash".into(),
-                    value: json!(hash),
-                }],
-            };
-            if let Some(existing) = engine.find_documents(&library, &same, 1)?.pop() {
-                let id = text_field(&existing.metadata, "speech_id");
-                return Ok(Err(id));
-            }
-            // A speech loaded without its content_hash field: its UUID says.
-            match engine.document(speech_document_id(&library, &speech).as_str()) {
-                Ok(_) => return Ok(Err(speech)),
-                Err(e) if e.code == folio_core::ErrorCode::NotFound => {}
-                Err(e) => return Err(e),
-            }
-        }
-        let request = IngestRequest::new(library, vec![IngestTarget::Record(record)]);
-        engine
-            .ingest(&request, &folio_engine::SilentProgress)
-            .map(Ok)
+        store_speech(engine, &library, record, skip.then_some((&hash, &speech)))
     })
     .await;
     let base = |id: &str, status: &str, chunks: u32, embedding_time_ms: f64| IngestOutput {

@@ -624,77 +624,68 @@ async fn search(shared: &Shared, p: SearchParams, call: &Call) -> CallToolResult
         (Some(a), _) | (None, Some(a)) => Some(a.clone()),
         (None, None) => None,
     };
+    let wanted = match wanted.as_deref().map(library).transpose() {
+        Ok(wanted) => wanted,
+        Err(e) => return error(e),
+    };
     let top_k = p.top_k as usize;
     let post_filtered = f.page.is_some()
         || f.chunk_index.is_some()
         || f.file_type.is_some()
         || f.last_modified.is_some();
-    let query = p.query.clone();
-    let result = ops::run(shared, call, move |engine| {
-        let libraries: Vec<LibraryName> = match wanted {
-            Some(name) => vec![library(&name)?],
-            None => engine.libraries()?.into_iter().map(|l| l.name).collect(),
-        };
-        let mut hits: Vec<(String, SearchHit)> = Vec::new();
-        for name in libraries {
-            let mut request = SearchRequest::new(name.clone(), query.clone());
-            request.mode = Mode::Hybrid;
-            request.top_k = if post_filtered {
-                engine.config().limits.max_top_k
-            } else {
-                top_k
-            };
-            request.filter = f.engine.clone();
-            request.response_mode = ResponseMode::Full;
-            request.group_by_document = false;
-            request.max_chars_per_chunk = usize::MAX / 2;
-            // The seed's server fuses by reciprocal rank.
-            request.fusion = Some(folio_search::Fusion::Rrf {
-                k: 60.0,
-                lexical_weight: 1.0,
-                dense_weight: 1.0,
-            });
-            let response = engine.search(&request)?;
-            hits.extend(
-                response
-                    .hits
-                    .into_iter()
-                    .filter(|h| keep(h, &f))
-                    .map(|h| (seed_name(&name), h)),
-            );
-        }
-        hits.sort_by(|a, b| b.1.score.total_cmp(&a.1.score));
-        hits.truncate(top_k);
-        // Full mode carries the document fields with each hit: no reads here.
-        let results = hits
-            .into_iter()
-            .map(|(library, hit)| {
-                let source = hit.source.unwrap_or_default();
-                let metadata = hit.metadata.unwrap_or_default();
-                SearchResult {
-                    file_type: file_type(&source, hit.format.as_deref().unwrap_or("")),
-                    doc_id: public_id(&hit.document_id),
-                    source,
-                    title: hit.title.unwrap_or_default(),
-                    library,
-                    last_modified: last_modified(
-                        &metadata,
-                        hit.ingested_at.as_deref().unwrap_or_default(),
-                    ),
-                    page: hit.page_start.unwrap_or(0),
-                    content: hit.text.unwrap_or_default(),
-                    chunk_index: hit.chunk_index.unwrap_or(0),
-                    metadata: client_metadata(metadata),
-                }
-            })
-            .collect::<Vec<_>>();
-        Ok(results)
-    })
-    .await;
-    match result {
-        Ok(results) => success(&SearchOutput { results }),
-        Err(e) => error(e),
-    }
+    // The request for each library: hybrid, fused by reciprocal rank as the
+    // seed's server fuses; deeper when hits are filtered afterwards.
+    let depth = if post_filtered {
+        shared.engine.config().limits.max_top_k
+    } else {
+        top_k
+    };
+    let (query, filter) = (p.query.clone(), f.engine.clone());
+    let request = move |name: LibraryName| {
+        let mut request = SearchRequest::new(name, query.clone());
+        request.mode = Mode::Hybrid;
+        request.top_k = depth;
+        request.filter = filter.clone();
+        request.response_mode = ResponseMode::Full;
+        request.group_by_document = false;
+        request.max_chars_per_chunk = usize::MAX / 2;
+        request.fusion = Some(folio_search::Fusion::Rrf {
+            k: 60.0,
+            lexical_weight: 1.0,
+            dense_weight: 1.0,
+        });
+        request
+    };
+    let hits = match ops::search_across(shared, call, wanted, request, move |h| keep(h, &f), top_k)
+        .await
+    {
+        Ok(hits) => hits,
+        Err(e) => return error(e),
+    };
+    // Full mode carries the document fields with each hit: no reads here.
+    let results = hits
+        .into_iter()
+        .map(|(library, hit)| {
+            let source = hit.source.unwrap_or_default();
+            let metadata = hit.metadata.unwrap_or_default();
+            SearchResult {
+                file_type: file_type(&source, hit.format.as_deref().unwrap_or("")),
+                doc_id: public_id(&hit.document_id),
+                source,
+                title: hit.title.unwrap_or_default(),
+                library: seed_name(&library),
+                last_modified: last_modified(
+                    &metadata,
+                    hit.ingested_at.as_deref().unwrap_or_default(),
+                ),
+                page: hit.page_start.unwrap_or(0),
+                content: hit.text.unwrap_or_default(),
+                chunk_index: hit.chunk_index.unwrap_or(0),
+                metadata: client_metadata(metadata),
+            }
+        })
+        .collect();
+    success(&SearchOutput { results })
 }
 
 // ---------------------------------------------------------------- documents
@@ -746,43 +737,27 @@ async fn list_documents(shared: &Shared, p: ListDocumentsParams, call: &Call) ->
     if p.offset < 0 {
         return error(format!("offset must not be negative (got {})", p.offset));
     }
-    let result = ops::run(shared, call, move |engine| {
-        let libraries = match &p.library {
-            Some(name) => vec![engine.library(&library(name)?)?],
-            None => engine.libraries()?,
-        };
-        let mut skip = p.offset as u64;
-        let mut left = p.limit as u64;
-        let mut documents = Vec::new();
-        for info in libraries {
-            if left == 0 {
-                break;
-            }
-            if skip >= info.document_count {
-                skip -= info.document_count;
-                continue;
-            }
-            let (page, _) = engine.documents(&info.name, skip, left)?;
-            skip = 0;
-            left -= page.len() as u64;
-            documents.extend(page.into_iter().map(|d| DocumentEntry {
-                doc_id: public_id(d.id.as_str()),
-                source: d.source,
-                title: d.title.unwrap_or_default(),
-                library: seed_name(&d.library),
-                content_hash: d.content_hash,
-                created_at: seed_time(&d.ingested_at),
-                metadata: client_metadata(d.metadata),
-                chunk_count: d.chunk_count,
-            }));
-        }
-        Ok(documents)
-    })
-    .await;
-    match result {
+    let wanted = match p.library.as_deref().map(library).transpose() {
+        Ok(wanted) => wanted,
+        Err(e) => return error(e),
+    };
+    let page = ops::documents_across(shared, call, wanted, p.offset as u64, p.limit as u64).await;
+    match page {
         Ok(documents) => success(&ListDocumentsOutput {
             count: documents.len(),
-            documents,
+            documents: documents
+                .into_iter()
+                .map(|d| DocumentEntry {
+                    doc_id: public_id(d.id.as_str()),
+                    source: d.source,
+                    title: d.title.unwrap_or_default(),
+                    library: seed_name(&d.library),
+                    content_hash: d.content_hash,
+                    created_at: seed_time(&d.ingested_at),
+                    metadata: client_metadata(d.metadata),
+                    chunk_count: d.chunk_count,
+                })
+                .collect(),
         }),
         Err(e) => error(e),
     }
