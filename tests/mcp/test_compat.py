@@ -215,6 +215,13 @@ def test_mcpvectordb_contract(data, corpus, tmp_path):
             assert deleted == {"status": "deleted", "doc_id": first["doc_id"], "deleted_chunks": first["chunk_count"]}
             assert (await fails(c, "get_document", {"doc_id": first["doc_id"]}))["status"] == "error"
 
+            # Any library name, in the seed's own spelling; counts, then gone.
+            pasted = await ok(c, "ingest_content", {"content": "Notes on kelp forests.", "source": "kelp", "library": "Field notes"})
+            dropped = await ok(c, "delete_library", {"library": "Field notes"})
+            assert dropped == {"status": "deleted", "library": "Field notes", "deleted_documents": 1, "deleted_chunks": pasted["chunk_count"]}
+            assert "Field notes" not in {l["library"] for l in (await ok(c, "list_libraries"))["libraries"]}
+            assert (await fails(c, "delete_library", {"library": "Field notes"}))["status"] == "error"
+
             info = await ok(c, "server_info", {"check_path": str(corpus / "dropout.md")})
             assert info["transport"] == "stdio" and info["path_check"]["readable"] and info["path_check"]["size_bytes"] > 0
             unreadable = await ok(c, "server_info", {"check_path": str(tmp_path / "nope")})

@@ -144,6 +144,17 @@ def test_native_tools_end_to_end(data, corpus, tmp_path):
             info = await ok(c, "server_info")
             assert info["model_loaded"] is True and info["libraries"] == 1
 
+            # A whole library goes at once: its counts are reported, then it
+            # is gone from listings and searches.
+            extra = await ok(c, "ingest", {"library": "scratch", "content": {"name": "s.md", "text": "# Scratch\n\nNotes about tide pools."}})
+            assert extra["indexed"] == 1
+            gone = await ok(c, "delete_library", {"library": "scratch"})
+            assert gone == {"status": "deleted", "library": "scratch", "deleted_documents": 1, "deleted_chunks": extra["chunks"]}
+            assert [l["library"] for l in (await ok(c, "list_libraries"))["libraries"]] == ["papers"]
+            assert (await fails(c, "search", {"query": "tide pools", "library": "scratch"}))["error"]["code"] == "LIBRARY_NOT_FOUND"
+            assert (await fails(c, "delete_library", {"library": "scratch"}))["error"]["code"] == "LIBRARY_NOT_FOUND"
+            assert (await fails(c, "delete_library", {"library": "bad name!"}))["error"]["code"] == "INVALID_ARGUMENT"
+
     run(go())
 
 

@@ -22,6 +22,7 @@ ARGUMENTS = {
     "ingest": {"library": "l", "content": {"name": "b.txt", "text": "a second text about rivers"}},
     "store_chunks": {"project": "l", "items": []},
     "delete_document": {"document_id": None},
+    "delete_library": {"library": "l"},
     "ingest_from_source": {"project": "l", "source": "/nonexistent"},
     "ingest_speech": {
         "speech_id": "s1",

@@ -180,6 +180,21 @@ pub async fn delete_document(shared: &Shared, call: &Call, id: String) -> Result
     .await
 }
 
+/// Deletes a library with all its documents for `call`: how many
+/// documents and chunks it held.
+pub async fn delete_library(
+    shared: &Shared,
+    call: &Call,
+    name: LibraryName,
+) -> Result<(u64, u64), EngineError> {
+    run(shared, call, move |engine| {
+        let info = engine.library(&name)?;
+        engine.delete_library(&name)?;
+        Ok((info.document_count, info.chunk_count))
+    })
+    .await
+}
+
 // Whether the server can read a file, as diagnostics report it (no doc
 // comment: it would enter the tools' output schemas).
 #[derive(Debug, Serialize, JsonSchema)]

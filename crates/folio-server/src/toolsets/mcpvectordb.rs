@@ -807,6 +807,36 @@ struct DeleteOutput {
     deleted_chunks: u32,
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+struct LibraryParams {
+    /// The library to delete.
+    library: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+struct DeleteLibraryOutput {
+    status: String,
+    library: String,
+    deleted_documents: u64,
+    deleted_chunks: u64,
+}
+
+async fn delete_library(shared: &Shared, p: LibraryParams, call: &Call) -> CallToolResult {
+    let name = match library(&p.library) {
+        Ok(n) => n,
+        Err(e) => return error(e),
+    };
+    match ops::delete_library(shared, call, name).await {
+        Ok((documents, chunks)) => success(&DeleteLibraryOutput {
+            status: "deleted".into(),
+            library: p.library,
+            deleted_documents: documents,
+            deleted_chunks: chunks,
+        }),
+        Err(e) => error(e),
+    }
+}
+
 #[derive(Debug, Serialize, JsonSchema)]
 struct GetDocumentOutput {
     doc_id: String,
@@ -960,6 +990,14 @@ pub fn tools() -> Vec<Tool> {
             Effect::Delete,
             false,
         ),
+        define::<LibraryParams, DeleteLibraryOutput>(
+            "delete_library",
+            "Delete a library",
+            "Remove a library with all its documents and chunks from the index. It cannot be \
+             undone.",
+            Effect::Delete,
+            false,
+        ),
         define::<DocIdParams, GetDocumentOutput>(
             "get_document",
             "Get a document",
@@ -1050,6 +1088,12 @@ pub async fn call(
                     }),
                     Err(e) => error(e.about(p.doc_id)),
                 }
+            })
+            .await
+        }
+        "delete_library" => {
+            with_args(arguments, error, |p: LibraryParams| {
+                delete_library(shared, p, call)
             })
             .await
         }

@@ -579,6 +579,31 @@ async fn delete_document(shared: &Shared, p: DeleteParams, call: &Call) -> CallT
     }
 }
 
+#[derive(Debug, Serialize, JsonSchema)]
+struct DeleteLibraryOutput {
+    /// Always "deleted".
+    status: String,
+    library: String,
+    deleted_documents: u64,
+    deleted_chunks: u64,
+}
+
+async fn delete_library(shared: &Shared, p: LibraryParams, call: &Call) -> CallToolResult {
+    let name = match library(&p.library) {
+        Ok(n) => n,
+        Err(e) => return error(&e),
+    };
+    match ops::delete_library(shared, call, name).await {
+        Ok((documents, chunks)) => success(&DeleteLibraryOutput {
+            status: "deleted".into(),
+            library: p.library,
+            deleted_documents: documents,
+            deleted_chunks: chunks,
+        }),
+        Err(e) => error(&e),
+    }
+}
+
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ServerInfoParams {
@@ -721,6 +746,14 @@ pub fn tools() -> Vec<Tool> {
             Effect::Delete,
             false,
         ),
+        define::<LibraryParams, DeleteLibraryOutput>(
+            "delete_library",
+            "Delete a library",
+            "Remove a library with all its documents, chunks and indexes. It cannot be undone; \
+             ingesting into the name again starts an empty library.",
+            Effect::Delete,
+            false,
+        ),
         define::<ServerInfoParams, ServerInfoOutput>(
             "server_info",
             "Server information",
@@ -796,6 +829,12 @@ pub async fn call(
         "delete_document" => {
             with_args(arguments, invalid, |p: DeleteParams| {
                 delete_document(shared, p, call)
+            })
+            .await
+        }
+        "delete_library" => {
+            with_args(arguments, invalid, |p: LibraryParams| {
+                delete_library(shared, p, call)
             })
             .await
         }
