@@ -11,13 +11,15 @@
 
 mod call;
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use folio_core::{DocumentSummary, ErrorCode, LibraryName};
+use folio_engine::zotero::ZoteroRequest;
 use folio_engine::{
-    Engine, EngineError, IngestItem, IngestReport, IngestRequest, IngestStatus, SearchHit,
-    SearchRequest, SearchResponse,
+    Engine, EngineError, IngestItem, IngestReport, IngestRequest, IngestStatus, IngestTarget,
+    SearchHit, SearchRequest, SearchResponse,
 };
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -133,6 +135,103 @@ pub async fn ingest(
     let progress = call.progress();
     run(shared, call, move |engine| {
         engine.ingest(&request, &progress)
+    })
+    .await
+}
+
+/// Where `ingest_source` reads documents from.
+pub enum Source {
+    /// A file or a folder (recursively) on the server.
+    Path(PathBuf),
+    /// The items of a Zotero library, with their citation fields.
+    Zotero(ZoteroRequest),
+}
+
+/// An ingest of one source into an existing library (`LibraryNotFound`
+/// otherwise), with what may come with it.
+pub struct SourceIngest {
+    pub library: LibraryName,
+    pub source: Source,
+    /// OCR languages for scanned pages (a Zotero item's own come first).
+    pub ocr_languages: Vec<String>,
+    /// A reference list (CSL-JSON or BibTeX) to match to the library's
+    /// documents afterwards.
+    pub references: Option<PathBuf>,
+    /// Re-embed the library first when its model is not the server's.
+    pub rebuild_on_model_change: bool,
+}
+
+/// What `ingest_source` did.
+pub struct Ingested {
+    pub report: IngestReport,
+    /// The library's embedding model afterwards.
+    pub model: String,
+    /// Documents the reference list had no entry for.
+    pub unmatched: Vec<String>,
+}
+
+/// The Zotero data directory: the one given, else the server's
+/// `FOLIO_ZOTERO_DIR`, else `~/Zotero`.
+pub fn zotero_dir(given: Option<PathBuf>) -> PathBuf {
+    given
+        .or_else(|| std::env::var_os("FOLIO_ZOTERO_DIR").map(PathBuf::from))
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join("Zotero")))
+        .unwrap_or_default()
+}
+
+/// Ingests a source for `call` as a write (see `write`): rebuilds the
+/// library first when asked and its model changed, ingests the path or the
+/// Zotero items, then attaches the reference list unless cancelled.
+pub async fn ingest_source(
+    shared: &Shared,
+    call: &Call,
+    ingest: SourceIngest,
+) -> Written<Ingested> {
+    let progress = call.progress();
+    let allow_private_urls = shared.options.allow_private_urls;
+    write(shared, call, move |engine| {
+        let SourceIngest {
+            library,
+            source,
+            ocr_languages,
+            references,
+            rebuild_on_model_change,
+        } = ingest;
+        let info = engine.library(&library)?;
+        if rebuild_on_model_change {
+            let space = engine.embedder()?.space().clone();
+            if info.space.difference(&space).is_some() {
+                engine.rebuild(&library, &folio_engine::SilentProgress)?;
+            }
+        }
+        let report = match source {
+            Source::Zotero(request) => engine.ingest_zotero(&request, &progress)?,
+            Source::Path(path) => {
+                let mut request =
+                    IngestRequest::new(library.clone(), vec![IngestTarget::Path(path)]);
+                request.ocr_languages = ocr_languages;
+                request.allow_private_urls = Some(allow_private_urls);
+                engine.ingest(&request, &progress)?
+            }
+        };
+        let mut unmatched = Vec::new();
+        if let Some(path) = references.as_ref().filter(|_| !report.cancelled) {
+            let path = engine.confine(path)?;
+            let bytes = std::fs::read(&path).map_err(|e| {
+                EngineError::new(ErrorCode::NotFound, format!("{}: {e}", path.display()))
+            })?;
+            let list = folio_engine::cite::read_references(&bytes)?;
+            unmatched = engine.attach_references(&library, &list)?.unmatched;
+        }
+        let model = engine
+            .library(&library)
+            .map(|l| l.space.model)
+            .unwrap_or_default();
+        Ok(Ingested {
+            report,
+            model,
+            unmatched,
+        })
     })
     .await
 }

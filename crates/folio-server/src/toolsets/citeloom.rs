@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use folio_core::{ErrorCode, Filter, LibraryName};
-use folio_engine::{EngineError, IngestRequest, IngestTarget, Mode, ResponseMode, SearchRequest};
+use folio_engine::{EngineError, Mode, ResponseMode, SearchRequest};
 use folio_search::Fusion;
 use rmcp::model::{CallToolResult, JsonObject, Tool};
 use schemars::JsonSchema;
@@ -332,61 +332,33 @@ async fn ingest_from_source(
     });
     let zotero = p.source.trim().eq_ignore_ascii_case("zotero")
         || p.source.trim().starts_with("source=zotero");
-    let zotero_dir = options
-        .zotero_dir
-        .clone()
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("FOLIO_ZOTERO_DIR").map(PathBuf::from))
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join("Zotero")))
-        .unwrap_or_default();
-    let zotero_request = folio_engine::zotero::ZoteroRequest {
-        dir: zotero_dir,
-        library: name.clone(),
-        collection: options.collection.clone(),
-        tag: options.tag.clone(),
-        force: false,
-        ocr_languages: options.ocr_languages.clone().unwrap_or_default(),
+    let ocr_languages = options.ocr_languages.unwrap_or_default();
+    let source = if zotero {
+        ops::Source::Zotero(folio_engine::zotero::ZoteroRequest {
+            dir: ops::zotero_dir(options.zotero_dir.map(PathBuf::from)),
+            library: name.clone(),
+            collection: options.collection,
+            tag: options.tag,
+            force: false,
+            ocr_languages: ocr_languages.clone(),
+        })
+    } else {
+        ops::Source::Path(PathBuf::from(p.source.trim()))
     };
-    let references = options.references_path.clone().map(PathBuf::from);
-    let mut request = IngestRequest::new(
-        name.clone(),
-        vec![IngestTarget::Path(PathBuf::from(p.source.trim()))],
-    );
-    request.ocr_languages = options.ocr_languages.unwrap_or_default();
-    request.allow_private_urls = Some(shared.options.allow_private_urls);
-    let progress = call.progress();
-    let rebuild = options.force_rebuild;
-    let result = ops::write(shared, call, move |engine| {
-        // Seed 000: projects are made beforehand (`folio create`), not here.
-        let info = engine.library(&name)?;
-        if rebuild {
-            let space = engine.embedder()?.space().clone();
-            if info.space.difference(&space).is_some() {
-                engine.rebuild(&name, &folio_engine::SilentProgress)?;
-            }
-        }
-        let report = if zotero {
-            engine.ingest_zotero(&zotero_request, &progress)?
-        } else {
-            engine.ingest(&request, &progress)?
-        };
-        let mut unmatched = Vec::new();
-        if let Some(path) = references.as_ref().filter(|_| !report.cancelled) {
-            let path = engine.confine(path)?;
-            let bytes = std::fs::read(&path).map_err(|e| {
-                EngineError::new(ErrorCode::NotFound, format!("{}: {e}", path.display()))
-            })?;
-            let list = folio_engine::cite::read_references(&bytes)?;
-            unmatched = engine.attach_references(&name, &list)?.unmatched;
-        }
-        let model = engine
-            .library(&name)
-            .map(|l| l.space.model)
-            .unwrap_or_default();
-        Ok((report, model, unmatched))
-    })
-    .await;
-    let (report, model, unmatched) = match result {
+    let ingest = ops::SourceIngest {
+        library: name,
+        source,
+        ocr_languages,
+        // Seed 000: projects are made beforehand (`folio create`), never
+        // here: the operation refuses a library that does not exist.
+        references: options.references_path.map(PathBuf::from),
+        rebuild_on_model_change: options.force_rebuild,
+    };
+    let ops::Ingested {
+        report,
+        model,
+        unmatched,
+    } = match ops::ingest_source(shared, call, ingest).await {
         Written::Done(Ok(done)) => done,
         Written::Done(Err(e)) => return error(shared, call, &e, Some(&p.project)),
         Written::TimedOut { error, stopped } => {
@@ -395,7 +367,7 @@ async fn ingest_from_source(
                 call,
                 error,
                 &p.project,
-                stopped.map(|r| r.map(|d| d.0)),
+                stopped.map(|r| r.map(|d| d.report)),
             );
         }
     };
