@@ -33,7 +33,7 @@ async def exercise(client, mode, corpus):
         if cursor is None:
             break
     assert pages == 5
-    assert len(names) == len(set(names)) == 19
+    assert len(names) == len(set(names)) == 20
     assert names[:3] == ["search", "get_document", "get_chunks"]
     search = next(t for t in (await client.list_tools()).tools if t.name == "search")
     assert search.output_schema["type"] == "object"
