@@ -32,13 +32,23 @@ use folio_core::{
     NeighbourOrder, RecordSchema,
 };
 use folio_store::{
-    Bm25, ChunkWithDocument, FacetRequest, Facets, Hit, Integrity, LibraryInfo, LibraryStats,
-    NewDocument, PutOutcome, Result, Store, StoreError,
+    Bm25, ChunkWithDocument, FacetRequest, Facets, Hit, Integrity, KeyRecord, LibraryInfo,
+    LibraryStats, NewDocument, PutOutcome, Result, Store, StoreError,
 };
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params, params_from_iter};
 
 use crate::lexical::{Lexical, LexicalBatch, LexicalDocument, Unit};
 pub use crate::lock::WriteLock;
+
+/// An access key from its stored record and last use.
+fn key_record(record: &str, last_used_at: Option<String>) -> Result<KeyRecord> {
+    let key: KeyRecord =
+        serde_json::from_str(record).map_err(|e| StoreError::io("reading an access key", e))?;
+    Ok(KeyRecord {
+        last_used_at,
+        ..key
+    })
+}
 use crate::rows::{
     CHUNK_COLUMNS, DOCUMENT_COLUMNS, chunk_from_row, document_from_row, summary_from_row,
     vector_bytes,
@@ -192,6 +202,8 @@ struct WriteSession<'a> {
     /// The write session this thread held before this one (restored on
     /// drop).
     outer: usize,
+    /// Leaves the documents' generation alone (access keys).
+    quiet: bool,
 }
 
 thread_local! {
@@ -205,9 +217,11 @@ thread_local! {
 
 impl Drop for WriteSession<'_> {
     fn drop(&mut self) {
-        self.store
-            .writes
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        if !self.quiet {
+            self.store
+                .writes
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
         if self._gate.is_none() {
             WRITING.with(|w| w.set(self.outer));
             return;
@@ -319,13 +333,21 @@ impl EmbeddedStore {
 
     /// Starts a write: under shared access, waits for the write lock.
     fn begin_write(&self) -> Result<WriteSession<'_>> {
+        let mut session = self.begin_quiet_write()?;
+        session.quiet = false;
+        self.writes
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(session)
+    }
+
+    /// `begin_write` for a write that leaves the documents' generation
+    /// alone (access keys): read caches stay valid across it.
+    fn begin_quiet_write(&self) -> Result<WriteSession<'_>> {
         let lock_wait = match self.access {
             Access::ReadOnly => return Err(StoreError::ReadOnly("a write")),
             Access::ReadWrite { .. } => None,
             Access::Shared { lock_wait } => Some(lock_wait),
         };
-        self.writes
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let gate = match lock_wait {
             None => None,
             Some(lock_wait) => {
@@ -339,6 +361,7 @@ impl EmbeddedStore {
             store: self,
             _gate: gate,
             outer: WRITING.with(|w| w.replace(self.address())),
+            quiet: true,
         })
     }
 
@@ -1623,6 +1646,80 @@ impl Store for EmbeddedStore {
             return self.save_vectors(false);
         }
         self.save_vectors(false)
+    }
+
+    fn put_key(&self, key: &KeyRecord) -> Result<()> {
+        let _write = self.begin_quiet_write()?;
+        let record = serde_json::to_string(&KeyRecord {
+            last_used_at: None,
+            ..key.clone()
+        })
+        .map_err(|e| StoreError::io("an access key", e))?;
+        match self.conn().execute(
+            "INSERT INTO access_keys (name, hash, record) VALUES (?, ?, ?)",
+            params![key.name, key.hash, record],
+        ) {
+            Ok(_) => Ok(()),
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::ConstraintViolation =>
+            {
+                Err(StoreError::InvalidArgument(format!(
+                    "a key named {:?} (or with the same hash) exists",
+                    key.name
+                )))
+            }
+            Err(e) => Err(StoreError::io("writing an access key", e)),
+        }
+    }
+
+    fn keys(&self) -> Result<Vec<KeyRecord>> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare("SELECT record, last_used_at FROM access_keys ORDER BY name")
+            .map_err(sql_err("reading access keys"))?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get(1)?)))
+            .map_err(sql_err("reading access keys"))?;
+        rows.map(|row| {
+            let (record, used) = row.map_err(sql_err("reading access keys"))?;
+            key_record(&record, used)
+        })
+        .collect()
+    }
+
+    fn key_by_hash(&self, hash: &str) -> Result<Option<KeyRecord>> {
+        let found: Option<(String, Option<String>)> = self
+            .conn()
+            .query_row(
+                "SELECT record, last_used_at FROM access_keys WHERE hash = ?",
+                [hash],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(sql_err("reading an access key"))?;
+        found
+            .map(|(record, used)| key_record(&record, used))
+            .transpose()
+    }
+
+    fn delete_key(&self, name: &str) -> Result<bool> {
+        let _write = self.begin_quiet_write()?;
+        let deleted = self
+            .conn()
+            .execute("DELETE FROM access_keys WHERE name = ?", [name])
+            .map_err(sql_err("deleting an access key"))?;
+        Ok(deleted > 0)
+    }
+
+    fn touch_key(&self, hash: &str, at: &str) -> Result<()> {
+        let _write = self.begin_quiet_write()?;
+        self.conn()
+            .execute(
+                "UPDATE access_keys SET last_used_at = ? WHERE hash = ?",
+                [at, hash],
+            )
+            .map_err(sql_err("recording a key's use"))?;
+        Ok(())
     }
 
     fn generation(&self) -> Result<Option<u64>> {

@@ -4,7 +4,7 @@
 use rusqlite::Connection;
 
 /// Bump when the schema changes; `migrate` refuses newer databases.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS libraries (
@@ -58,6 +58,13 @@ CREATE TABLE IF NOT EXISTS changes (
 );
 CREATE INDEX IF NOT EXISTS changes_by_library ON changes(library_id, seq);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+-- Access keys (version 5): the key's SHA-256, never the key.
+CREATE TABLE IF NOT EXISTS access_keys (
+    name TEXT PRIMARY KEY,
+    hash TEXT NOT NULL UNIQUE,
+    record TEXT NOT NULL,
+    last_used_at TEXT
+);
 -- Each document's metadata values as json_each gives them (a list field's
 -- items one by one; `whole` when the row is the field's entire value), so
 -- a filter on metadata is an index lookup, not JSON parsed per document.

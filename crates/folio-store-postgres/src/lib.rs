@@ -33,8 +33,9 @@ use folio_core::{
 use folio_lexical as analysis;
 use folio_store::facets::Aggregator;
 use folio_store::{
-    Bm25, ChunkWithDocument, FacetRequest, Facets, Hit, Integrity, LibraryInfo, LibraryStats,
-    NewDocument, PutOutcome, Result, Store, StoreError, document_column, metadata_key,
+    Bm25, ChunkWithDocument, FacetRequest, Facets, Hit, Integrity, KeyRecord, LibraryInfo,
+    LibraryStats, NewDocument, PutOutcome, Result, Store, StoreError, document_column,
+    metadata_key,
 };
 use serde_json::{Map, Value};
 use tokio_postgres::{GenericClient, Row};
@@ -628,6 +629,16 @@ impl PostgresStore {
         bump_generation(client)?;
         Ok(value)
     }
+}
+
+/// An access key from its stored record and last use.
+fn key_record(record: Value, last_used_at: Option<String>) -> Result<KeyRecord> {
+    let key: KeyRecord =
+        serde_json::from_value(record).map_err(|e| StoreError::io("reading an access key", e))?;
+    Ok(KeyRecord {
+        last_used_at,
+        ..key
+    })
 }
 
 impl Store for PostgresStore {
@@ -1369,6 +1380,71 @@ impl Store for PostgresStore {
             chunks: row.info.chunk_count,
             problems,
         })
+    }
+
+    fn put_key(&self, key: &KeyRecord) -> Result<()> {
+        let record = serde_json::to_value(KeyRecord {
+            last_used_at: None,
+            ..key.clone()
+        })
+        .map_err(|e| StoreError::io("an access key", e))?;
+        let mut conn = self.pool.get()?;
+        // No generation bump: keys are not documents, read caches stay.
+        let inserted = wait(conn.client().execute(
+            "INSERT INTO folio_access_keys (name, hash, record) VALUES ($1, $2, $3)
+             ON CONFLICT DO NOTHING",
+            &[&key.name, &key.hash, &record],
+        ))
+        .map_err(pg_err("writing an access key"))?;
+        if inserted == 0 {
+            return Err(StoreError::InvalidArgument(format!(
+                "a key named {:?} (or with the same hash) exists",
+                key.name
+            )));
+        }
+        Ok(())
+    }
+
+    fn keys(&self) -> Result<Vec<KeyRecord>> {
+        let mut conn = self.pool.get()?;
+        let rows = wait(conn.client().query(
+            "SELECT record, last_used_at FROM folio_access_keys ORDER BY name COLLATE \"C\"",
+            &[],
+        ))
+        .map_err(pg_err("reading access keys"))?;
+        rows.iter()
+            .map(|r| key_record(r.get(0), r.get(1)))
+            .collect()
+    }
+
+    fn key_by_hash(&self, hash: &str) -> Result<Option<KeyRecord>> {
+        let mut conn = self.pool.get()?;
+        let row = wait(conn.client().query_opt(
+            "SELECT record, last_used_at FROM folio_access_keys WHERE hash = $1",
+            &[&hash],
+        ))
+        .map_err(pg_err("reading an access key"))?;
+        row.map(|r| key_record(r.get(0), r.get(1))).transpose()
+    }
+
+    fn delete_key(&self, name: &str) -> Result<bool> {
+        let mut conn = self.pool.get()?;
+        let deleted = wait(
+            conn.client()
+                .execute("DELETE FROM folio_access_keys WHERE name = $1", &[&name]),
+        )
+        .map_err(pg_err("deleting an access key"))?;
+        Ok(deleted > 0)
+    }
+
+    fn touch_key(&self, hash: &str, at: &str) -> Result<()> {
+        let mut conn = self.pool.get()?;
+        wait(conn.client().execute(
+            "UPDATE folio_access_keys SET last_used_at = $1 WHERE hash = $2",
+            &[&at, &hash],
+        ))
+        .map_err(pg_err("recording a key's use"))?;
+        Ok(())
     }
 
     fn generation(&self) -> Result<Option<u64>> {

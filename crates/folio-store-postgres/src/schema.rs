@@ -11,7 +11,7 @@ use crate::Postings;
 use crate::pool::{describe, pg_err, wait};
 
 /// Bump when the schema changes; `migrate` refuses newer databases.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// The advisory lock key of migrations ("folio" in ASCII).
 const MIGRATION_LOCK: i64 = 0x666f_6c69_6f00;
@@ -92,6 +92,17 @@ CREATE TABLE IF NOT EXISTS folio_document_postings (
 );
 CREATE INDEX IF NOT EXISTS folio_document_postings_by_document
     ON folio_document_postings (document_key);
+"#;
+
+/// Version 5: access keys, by name and by the key's SHA-256 (never the
+/// key).
+const SCHEMA_V5: &str = r#"
+CREATE TABLE IF NOT EXISTS folio_access_keys (
+    name text PRIMARY KEY,
+    hash text NOT NULL UNIQUE,
+    record jsonb NOT NULL,
+    last_used_at text
+);
 "#;
 
 /// Fills version 4's document postings and term counts for the documents
@@ -312,6 +323,10 @@ pub fn migrate(client: &mut Client, display: &str) -> Result<()> {
         }
         if (1..4).contains(&version) {
             analyse_documents(&tx)?;
+        }
+        if version < 5 {
+            wait(tx.batch_execute(SCHEMA_V5))
+                .map_err(pg_err("upgrading the schema to version 5"))?;
         }
         wait(tx.execute(
             "INSERT INTO folio_meta (key, value) VALUES ('schema_version', $1)

@@ -125,6 +125,11 @@ impl Store for ScopedStore {
         generation() -> Result<Option<u64>>;
         dense_graph(library: &LibraryName, vector: &[f32], k: usize) -> Result<Vec<Hit>>;
         size_bytes() -> Result<u64>;
+        put_key(key: &KeyRecord) -> Result<()>;
+        keys() -> Result<Vec<KeyRecord>>;
+        key_by_hash(hash: &str) -> Result<Option<KeyRecord>>;
+        delete_key(name: &str) -> Result<bool>;
+        touch_key(hash: &str, at: &str) -> Result<()>;
     }
 }
 

@@ -137,6 +137,80 @@ pub fn run(make: &dyn Fn() -> Box<dyn Store>) {
     chunks_read_back_in_order(&*make());
     records_group_order_and_update(&*make());
     generation_moves_with_every_write(&*make());
+    keys_are_kept_by_hash_and_unique(&*make());
+}
+
+/// Access keys: kept by name and hash, unique in both, found by hash only,
+/// touched and deleted by name; their writes leave the documents' read
+/// caches valid.
+pub fn keys_are_kept_by_hash_and_unique(store: &dyn Store) {
+    use crate::KeyRecord;
+    let key = |name: &str, hash: char| KeyRecord {
+        name: name.into(),
+        hash: hash.to_string().repeat(64),
+        scopes: vec!["search".into(), "ingest".into()],
+        libraries: Some(vec!["wiki".into()]),
+        expires_at: Some("2031-01-01T00:00:00Z".into()),
+        rate_per_minute: Some(60),
+        created_at: "2026-11-25T10:00:00Z".into(),
+        last_used_at: None,
+    };
+    assert_eq!(store.keys().unwrap(), vec![]);
+    let generation = store.generation().unwrap();
+    store.put_key(&key("alice", 'a')).unwrap();
+    store
+        .put_key(&KeyRecord {
+            libraries: None,
+            expires_at: None,
+            rate_per_minute: None,
+            ..key("bot", 'b')
+        })
+        .unwrap();
+    assert_eq!(
+        store.generation().unwrap(),
+        generation,
+        "keys are not documents"
+    );
+    for duplicate in [key("alice", 'c'), key("carol", 'a')] {
+        let error = store.put_key(&duplicate).unwrap_err();
+        assert_eq!(
+            error.code(),
+            folio_core::ErrorCode::InvalidArgument,
+            "{duplicate:?}"
+        );
+    }
+    let names: Vec<String> = store.keys().unwrap().into_iter().map(|k| k.name).collect();
+    assert_eq!(names, ["alice", "bot"]);
+    assert_eq!(
+        store.key_by_hash(&"a".repeat(64)).unwrap(),
+        Some(key("alice", 'a'))
+    );
+    assert_eq!(store.key_by_hash(&"c".repeat(64)).unwrap(), None);
+    assert_eq!(
+        store.key_by_hash("alice").unwrap(),
+        None,
+        "never found by name"
+    );
+    store
+        .touch_key(&"a".repeat(64), "2026-11-25T11:00:00Z")
+        .unwrap();
+    assert_eq!(
+        store
+            .key_by_hash(&"a".repeat(64))
+            .unwrap()
+            .unwrap()
+            .last_used_at
+            .as_deref(),
+        Some("2026-11-25T11:00:00Z")
+    );
+    assert!(store.delete_key("alice").unwrap());
+    assert!(!store.delete_key("alice").unwrap());
+    assert_eq!(store.key_by_hash(&"a".repeat(64)).unwrap(), None);
+    let bot = store.key_by_hash(&"b".repeat(64)).unwrap().unwrap();
+    assert_eq!(
+        (bot.libraries, bot.expires_at, bot.rate_per_minute),
+        (None, None, None)
+    );
 }
 
 /// A backend that reports a generation moves it with every write (so a

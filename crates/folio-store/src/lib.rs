@@ -249,6 +249,29 @@ pub struct Facets {
     pub documents: u64,
 }
 
+/// An access key as the store keeps it: its name and what it may do, and
+/// the SHA-256 of the key (hex), never the key itself. Every server on one
+/// store shares them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KeyRecord {
+    /// Unique among a store's keys; what logs and audit lines name.
+    pub name: String,
+    /// SHA-256 of the key, 64 hex digits.
+    pub hash: String,
+    /// The scopes granted (`search`, `ingest`, `admin`).
+    pub scopes: Vec<String>,
+    /// The libraries it may touch; None: every library.
+    pub libraries: Option<Vec<String>>,
+    /// RFC 3339; None: never.
+    pub expires_at: Option<String>,
+    /// Calls per minute it may make; None: the server's default.
+    pub rate_per_minute: Option<u32>,
+    pub created_at: String,
+    /// When it was last accepted (RFC 3339), as far as the store has been
+    /// told (see `touch_key`).
+    pub last_used_at: Option<String>,
+}
+
 /// A storage backend. All methods are synchronous and may block on I/O;
 /// async callers run them on a blocking pool.
 pub trait Store: Send + Sync {
@@ -410,6 +433,22 @@ pub trait Store: Send + Sync {
     /// Bytes the store occupies on disk (the data directory, or the
     /// database on a server).
     fn size_bytes(&self) -> Result<u64>;
+
+    /// Adds an access key; `InvalidArgument` when a key of that name or
+    /// hash exists.
+    fn put_key(&self, key: &KeyRecord) -> Result<()>;
+
+    /// Every access key, by name.
+    fn keys(&self) -> Result<Vec<KeyRecord>>;
+
+    /// The key whose hash is `hash`, if any.
+    fn key_by_hash(&self, hash: &str) -> Result<Option<KeyRecord>>;
+
+    /// Removes the key named `name`; false when there is none.
+    fn delete_key(&self, name: &str) -> Result<bool>;
+
+    /// Records that the key with `hash` was used at `at` (RFC 3339).
+    fn touch_key(&self, hash: &str, at: &str) -> Result<()>;
 
     /// A number that changes whenever anything is written, by any process,
     /// for caches of read results; None when the backend cannot tell (then
