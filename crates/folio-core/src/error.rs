@@ -39,6 +39,12 @@ pub enum ErrorCode {
     /// A write was asked of a server or store opened read-only; nothing
     /// was done.
     ReadOnly,
+    /// The caller did not prove who it is (no key, an unknown, revoked or
+    /// expired key, an invalid token).
+    Unauthorized,
+    /// The caller is known but may not do this (a scope it lacks, a
+    /// library outside its own).
+    Forbidden,
     /// The store failed (I/O, corruption, database error).
     Storage,
     /// The embedding model could not be loaded or failed to run.
@@ -65,6 +71,8 @@ impl ErrorCode {
             ErrorCode::Timeout => "timeout",
             ErrorCode::StoreBusy => "store_busy",
             ErrorCode::ReadOnly => "read_only",
+            ErrorCode::Unauthorized => "unauthorized",
+            ErrorCode::Forbidden => "forbidden",
             ErrorCode::Storage => "storage",
             ErrorCode::Model => "model",
             ErrorCode::Internal => "internal",
@@ -81,7 +89,11 @@ impl ErrorCode {
             ErrorCode::UnsupportedFormat | ErrorCode::MalformedInput | ErrorCode::EmptyContent => {
                 422
             }
-            ErrorCode::PathNotAllowed | ErrorCode::UrlNotAllowed | ErrorCode::ReadOnly => 403,
+            ErrorCode::Unauthorized => 401,
+            ErrorCode::PathNotAllowed
+            | ErrorCode::UrlNotAllowed
+            | ErrorCode::ReadOnly
+            | ErrorCode::Forbidden => 403,
             ErrorCode::FetchFailed => 502,
             ErrorCode::StoreBusy => 503,
             ErrorCode::Timeout => 504,
@@ -102,7 +114,9 @@ impl ErrorCode {
             | ErrorCode::EmptyContent
             | ErrorCode::PathNotAllowed
             | ErrorCode::UrlNotAllowed
-            | ErrorCode::ReadOnly => true,
+            | ErrorCode::ReadOnly
+            | ErrorCode::Unauthorized
+            | ErrorCode::Forbidden => true,
             ErrorCode::FetchFailed
             | ErrorCode::Timeout
             | ErrorCode::StoreBusy

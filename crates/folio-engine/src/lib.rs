@@ -15,6 +15,7 @@ mod copy;
 mod error;
 pub mod eval;
 mod ingest;
+pub mod keys;
 mod ocr;
 pub mod records;
 pub mod sandbox;
@@ -160,6 +161,8 @@ pub struct Engine {
     tesseract: std::sync::OnceLock<Result<folio_ocr::Tesseract, folio_ocr::OcrError>>,
     /// Repeated searches: query vectors and responses.
     cache: cache::SearchCache,
+    /// Access key lookups (see `keys`).
+    keys: keys::KeyCache,
 }
 
 /// The store in use, and the embedded backend when that is it.
@@ -220,6 +223,7 @@ impl Engine {
             clock: Box::new(SystemClock),
             tesseract: std::sync::OnceLock::new(),
             cache: cache::SearchCache::default(),
+            keys: keys::KeyCache::default(),
             config,
         })
     }

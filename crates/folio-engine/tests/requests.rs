@@ -606,3 +606,101 @@ fn a_page_of_ten_is_the_top_of_a_page_of_a_hundred() {
         assert_eq!(ten[..], hundred[..10], "{query}");
     }
 }
+
+/// Issue 29: a key is shown once, stored as its hash, accepted only whole
+/// and unexpired, and refused on every engine of the store within
+/// `RECHECK` of its revocation.
+fn keys_live_and_die(dir: &Path, store_url: Option<&str>) {
+    use folio_engine::keys::{NewKey, RECHECK, Scope, key_hash};
+    let writer = open(dir, store_url, true, Limits::default());
+    let reader = open(dir, store_url, false, Limits::default());
+    let new = NewKey {
+        name: "alice".into(),
+        scopes: [Scope::Search, Scope::Ingest].into(),
+        libraries: Some([library()].into()),
+        expires_in: Some(Duration::from_secs(3_600)),
+        rate_per_minute: Some(60),
+    };
+    let (token, record) = writer.create_key(&new).unwrap();
+    assert!(token.starts_with("folio_") && token.len() == 70, "{token}");
+    assert_eq!(record.hash, key_hash(&token));
+    let stored = serde_json::to_string(&writer.keys().unwrap()).unwrap();
+    assert!(
+        !stored.contains(&token[6..]),
+        "the key itself is never stored"
+    );
+    assert_eq!(
+        writer.create_key(&new).unwrap_err().code,
+        ErrorCode::InvalidArgument,
+        "names are unique"
+    );
+    assert_eq!(
+        reader.create_key(&new).unwrap_err().code,
+        ErrorCode::ReadOnly
+    );
+
+    let alice = reader.authenticate(&token).unwrap();
+    assert_eq!(alice.name, "alice");
+    assert_eq!(alice.scopes, [Scope::Search, Scope::Ingest].into());
+    assert_eq!(alice.libraries, Some([library()].into()));
+    writer.authenticate(&token).unwrap();
+    assert!(writer.keys().unwrap()[0].last_used_at.is_some());
+
+    let last = token.chars().last().unwrap();
+    let flipped = format!("{}{}", &token[..69], if last == '0' { '1' } else { '0' });
+    for forged in [
+        flipped.as_str(),
+        "folio_xyz",
+        "",
+        &token[..69],
+        &token.to_uppercase(),
+    ] {
+        let refused = reader.authenticate(forged).unwrap_err();
+        assert_eq!(refused.code, ErrorCode::Unauthorized, "{forged}");
+        assert!(!refused.message.contains(&token[6..]));
+    }
+
+    let (expired, _) = writer
+        .create_key(&NewKey {
+            name: "old".into(),
+            expires_in: Some(Duration::ZERO),
+            ..new.clone()
+        })
+        .unwrap();
+    assert!(
+        reader
+            .authenticate(&expired)
+            .unwrap_err()
+            .message
+            .contains("expired")
+    );
+
+    writer.revoke_key("alice").unwrap();
+    assert_eq!(
+        writer.authenticate(&token).unwrap_err().code,
+        ErrorCode::Unauthorized
+    );
+    std::thread::sleep(RECHECK + Duration::from_millis(200));
+    assert_eq!(
+        reader.authenticate(&token).unwrap_err().code,
+        ErrorCode::Unauthorized,
+        "revoked on every engine within RECHECK"
+    );
+    assert_eq!(
+        writer.revoke_key("alice").unwrap_err().code,
+        ErrorCode::NotFound
+    );
+}
+
+#[test]
+fn keys_live_and_die_on_the_embedded_store() {
+    let dir = tempfile::tempdir().unwrap();
+    keys_live_and_die(dir.path(), None);
+}
+
+#[test]
+fn keys_live_and_die_on_postgres() {
+    let dir = tempfile::tempdir().unwrap();
+    let database = TestDatabase::new("keys");
+    keys_live_and_die(dir.path(), Some(&database.url));
+}

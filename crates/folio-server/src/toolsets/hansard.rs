@@ -91,6 +91,8 @@ fn engine_error(e: &EngineError) -> CallToolResult {
         | C::Timeout
         | C::StoreBusy
         | C::ReadOnly
+        | C::Unauthorized
+        | C::Forbidden
         | C::Storage
         | C::Model
         | C::Internal => format!("{}: {}", e.code.as_str(), e),

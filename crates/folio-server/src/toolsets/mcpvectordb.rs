@@ -268,11 +268,13 @@ pub async fn ingest_upload(
 /// The HTTP status of a failed upload (seed 004's table): 422 is an
 /// unsupported extension only, checked before ingesting; a file the
 /// pipeline cannot read (corrupt, empty) is a pipeline error, 500. A body
-/// over the size limit stays 413, a read-only server 403.
+/// over the size limit stays 413, a read-only server or a key that may not
+/// write there 403.
 pub fn upload_status(code: ErrorCode) -> u16 {
     match code {
         ErrorCode::TooLarge => 413,
-        ErrorCode::ReadOnly => 403,
+        ErrorCode::Unauthorized => 401,
+        ErrorCode::ReadOnly | ErrorCode::Forbidden => 403,
         ErrorCode::InvalidArgument
         | ErrorCode::LibraryNotFound
         | ErrorCode::NotFound
