@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use crate::common::{Global, Outcome, library, open, usage};
 use crate::config::Overrides;
 use crate::progress::Bar;
-use crate::{bench, output, records, serve};
+use crate::{bench, keys, output, records, serve};
 
 #[derive(Parser)]
 #[command(
@@ -67,6 +67,8 @@ pub enum Command {
     References(records::ReferencesArgs),
     /// Find where a passage occurs: document, page and char offsets.
     Quote(records::QuoteArgs),
+    /// Access keys of a shared server (`folio serve --http --auth keys`).
+    Keys(keys::KeysArgs),
 }
 
 #[derive(Args)]
@@ -534,6 +536,12 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Command::References(args) => {
             let engine = open(&cli.global, &overrides, true)?;
             records::attach(&engine, &library(&args.library)?, &args.file, json)?;
+            Ok(Outcome::Success)
+        }
+        Command::Keys(args) => {
+            let writes = !matches!(args.command, keys::KeysCommand::Ls);
+            let engine = open(&cli.global, &overrides, writes)?;
+            keys::run(&engine, args, json)?;
             Ok(Outcome::Success)
         }
         Command::Quote(args) => {
