@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 BIN = os.environ.get("FOLIO_BIN") or str(Path(__file__).resolve().parents[2] / "target/debug/folio")
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
@@ -158,9 +160,17 @@ class HttpServer:
 
 
 @contextlib.asynccontextmanager
-async def http_mcp(url, mode="legacy"):
-    async with Client(url + "/mcp", mode=mode, read_timeout_seconds=300) as client:
-        yield client
+async def http_mcp(url, mode="legacy", key=None):
+    """An MCP client over streamable HTTP; with `key`, every request carries
+    it as the bearer token."""
+    if key is None:
+        async with Client(url + "/mcp", mode=mode, read_timeout_seconds=300) as client:
+            yield client
+        return
+    async with create_mcp_http_client(headers={"Authorization": f"Bearer {key}"}) as http:
+        transport = streamable_http_client(url + "/mcp", http_client=http)
+        async with Client(transport, mode=mode, read_timeout_seconds=300) as client:
+            yield client
 
 
 async def call(client, name, arguments=None, **kw):

@@ -79,6 +79,8 @@ pub struct ServeSection {
     pub read_only: bool,
     /// Bearer token the HTTP server requires (prefer FOLIO_TOKEN).
     pub token: Option<String>,
+    /// none, token or keys (see `folio serve --auth`).
+    pub auth: Option<String>,
     /// Extra Host names the HTTP server accepts (beyond loopback).
     pub allowed_hosts: Vec<String>,
     /// Browser origins the HTTP server accepts (beyond loopback).

@@ -29,6 +29,11 @@ pub struct ServeArgs {
     /// Bearer token HTTP clients must send.
     #[arg(long, env = "FOLIO_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
+    /// How HTTP callers prove who they are: none, token (the one shared
+    /// --token) or keys (a key each, from `folio keys create`; scopes and
+    /// libraries apply). Default: token when one is given, else none.
+    #[arg(long, value_parser = ["none", "token", "keys"])]
+    pub auth: Option<String>,
     /// Another Host name the HTTP server answers to (repeatable).
     #[arg(long = "allowed-host")]
     pub allowed_hosts: Vec<String>,
@@ -93,6 +98,41 @@ pub fn run(cli: &Global, args: &ServeArgs, mut overrides: Overrides) -> Result<O
             timeouts.insert(tool, Duration::from_secs_f64(secs));
         }
     }
+    let token = args
+        .token
+        .clone()
+        .or(section.token)
+        .filter(|t| !t.is_empty());
+    let auth = args
+        .auth
+        .clone()
+        .or(section.auth)
+        .unwrap_or_else(|| if token.is_some() { "token" } else { "none" }.into());
+    let keys_required = match (auth.as_str(), &token) {
+        ("keys", None) => true,
+        ("keys", Some(_)) => {
+            return Err(usage(
+                "--auth keys replaces the shared token: drop --token (and FOLIO_TOKEN)",
+            ));
+        }
+        ("token", None) => return Err(usage("--auth token needs --token (or FOLIO_TOKEN)")),
+        ("none", Some(_)) => {
+            return Err(usage(
+                "--auth none with a token: choose --auth token, or drop the token",
+            ));
+        }
+        ("token" | "none", _) => false,
+        (other, _) => {
+            return Err(usage(format!(
+                "unknown --auth {other:?} (none, token or keys)"
+            )));
+        }
+    };
+    if keys_required && args.http.is_none() {
+        return Err(usage(
+            "--auth keys applies to --http: a stdio server is the local user's own process",
+        ));
+    }
     let options = ServeOptions {
         toolsets,
         read_only,
@@ -105,6 +145,7 @@ pub fn run(cli: &Global, args: &ServeArgs, mut overrides: Overrides) -> Result<O
         allow_private_urls: config.allow_private_urls,
         server_name: args.server_name.clone().or(section.server_name),
         server_version: args.server_version.clone().or(section.server_version),
+        keys_required,
     };
     // The URL policy travels with each client's options, not the engine:
     // clients of one data directory may differ in it.
@@ -133,11 +174,8 @@ pub fn run(cli: &Global, args: &ServeArgs, mut overrides: Overrides) -> Result<O
                 http.allowed_origins
                     .extend(args.allowed_origins.iter().cloned());
                 http.allowed_origins.extend(section.allowed_origins);
-                http.token = args
-                    .token
-                    .clone()
-                    .or(section.token)
-                    .filter(|t| !t.is_empty());
+                http.token = token;
+                http.keys = keys_required;
                 if let Some(bytes) = section.max_body_bytes {
                     http.max_body_bytes = bytes;
                 }
@@ -158,7 +196,7 @@ async fn serve_http(
     read_only: bool,
     wait: Duration,
 ) -> Result<()> {
-    if !http.addr.ip().is_loopback() && http.token.is_none() {
+    if !http.addr.ip().is_loopback() && http.token.is_none() && !http.keys {
         tracing::warn!(
             "serving on {} without a token: anyone who can reach it can use it",
             http.addr

@@ -37,8 +37,8 @@ use folio_core::{
 use folio_embed::{Embedder, ModelConfig};
 pub use folio_search::{Fusion, Mode};
 use folio_source::Roots;
-use folio_store::{Bm25, LibraryInfo, LibraryStats, Store};
-pub use folio_store::{FacetGroup, FacetRequest, Facets, FieldStats};
+use folio_store::{Bm25, LibraryStats, Store};
+pub use folio_store::{FacetGroup, FacetRequest, Facets, FieldStats, KeyRecord, LibraryInfo};
 use folio_store_embedded::{Access, EmbeddedStore};
 pub use ingest::{
     Dedup, IngestItem, IngestReport, IngestRequest, IngestStatus, IngestTarget, Progress,

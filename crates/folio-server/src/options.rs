@@ -103,6 +103,10 @@ pub struct ServeOptions {
     /// folio's).
     pub server_name: Option<String>,
     pub server_version: Option<String>,
+    /// Whether HTTP callers present access keys (`--auth keys`): then
+    /// nothing names libraries before the caller is known.
+    #[serde(default)]
+    pub keys_required: bool,
 }
 
 impl ServeOptions {
@@ -137,6 +141,7 @@ impl Default for ServeOptions {
             allow_private_urls: false,
             server_name: None,
             server_version: None,
+            keys_required: false,
         }
     }
 }

@@ -3,7 +3,9 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use folio_engine::Progress;
+use folio_core::LibraryName;
+use folio_engine::keys::Principal;
+use folio_engine::{EngineError, Progress};
 #[allow(deprecated)]
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
@@ -17,6 +19,9 @@ use tokio_util::sync::CancellationToken;
 pub struct Call {
     /// The tool called (its time limit is configured by this name).
     pub tool: String,
+    /// Who calls, on a server that asks (`--auth keys`); None: the local
+    /// user or an open server, who may do anything the server allows.
+    pub principal: Option<Principal>,
     pub cancel: CancellationToken,
     /// Names this call in responses that carry one and in the call log.
     pub correlation_id: String,
@@ -36,6 +41,7 @@ impl Call {
     pub fn detached(tool: impl Into<String>) -> Self {
         Call {
             tool: tool.into(),
+            principal: None,
             cancel: CancellationToken::new(),
             correlation_id: uuid::Uuid::new_v4().to_string(),
             progress: None,
@@ -75,10 +81,30 @@ impl Call {
         });
         Call {
             tool: tool.into(),
+            principal: None,
             cancel,
             correlation_id: uuid::Uuid::new_v4().to_string(),
             progress,
             peer: Some((peer, token)),
+        }
+    }
+
+    /// The call made by `principal`.
+    pub fn by(mut self, principal: Option<Principal>) -> Self {
+        self.principal = principal;
+        self
+    }
+
+    /// Whether the caller may touch `library`.
+    pub fn may_touch(&self, library: &LibraryName) -> bool {
+        self.principal.as_ref().is_none_or(|p| p.may_touch(library))
+    }
+
+    /// `Forbidden` unless the caller may touch `library`.
+    pub fn require_library(&self, library: &LibraryName) -> Result<(), EngineError> {
+        match &self.principal {
+            Some(principal) => principal.require_library(library),
+            None => Ok(()),
         }
     }
 

@@ -16,6 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use folio_core::{DocumentSummary, ErrorCode, LibraryName};
+use folio_engine::LibraryInfo;
 use folio_engine::zotero::ZoteroRequest;
 use folio_engine::{
     Engine, EngineError, IngestItem, IngestReport, IngestRequest, IngestStatus, IngestTarget,
@@ -42,6 +43,59 @@ impl Shared {
     }
 }
 
+/// What a call's engine work touches, declared to `run` and `write` so the
+/// caller's libraries are checked before any work: the one place a key
+/// restricted to some libraries is held to them.
+#[derive(Debug, Clone, Copy)]
+pub enum Touches<'a> {
+    /// One library.
+    Library(&'a LibraryName),
+    /// Each of these libraries.
+    Libraries(&'a [LibraryName]),
+    /// The library of a document, by id.
+    Document(&'a str),
+    /// The library of a chunk, by id (`<document id>:<index>`).
+    Chunk(&'a str),
+    /// Only what the caller may see: the work lists libraries through
+    /// `libraries`, or filters with `Call::may_touch`.
+    Visible,
+}
+
+/// Refuses `call` (`Forbidden`) when what it touches lies outside its
+/// libraries. Free for a caller without a principal (no key asked).
+async fn authorise(shared: &Shared, call: &Call, touches: Touches<'_>) -> Result<(), EngineError> {
+    let Some(principal) = &call.principal else {
+        return Ok(());
+    };
+    if principal.libraries.is_none() {
+        return Ok(());
+    }
+    let document = match touches {
+        Touches::Library(name) => return call.require_library(name),
+        Touches::Libraries(names) => {
+            return names.iter().try_for_each(|n| call.require_library(n));
+        }
+        Touches::Visible => return Ok(()),
+        Touches::Document(id) => id,
+        Touches::Chunk(id) => id.split_once(':').map_or(id, |(document, _)| document),
+    };
+    let engine = shared.engine.clone();
+    let id = document.to_string();
+    // A document that does not exist is left for the work to report.
+    match blocking(move || engine.document(&id)).await {
+        Ok(found) => call.require_library(&found.library),
+        Err(e) if e.code == ErrorCode::NotFound || e.code == ErrorCode::InvalidArgument => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// The libraries `call` may see.
+pub fn visible(engine: &Engine, call: &Call) -> Result<Vec<LibraryInfo>, EngineError> {
+    let mut libraries = engine.libraries()?;
+    libraries.retain(|l| call.may_touch(&l.name));
+    Ok(libraries)
+}
+
 /// A library named by a caller, checked against folio's naming rules.
 pub fn library(name: &str) -> Result<LibraryName, EngineError> {
     Ok(LibraryName::new(name)?)
@@ -53,7 +107,11 @@ pub async fn search(
     call: &Call,
     request: SearchRequest,
 ) -> Result<SearchResponse, EngineError> {
-    run(shared, call, move |engine| engine.search(&request)).await
+    let library = request.library.clone();
+    run(shared, call, Touches::Library(&library), move |engine| {
+        engine.search(&request)
+    })
+    .await
 }
 
 /// Searches one library, or every library when `library` is None, with
@@ -68,10 +126,19 @@ pub async fn search_across(
     keep: impl Fn(&SearchHit) -> bool + Send + 'static,
     top_k: usize,
 ) -> Result<Vec<(LibraryName, SearchHit)>, EngineError> {
-    run(shared, call, move |engine| {
+    let touched = library.clone();
+    let touches = match &touched {
+        Some(name) => Touches::Library(name),
+        None => Touches::Visible,
+    };
+    let caller = call.clone();
+    run(shared, call, touches, move |engine| {
         let libraries = match library {
             Some(name) => vec![name],
-            None => engine.libraries()?.into_iter().map(|l| l.name).collect(),
+            None => visible(engine, &caller)?
+                .into_iter()
+                .map(|l| l.name)
+                .collect(),
         };
         let mut hits = Vec::new();
         for name in libraries {
@@ -100,10 +167,16 @@ pub async fn documents_across(
     offset: u64,
     limit: u64,
 ) -> Result<Vec<DocumentSummary>, EngineError> {
-    run(shared, call, move |engine| {
+    let touched = library.clone();
+    let touches = match &touched {
+        Some(name) => Touches::Library(name),
+        None => Touches::Visible,
+    };
+    let caller = call.clone();
+    run(shared, call, touches, move |engine| {
         let libraries = match library {
             Some(name) => vec![engine.library(&name)?],
-            None => engine.libraries()?,
+            None => visible(engine, &caller)?,
         };
         let (mut skip, mut left) = (offset, limit);
         let mut documents = Vec::new();
@@ -133,7 +206,8 @@ pub async fn ingest(
     request: IngestRequest,
 ) -> Result<IngestReport, EngineError> {
     let progress = call.progress();
-    run(shared, call, move |engine| {
+    let library = request.library.clone();
+    run(shared, call, Touches::Library(&library), move |engine| {
         engine.ingest(&request, &progress)
     })
     .await
@@ -189,7 +263,11 @@ pub async fn ingest_source(
 ) -> Written<Ingested> {
     let progress = call.progress();
     let allow_private_urls = shared.options.allow_private_urls;
-    write(shared, call, move |engine| {
+    let mut touched = vec![ingest.library.clone()];
+    if let Source::Zotero(request) = &ingest.source {
+        touched.push(request.library.clone());
+    }
+    write(shared, call, Touches::Libraries(&touched), move |engine| {
         let SourceIngest {
             library,
             source,
@@ -244,7 +322,8 @@ pub async fn ingest_one(
     request: IngestRequest,
 ) -> Result<(IngestItem, u32), EngineError> {
     let progress = call.progress();
-    run(shared, call, move |engine| {
+    let library = request.library.clone();
+    run(shared, call, Touches::Library(&library), move |engine| {
         let report = engine.ingest(&request, &progress)?;
         let item = report
             .items
@@ -271,7 +350,8 @@ pub fn stored_chunks(engine: &Engine, item: &IngestItem) -> u32 {
 
 /// Deletes a document for `call`, returning how many chunks it had.
 pub async fn delete_document(shared: &Shared, call: &Call, id: String) -> Result<u32, EngineError> {
-    run(shared, call, move |engine| {
+    let touched = id.clone();
+    run(shared, call, Touches::Document(&touched), move |engine| {
         let document = engine.document(&id)?;
         engine.delete_document(&id)?;
         Ok(document.chunk_count)
@@ -286,7 +366,8 @@ pub async fn delete_library(
     call: &Call,
     name: LibraryName,
 ) -> Result<(u64, u64), EngineError> {
-    run(shared, call, move |engine| {
+    let touched = name.clone();
+    run(shared, call, Touches::Library(&touched), move |engine| {
         let info = engine.library(&name)?;
         engine.delete_library(&name)?;
         Ok((info.document_count, info.chunk_count))
@@ -390,11 +471,17 @@ where
 /// configured for its tool. On timeout the call is cancelled (work that
 /// polls cancellation stops; finished documents stay) and a `Timeout`
 /// error returns.
-pub async fn run<T, F>(shared: &Shared, call: &Call, work: F) -> Result<T, EngineError>
+pub async fn run<T, F>(
+    shared: &Shared,
+    call: &Call,
+    touches: Touches<'_>,
+    work: F,
+) -> Result<T, EngineError>
 where
     F: FnOnce(&Engine) -> Result<T, EngineError> + Send + 'static,
     T: Send + 'static,
 {
+    authorise(shared, call, touches).await?;
     let engine = shared.engine.clone();
     within(shared.timeout(&call.tool), &call.tool, call, move || {
         work(&engine)
@@ -403,12 +490,18 @@ where
 }
 
 /// `run` without a time limit, for a contract that promises one never
-/// applies (seed 000's listing).
-pub async fn unbounded<T, F>(shared: &Shared, work: F) -> Result<T, EngineError>
+/// applies (seed 000's listing) and for reads outside a tool call.
+pub async fn unbounded<T, F>(
+    shared: &Shared,
+    call: &Call,
+    touches: Touches<'_>,
+    work: F,
+) -> Result<T, EngineError>
 where
     F: FnOnce(&Engine) -> Result<T, EngineError> + Send + 'static,
     T: Send + 'static,
 {
+    authorise(shared, call, touches).await?;
     let engine = shared.engine.clone();
     blocking(move || work(&engine)).await
 }
@@ -463,11 +556,14 @@ const STOP_GRACE: Duration = Duration::from_secs(30);
 /// call is cancelled (the work stops between documents, embedding batches
 /// and before each commit) and then awaited, so the caller can say exactly
 /// what was written before the limit.
-pub async fn write<T, F>(shared: &Shared, call: &Call, work: F) -> Written<T>
+pub async fn write<T, F>(shared: &Shared, call: &Call, touches: Touches<'_>, work: F) -> Written<T>
 where
     F: FnOnce(&Engine) -> Result<T, EngineError> + Send + 'static,
     T: Send + 'static,
 {
+    if let Err(refused) = authorise(shared, call, touches).await {
+        return Written::Done(Err(refused));
+    }
     let engine = shared.engine.clone();
     let tool = call.tool.as_str();
     let mut task = Box::pin(blocking(move || work(&engine)));

@@ -6,6 +6,7 @@ pub mod registry;
 
 use std::sync::Arc;
 
+use folio_engine::keys::Scope;
 use rmcp::model::{CallToolResult, JsonObject, Tool, ToolAnnotations};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -212,6 +213,21 @@ fn coerce(schema: &JsonObject, value: &mut Value) {
             }
         }
         _ => {}
+    }
+}
+
+/// Tools that need the admin scope: deleting whole libraries.
+const ADMIN_TOOLS: [&str; 1] = ["delete_library"];
+
+/// The scope a key needs to call `tool`: search for a tool that only reads,
+/// admin for the tools of `ADMIN_TOOLS`, ingest for every other writer.
+pub fn scope(tool: &Tool) -> Scope {
+    if !writes(tool) {
+        Scope::Search
+    } else if ADMIN_TOOLS.contains(&tool.name.as_ref()) {
+        Scope::Admin
+    } else {
+        Scope::Ingest
     }
 }
 

@@ -242,7 +242,7 @@ async fn semantic_search(shared: &Shared, p: Params, call: &Call) -> CallToolRes
     request.max_chars_per_chunk = usize::MAX / 2;
     let response = match ops::search(shared, call, request).await {
         Ok(r) => r,
-        Err(e) => return bmcis_error(&e),
+        Err(e) => return engine_error(&e),
     };
     let results: Vec<SearchResult> = response
         .hits
@@ -257,7 +257,7 @@ async fn semantic_search(shared: &Shared, p: Params, call: &Call) -> CallToolRes
     })
 }
 
-fn bmcis_error(e: &EngineError) -> CallToolResult {
+pub fn engine_error(e: &EngineError) -> CallToolResult {
     error(e.to_string(), folio_code(e.code))
 }
 

@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::ops::{self, Call, Shared, Written};
+use crate::ops::{self, Call, Shared, Touches, Written};
 use crate::tool::{Effect, define, success, with_args};
 use crate::toolsets::common::{self, error, error_with, invalid, project, store_chunks_tool};
 
@@ -199,7 +199,8 @@ async fn retrieve(
             dense_weight: 1.0,
         });
     }
-    let (response, model) = ops::run(shared, call, move |engine| {
+    let touched = name.clone();
+    let (response, model) = ops::run(shared, call, Touches::Library(&touched), move |engine| {
         let info = engine.library(&name)?;
         Ok((engine.search(&request)?, info.space.model))
     })
@@ -523,7 +524,8 @@ async fn inspect_collection(shared: &Shared, p: InspectParams, call: &Call) -> C
         Err(e) => return error(shared, call, &e, Some(&p.project)),
     };
     let sample = p.sample;
-    let result = ops::run(shared, call, move |engine| {
+    let touched = name.clone();
+    let result = ops::run(shared, call, Touches::Library(&touched), move |engine| {
         let stats = engine.inspect(&name)?;
         let (documents, _) = engine.documents(&name, 0, sample as u64)?;
         let mut payloads = Vec::new();
@@ -648,7 +650,12 @@ async fn list_projects(shared: &Shared, call: &Call) -> CallToolResult {
     // Seed 000: listing always succeeds, with no time limit (one configured
     // for it is not applied). An unreadable store is an error, never an
     // empty list that hides projects.
-    let libraries = match ops::unbounded(shared, |engine| engine.libraries()).await {
+    let caller = call.clone();
+    let libraries = match ops::unbounded(shared, call, Touches::Visible, move |engine| {
+        ops::visible(engine, &caller)
+    })
+    .await
+    {
         Ok(libraries) => libraries,
         Err(e) => return error(shared, call, &e, None),
     };

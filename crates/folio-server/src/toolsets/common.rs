@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::ops::{self, Call, Shared, Written};
+use crate::ops::{self, Call, Shared, Touches, Written};
 use crate::tool::{Effect, define, failure, success, with_args};
 
 const MIN_BATCH: usize = 100;
@@ -306,7 +306,8 @@ async fn store_chunks(shared: &Shared, p: StoreChunksParams, call: &Call) -> Cal
         create_library: false,
     };
     let progress = call.progress();
-    let result = match ops::write(shared, call, move |engine| {
+    let touched = request.library.clone();
+    let result = match ops::write(shared, call, Touches::Library(&touched), move |engine| {
         engine.store_chunks(&request, &progress)
     })
     .await

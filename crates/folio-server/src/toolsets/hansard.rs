@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::ops::{self, Call, Shared};
+use crate::ops::{self, Call, Shared, Touches};
 use crate::tool::{Effect, define, success, with_args};
 
 /// The record schema of the speeches library.
@@ -74,7 +74,7 @@ fn tool_error(message: impl Into<String>) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(message.into())])
 }
 
-fn engine_error(e: &EngineError) -> CallToolResult {
+pub fn engine_error(e: &EngineError) -> CallToolResult {
     use folio_core::ErrorCode as C;
     tool_error(match e.code {
         C::InvalidArgument => format!("Invalid input: {}", e.message),
@@ -310,7 +310,8 @@ async fn search_speeches(shared: &Shared, p: SearchParams, call: &Call) -> CallT
     request.response_mode = ResponseMode::Full;
     request.max_chars_per_chunk = 800;
     let include_full_text = p.include_full_text;
-    let result = ops::run(shared, call, move |engine| {
+    let touched = request.library.clone();
+    let result = ops::run(shared, call, Touches::Library(&touched), move |engine| {
         // The seed's model takes any string of 1 to 1,000 characters; one
         // with nothing to search for finds nothing.
         if request.query.trim().is_empty() {
@@ -477,7 +478,7 @@ async fn get_speech(shared: &Shared, p: GetParams, call: &Call) -> CallToolResul
         .await;
     let id = speech_document_id(&library, &p.speech_id);
     let (include_chunks, include_context) = (p.include_chunks, p.include_context);
-    let result = ops::run(shared, call, move |engine| {
+    let result = ops::run(shared, call, Touches::Library(&library), move |engine| {
         let document = engine.document(id.as_str())?;
         let chunks = if include_chunks {
             Some(engine.chunks(id.as_str(), 0..u32::MAX)?)
@@ -733,7 +734,8 @@ async fn ingest_speech(shared: &Shared, p: IngestParams, call: &Call) -> CallToo
     call.step(1, 5, "checking for a duplicate").await;
     let hash = content_hash.clone();
     let speech = speech_id.clone();
-    let outcome = ops::run(shared, call, move |engine| {
+    let touched = library.clone();
+    let outcome = ops::run(shared, call, Touches::Library(&touched), move |engine| {
         store_speech(engine, &library, record, skip.then_some((&hash, &speech)))
     })
     .await;
@@ -882,7 +884,8 @@ async fn list_speakers(shared: &Shared, p: SpeakersParams, call: &Call) -> CallT
         min_count: p.min_speeches as u64,
         limit: p.limit as usize,
     };
-    let facets = match ops::run(shared, call, move |engine| {
+    let touched = library.clone();
+    let facets = match ops::run(shared, call, Touches::Library(&touched), move |engine| {
         engine.facets(&library, &request)
     })
     .await

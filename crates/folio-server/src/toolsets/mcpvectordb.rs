@@ -16,7 +16,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::ops::{self, CacheInfo, Call, PathCheck, Shared, check_path};
+use crate::ops::{self, CacheInfo, Call, PathCheck, Shared, Touches, check_path};
 use crate::tool::{Effect, define, failure, success, with_args};
 
 fn default_library() -> String {
@@ -255,13 +255,15 @@ async fn ingest_one(
 /// result in the seed's single-document shape.
 pub async fn ingest_upload(
     shared: &Shared,
+    principal: Option<folio_engine::keys::Principal>,
     library: &str,
     name: String,
     bytes: Vec<u8>,
     metadata: Option<Map<String, Value>>,
 ) -> Result<Value, EngineError> {
     let target = IngestTarget::Bytes { name, bytes };
-    let output = ingest_one(shared, library, target, metadata, &Call::detached("upload")).await?;
+    let call = Call::detached("upload").by(principal);
+    let output = ingest_one(shared, library, target, metadata, &call).await?;
     Ok(serde_json::to_value(output).unwrap_or_default())
 }
 
@@ -390,7 +392,8 @@ async fn ingest_folder(shared: &Shared, p: IngestFolderParams, call: &Call) -> C
     };
     let progress = call.progress();
     let library_name = p.library.clone();
-    let outcome = ops::run(shared, call, move |engine| {
+    let touched = request.library.clone();
+    let outcome = ops::run(shared, call, Touches::Library(&touched), move |engine| {
         let report: IngestReport = engine.ingest(&request, &progress)?;
         let mut results = Vec::new();
         let mut errors = Vec::new();
@@ -781,7 +784,12 @@ struct ListLibrariesOutput {
 }
 
 async fn list_libraries(shared: &Shared, call: &Call) -> CallToolResult {
-    match ops::run(shared, call, |engine| engine.libraries()).await {
+    let caller = call.clone();
+    match ops::run(shared, call, Touches::Visible, move |engine| {
+        ops::visible(engine, &caller)
+    })
+    .await
+    {
         Ok(libraries) => success(&ListLibrariesOutput {
             libraries: libraries
                 .into_iter()
@@ -853,7 +861,12 @@ struct GetDocumentOutput {
 
 async fn get_document(shared: &Shared, p: DocIdParams, call: &Call) -> CallToolResult {
     let id = internal_id(&p.doc_id);
-    match ops::run(shared, call, move |engine| engine.document(&id)).await {
+    let touched = id.clone();
+    match ops::run(shared, call, Touches::Document(&touched), move |engine| {
+        engine.document(&id)
+    })
+    .await
+    {
         Ok(d) => success(&GetDocumentOutput {
             doc_id: public_id(d.id.as_str()),
             source: d.source,

@@ -15,6 +15,7 @@ mod hansard;
 mod mcpvectordb;
 mod native;
 
+use folio_engine::EngineError;
 use rmcp::model::{CallToolResult, JsonObject, Tool};
 
 pub use self::mcpvectordb::{ingest_upload, upload_status};
@@ -30,6 +31,18 @@ fn tools(toolset: Toolset, options: &ServeOptions) -> Vec<Tool> {
         Toolset::Bmcis => bmcis::tools(&options.bmcis_library),
         Toolset::Mcpvectordb => mcpvectordb::tools(),
         Toolset::Hansard => hansard::tools(),
+    }
+}
+
+/// A refusal of a call before its tool runs (a scope the caller lacks), in
+/// `toolset`'s error envelope.
+pub fn refusal(toolset: Toolset, shared: &Shared, call: &Call, e: &EngineError) -> CallToolResult {
+    match toolset {
+        Toolset::Native => native::error(e),
+        Toolset::Citeloom => common::error(shared, call, e, None),
+        Toolset::Bmcis => bmcis::engine_error(e),
+        Toolset::Mcpvectordb => mcpvectordb::error(e),
+        Toolset::Hansard => hansard::engine_error(e),
     }
 }
 

@@ -40,6 +40,9 @@ pub struct HttpOptions {
     pub allowed_origins: Vec<String>,
     /// Require `Authorization: Bearer <token>`.
     pub token: Option<String>,
+    /// Require an access key (`folio keys`) as the bearer token, and hold
+    /// each request to the key's scopes and libraries.
+    pub keys: bool,
     /// Largest MCP request body.
     pub max_body_bytes: usize,
     /// Largest upload (the multipart body).
@@ -58,6 +61,7 @@ impl HttpOptions {
             ],
             allowed_origins: Vec::new(),
             token: None,
+            keys: false,
             max_body_bytes: 16 * 1024 * 1024,
             max_upload_bytes: 200 * 1024 * 1024,
         }
@@ -68,6 +72,25 @@ struct Guard {
     hosts: Vec<String>,
     origins: Vec<String>,
     token: Option<String>,
+    /// Set when access keys are asked: the engine that checks them.
+    keys: Option<Arc<folio_engine::Engine>>,
+}
+
+/// The 401 of a missing or refused key: the bearer scheme, and for a
+/// refused key why (RFC 6750: no error code when none was sent).
+fn unauthorized(reason: &str, presented: bool) -> Response {
+    let mut response = refuse(StatusCode::UNAUTHORIZED, reason);
+    let challenge = if presented {
+        format!("Bearer error=\"invalid_token\", error_description=\"{reason}\"")
+    } else {
+        "Bearer".to_string()
+    };
+    if let Ok(value) = header::HeaderValue::from_str(&challenge) {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, value);
+    }
+    response
 }
 
 fn host_allowed(host: &str, allowed: &[String]) -> bool {
@@ -109,7 +132,7 @@ fn same_secret(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
+async fn guard(State(guard): State<Arc<Guard>>, mut request: Request, next: Next) -> Response {
     let headers = request.headers();
     let host = headers
         .get(header::HOST)
@@ -135,6 +158,45 @@ async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next) ->
             .unwrap_or("");
         if !same_secret(given.trim().as_bytes(), token.as_bytes()) {
             return refuse(StatusCode::UNAUTHORIZED, "a valid bearer token is required");
+        }
+    }
+    // /health says nothing private and stays open to probes.
+    if let Some(engine) = &guard.keys
+        && request.uri().path() != "/health"
+    {
+        let Some(given) = request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|h| h.to_str().ok())
+            .and_then(|h| h.strip_prefix("Bearer "))
+            .map(|k| k.trim().to_string())
+        else {
+            return unauthorized(
+                "an access key is required (Authorization: Bearer folio_...)",
+                false,
+            );
+        };
+        let engine = engine.clone();
+        match tokio::task::spawn_blocking(move || engine.authenticate(&given)).await {
+            Ok(Ok(principal)) => {
+                request.extensions_mut().insert(principal);
+            }
+            Ok(Err(e)) if e.code == folio_core::ErrorCode::Unauthorized => {
+                return unauthorized(&e.message, true);
+            }
+            Ok(Err(e)) => {
+                tracing::error!("checking an access key failed: {e}");
+                return refuse(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "the key could not be checked",
+                );
+            }
+            Err(_) => {
+                return refuse(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "the key could not be checked",
+                );
+            }
         }
     }
     next.run(request).await
@@ -169,6 +231,7 @@ pub fn router(shared: Arc<Shared>, options: &HttpOptions, cancel: CancellationTo
         hosts: options.allowed_hosts.clone(),
         origins: options.allowed_origins.clone(),
         token: options.token.clone(),
+        keys: options.keys.then(|| shared.engine.clone()),
     });
     let mut app = Router::new()
         .route_service("/mcp", mcp)

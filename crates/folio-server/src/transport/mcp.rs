@@ -14,19 +14,45 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::json;
 
-use crate::ops::{self, Call, Shared};
+use folio_engine::keys::Principal;
+
+use crate::ops::{self, Call, Shared, Touches};
 use crate::options::Toolset;
+use crate::tool::scope;
 use crate::toolsets;
 
 /// One MCP session's handler; all sessions of a process share `Shared`.
 #[derive(Clone)]
 pub struct FolioServer {
     shared: Arc<Shared>,
+    /// The caller of every request of this session, when the transport
+    /// authenticated the session once (SSE); streamable HTTP authenticates
+    /// each request and hands its principal over with the request.
+    principal: Option<Principal>,
 }
 
 impl FolioServer {
     pub fn new(shared: Arc<Shared>) -> Self {
-        FolioServer { shared }
+        FolioServer {
+            shared,
+            principal: None,
+        }
+    }
+
+    /// A session whose every request comes from `principal`.
+    pub fn for_principal(shared: Arc<Shared>, principal: Option<Principal>) -> Self {
+        FolioServer { shared, principal }
+    }
+
+    /// Who makes a request: the session's principal, else the one the HTTP
+    /// guard attached to this request; None where no key is asked.
+    fn caller(&self, context: &RequestContext<RoleServer>) -> Option<Principal> {
+        self.principal.clone().or_else(|| {
+            context
+                .extensions
+                .get::<axum::http::request::Parts>()
+                .and_then(|parts| parts.extensions.get::<Principal>().cloned())
+        })
     }
 
     /// Instructions for the agent, built from the index as it is now.
@@ -47,7 +73,17 @@ impl FolioServer {
             text.push_str(" This server is read-only.");
         }
         text.push('\n');
-        match shared.engine.libraries() {
+        // Library names are for the local user or an open server: a server
+        // that asks for keys does not list them before it knows the caller.
+        let libraries = if shared.options.keys_required {
+            Ok(Vec::new())
+        } else {
+            shared.engine.libraries()
+        };
+        match libraries {
+            Ok(libraries) if libraries.is_empty() && shared.options.keys_required => text.push_str(
+                "Call list_libraries (or your toolset's listing) for the libraries you may use.\n",
+            ),
             Ok(libraries) if libraries.is_empty() => {
                 text.push_str("No libraries yet: ingest documents to create one.\n")
             }
@@ -128,7 +164,7 @@ impl ServerHandler for FolioServer {
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let start = match request.and_then(|r| r.cursor) {
             None => 0,
@@ -137,7 +173,15 @@ impl ServerHandler for FolioServer {
                 .map_err(|_| McpError::invalid_params("invalid cursor", None))?,
         };
         let page = self.shared.options.tools_page_size.max(1);
-        let tools: Vec<_> = self.shared.registry.tools().cloned().collect();
+        // A key sees only the tools it may call.
+        let caller = self.caller(&context);
+        let tools: Vec<_> = self
+            .shared
+            .registry
+            .tools()
+            .filter(|t| caller.as_ref().is_none_or(|p| p.may(scope(t))))
+            .cloned()
+            .collect();
         if start > tools.len() {
             return Err(McpError::invalid_params("invalid cursor", None));
         }
@@ -173,10 +217,19 @@ impl ServerHandler for FolioServer {
             context.ct.child_token(),
             context.peer.clone(),
             token,
-        );
+        )
+        .by(self.caller(&context));
         let shared = self.shared.clone();
         let started = std::time::Instant::now();
-        let result = toolsets::call(toolset, &shared, &name, arguments, &call).await;
+        // Refused before any work when the caller lacks the tool's scope.
+        let allowed = match &call.principal {
+            Some(principal) => principal.require(scope(tool), &format!("the tool {name}")),
+            None => Ok(()),
+        };
+        let result = match allowed {
+            Ok(()) => toolsets::call(toolset, &shared, &name, arguments, &call).await,
+            Err(refused) => toolsets::refusal(toolset, &shared, &call, &refused),
+        };
         call.flush().await;
         // One line per call, to trace a response's correlation id: never
         // the arguments (document text, queries) themselves.
@@ -194,11 +247,15 @@ impl ServerHandler for FolioServer {
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let libraries = ops::unbounded(&self.shared, |engine| engine.libraries())
-            .await
-            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        let call = Call::detached("resources/list").by(self.caller(&context));
+        let caller = call.clone();
+        let libraries = ops::unbounded(&self.shared, &call, Touches::Visible, move |engine| {
+            ops::visible(engine, &caller)
+        })
+        .await
+        .map_err(|e| McpError::internal_error(e.to_string(), None))?;
         let resources: Vec<_> = libraries
             .iter()
             .map(|l| {
@@ -237,13 +294,16 @@ impl ServerHandler for FolioServer {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         let uri = request.uri.clone();
         let shared = &self.shared;
+        // A resource outside the caller's libraries reads as missing.
+        let call = Call::detached("resources/read").by(self.caller(&context));
         let (mime, text) = if let Some(name) = uri.strip_prefix("folio://library/") {
             let name = folio_core::LibraryName::new(name).map_err(|_| resource_not_found(&uri))?;
-            let stats = ops::unbounded(shared, move |engine| {
+            let touched = name.clone();
+            let stats = ops::unbounded(shared, &call, Touches::Library(&touched), move |engine| {
                 let stats = engine.inspect(&name)?;
                 let (documents, total) = engine.documents(&name, 0, 100)?;
                 Ok((stats, documents, total))
@@ -269,7 +329,11 @@ impl ServerHandler for FolioServer {
             ("application/json", body.to_string())
         } else if let Some(id) = uri.strip_prefix("folio://document/") {
             let id = id.to_string();
-            let document = ops::unbounded(shared, move |engine| engine.document(&id))
+            let touched = id.clone();
+            let document =
+                ops::unbounded(shared, &call, Touches::Document(&touched), move |engine| {
+                    engine.document(&id)
+                })
                 .await
                 .map_err(|_| resource_not_found(&uri))?;
             ("text/markdown", document.text)

@@ -11,6 +11,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::Value;
 
+use folio_engine::keys::Principal;
+
 use super::mcp::FolioServer;
 use super::refuse;
 use crate::ops::Shared;
@@ -19,9 +21,13 @@ use crate::ops::Shared;
 /// messages go.
 #[derive(Clone, Default)]
 struct SseSessions {
-    inputs:
-        Arc<std::sync::Mutex<std::collections::HashMap<String, tokio::sync::mpsc::Sender<String>>>>,
+    /// Each session's key (by name, when keys are asked) and its input.
+    inputs: Arc<std::sync::Mutex<std::collections::HashMap<String, Session>>>,
 }
+
+/// The key that opened a session (None when no key is asked), and where
+/// its client messages go.
+type Session = (Option<String>, tokio::sync::mpsc::Sender<String>);
 
 /// Removes a session when its event stream ends (the client went away).
 struct SseSession {
@@ -47,6 +53,7 @@ struct SseState {
 /// client's messages; every server message follows as a `message` event.
 async fn sse_connect(
     State(state): State<SseState>,
+    principal: Option<axum::Extension<Principal>>,
 ) -> axum::response::Sse<
     impl futures_util::Stream<Item = Result<axum::response::sse::Event, std::convert::Infallible>>,
 > {
@@ -57,9 +64,11 @@ async fn sse_connect(
     let id = uuid::Uuid::new_v4().simple().to_string();
     let (ours, theirs) = tokio::io::duplex(1 << 20);
     let shared = state.shared.clone();
+    let principal = principal.map(|axum::Extension(p)| p);
+    let owner = principal.as_ref().map(|p| p.name.clone());
     tokio::spawn(async move {
         use rmcp::ServiceExt;
-        if let Ok(running) = FolioServer::new(shared)
+        if let Ok(running) = FolioServer::for_principal(shared, principal)
             .serve(super::screen::screened(theirs))
             .await
         {
@@ -79,7 +88,7 @@ async fn sse_connect(
         }
     });
     if let Ok(mut inputs) = state.sessions.inputs.lock() {
-        inputs.insert(id.clone(), input);
+        inputs.insert(id.clone(), (owner, input));
     }
     let endpoint = Event::default()
         .event("endpoint")
@@ -111,6 +120,7 @@ struct SessionQuery {
 /// its answer arrives on the session's event stream.
 async fn sse_message(
     State(state): State<SseState>,
+    principal: Option<axum::Extension<Principal>>,
     axum::extract::Query(query): axum::extract::Query<SessionQuery>,
     body: axum::body::Bytes,
 ) -> Response {
@@ -120,8 +130,11 @@ async fn sse_message(
         .lock()
         .ok()
         .and_then(|inputs| inputs.get(&query.session_id).cloned());
-    let Some(input) = input else {
-        return refuse(StatusCode::NOT_FOUND, "no such session");
+    // A session takes messages from the key that opened it only.
+    let caller = principal.map(|axum::Extension(p)| p.name);
+    let input = match input {
+        Some((owner, input)) if owner == caller => input,
+        _ => return refuse(StatusCode::NOT_FOUND, "no such session"),
     };
     // One message per line on the session's stream: re-serialised compact.
     let line = match serde_json::from_slice::<Value>(&body) {

@@ -10,6 +10,8 @@ use axum::response::{IntoResponse, Response};
 use folio_core::ErrorCode;
 use serde_json::{Map, Value, json};
 
+use folio_engine::keys::{Principal, Scope};
+
 use crate::ops::Shared;
 use crate::toolsets;
 
@@ -27,7 +29,18 @@ fn upload_error(status: StatusCode, message: impl std::fmt::Display) -> Response
 /// extension, 500 when ingestion fails (a corrupt or empty file among
 /// them), 413 over the size limit; 403 on a read-only server, before the
 /// body is read.
-pub(super) async fn upload(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+pub(super) async fn upload(
+    State(shared): State<Arc<Shared>>,
+    principal: Option<axum::Extension<Principal>>,
+    request: Request,
+) -> Response {
+    let principal = principal.map(|axum::Extension(p)| p);
+    if let Some(Err(e)) = principal
+        .as_ref()
+        .map(|p| p.require(Scope::Ingest, "uploading"))
+    {
+        return upload_error(StatusCode::FORBIDDEN, e);
+    }
     if shared.options.read_only || shared.engine.read_only() {
         return (
             StatusCode::FORBIDDEN,
@@ -126,7 +139,7 @@ pub(super) async fn upload(State(shared): State<Arc<Shared>>, request: Request) 
             ),
         );
     }
-    match toolsets::ingest_upload(&shared, &library, base, bytes, metadata).await {
+    match toolsets::ingest_upload(&shared, principal, &library, base, bytes, metadata).await {
         Ok(output) => (StatusCode::OK, Json(output)).into_response(),
         Err(e) => upload_error(
             StatusCode::from_u16(toolsets::upload_status(e.code))

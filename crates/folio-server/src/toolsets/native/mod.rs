@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::ops::{self, CacheInfo, Call, PathCheck, Shared, check_path, library};
+use crate::ops::{self, CacheInfo, Call, PathCheck, Shared, Touches, check_path, library};
 use crate::tool::{Effect, bounded as check, define, failure, success, with_args};
 use crate::toolsets::common;
 
@@ -86,7 +86,8 @@ async fn get_document(shared: &Shared, p: GetDocumentParams, call: &Call) -> Cal
         return invalid(m);
     }
     let id = p.document_id.clone();
-    let document = match ops::run(shared, call, move |engine| engine.document(&id)).await {
+    let touched = Touches::Document(&p.document_id);
+    let document = match ops::run(shared, call, touched, move |engine| engine.document(&id)).await {
         Ok(d) => d,
         Err(e) => return error(&e.about(p.document_id)),
     };
@@ -164,7 +165,7 @@ async fn get_chunks(shared: &Shared, p: GetChunksParams, call: &Call) -> CallToo
     }
     let id = p.chunk_id.clone();
     let (before, after) = (p.before, p.after);
-    let chunks = match ops::run(shared, call, move |engine| {
+    let chunks = match ops::run(shared, call, Touches::Chunk(&p.chunk_id), move |engine| {
         engine.chunk_with_neighbours(&id, before, after)
     })
     .await
@@ -393,7 +394,12 @@ struct LibrariesOutput {
 }
 
 async fn list_libraries(shared: &Shared, call: &Call) -> CallToolResult {
-    match ops::run(shared, call, |engine| engine.libraries()).await {
+    let caller = call.clone();
+    match ops::run(shared, call, Touches::Visible, move |engine| {
+        ops::visible(engine, &caller)
+    })
+    .await
+    {
         Ok(libraries) => success(&LibrariesOutput {
             count: libraries.len(),
             libraries: libraries
@@ -463,9 +469,12 @@ async fn list_documents(shared: &Shared, p: ListDocumentsParams, call: &Call) ->
     };
     let library_name = name.clone();
     let (offset, limit) = (p.offset, p.limit);
-    match ops::run(shared, call, move |engine| {
-        engine.documents(&name, offset, limit)
-    })
+    match ops::run(
+        shared,
+        call,
+        Touches::Library(&library_name),
+        move |engine| engine.documents(&name, offset, limit),
+    )
     .await
     {
         Ok((documents, total)) => {
@@ -527,7 +536,12 @@ async fn inspect_library(shared: &Shared, p: LibraryParams, call: &Call) -> Call
         Ok(n) => n,
         Err(e) => return error(&e),
     };
-    match ops::run(shared, call, move |engine| engine.inspect(&name)).await {
+    let touched = name.clone();
+    match ops::run(shared, call, Touches::Library(&touched), move |engine| {
+        engine.inspect(&name)
+    })
+    .await
+    {
         Ok(stats) => success(&InspectOutput {
             library: stats.info.name.to_string(),
             document_count: stats.info.document_count,
@@ -634,8 +648,9 @@ struct ServerInfoOutput {
 }
 
 async fn server_info(shared: &Shared, p: ServerInfoParams, call: &Call) -> CallToolResult {
-    let (libraries, disk) = match ops::run(shared, call, |engine| {
-        Ok((engine.libraries()?.len(), engine.disk_bytes()))
+    let caller = call.clone();
+    let (libraries, disk) = match ops::run(shared, call, Touches::Visible, move |engine| {
+        Ok((ops::visible(engine, &caller)?.len(), engine.disk_bytes()))
     })
     .await
     {

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{error, invalid};
-use crate::ops::{self, Call, Shared};
+use crate::ops::{self, Call, Shared, Touches};
 use crate::tool::{Effect, define, success};
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -123,7 +123,12 @@ pub async fn facets(shared: &Shared, p: FacetsParams, call: &Call) -> CallToolRe
         limit: p.limit,
     };
     let library = name.to_string();
-    match ops::run(shared, call, move |engine| engine.facets(&name, &request)).await {
+    let touched = name.clone();
+    match ops::run(shared, call, Touches::Library(&touched), move |engine| {
+        engine.facets(&name, &request)
+    })
+    .await
+    {
         Ok(facets) => success(&FacetsOutput {
             library,
             documents: facets.documents,
@@ -242,7 +247,25 @@ pub async fn find_quote(shared: &Shared, p: QuoteParams, call: &Call) -> CallToo
         limit: p.limit,
     };
     let cancel = call.cancel.clone();
-    match ops::run(shared, call, move |engine| {
+    let caller = call.clone();
+    let (named, document) = (request.libraries.clone(), request.document_id.clone());
+    let touches = match (&document, named.is_empty()) {
+        (Some(id), _) => Touches::Document(id),
+        (None, false) => Touches::Libraries(&named),
+        (None, true) => Touches::Visible,
+    };
+    let mut request = request;
+    match ops::run(shared, call, touches, move |engine| {
+        // "All libraries" means all the caller may see.
+        if request.libraries.is_empty() && caller.principal.is_some() {
+            request.libraries = ops::visible(engine, &caller)?
+                .into_iter()
+                .map(|l| l.name)
+                .collect();
+            if request.libraries.is_empty() {
+                return Ok(Vec::new());
+            }
+        }
         engine.find_quote(&request, &|| cancel.is_cancelled())
     })
     .await

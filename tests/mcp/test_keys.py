@@ -1,0 +1,212 @@
+"""Issue 29: a server that asks for keys (`folio serve --http --auth keys`)
+holds every caller to their key: unknown, malformed, revoked and expired
+keys are refused (401), a scope a key lacks is refused before any work,
+and a key limited to some libraries can neither read nor write the others,
+through any tool that takes a library, a document or a chunk, nor see their
+names in listings and resources. Each refused attempt is counted; none may
+succeed, and the library it aimed at is unchanged afterwards."""
+
+import json
+import subprocess
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+from mcp.shared.exceptions import MCPError
+from conftest import BIN, HttpServer, call, fails, folio_env, http_mcp, ok, run, stdio
+from test_compat import upload
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}},
+}
+
+
+# A batch store_chunks accepts, so a refusal is the key's, not the batch's.
+ITEMS = [
+    {"id": f"k-{i}", "text": f"Chunk {i} about levees.", "embedding": [((i + j) % 7 - 3) / 3 for j in range(384)], "metadata": {}}
+    for i in range(100)
+]
+
+
+def create_key(data, name, *flags):
+    done = subprocess.run(
+        [BIN, "keys", "create", name, *flags], env=folio_env(data), capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
+
+
+def status_of(url, key=None, body=None):
+    """The HTTP status of an initialize POST to /mcp with `key`."""
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    if key is not None:
+        headers["Authorization"] = f"Bearer {key}"
+    request = urllib.request.Request(
+        url + "/mcp",
+        data=json.dumps(body or INITIALIZE).encode(),
+        headers=headers,
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as r:
+            return r.status, {k.lower(): v for k, v in r.headers.items()}
+    except urllib.error.HTTPError as e:
+        return e.code, {k.lower(): v for k, v in e.headers.items()}
+
+
+def test_keys_hold_callers_to_their_scopes_and_libraries(data):
+    async def seed():
+        async with stdio(data) as c:
+            wiki = await ok(c, "ingest", {"library": "wiki", "content": {"name": "w.md", "text": "# Rivers\n\nRivers carry silt to the delta."}})
+            hr = await ok(c, "ingest", {"library": "hr", "content": {"name": "salaries.md", "text": "# Salaries\n\nThe director earns a confidential bonus."}})
+            await ok(c, "ingest", {"library": "scratch", "content": {"name": "s.md", "text": "# Scratch\n\nDraft notes."}})
+            return wiki["items"][0]["document_id"], hr["items"][0]["document_id"]
+
+    wiki_doc, hr_doc = run(seed())
+    lead = create_key(data, "lead", "--scope", "search,ingest,admin")
+    intern = create_key(data, "intern", "--scope", "search", "--libraries", "wiki")
+    bot = create_key(data, "ci-bot", "--scope", "ingest", "--libraries", "wiki")
+    gone = create_key(data, "gone", "--scope", "search")
+    brief = create_key(data, "brief", "--scope", "search", "--expires", "1s")
+    attempts = []  # (what, accepted?)
+
+    with HttpServer(data, "--auth", "keys") as server:
+        # Who are you: no key, a made-up one, a malformed one, an expired
+        # one, a revoked one; /health stays open and says nothing private.
+        time.sleep(1.5)
+        for what, key in [
+            ("no key", None),
+            ("made-up key", "folio_" + "0" * 64),
+            ("malformed key", "abc"),
+            ("key with a byte changed", intern[:-1] + ("0" if intern[-1] != "0" else "1")),
+            ("key cut short", intern[:-1]),
+            ("expired key", brief),
+        ]:
+            status, headers = status_of(server.url, key)
+            attempts.append((what, status != 401))
+            assert headers.get("www-authenticate", "").startswith("Bearer"), (what, headers)
+        assert status_of(server.url, gone)[0] == 200
+        subprocess.run([BIN, "keys", "revoke", "gone"], env=folio_env(data), check=True, capture_output=True)
+        time.sleep(2.5)
+        attempts.append(("revoked key", status_of(server.url, gone)[0] != 401))
+        with urllib.request.urlopen(server.url + "/health", timeout=10) as r:
+            health = json.loads(r.read())
+        assert set(health) == {"status", "version", "model_loaded"}
+
+        async def as_intern():
+            async with http_mcp(server.url, key=intern) as c:
+                listed = {t.name for t in (await c.list_tools()).tools}
+                assert "search" in listed and not listed & {"ingest", "store_chunks", "delete_document", "delete_library"}, listed
+                libraries = await ok(c, "list_libraries")
+                assert [l["library"] for l in libraries["libraries"]] == ["wiki"]
+                assert (await ok(c, "server_info"))["libraries"] == 1
+                found = await ok(c, "search", {"library": "wiki", "query": "rivers delta"})
+                assert found["hits"], "its own library answers"
+                resources = await c.list_resources()
+                assert [r.name for r in resources.resources] == ["wiki"]
+                for what, tool, arguments in [
+                    ("search another library", "search", {"library": "hr", "query": "bonus"}),
+                    ("read another library's document", "get_document", {"document_id": hr_doc}),
+                    ("read another library's chunk", "get_chunks", {"chunk_id": f"{hr_doc}:0"}),
+                    ("list another library", "list_documents", {"library": "hr"}),
+                    ("inspect another library", "inspect_library", {"library": "hr"}),
+                    ("facet another library", "facets", {"library": "hr"}),
+                    ("quote from another library", "find_quote", {"passage": "confidential bonus", "libraries": ["hr"]}),
+                    ("quote from another library's document", "find_quote", {"passage": "confidential bonus", "document_id": hr_doc}),
+                    ("ingest without the scope", "ingest", {"library": "wiki", "content": {"name": "x.md", "text": "# X\n\nx"}}),
+                    ("delete without the scope", "delete_document", {"document_id": wiki_doc}),
+                    ("delete a library without the scope", "delete_library", {"library": "wiki"}),
+                    ("store chunks without the scope", "store_chunks", {"project": "wiki", "items": ITEMS}),
+                ]:
+                    is_error, body = await call(c, tool, arguments)
+                    attempts.append((what, not is_error))
+                    if is_error:
+                        assert body["error"]["code"] == "FORBIDDEN", (what, body)
+                # "Every library" is every library the key may use.
+                quoted = await ok(c, "find_quote", {"passage": "confidential bonus"})
+                attempts.append(("quote from every library", quoted["found"]))
+                try:
+                    await c.read_resource(f"folio://document/{hr_doc}")
+                    attempts.append(("read another library's document resource", True))
+                except MCPError:
+                    attempts.append(("read another library's document resource", False))
+                try:
+                    await c.read_resource("folio://library/hr")
+                    attempts.append(("read another library's resource", True))
+                except MCPError:
+                    attempts.append(("read another library's resource", False))
+
+        run(as_intern())
+
+        async def as_bot():
+            async with http_mcp(server.url, key=bot) as c:
+                listed = {t.name for t in (await c.list_tools()).tools}
+                assert "ingest" in listed and "search" not in listed and "delete_library" not in listed
+                written = await ok(c, "ingest", {"library": "wiki", "content": {"name": "ci.md", "text": "# Build\n\nThe build is green."}})
+                assert written["indexed"] == 1
+                for what, tool, arguments in [
+                    ("search without the scope", "search", {"library": "wiki", "query": "build"}),
+                    ("ingest into another library", "ingest", {"library": "hr", "content": {"name": "x.md", "text": "# X\n\nx"}}),
+                    ("delete another library's document", "delete_document", {"document_id": hr_doc}),
+                    ("store chunks in another library", "store_chunks", {"project": "hr", "items": ITEMS}),
+                    ("delete a library without admin", "delete_library", {"library": "wiki"}),
+                ]:
+                    is_error, body = await call(c, tool, arguments)
+                    attempts.append((what, not is_error))
+                    if is_error:
+                        assert body["error"]["code"] == "FORBIDDEN", (what, body)
+
+        run(as_bot())
+
+        async def as_lead():
+            async with http_mcp(server.url, key=lead) as c:
+                assert {l["library"] for l in (await ok(c, "list_libraries"))["libraries"]} == {"wiki", "hr", "scratch"}
+                assert (await ok(c, "delete_library", {"library": "scratch"}))["status"] == "deleted"
+                hr = await ok(c, "inspect_library", {"library": "hr"})
+                assert hr["document_count"] == 1, "every refused attempt left hr unchanged"
+
+        run(as_lead())
+
+    # The mcpvectordb contract's upload route: the same keys, the same rules.
+    with HttpServer(data, "--auth", "keys", "--toolsets", "mcpvectordb") as server:
+        note = [("file", ("note.txt", b"a note about deltas"))]
+        for what, key, library, expected in [
+            ("upload without a key", None, "wiki", 401),
+            ("upload without the ingest scope", intern, "wiki", 403),
+            ("upload into another library", bot, "hr", 403),
+        ]:
+            status, body = upload_as(server.url, key, note + [("library", library)])
+            attempts.append((what, status != expected))
+            assert status == expected, (what, status, body)
+        status, body = upload_as(server.url, bot, note + [("library", "wiki")])
+        assert status == 200 and body["status"] == "indexed", body
+
+    accepted = [what for what, ok_ in attempts if ok_]
+    assert len(attempts) >= 30 and accepted == [], (len(attempts), accepted)
+
+
+def upload_as(url, key, fields):
+    from test_compat import multipart
+
+    body, kind = multipart(fields)
+    headers = {"Content-Type": kind}
+    if key is not None:
+        headers["Authorization"] = f"Bearer {key}"
+    request = urllib.request.Request(url + "/upload", data=body, headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=120) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"{}")
+
+
+def test_auth_keys_is_refused_where_it_cannot_hold(data):
+    # stdio is the local user's own process; a token and keys exclude each other.
+    for args in (["serve", "--stdio", "--auth", "keys"], ["serve", "--http", "127.0.0.1:9", "--auth", "keys", "--token", "t"]):
+        done = subprocess.run([BIN, *args], env=folio_env(data), capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2, (args, done.stderr)
+        assert "--auth keys" in done.stderr
