@@ -210,3 +210,60 @@ def test_auth_keys_is_refused_where_it_cannot_hold(data):
         done = subprocess.run([BIN, *args], env=folio_env(data), capture_output=True, text=True, timeout=60)
         assert done.returncode == 2, (args, done.stderr)
         assert "--auth keys" in done.stderr
+
+
+def test_rates_audit_lines_and_metrics(data, tmp_path):
+    async def seed():
+        async with stdio(data) as c:
+            await ok(c, "ingest", {"library": "wiki", "content": {"name": "w.md", "text": "# Rivers\n\nRivers carry silt to the delta."}})
+
+    run(seed())
+    fast = create_key(data, "fast", "--scope", "search", "--rate", "30/min")
+    lead = create_key(data, "lead", "--scope", "search,ingest,admin")
+    reader = create_key(data, "reader", "--scope", "search")
+    audit = tmp_path / "audit.jsonl"
+    with HttpServer(data, "--auth", "keys", "--audit-log", str(audit)) as server:
+        # A key over its rate is refused 429 with when to retry; the bucket
+        # holds the rate (30), a refill of 0.5 a second at most adds one.
+        statuses = [status_of(server.url, fast) for _ in range(40)]
+        admitted = sum(1 for s, _ in statuses if s == 200)
+        refused = [h for s, h in statuses if s == 429]
+        assert 30 <= admitted <= 32 and len(refused) == 40 - admitted, [s for s, _ in statuses]
+        assert all(int(h["retry-after"]) >= 1 for h in refused)
+        assert status_of(server.url, reader)[0] == 200, "other keys are not slowed"
+
+        async def calls():
+            async with http_mcp(server.url, key=lead) as c:
+                await ok(c, "search", {"library": "wiki", "query": "zanzibar quokka rivers"})
+                await ok(c, "list_libraries")
+                assert (await fails(c, "search", {"library": "nope", "query": "x"}))["error"]["code"] == "LIBRARY_NOT_FOUND"
+
+        run(calls())
+
+        def metrics(key):
+            request = urllib.request.Request(server.url + "/metrics", headers={"Authorization": f"Bearer {key}"} if key else {})
+            try:
+                with urllib.request.urlopen(request, timeout=30) as r:
+                    return r.status, r.read().decode()
+            except urllib.error.HTTPError as e:
+                return e.code, ""
+
+        assert metrics(None)[0] == 401 and metrics(reader)[0] == 403
+        status, text = metrics(lead)
+        assert status == 200
+        assert 'mcp_server_operation_duration_seconds_count{operation="search",outcome="ok"} 1' in text
+        assert 'mcp_server_operation_duration_seconds_count{operation="search",outcome="LIBRARY_NOT_FOUND"} 1' in text
+        assert f'folio_rate_limited_total{{caller="fast"}} {40 - admitted}' in text
+        assert 'folio_auth_failures_total{reason="no key"} 1' in text
+        assert 'folio_library_documents{library="wiki"} 1' in text
+
+    lines = [json.loads(line) for line in audit.read_text().splitlines()]
+    calls = [(l["caller"], l["operation"], l["library"], l["outcome"]) for l in lines]
+    assert calls == [
+        ("lead", "search", "wiki", "ok"),
+        ("lead", "list_libraries", None, "ok"),
+        ("lead", "search", "nope", "LIBRARY_NOT_FOUND"),
+    ], calls
+    assert all(l["transport"] == "http" and l["correlation_id"] and l["duration_ms"] >= 0 for l in lines)
+    text = audit.read_text()
+    assert "zanzibar" not in text and lead[6:] not in text, "never the query, never the key"

@@ -81,6 +81,10 @@ pub struct ServeSection {
     pub token: Option<String>,
     /// none, token or keys (see `folio serve --auth`).
     pub auth: Option<String>,
+    /// Where audit lines are appended (`-`: stderr).
+    pub audit_log: Option<std::path::PathBuf>,
+    /// The default rate of a key (600/min).
+    pub rate: Option<String>,
     /// Extra Host names the HTTP server accepts (beyond loopback).
     pub allowed_hosts: Vec<String>,
     /// Browser origins the HTTP server accepts (beyond loopback).

@@ -78,7 +78,7 @@ fn lifetime(text: &str) -> Result<Duration> {
 }
 
 /// A rate such as `60/min` as calls per minute (rounded up).
-fn per_minute(text: &str) -> Result<u32> {
+pub fn per_minute(text: &str) -> Result<u32> {
     let bad = || {
         usage(format!(
             "--rate {text:?}: calls per unit, as 60/min, 2/s or 1000/h"

@@ -34,6 +34,15 @@ pub struct ServeArgs {
     /// libraries apply). Default: token when one is given, else none.
     #[arg(long, value_parser = ["none", "token", "keys"])]
     pub auth: Option<String>,
+    /// Append one JSON line per call to this file (`-`: stderr): time,
+    /// key name, transport, tool or route, library, outcome, duration,
+    /// correlation id; never queries or document text.
+    #[arg(long, value_name = "PATH")]
+    pub audit_log: Option<std::path::PathBuf>,
+    /// Calls a key may make when it names no rate of its own: 600/min,
+    /// 10/s (default: unlimited).
+    #[arg(long)]
+    pub rate: Option<String>,
     /// Another Host name the HTTP server answers to (repeatable).
     #[arg(long = "allowed-host")]
     pub allowed_hosts: Vec<String>,
@@ -146,6 +155,14 @@ pub fn run(cli: &Global, args: &ServeArgs, mut overrides: Overrides) -> Result<O
         server_name: args.server_name.clone().or(section.server_name),
         server_version: args.server_version.clone().or(section.server_version),
         keys_required,
+        audit_log: args.audit_log.clone().or(section.audit_log),
+        default_rate_per_minute: args
+            .rate
+            .clone()
+            .or(section.rate)
+            .as_deref()
+            .map(crate::keys::per_minute)
+            .transpose()?,
     };
     // The URL policy travels with each client's options, not the engine:
     // clients of one data directory may differ in it.

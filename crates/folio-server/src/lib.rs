@@ -41,10 +41,22 @@ impl Shared {
     /// toolsets cannot be served together.
     pub fn new(engine: Arc<Engine>, options: ServeOptions) -> Result<Arc<Self>, RegistryError> {
         let registry = Registry::for_options(&options)?;
+        let telemetry =
+            ops::telemetry::Telemetry::new(options.audit_log.as_deref()).map_err(|e| {
+                RegistryError::AuditLog {
+                    path: options
+                        .audit_log
+                        .as_ref()
+                        .map(|p| p.display().to_string())
+                        .unwrap_or_default(),
+                    reason: e.to_string(),
+                }
+            })?;
         Ok(Arc::new(Shared {
             engine,
             options,
             registry,
+            telemetry,
         }))
     }
 }

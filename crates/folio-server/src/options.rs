@@ -74,6 +74,8 @@ pub enum RegistryError {
     },
     #[error("no toolset enabled")]
     Empty,
+    #[error("cannot open the audit log {path}: {reason}")]
+    AuditLog { path: String, reason: String },
 }
 
 /// How a server behaves, whatever its transport. Each client of a shared
@@ -107,6 +109,14 @@ pub struct ServeOptions {
     /// nothing names libraries before the caller is known.
     #[serde(default)]
     pub keys_required: bool,
+    /// Where each call's audit line is appended (`-`: stderr); None: no
+    /// audit log.
+    #[serde(default)]
+    pub audit_log: Option<PathBuf>,
+    /// Calls a minute a key may make when it names no rate of its own;
+    /// None: unlimited.
+    #[serde(default)]
+    pub default_rate_per_minute: Option<u32>,
 }
 
 impl ServeOptions {
@@ -142,6 +152,8 @@ impl Default for ServeOptions {
             server_name: None,
             server_version: None,
             keys_required: false,
+            audit_log: None,
+            default_rate_per_minute: None,
         }
     }
 }

@@ -10,6 +10,7 @@
 //! which library) hooks in.
 
 mod call;
+pub mod telemetry;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -35,6 +36,8 @@ pub struct Shared {
     pub options: ServeOptions,
     /// The tools this server exposes.
     pub registry: Registry,
+    /// Rate limits, the audit log and the counters of `/metrics`.
+    pub telemetry: telemetry::Telemetry,
 }
 
 impl Shared {

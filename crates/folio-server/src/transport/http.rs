@@ -12,7 +12,7 @@ use std::sync::Arc;
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -20,6 +20,8 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tower_http::catch_panic::CatchPanicLayer;
+
+use folio_engine::keys::{Principal, Scope};
 
 use super::mcp::FolioServer;
 use super::refuse;
@@ -72,8 +74,9 @@ struct Guard {
     hosts: Vec<String>,
     origins: Vec<String>,
     token: Option<String>,
-    /// Set when access keys are asked: the engine that checks them.
-    keys: Option<Arc<folio_engine::Engine>>,
+    /// Set when access keys are asked: the server that checks them and
+    /// counts their calls.
+    keys: Option<Arc<Shared>>,
 }
 
 /// The 401 of a missing or refused key: the bearer scheme, and for a
@@ -161,7 +164,7 @@ async fn guard(State(guard): State<Arc<Guard>>, mut request: Request, next: Next
         }
     }
     // /health says nothing private and stays open to probes.
-    if let Some(engine) = &guard.keys
+    if let Some(shared) = &guard.keys
         && request.uri().path() != "/health"
     {
         let Some(given) = request
@@ -171,17 +174,27 @@ async fn guard(State(guard): State<Arc<Guard>>, mut request: Request, next: Next
             .and_then(|h| h.strip_prefix("Bearer "))
             .map(|k| k.trim().to_string())
         else {
+            shared.telemetry.auth_failed("no key");
             return unauthorized(
                 "an access key is required (Authorization: Bearer folio_...)",
                 false,
             );
         };
-        let engine = engine.clone();
+        let engine = shared.engine.clone();
         match tokio::task::spawn_blocking(move || engine.authenticate(&given)).await {
             Ok(Ok(principal)) => {
+                let rate = principal
+                    .rate_per_minute
+                    .or(shared.options.default_rate_per_minute);
+                if let Some(rate) = rate
+                    && let Err(wait) = shared.telemetry.admit(&principal.name, rate)
+                {
+                    return rate_limited(wait);
+                }
                 request.extensions_mut().insert(principal);
             }
             Ok(Err(e)) if e.code == folio_core::ErrorCode::Unauthorized => {
+                shared.telemetry.auth_failed(&e.message);
                 return unauthorized(&e.message, true);
             }
             Ok(Err(e)) => {
@@ -200,6 +213,82 @@ async fn guard(State(guard): State<Arc<Guard>>, mut request: Request, next: Next
         }
     }
     next.run(request).await
+}
+
+/// The 429 of a key over its rate, with when to try again.
+fn rate_limited(wait: std::time::Duration) -> Response {
+    let seconds = wait.as_secs_f64().ceil().max(1.0) as u64;
+    let mut response = refuse(
+        StatusCode::TOO_MANY_REQUESTS,
+        &format!("over this key's rate: retry in {seconds} s"),
+    );
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, header::HeaderValue::from(seconds));
+    response
+}
+
+/// `GET /metrics`: the Prometheus text exposition. Behind the guard like
+/// every route but `/health`; on a server that asks for keys, an admin
+/// key's (it names libraries).
+async fn metrics(
+    State(shared): State<Arc<Shared>>,
+    principal: Option<axum::Extension<Principal>>,
+) -> Response {
+    if shared.options.keys_required
+        && !principal.is_some_and(|axum::Extension(p)| p.may(Scope::Admin))
+    {
+        return refuse(
+            StatusCode::FORBIDDEN,
+            "metrics need a key with the admin scope",
+        );
+    }
+    let engine = shared.engine.clone();
+    let gauges = tokio::task::spawn_blocking(move || {
+        let mut lines: Vec<(String, Value)> = Vec::new();
+        let cache = engine.cache_stats();
+        lines.push((
+            "# TYPE folio_search_cache_hits_total counter\nfolio_search_cache_hits_total".into(),
+            cache.result_hits.into(),
+        ));
+        lines.push((
+            "# TYPE folio_search_cache_misses_total counter\nfolio_search_cache_misses_total"
+                .into(),
+            cache.result_misses.into(),
+        ));
+        lines.push((
+            "# TYPE folio_store_bytes gauge\nfolio_store_bytes".into(),
+            engine.disk_bytes().into(),
+        ));
+        if let Ok(libraries) = engine.libraries() {
+            lines.push(("# TYPE folio_library_documents gauge".into(), Value::Null));
+            for l in &libraries {
+                lines.push((
+                    format!("folio_library_documents{{library=\"{}\"}}", l.name),
+                    l.document_count.into(),
+                ));
+            }
+            lines.push(("# TYPE folio_library_chunks gauge".into(), Value::Null));
+            for l in &libraries {
+                lines.push((
+                    format!("folio_library_chunks{{library=\"{}\"}}", l.name),
+                    l.chunk_count.into(),
+                ));
+            }
+        }
+        lines
+    })
+    .await
+    .unwrap_or_default();
+    let text = shared.telemetry.exposition(&gauges);
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        text,
+    )
+        .into_response()
 }
 
 async fn health(State(shared): State<Arc<Shared>>) -> Json<Value> {
@@ -231,7 +320,7 @@ pub fn router(shared: Arc<Shared>, options: &HttpOptions, cancel: CancellationTo
         hosts: options.allowed_hosts.clone(),
         origins: options.allowed_origins.clone(),
         token: options.token.clone(),
-        keys: options.keys.then(|| shared.engine.clone()),
+        keys: options.keys.then(|| shared.clone()),
     });
     let mut app = Router::new()
         .route_service("/mcp", mcp)
@@ -244,6 +333,7 @@ pub fn router(shared: Arc<Shared>, options: &HttpOptions, cancel: CancellationTo
         );
     }
     app.route("/health", get(health))
+        .route("/metrics", get(metrics))
         .with_state(shared)
         .layer(middleware::from_fn_with_state(guard_state, guard))
         .layer(CatchPanicLayer::new())

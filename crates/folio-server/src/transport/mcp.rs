@@ -16,6 +16,7 @@ use serde_json::json;
 
 use folio_engine::keys::Principal;
 
+use crate::ops::telemetry::CallRecord;
 use crate::ops::{self, Call, Shared, Touches};
 use crate::options::Toolset;
 use crate::tool::scope;
@@ -211,6 +212,14 @@ impl ServerHandler for FolioServer {
             crate::tool::coerce_arguments(&tool.input_schema, &mut arguments);
             arguments
         });
+        // The library a call names, for its audit line (seed dialects call it
+        // library or project).
+        let library = arguments.as_ref().and_then(|a| {
+            ["library", "project"]
+                .iter()
+                .find_map(|key| a.get(*key).and_then(serde_json::Value::as_str))
+                .map(str::to_string)
+        });
         let token = context.meta.get_progress_token();
         let call = Call::new(
             name.as_str(),
@@ -233,14 +242,24 @@ impl ServerHandler for FolioServer {
         call.flush().await;
         // One line per call, to trace a response's correlation id: never
         // the arguments (document text, queries) themselves.
+        let outcome = outcome(&result);
         tracing::info!(
             tool = %name,
             toolset = %toolset,
             correlation_id = %call.correlation_id,
             duration_ms = started.elapsed().as_millis() as u64,
-            outcome = outcome(&result),
+            outcome = %outcome,
             "tool call"
         );
+        shared.telemetry.record(&CallRecord {
+            caller: call.principal.as_ref().map(|p| p.name.as_str()),
+            transport: &shared.options.transport,
+            operation: &name,
+            library: library.as_deref(),
+            outcome: &outcome,
+            duration: started.elapsed(),
+            correlation_id: &call.correlation_id,
+        });
         Ok(result.into())
     }
 
