@@ -70,6 +70,7 @@ def test_keys_hold_callers_to_their_scopes_and_libraries(data):
     lead = create_key(data, "lead", "--scope", "search,ingest,admin")
     intern = create_key(data, "intern", "--scope", "search", "--libraries", "wiki")
     bot = create_key(data, "ci-bot", "--scope", "ingest", "--libraries", "wiki")
+    scout = create_key(data, "scout", "--scope", "search", "--libraries", "wiki,planned")
     gone = create_key(data, "gone", "--scope", "search")
     brief = create_key(data, "brief", "--scope", "search", "--expires", "1s")
     attempts = []  # (what, accepted?)
@@ -170,6 +171,25 @@ def test_keys_hold_callers_to_their_scopes_and_libraries(data):
                 assert hr["document_count"] == 1, "every refused attempt left hr unchanged"
 
         run(as_lead())
+
+    # The citeloom contract's refusal of an unknown project names only the
+    # projects the key may use.
+    with HttpServer(data, "--auth", "keys", "--toolsets", "citeloom") as server:
+
+        async def citeloom_intern():
+            async with http_mcp(server.url, key=scout) as c:
+                # A project it may use that does not exist yet.
+                missing = await fails(c, "query", {"project": "planned", "text": "bonus"})
+                assert missing["error"]["code"] == "INVALID_PROJECT", missing
+                named = missing["error"]["details"]["available_projects"]
+                attempts.append(("list projects through a refusal", named != ["wiki"]))
+            async with http_mcp(server.url, key=intern) as c:
+                is_error, body = await call(c, "query_hybrid", {"project": "hr", "text": "bonus"})
+                attempts.append(("query another project", not is_error))
+                projects = await ok(c, "list_projects")
+                attempts.append(("list other projects", [p["id"] for p in projects["projects"]] != ["wiki"]))
+
+        run(citeloom_intern())
 
     # The mcpvectordb contract's upload route: the same keys, the same rules.
     with HttpServer(data, "--auth", "keys", "--toolsets", "mcpvectordb") as server:

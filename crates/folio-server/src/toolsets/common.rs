@@ -96,10 +96,17 @@ pub fn error_with(
     details.insert("reason".into(), Value::String(e.code.as_str().into()));
     let mut message = e.to_string();
     if e.code == ErrorCode::LibraryNotFound {
+        // Only the projects the caller may use: a key's refusal names no
+        // other library.
         let available: Vec<String> = shared
             .engine
             .libraries()
-            .map(|l| l.into_iter().map(|l| l.name.to_string()).collect())
+            .map(|l| {
+                l.into_iter()
+                    .filter(|l| call.may_touch(&l.name))
+                    .map(|l| l.name.to_string())
+                    .collect()
+            })
             .unwrap_or_default();
         message = format!(
             "Project '{}' not found. Available projects: {}",
