@@ -58,7 +58,7 @@ def status_of(url, key=None, body=None):
         return e.code, {k.lower(): v for k, v in e.headers.items()}
 
 
-def test_keys_hold_callers_to_their_scopes_and_libraries(data):
+def test_keys_hold_callers_to_their_scopes_and_libraries(data, tmp_path):
     async def seed():
         async with stdio(data) as c:
             wiki = await ok(c, "ingest", {"library": "wiki", "content": {"name": "w.md", "text": "# Rivers\n\nRivers carry silt to the delta."}})
@@ -192,7 +192,8 @@ def test_keys_hold_callers_to_their_scopes_and_libraries(data):
         run(citeloom_intern())
 
     # The mcpvectordb contract's upload route: the same keys, the same rules.
-    with HttpServer(data, "--auth", "keys", "--toolsets", "mcpvectordb") as server:
+    audit = tmp_path / "upload-audit.jsonl"
+    with HttpServer(data, "--auth", "keys", "--toolsets", "mcpvectordb", "--audit-log", str(audit)) as server:
         note = [("file", ("note.txt", b"a note about deltas"))]
         for what, key, library, expected in [
             ("upload without a key", None, "wiki", 401),
@@ -204,6 +205,14 @@ def test_keys_hold_callers_to_their_scopes_and_libraries(data):
             assert status == expected, (what, status, body)
         status, body = upload_as(server.url, bot, note + [("library", "wiki")])
         assert status == 200 and body["status"] == "indexed", body
+    # Each upload has its audit line (a request refused for its key has none:
+    # it never reached the route).
+    routes = [(l["caller"], l["operation"], l["library"], l["outcome"]) for l in map(json.loads, audit.read_text().splitlines())]
+    assert routes == [
+        ("intern", "/upload", None, "403"),
+        ("ci-bot", "/upload", "hr", "403"),
+        ("ci-bot", "/upload", "wiki", "ok"),
+    ], routes
 
     accepted = [what for what, ok_ in attempts if ok_]
     assert len(attempts) >= 30 and accepted == [], (len(attempts), accepted)

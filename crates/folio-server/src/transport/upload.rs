@@ -13,6 +13,7 @@ use serde_json::{Map, Value, json};
 use folio_engine::keys::{Principal, Scope};
 
 use crate::ops::Shared;
+use crate::ops::telemetry::CallRecord;
 use crate::toolsets;
 
 fn upload_error(status: StatusCode, message: impl std::fmt::Display) -> Response {
@@ -35,6 +36,37 @@ pub(super) async fn upload(
     request: Request,
 ) -> Response {
     let principal = principal.map(|axum::Extension(p)| p);
+    let caller = principal.as_ref().map(|p| p.name.clone());
+    let started = std::time::Instant::now();
+    let mut library = None;
+    let response = answer(&shared, principal, request, &mut library).await;
+    // The route's audit line, as a tool call's: the outcome is "ok" or the
+    // HTTP status.
+    let status = response.status();
+    let outcome = if status.is_success() {
+        "ok".to_string()
+    } else {
+        status.as_u16().to_string()
+    };
+    shared.telemetry.record(&CallRecord {
+        caller: caller.as_deref(),
+        transport: "http",
+        operation: "/upload",
+        library: library.as_deref(),
+        outcome: &outcome,
+        duration: started.elapsed(),
+        correlation_id: &uuid::Uuid::new_v4().to_string(),
+    });
+    response
+}
+
+/// The upload itself; `library` is set once the form names one.
+async fn answer(
+    shared: &Arc<Shared>,
+    principal: Option<Principal>,
+    request: Request,
+    library_seen: &mut Option<String>,
+) -> Response {
     if let Some(Err(e)) = principal
         .as_ref()
         .map(|p| p.require(Scope::Ingest, "uploading"))
@@ -139,7 +171,8 @@ pub(super) async fn upload(
             ),
         );
     }
-    match toolsets::ingest_upload(&shared, principal, &library, base, bytes, metadata).await {
+    *library_seen = Some(library.clone());
+    match toolsets::ingest_upload(shared, principal, &library, base, bytes, metadata).await {
         Ok(output) => (StatusCode::OK, Json(output)).into_response(),
         Err(e) => upload_error(
             StatusCode::from_u16(toolsets::upload_status(e.code))
