@@ -153,6 +153,19 @@ fn valid_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '@'))
 }
 
+/// The hash of a presented key that has a key's form; `Unauthorized`
+/// otherwise.
+fn well_formed(presented: &str) -> Result<String> {
+    let presented = presented.trim();
+    let well_formed = presented
+        .strip_prefix(KEY_PREFIX)
+        .is_some_and(|rest| rest.len() == 64 && rest.bytes().all(|b| b.is_ascii_hexdigit()));
+    if !well_formed {
+        return Err(unauthorized("not a folio key"));
+    }
+    Ok(key_hash(presented))
+}
+
 fn unauthorized(message: &str) -> EngineError {
     EngineError::new(ErrorCode::Unauthorized, message)
 }
@@ -232,22 +245,46 @@ impl Engine {
 
     /// The principal a presented key stands for; `Unauthorized` for a
     /// malformed, unknown, revoked or expired key (the message never
-    /// repeats the key).
+    /// repeats the key). May read the store: call it off the async threads.
     pub fn authenticate(&self, presented: &str) -> Result<Principal> {
-        let presented = presented.trim();
-        let well_formed = presented
-            .strip_prefix(KEY_PREFIX)
-            .is_some_and(|rest| rest.len() == 64 && rest.bytes().all(|b| b.is_ascii_hexdigit()));
-        if !well_formed {
-            return Err(unauthorized("not a folio key"));
-        }
-        let hash = key_hash(presented);
+        let hash = well_formed(presented)?;
         let record = self.key_record(&hash)?;
+        let now = self.clock.now();
+        let principal = self.accept(record, &hash, now)?;
+        self.touch(&hash, now);
+        Ok(principal)
+    }
+
+    /// `authenticate` answered from memory alone: for a key looked up
+    /// within `RECHECK` whose last use needs no writing back. None when the
+    /// store must be asked (then call `authenticate`).
+    pub fn authenticate_cached(&self, presented: &str) -> Option<Result<Principal>> {
+        let hash = match well_formed(presented) {
+            Ok(hash) => hash,
+            Err(e) => return Some(Err(e)),
+        };
+        let record = self.cached_record(&hash)?;
+        if !self.read_only()
+            && self
+                .keys
+                .touched
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(&hash)
+                .is_none_or(|at| at.elapsed() >= TOUCH_EVERY)
+        {
+            return None;
+        }
+        Some(self.accept(record, &hash, self.clock.now()))
+    }
+
+    /// The principal of `record`, the stored key whose hash is `hash`, if
+    /// it is there and unexpired at `now`.
+    fn accept(&self, record: Option<KeyRecord>, hash: &str, now: SystemTime) -> Result<Principal> {
         let Some(record) = record.filter(|r| same_secret(r.hash.as_bytes(), hash.as_bytes()))
         else {
             return Err(unauthorized("unknown or revoked key"));
         };
-        let now = self.clock.now();
         if record
             .expires_at
             .as_deref()
@@ -255,21 +292,24 @@ impl Engine {
         {
             return Err(unauthorized("the key has expired"));
         }
-        self.touch(&hash, now);
         principal(&record)
     }
 
-    /// The record with `hash`, from the cache while fresh.
-    fn key_record(&self, hash: &str) -> Result<Option<KeyRecord>> {
-        if let Some((at, record)) = self
-            .keys
+    /// The cached lookup of `hash`, while fresh.
+    fn cached_record(&self, hash: &str) -> Option<Option<KeyRecord>> {
+        self.keys
             .entries
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .get(hash)
-            && at.elapsed() < RECHECK
-        {
-            return Ok(record.clone());
+            .filter(|(at, _)| at.elapsed() < RECHECK)
+            .map(|(_, record)| record.clone())
+    }
+
+    /// The record with `hash`, from the cache while fresh.
+    fn key_record(&self, hash: &str) -> Result<Option<KeyRecord>> {
+        if let Some(record) = self.cached_record(hash) {
+            return Ok(record);
         }
         let record = self.store.key_by_hash(hash)?;
         let mut entries = self.keys.entries.lock().unwrap_or_else(|p| p.into_inner());

@@ -639,7 +639,20 @@ fn keys_live_and_die(dir: &Path, store_url: Option<&str>) {
         ErrorCode::ReadOnly
     );
 
+    assert!(
+        reader.authenticate_cached(&token).is_none(),
+        "a key not yet looked up needs the store"
+    );
     let alice = reader.authenticate(&token).unwrap();
+    assert_eq!(reader.authenticate_cached(&token).unwrap().unwrap(), alice);
+    assert_eq!(
+        reader
+            .authenticate_cached("folio_xyz")
+            .unwrap()
+            .unwrap_err()
+            .code,
+        ErrorCode::Unauthorized
+    );
     assert_eq!(alice.name, "alice");
     assert_eq!(alice.scopes, [Scope::Search, Scope::Ingest].into());
     assert_eq!(alice.libraries, Some([library()].into()));
@@ -681,6 +694,10 @@ fn keys_live_and_die(dir: &Path, store_url: Option<&str>) {
         ErrorCode::Unauthorized
     );
     std::thread::sleep(RECHECK + Duration::from_millis(200));
+    assert!(
+        reader.authenticate_cached(&token).is_none(),
+        "past RECHECK the store is asked again"
+    );
     assert_eq!(
         reader.authenticate(&token).unwrap_err().code,
         ErrorCode::Unauthorized,

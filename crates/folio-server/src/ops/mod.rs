@@ -471,9 +471,9 @@ where
 }
 
 /// Runs engine work for `call` on the blocking pool, under the time limit
-/// configured for its tool. On timeout the call is cancelled (work that
-/// polls cancellation stops; finished documents stay) and a `Timeout`
-/// error returns.
+/// configured for its tool, once what it touches is authorised. On timeout
+/// the call is cancelled (work that polls cancellation stops; finished
+/// documents stay) and a `Timeout` error returns.
 pub async fn run<T, F>(
     shared: &Shared,
     call: &Call,
@@ -484,12 +484,7 @@ where
     F: FnOnce(&Engine) -> Result<T, EngineError> + Send + 'static,
     T: Send + 'static,
 {
-    authorise(shared, call, touches).await?;
-    let engine = shared.engine.clone();
-    within(shared.timeout(&call.tool), &call.tool, call, move || {
-        work(&engine)
-    })
-    .await
+    run_within(shared, call, touches, shared.timeout(&call.tool), work).await
 }
 
 /// `run` without a time limit, for a contract that promises one never
@@ -504,12 +499,26 @@ where
     F: FnOnce(&Engine) -> Result<T, EngineError> + Send + 'static,
     T: Send + 'static,
 {
-    authorise(shared, call, touches).await?;
-    let engine = shared.engine.clone();
-    blocking(move || work(&engine)).await
+    run_within(shared, call, touches, None, work).await
 }
 
-/// `bounded` with the limit given.
+async fn run_within<T, F>(
+    shared: &Shared,
+    call: &Call,
+    touches: Touches<'_>,
+    limit: Option<Duration>,
+    work: F,
+) -> Result<T, EngineError>
+where
+    F: FnOnce(&Engine) -> Result<T, EngineError> + Send + 'static,
+    T: Send + 'static,
+{
+    authorise(shared, call, touches).await?;
+    let engine = shared.engine.clone();
+    within(limit, &call.tool, call, move || work(&engine)).await
+}
+
+/// Engine work under `limit`, cancelling `call` when it passes.
 async fn within<T, F>(
     limit: Option<Duration>,
     tool: &str,

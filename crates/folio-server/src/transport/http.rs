@@ -180,8 +180,16 @@ async fn guard(State(guard): State<Arc<Guard>>, mut request: Request, next: Next
                 false,
             );
         };
-        let engine = shared.engine.clone();
-        match tokio::task::spawn_blocking(move || engine.authenticate(&given)).await {
+        // A key seen within the last seconds is answered from memory; the
+        // store is asked on the blocking pool.
+        let checked = match shared.engine.authenticate_cached(&given) {
+            Some(answer) => Ok(answer),
+            None => {
+                let engine = shared.engine.clone();
+                tokio::task::spawn_blocking(move || engine.authenticate(&given)).await
+            }
+        };
+        match checked {
             Ok(Ok(principal)) => {
                 let rate = principal
                     .rate_per_minute
