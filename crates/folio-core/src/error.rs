@@ -45,6 +45,9 @@ pub enum ErrorCode {
     /// The caller is known but may not do this (a scope it lacks, a
     /// library outside its own).
     Forbidden,
+    /// The caller is over its rate (calls, or ingested bytes, in a window);
+    /// the error's details say when to try again.
+    RateLimited,
     /// The store failed (I/O, corruption, database error).
     Storage,
     /// The embedding model could not be loaded or failed to run.
@@ -73,6 +76,7 @@ impl ErrorCode {
             ErrorCode::ReadOnly => "read_only",
             ErrorCode::Unauthorized => "unauthorized",
             ErrorCode::Forbidden => "forbidden",
+            ErrorCode::RateLimited => "rate_limited",
             ErrorCode::Storage => "storage",
             ErrorCode::Model => "model",
             ErrorCode::Internal => "internal",
@@ -94,6 +98,7 @@ impl ErrorCode {
             | ErrorCode::UrlNotAllowed
             | ErrorCode::ReadOnly
             | ErrorCode::Forbidden => 403,
+            ErrorCode::RateLimited => 429,
             ErrorCode::FetchFailed => 502,
             ErrorCode::StoreBusy => 503,
             ErrorCode::Timeout => 504,
@@ -116,7 +121,8 @@ impl ErrorCode {
             | ErrorCode::UrlNotAllowed
             | ErrorCode::ReadOnly
             | ErrorCode::Unauthorized
-            | ErrorCode::Forbidden => true,
+            | ErrorCode::Forbidden
+            | ErrorCode::RateLimited => true,
             ErrorCode::FetchFailed
             | ErrorCode::Timeout
             | ErrorCode::StoreBusy

@@ -159,6 +159,9 @@ pub struct IngestReport {
     pub elapsed_ms: u64,
     /// Time spent computing embeddings, in milliseconds.
     pub embed_ms: f64,
+    /// Bytes of the sources read (files, pages fetched, content, records),
+    /// whether they were then indexed, skipped or refused.
+    pub bytes: u64,
 }
 
 impl IngestReport {
@@ -173,6 +176,7 @@ impl IngestReport {
         self.pending += other.pending;
         self.elapsed_ms += other.elapsed_ms;
         self.embed_ms += other.embed_ms;
+        self.bytes += other.bytes;
         self.items.extend(other.items);
     }
 }
@@ -377,6 +381,7 @@ impl Engine {
         let mut group: Vec<Prepared> = Vec::new();
         let mut cancelled = false;
         let mut embed_ms = 0.0;
+        let mut read = 0u64;
         let mut group_started = Instant::now();
         for source in sources {
             if progress.cancelled() {
@@ -384,7 +389,14 @@ impl Engine {
                 break;
             }
             let locator = source.locator();
-            match self.prepare(request, source, &chunk_config, &counter, progress) {
+            match self.prepare(
+                request,
+                source,
+                &chunk_config,
+                &counter,
+                progress,
+                &mut read,
+            ) {
                 Ok(Step::Ready(prepared)) => {
                     if group.is_empty() {
                         group_started = Instant::now();
@@ -445,7 +457,7 @@ impl Engine {
         self.store.flush()?;
         progress.finish();
         let count = |s: IngestStatus| items.iter().filter(|i| i.status == s).count();
-        Ok(IngestReport {
+        let report = IngestReport {
             library: request.library.to_string(),
             indexed: count(IngestStatus::Indexed),
             replaced: count(IngestStatus::Replaced),
@@ -456,8 +468,11 @@ impl Engine {
             pending: total - items.len(),
             elapsed_ms: started.elapsed().as_millis() as u64,
             embed_ms,
+            bytes: read,
             items,
-        })
+        };
+        self.totals.add(&report);
+        Ok(report)
     }
 
     /// The library's record schema when the request carries records; a
@@ -651,6 +666,7 @@ impl Engine {
         config: &folio_chunk::ChunkConfig,
         counter: &Counter<'_>,
         progress: &dyn Progress,
+        read: &mut u64,
     ) -> Result<Step> {
         let limits = &self.config.limits;
         let locator = source.locator();
@@ -744,6 +760,7 @@ impl Engine {
                 (bytes, name, None, SourceKind::Content)
             }
         };
+        *read += bytes.len() as u64;
         // A record's hash covers its fields: a match means they are current.
         let fields_hashed = record_content.is_some();
         let hash = record_content.unwrap_or_else(|| content_hash(&bytes));

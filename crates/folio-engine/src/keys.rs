@@ -103,7 +103,7 @@ impl Principal {
         Err(EngineError::new(
             ErrorCode::Forbidden,
             format!(
-                "the key {:?} lacks the {} scope that {what} needs",
+                "the caller {:?} lacks the {} scope that {what} needs",
                 self.name,
                 scope.as_str()
             ),
@@ -119,7 +119,7 @@ impl Principal {
         }
         Err(EngineError::new(
             ErrorCode::Forbidden,
-            format!("the key {:?} may not use library {library}", self.name),
+            format!("the caller {:?} may not use library {library}", self.name),
         ))
     }
 }

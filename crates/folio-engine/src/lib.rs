@@ -24,6 +24,7 @@ mod timestamp;
 pub mod zotero;
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -163,6 +164,50 @@ pub struct Engine {
     cache: cache::SearchCache,
     /// Access key lookups (see `keys`).
     keys: keys::KeyCache,
+    /// What this engine has ingested since it opened (for metrics).
+    totals: IngestTotals,
+}
+
+/// Counts of an engine's ingestion since it opened, whatever asked for it.
+#[derive(Debug, Default)]
+pub struct IngestTotals {
+    documents: AtomicU64,
+    chunks: AtomicU64,
+    bytes: AtomicU64,
+    embed_micros: AtomicU64,
+}
+
+/// A reading of `IngestTotals`.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct IngestCounts {
+    /// Documents indexed or replaced.
+    pub documents: u64,
+    /// Their chunks.
+    pub chunks: u64,
+    /// Bytes of sources read.
+    pub bytes: u64,
+    /// Time spent computing passage embeddings.
+    pub embed_seconds: f64,
+}
+
+impl IngestTotals {
+    fn add(&self, report: &IngestReport) {
+        let written = (report.indexed + report.replaced) as u64;
+        self.documents.fetch_add(written, Ordering::Relaxed);
+        self.chunks.fetch_add(report.chunks, Ordering::Relaxed);
+        self.bytes.fetch_add(report.bytes, Ordering::Relaxed);
+        self.embed_micros
+            .fetch_add((report.embed_ms * 1e3) as u64, Ordering::Relaxed);
+    }
+
+    fn read(&self) -> IngestCounts {
+        IngestCounts {
+            documents: self.documents.load(Ordering::Relaxed),
+            chunks: self.chunks.load(Ordering::Relaxed),
+            bytes: self.bytes.load(Ordering::Relaxed),
+            embed_seconds: self.embed_micros.load(Ordering::Relaxed) as f64 / 1e6,
+        }
+    }
 }
 
 /// The store in use, and the embedded backend when that is it.
@@ -224,6 +269,7 @@ impl Engine {
             tesseract: std::sync::OnceLock::new(),
             cache: cache::SearchCache::default(),
             keys: keys::KeyCache::default(),
+            totals: IngestTotals::default(),
             config,
         })
     }
@@ -468,6 +514,11 @@ impl Engine {
 
     /// Bytes the data directory takes on disk.
     /// Bytes the store occupies (0 when the server cannot say).
+    /// What this engine has ingested since it opened.
+    pub fn ingest_counts(&self) -> IngestCounts {
+        self.totals.read()
+    }
+
     pub fn disk_bytes(&self) -> u64 {
         self.store.size_bytes().unwrap_or(0)
     }
