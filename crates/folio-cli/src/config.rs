@@ -26,6 +26,16 @@ pub struct FileConfig {
     pub ocr: OcrSection,
     pub serve: ServeSection,
     pub rerank: RerankSection,
+    pub audit: AuditSection,
+}
+
+/// What audit lines hold beyond the defaults (`[audit]`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AuditSection {
+    /// Write each call's query (or text) into its audit line; off by
+    /// default, since queries can be confidential.
+    pub include_queries: bool,
 }
 
 /// The cross-encoder reranking stage (off unless a model is given and
@@ -85,6 +95,10 @@ pub struct ServeSection {
     pub audit_log: Option<std::path::PathBuf>,
     /// The default rate of a key (600/min).
     pub rate: Option<String>,
+    /// Bytes each key or identity may ingest (500MB/h).
+    pub ingest_rate: Option<String>,
+    /// Where /metrics is also served without credentials (127.0.0.1:9100).
+    pub metrics_addr: Option<std::net::SocketAddr>,
     /// Extra Host names the HTTP server accepts (beyond loopback).
     pub allowed_hosts: Vec<String>,
     /// Browser origins the HTTP server accepts (beyond loopback).
@@ -100,6 +114,30 @@ pub struct ServeSection {
     /// The server name and version given to clients at initialisation.
     pub server_name: Option<String>,
     pub server_version: Option<String>,
+    /// OAuth resource-server mode (`auth = "oauth"`).
+    pub oauth: OAuthSection,
+}
+
+/// How access tokens are validated in OAuth mode (`[serve.oauth]`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct OAuthSection {
+    /// The identity provider's issuer identifier (`--issuer`).
+    pub issuer: Option<String>,
+    /// This server's resource identifier, the tokens' audience (`--resource`).
+    pub resource: Option<String>,
+    /// The claim holding the scopes (default `scope`; `scp` for an array).
+    pub scope_claim: Option<String>,
+    /// Prefix of folio's scope names in that claim (`folio:` for `folio:search`).
+    pub scope_prefix: Option<String>,
+    /// The claim listing the libraries a token may use, `*` for every one
+    /// (default: no claim, every library; when set, a token without it may
+    /// use none).
+    pub libraries_claim: Option<String>,
+    /// The claim naming the caller in audit lines and rates (default `sub`).
+    pub name_claim: Option<String>,
+    /// Clock skew allowed on exp and nbf, in seconds (default 30).
+    pub leeway_secs: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]

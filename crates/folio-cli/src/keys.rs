@@ -99,6 +99,45 @@ pub fn per_minute(text: &str) -> Result<u32> {
     Ok(rate as u32)
 }
 
+/// An ingest rate such as `500MB/h` as bytes an hour (units B, KB, MB,
+/// GB in powers of 1000, KiB, MiB, GiB in powers of 1024; per h or day).
+pub fn bytes_per_hour(text: &str) -> Result<u64> {
+    let bad = || {
+        usage(format!(
+            "--ingest-rate {text:?}: bytes per unit, as 500MB/h, 2GiB/day or 100000B/h"
+        ))
+    };
+    let (amount, period) = text.trim().split_once('/').ok_or_else(bad)?;
+    let amount = amount.trim();
+    let split = amount
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(amount.len());
+    let (number, unit) = amount.split_at(split);
+    let number: f64 = number.parse().map_err(|_| bad())?;
+    let unit: f64 = match unit.trim() {
+        "" | "B" => 1.0,
+        "KB" | "kB" => 1e3,
+        "MB" => 1e6,
+        "GB" => 1e9,
+        "KiB" => 1024.0,
+        "MiB" => 1024.0 * 1024.0,
+        "GiB" => 1024.0 * 1024.0 * 1024.0,
+        _ => return Err(bad()),
+    };
+    let hours: f64 = match period.trim() {
+        "h" | "hour" => 1.0,
+        "d" | "day" => 24.0,
+        _ => return Err(bad()),
+    };
+    let per_hour = (number * unit / hours).ceil();
+    if !(1.0..=u64::MAX as f64).contains(&per_hour) {
+        return Err(usage(format!(
+            "--ingest-rate {text:?}: at least 1 byte an hour"
+        )));
+    }
+    Ok(per_hour as u64)
+}
+
 pub fn run(engine: &Engine, args: &KeysArgs, json: bool) -> Result<()> {
     match &args.command {
         KeysCommand::Create(args) => {
@@ -197,5 +236,11 @@ mod tests {
         assert_eq!(per_minute("2/s").unwrap(), 120);
         assert_eq!(per_minute("90/h").unwrap(), 2);
         assert!(per_minute("0/min").is_err() && per_minute("ten/min").is_err());
+        assert_eq!(bytes_per_hour("500MB/h").unwrap(), 500_000_000);
+        assert_eq!(bytes_per_hour("1.5 GiB/h").unwrap(), 1_610_612_736);
+        assert_eq!(bytes_per_hour("2400B/day").unwrap(), 100);
+        assert_eq!(bytes_per_hour("1000/h").unwrap(), 1000);
+        assert!(bytes_per_hour("0MB/h").is_err() && bytes_per_hour("5XB/h").is_err());
+        assert!(bytes_per_hour("5MB").is_err() && bytes_per_hour("5MB/min").is_err());
     }
 }

@@ -30,10 +30,20 @@ pub struct ServeArgs {
     #[arg(long, env = "FOLIO_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
     /// How HTTP callers prove who they are: none, token (the one shared
-    /// --token) or keys (a key each, from `folio keys create`; scopes and
-    /// libraries apply). Default: token when one is given, else none.
-    #[arg(long, value_parser = ["none", "token", "keys"])]
+    /// --token), keys (a key each, from `folio keys create`) or oauth (an
+    /// access token of the team's identity provider, --issuer); scopes and
+    /// libraries apply to keys and oauth. Default: token when one is
+    /// given, else none.
+    #[arg(long, value_parser = ["none", "token", "keys", "oauth"])]
     pub auth: Option<String>,
+    /// The identity provider whose access tokens --auth oauth accepts
+    /// (its issuer identifier, e.g. https://idp.example.org/realms/team).
+    #[arg(long, value_name = "URL")]
+    pub issuer: Option<String>,
+    /// This server's resource identifier, which tokens must name as their
+    /// audience (e.g. https://folio.example.org/mcp).
+    #[arg(long, value_name = "URL")]
+    pub resource: Option<String>,
     /// Append one JSON line per call to this file (`-`: stderr): time,
     /// key name, transport, tool or route, library, outcome, duration,
     /// correlation id; never queries or document text.
@@ -43,6 +53,16 @@ pub struct ServeArgs {
     /// 10/s (default: unlimited).
     #[arg(long)]
     pub rate: Option<String>,
+    /// Bytes of sources each key or identity may ingest: 500MB/h, 2GiB/day
+    /// (default: unlimited). Over it, ingest tools answer RATE_LIMITED with
+    /// the wait.
+    #[arg(long, value_name = "RATE")]
+    pub ingest_rate: Option<String>,
+    /// Also serve /metrics, without credentials, on this address (e.g.
+    /// 127.0.0.1:9100, for a Prometheus scraper on a private interface);
+    /// /metrics on the main address stays behind --auth.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_addr: Option<SocketAddr>,
     /// Another Host name the HTTP server answers to (repeatable).
     #[arg(long = "allowed-host")]
     pub allowed_hosts: Vec<String>,
@@ -76,7 +96,8 @@ fn model_dir(config: &folio_engine::EngineConfig) -> Option<std::path::PathBuf> 
 pub fn run(cli: &Global, args: &ServeArgs, mut overrides: Overrides) -> Result<Outcome> {
     overrides.allow_private_urls = args.allow_private_urls;
     let mut file = config::load_file(cli.config.as_deref())?;
-    let section = std::mem::take(&mut file.serve);
+    let mut section = std::mem::take(&mut file.serve);
+    let audit_queries = file.audit.include_queries;
     let wait = std::env::var("FOLIO_LOCK_WAIT_MS")
         .ok()
         .and_then(|ms| ms.parse().ok())
@@ -118,11 +139,11 @@ pub fn run(cli: &Global, args: &ServeArgs, mut overrides: Overrides) -> Result<O
         .or(section.auth)
         .unwrap_or_else(|| if token.is_some() { "token" } else { "none" }.into());
     let keys_required = match (auth.as_str(), &token) {
-        ("keys", None) => true,
-        ("keys", Some(_)) => {
-            return Err(usage(
-                "--auth keys replaces the shared token: drop --token (and FOLIO_TOKEN)",
-            ));
+        ("keys" | "oauth", None) => true,
+        ("keys" | "oauth", Some(_)) => {
+            return Err(usage(format!(
+                "--auth {auth} replaces the shared token: drop --token (and FOLIO_TOKEN)"
+            )));
         }
         ("token", None) => return Err(usage("--auth token needs --token (or FOLIO_TOKEN)")),
         ("none", Some(_)) => {
@@ -133,15 +154,16 @@ pub fn run(cli: &Global, args: &ServeArgs, mut overrides: Overrides) -> Result<O
         ("token" | "none", _) => false,
         (other, _) => {
             return Err(usage(format!(
-                "unknown --auth {other:?} (none, token or keys)"
+                "unknown --auth {other:?} (none, token, keys or oauth)"
             )));
         }
     };
     if keys_required && args.http.is_none() {
-        return Err(usage(
-            "--auth keys applies to --http: a stdio server is the local user's own process",
-        ));
+        return Err(usage(format!(
+            "--auth {auth} applies to --http: a stdio server is the local user's own process"
+        )));
     }
+    let oauth = oauth_options(args, std::mem::take(&mut section.oauth), &auth)?;
     let options = ServeOptions {
         toolsets,
         read_only,
@@ -163,6 +185,14 @@ pub fn run(cli: &Global, args: &ServeArgs, mut overrides: Overrides) -> Result<O
             .as_deref()
             .map(crate::keys::per_minute)
             .transpose()?,
+        ingest_bytes_per_hour: args
+            .ingest_rate
+            .clone()
+            .or(section.ingest_rate)
+            .as_deref()
+            .map(crate::keys::bytes_per_hour)
+            .transpose()?,
+        audit_queries,
     };
     // The URL policy travels with each client's options, not the engine:
     // clients of one data directory may differ in it.
@@ -193,27 +223,74 @@ pub fn run(cli: &Global, args: &ServeArgs, mut overrides: Overrides) -> Result<O
                 http.allowed_origins.extend(section.allowed_origins);
                 http.token = token;
                 http.keys = keys_required;
+                if let Some(oauth) = oauth {
+                    let verifier = folio_server::oauth::Verifier::discover(oauth)
+                        .await
+                        .map_err(|e| usage(format!("--auth oauth: {e}")))?;
+                    http.oauth = Some(std::sync::Arc::new(verifier));
+                }
                 if let Some(bytes) = section.max_body_bytes {
                     http.max_body_bytes = bytes;
                 }
                 http.max_upload_bytes = usize::try_from(config.limits.max_file_bytes)
                     .unwrap_or(usize::MAX)
                     .saturating_add(1 << 20);
-                serve_http(config, options, http, read_only, wait).await
+                let metrics = args.metrics_addr.or(section.metrics_addr);
+                serve_http(config, options, http, metrics, read_only, wait).await
             }
         }
     })?;
     Ok(Outcome::Success)
 }
 
+/// The OAuth options of `--auth oauth` (flags over `[serve.oauth]`);
+/// None in other modes, where naming an issuer is a mistake.
+fn oauth_options(
+    args: &ServeArgs,
+    section: config::OAuthSection,
+    auth: &str,
+) -> Result<Option<folio_server::oauth::OAuthOptions>> {
+    let issuer = args.issuer.clone().or(section.issuer);
+    let resource = args.resource.clone().or(section.resource);
+    if auth != "oauth" {
+        if issuer.is_some() || resource.is_some() {
+            return Err(usage(
+                "--issuer and --resource belong to --auth oauth: add it, or drop them",
+            ));
+        }
+        return Ok(None);
+    }
+    let (Some(issuer), Some(resource)) = (issuer, resource) else {
+        return Err(usage(
+            "--auth oauth needs --issuer (the identity provider) and --resource (this server's URL, the tokens' audience)",
+        ));
+    };
+    let mut options = folio_server::oauth::OAuthOptions::new(issuer, resource);
+    if let Some(claim) = section.scope_claim {
+        options.scope_claim = claim;
+    }
+    if let Some(prefix) = section.scope_prefix {
+        options.scope_prefix = prefix;
+    }
+    options.libraries_claim = section.libraries_claim;
+    if let Some(claim) = section.name_claim {
+        options.name_claim = claim;
+    }
+    if let Some(secs) = section.leeway_secs {
+        options.leeway = Duration::from_secs(secs);
+    }
+    Ok(Some(options))
+}
+
 async fn serve_http(
     config: folio_engine::EngineConfig,
     options: ServeOptions,
     http: HttpOptions,
+    metrics: Option<SocketAddr>,
     read_only: bool,
     wait: Duration,
 ) -> Result<()> {
-    if !http.addr.ip().is_loopback() && http.token.is_none() && !http.keys {
+    if !http.addr.ip().is_loopback() && http.token.is_none() && !http.keys && http.oauth.is_none() {
         tracing::warn!(
             "serving on {} without a token: anyone who can reach it can use it",
             http.addr
@@ -242,6 +319,22 @@ async fn serve_http(
         .await
         .with_context(|| format!("cannot listen on {}", http.addr))?;
     let cancel = tokio_util::sync::CancellationToken::new();
+    if let Some(addr) = metrics {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("cannot listen on {addr} for metrics"))?;
+        eprintln!(
+            "folio: serving metrics at http://{}/metrics",
+            listener.local_addr()?
+        );
+        let app = folio_server::http::metrics_router(shared.clone());
+        let stop = cancel.clone();
+        tokio::spawn(async move {
+            if let Err(e) = folio_server::http::serve(listener, app, stop).await {
+                tracing::error!("the metrics listener failed: {e}");
+            }
+        });
+    }
     let app = folio_server::http::router(shared, &http, cancel.clone());
     eprintln!(
         "folio: serving MCP at http://{}/mcp",

@@ -34,7 +34,7 @@ pub use ops::Shared;
 pub use options::{RegistryError, ServeOptions, Toolset};
 pub use tool::registry::Registry;
 pub use transport::mcp::FolioServer;
-pub use transport::{http, owner};
+pub use transport::{http, oauth, owner};
 
 impl Shared {
     /// The state of a server process with `options`; refused when its

@@ -105,8 +105,9 @@ pub struct ServeOptions {
     /// folio's).
     pub server_name: Option<String>,
     pub server_version: Option<String>,
-    /// Whether HTTP callers present access keys (`--auth keys`): then
-    /// nothing names libraries before the caller is known.
+    /// Whether HTTP callers are identified, by an access key (`--auth
+    /// keys`) or an OAuth access token (`--auth oauth`): then nothing
+    /// names libraries before the caller is known.
     #[serde(default)]
     pub keys_required: bool,
     /// Where each call's audit line is appended (`-`: stderr); None: no
@@ -117,6 +118,14 @@ pub struct ServeOptions {
     /// None: unlimited.
     #[serde(default)]
     pub default_rate_per_minute: Option<u32>,
+    /// Bytes of sources each identified caller may ingest an hour; None:
+    /// unlimited.
+    #[serde(default)]
+    pub ingest_bytes_per_hour: Option<u64>,
+    /// Whether audit lines carry the query of a call that has one
+    /// (`[audit] include_queries`); off by default.
+    #[serde(default)]
+    pub audit_queries: bool,
 }
 
 impl ServeOptions {
@@ -154,6 +163,8 @@ impl Default for ServeOptions {
             keys_required: false,
             audit_log: None,
             default_rate_per_minute: None,
+            ingest_bytes_per_hour: None,
+            audit_queries: false,
         }
     }
 }

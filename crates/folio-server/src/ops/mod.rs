@@ -92,6 +92,44 @@ async fn authorise(shared: &Shared, call: &Call, touches: Touches<'_>) -> Result
     }
 }
 
+/// The budget of ingested bytes an hour that holds `call`'s caller, when
+/// one does (an identified caller on a server with an ingest rate).
+fn ingest_budget<'a>(shared: &Shared, call: &'a Call) -> Option<(&'a str, u64)> {
+    let principal = call.principal.as_ref()?;
+    Some((
+        principal.name.as_str(),
+        shared.options.ingest_bytes_per_hour?,
+    ))
+}
+
+/// Refuses an ingest (`RateLimited`, with the wait in its details) when
+/// the caller has spent its ingest budget.
+fn admit_ingest(shared: &Shared, call: &Call) -> Result<(), EngineError> {
+    let Some((caller, per_hour)) = ingest_budget(shared, call) else {
+        return Ok(());
+    };
+    shared
+        .telemetry
+        .admit_ingest(caller, per_hour)
+        .map_err(|wait| {
+            let seconds = wait.as_secs_f64().ceil().max(1.0) as u64;
+            EngineError::new(
+                ErrorCode::RateLimited,
+                format!(
+                    "{caller:?} has ingested its {per_hour} bytes for this hour: retry in {seconds} s"
+                ),
+            )
+            .with_details(serde_json::json!({"retry_after_seconds": seconds}))
+        })
+}
+
+/// Charges the bytes an ingest read to its caller's budget.
+fn charge_ingest(shared: &Shared, call: &Call, bytes: u64) {
+    if let Some((caller, per_hour)) = ingest_budget(shared, call) {
+        shared.telemetry.charge_ingest(caller, per_hour, bytes);
+    }
+}
+
 /// The libraries `call` may see.
 pub fn visible(engine: &Engine, call: &Call) -> Result<Vec<LibraryInfo>, EngineError> {
     let mut libraries = engine.libraries()?;
@@ -208,12 +246,33 @@ pub async fn ingest(
     call: &Call,
     request: IngestRequest,
 ) -> Result<IngestReport, EngineError> {
+    ingest_then(shared, call, request, |_, report| Ok(report)).await
+}
+
+/// Ingests for `call` as `ingest` does, then runs `then` on the report with
+/// the engine (on the blocking pool, within the same time limit). The
+/// caller's ingest budget is checked before and charged after.
+pub async fn ingest_then<T, F>(
+    shared: &Shared,
+    call: &Call,
+    request: IngestRequest,
+    then: F,
+) -> Result<T, EngineError>
+where
+    F: FnOnce(&Engine, IngestReport) -> Result<T, EngineError> + Send + 'static,
+    T: Send + 'static,
+{
+    admit_ingest(shared, call)?;
     let progress = call.progress();
     let library = request.library.clone();
-    run(shared, call, Touches::Library(&library), move |engine| {
-        engine.ingest(&request, &progress)
+    let (answer, bytes) = run(shared, call, Touches::Library(&library), move |engine| {
+        let report = engine.ingest(&request, &progress)?;
+        let bytes = report.bytes;
+        Ok((then(engine, report), bytes))
     })
-    .await
+    .await?;
+    charge_ingest(shared, call, bytes);
+    answer
 }
 
 /// Where `ingest_source` reads documents from.
@@ -264,13 +323,16 @@ pub async fn ingest_source(
     call: &Call,
     ingest: SourceIngest,
 ) -> Written<Ingested> {
+    if let Err(refused) = admit_ingest(shared, call) {
+        return Written::Done(Err(refused));
+    }
     let progress = call.progress();
     let allow_private_urls = shared.options.allow_private_urls;
     let mut touched = vec![ingest.library.clone()];
     if let Source::Zotero(request) = &ingest.source {
         touched.push(request.library.clone());
     }
-    write(shared, call, Touches::Libraries(&touched), move |engine| {
+    let written = write(shared, call, Touches::Libraries(&touched), move |engine| {
         let SourceIngest {
             library,
             source,
@@ -314,7 +376,19 @@ pub async fn ingest_source(
             unmatched,
         })
     })
-    .await
+    .await;
+    let done = match &written {
+        Written::Done(Ok(done)) => Some(done),
+        Written::TimedOut {
+            stopped: Some(Ok(done)),
+            ..
+        } => Some(done),
+        _ => None,
+    };
+    if let Some(done) = done {
+        charge_ingest(shared, call, done.report.bytes);
+    }
+    written
 }
 
 /// Ingests one source for `call`: the item, and the chunks its document
@@ -324,10 +398,7 @@ pub async fn ingest_one(
     call: &Call,
     request: IngestRequest,
 ) -> Result<(IngestItem, u32), EngineError> {
-    let progress = call.progress();
-    let library = request.library.clone();
-    run(shared, call, Touches::Library(&library), move |engine| {
-        let report = engine.ingest(&request, &progress)?;
+    ingest_then(shared, call, request, |engine, report| {
         let item = report
             .items
             .into_iter()

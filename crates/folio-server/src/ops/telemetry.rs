@@ -37,9 +37,12 @@ pub struct CallRecord<'a> {
     pub outcome: &'a str,
     pub duration: Duration,
     pub correlation_id: &'a str,
+    /// The query the call asked, only where the server is configured to
+    /// log queries (`[audit] include_queries`).
+    pub query: Option<&'a str>,
 }
 
-/// A token bucket per caller: `rate` calls a minute, up to `rate` at once.
+/// A token bucket per caller.
 #[derive(Default)]
 struct Buckets(HashMap<String, (f64, Instant)>);
 
@@ -47,11 +50,9 @@ struct Buckets(HashMap<String, (f64, Instant)>);
 const CALLERS_LIMIT: usize = 100_000;
 
 impl Buckets {
-    /// Takes one call from `caller`'s bucket, or says how long until one
-    /// is there.
-    fn take(&mut self, caller: &str, per_minute: u32) -> Result<(), Duration> {
-        let capacity = f64::from(per_minute.max(1));
-        let per_second = capacity / 60.0;
+    /// `caller`'s bucket, refilled at `per_second` up to `capacity` (a new
+    /// caller's is full).
+    fn level(&mut self, caller: &str, capacity: f64, per_second: f64) -> &mut f64 {
         let now = Instant::now();
         if self.0.len() >= CALLERS_LIMIT && !self.0.contains_key(caller) {
             self.0.clear();
@@ -59,6 +60,16 @@ impl Buckets {
         let (tokens, at) = self.0.entry(caller.to_string()).or_insert((capacity, now));
         *tokens = (*tokens + now.duration_since(*at).as_secs_f64() * per_second).min(capacity);
         *at = now;
+        tokens
+    }
+
+    /// Takes one call from `caller`'s bucket of `per_minute` calls a
+    /// minute (up to that many at once), or says how long until one is
+    /// there.
+    fn take(&mut self, caller: &str, per_minute: u32) -> Result<(), Duration> {
+        let capacity = f64::from(per_minute.max(1));
+        let per_second = capacity / 60.0;
+        let tokens = self.level(caller, capacity, per_second);
         if *tokens >= 1.0 {
             *tokens -= 1.0;
             Ok(())
@@ -68,6 +79,13 @@ impl Buckets {
     }
 }
 
+/// A byte budget of `per_hour`, refilled evenly, up to an hour's worth at
+/// once: (capacity, refill per second).
+fn hourly(per_hour: u64) -> (f64, f64) {
+    let capacity = per_hour.max(1) as f64;
+    (capacity, capacity / 3600.0)
+}
+
 /// A server process's limits, audit log and counters.
 #[derive(Default)]
 pub struct Telemetry {
@@ -75,6 +93,8 @@ pub struct Telemetry {
     auth_failures: Mutex<BTreeMap<String, u64>>,
     rate_limited: Mutex<BTreeMap<String, u64>>,
     buckets: Mutex<Buckets>,
+    /// Bytes each caller may still ingest.
+    ingest_buckets: Mutex<Buckets>,
     audit: Option<Mutex<Box<dyn Write + Send>>>,
 }
 
@@ -115,7 +135,7 @@ impl Telemetry {
             }
         }
         if let Some(audit) = &self.audit {
-            let line = json!({
+            let mut line = json!({
                 "time": folio_engine::rfc3339(std::time::SystemTime::now()),
                 "caller": call.caller,
                 "transport": call.transport,
@@ -125,6 +145,9 @@ impl Telemetry {
                 "duration_ms": (seconds * 1e3 * 1e3).round() / 1e3,
                 "correlation_id": call.correlation_id,
             });
+            if let Some(query) = call.query {
+                line["query"] = Value::from(query);
+            }
             let mut out = audit.lock().unwrap_or_else(|p| p.into_inner());
             // One write per line, so lines of concurrent calls never mix.
             let _ = out.write_all(format!("{line}\n").as_bytes());
@@ -151,14 +174,47 @@ impl Telemetry {
             .unwrap_or_else(|p| p.into_inner())
             .take(caller, per_minute);
         if taken.is_err() {
-            *self
-                .rate_limited
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .entry(caller.to_string())
-                .or_default() += 1;
+            self.count_rate_limited(caller);
         }
         taken
+    }
+
+    /// Lets an ingest of `caller` start while its budget of `per_hour`
+    /// bytes is not spent, or says how long until it is back (and counts
+    /// the refusal). The ingest is charged afterwards (`charge_ingest`):
+    /// one that starts within budget may overdraw it, and the caller then
+    /// waits for the overdraft to refill.
+    pub fn admit_ingest(&self, caller: &str, per_hour: u64) -> Result<(), Duration> {
+        let (capacity, per_second) = hourly(per_hour);
+        let tokens = *self
+            .ingest_buckets
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .level(caller, capacity, per_second);
+        if tokens > 0.0 {
+            return Ok(());
+        }
+        self.count_rate_limited(caller);
+        Err(Duration::from_secs_f64((1.0 - tokens) / per_second))
+    }
+
+    /// Charges `bytes` ingested to `caller`'s budget of `per_hour`.
+    pub fn charge_ingest(&self, caller: &str, per_hour: u64, bytes: u64) {
+        let (capacity, per_second) = hourly(per_hour);
+        *self
+            .ingest_buckets
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .level(caller, capacity, per_second) -= bytes as f64;
+    }
+
+    fn count_rate_limited(&self, caller: &str) {
+        *self
+            .rate_limited
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(caller.to_string())
+            .or_default() += 1;
     }
 
     /// The counters in the Prometheus text exposition format, with
@@ -262,6 +318,27 @@ mod tests {
     }
 
     #[test]
+    fn an_ingest_budget_admits_until_spent_and_overdraws_once() {
+        let telemetry = Telemetry::default();
+        let per_hour = 3_600_000; // 1,000 bytes a second
+        assert!(telemetry.admit_ingest("bot", per_hour).is_ok());
+        // One ingest within budget may take more than is left.
+        telemetry.charge_ingest("bot", per_hour, 3_650_000);
+        let wait = telemetry.admit_ingest("bot", per_hour).unwrap_err();
+        // 50,000 bytes overdrawn at 1,000 a second.
+        assert!(
+            wait >= Duration::from_secs(49) && wait <= Duration::from_secs(51),
+            "{wait:?}"
+        );
+        assert!(telemetry.admit_ingest("other", per_hour).is_ok());
+        assert!(
+            telemetry
+                .exposition(&[])
+                .contains("folio_rate_limited_total{caller=\"bot\"} 1\n")
+        );
+    }
+
+    #[test]
     fn calls_are_counted_into_buckets_and_exposed() {
         let telemetry = Telemetry::default();
         for ms in [3, 40, 2_000] {
@@ -273,6 +350,7 @@ mod tests {
                 outcome: "ok",
                 duration: Duration::from_millis(ms),
                 correlation_id: "c",
+                query: None,
             });
         }
         telemetry.auth_failed("unknown key");

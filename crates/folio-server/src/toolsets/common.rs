@@ -39,6 +39,7 @@ pub fn folio_code(code: ErrorCode) -> &'static str {
         ErrorCode::ReadOnly => "READ_ONLY",
         ErrorCode::Unauthorized => "UNAUTHORIZED",
         ErrorCode::Forbidden => "FORBIDDEN",
+        ErrorCode::RateLimited => "RATE_LIMITED",
         ErrorCode::Storage => "STORAGE",
         ErrorCode::Model => "MODEL",
         ErrorCode::Internal => "INTERNAL",
@@ -67,6 +68,7 @@ pub fn code(e: &EngineError) -> &'static str {
         ErrorCode::ReadOnly => "READ_ONLY",
         ErrorCode::Unauthorized => "UNAUTHORIZED",
         ErrorCode::Forbidden => "FORBIDDEN",
+        ErrorCode::RateLimited => "RATE_LIMITED",
         ErrorCode::FetchFailed => "SOURCE_UNAVAILABLE",
         ErrorCode::Model | ErrorCode::Internal => "INTERNAL_ERROR",
     }

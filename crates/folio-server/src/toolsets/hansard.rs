@@ -93,6 +93,7 @@ pub fn engine_error(e: &EngineError) -> CallToolResult {
         | C::ReadOnly
         | C::Unauthorized
         | C::Forbidden
+        | C::RateLimited
         | C::Storage
         | C::Model
         | C::Internal => format!("{}: {}", e.code.as_str(), e),

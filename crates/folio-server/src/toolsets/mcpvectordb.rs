@@ -8,8 +8,8 @@ use std::path::PathBuf;
 
 use folio_core::{ErrorCode, Filter, LibraryName};
 use folio_engine::{
-    EngineError, IngestItem, IngestReport, IngestRequest, IngestStatus, IngestTarget, Mode,
-    ResponseMode, SearchHit, SearchRequest,
+    EngineError, IngestItem, IngestRequest, IngestStatus, IngestTarget, Mode, ResponseMode,
+    SearchHit, SearchRequest,
 };
 use rmcp::model::{CallToolResult, JsonObject, Tool};
 use schemars::JsonSchema;
@@ -277,6 +277,7 @@ pub fn upload_status(code: ErrorCode) -> u16 {
         ErrorCode::TooLarge => 413,
         ErrorCode::Unauthorized => 401,
         ErrorCode::ReadOnly | ErrorCode::Forbidden => 403,
+        ErrorCode::RateLimited => 429,
         ErrorCode::InvalidArgument
         | ErrorCode::LibraryNotFound
         | ErrorCode::NotFound
@@ -390,11 +391,8 @@ async fn ingest_folder(shared: &Shared, p: IngestFolderParams, call: &Call) -> C
         dedup: folio_engine::Dedup::Source,
         allow_private_urls: Some(shared.options.allow_private_urls),
     };
-    let progress = call.progress();
     let library_name = p.library.clone();
-    let touched = request.library.clone();
-    let outcome = ops::run(shared, call, Touches::Library(&touched), move |engine| {
-        let report: IngestReport = engine.ingest(&request, &progress)?;
+    let outcome = ops::ingest_then(shared, call, request, move |engine, report| {
         let mut results = Vec::new();
         let mut errors = Vec::new();
         for item in &report.items {

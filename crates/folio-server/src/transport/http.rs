@@ -2,13 +2,17 @@
 //! HTTP+SSE transport at `/sse` (events) and `/messages` (client messages)
 //! for clients configured with `sse`, file uploads at `POST /upload`, and
 //! `/health`. Every route sits behind the same guard:
-//! Host and Origin validation (DNS-rebinding defence, 403), an optional
-//! bearer token (401), and body limits (413). A panicking handler becomes a
-//! 500; the server keeps serving.
+//! Host and Origin validation (DNS-rebinding defence, 403), who the caller
+//! is (a shared bearer token, an access key, or an OAuth access token: 401),
+//! and body limits (413). In OAuth mode the Protected Resource Metadata is
+//! served at `/.well-known/oauth-protected-resource`, and a call outside
+//! the token's scopes is refused 403 `insufficient_scope` before it reaches
+//! MCP. A panicking handler becomes a 500; the server keeps serving.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use axum::body::Body;
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
@@ -24,11 +28,13 @@ use tower_http::catch_panic::CatchPanicLayer;
 use folio_engine::keys::{Principal, Scope};
 
 use super::mcp::FolioServer;
+use super::oauth::{Refusal, Verifier};
 use super::refuse;
 use super::sse;
 use super::upload::upload;
 use crate::ops::Shared;
 use crate::options::Toolset;
+use crate::tool::scope;
 
 /// How the HTTP server guards itself.
 #[derive(Debug, Clone)]
@@ -45,6 +51,9 @@ pub struct HttpOptions {
     /// Require an access key (`folio keys`) as the bearer token, and hold
     /// each request to the key's scopes and libraries.
     pub keys: bool,
+    /// Require an access token of this identity provider (`--auth oauth`),
+    /// and hold each request to its scopes and libraries.
+    pub oauth: Option<Arc<Verifier>>,
     /// Largest MCP request body.
     pub max_body_bytes: usize,
     /// Largest upload (the multipart body).
@@ -64,6 +73,7 @@ impl HttpOptions {
             allowed_origins: Vec::new(),
             token: None,
             keys: false,
+            oauth: None,
             max_body_bytes: 16 * 1024 * 1024,
             max_upload_bytes: 200 * 1024 * 1024,
         }
@@ -74,9 +84,19 @@ struct Guard {
     hosts: Vec<String>,
     origins: Vec<String>,
     token: Option<String>,
-    /// Set when access keys are asked: the server that checks them and
-    /// counts their calls.
-    keys: Option<Arc<Shared>>,
+    callers: Callers,
+    max_body_bytes: usize,
+}
+
+/// Who may call, beyond the Host, Origin and shared-token checks.
+enum Callers {
+    /// Anyone who passes those.
+    Anyone,
+    /// Holders of an access key: the server that checks them and counts
+    /// their calls.
+    Keys(Arc<Shared>),
+    /// Holders of an access token of the identity provider.
+    OAuth(Arc<Shared>, Arc<Verifier>),
 }
 
 /// The 401 of a missing or refused key: the bearer scheme, and for a
@@ -163,64 +183,200 @@ async fn guard(State(guard): State<Arc<Guard>>, mut request: Request, next: Next
             return refuse(StatusCode::UNAUTHORIZED, "a valid bearer token is required");
         }
     }
-    // /health says nothing private and stays open to probes.
-    if let Some(shared) = &guard.keys
-        && request.uri().path() != "/health"
-    {
-        let Some(given) = request
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|h| h.to_str().ok())
-            .and_then(|h| h.strip_prefix("Bearer "))
-            .map(|k| k.trim().to_string())
-        else {
-            shared.telemetry.auth_failed("no key");
-            return unauthorized(
-                "an access key is required (Authorization: Bearer folio_...)",
-                false,
-            );
-        };
-        // A key seen within the last seconds is answered from memory; the
-        // store is asked on the blocking pool.
-        let checked = match shared.engine.authenticate_cached(&given) {
-            Some(answer) => Ok(answer),
-            None => {
-                let engine = shared.engine.clone();
-                tokio::task::spawn_blocking(move || engine.authenticate(&given)).await
-            }
-        };
-        match checked {
-            Ok(Ok(principal)) => {
-                let rate = principal
-                    .rate_per_minute
-                    .or(shared.options.default_rate_per_minute);
-                if let Some(rate) = rate
-                    && let Err(wait) = shared.telemetry.admit(&principal.name, rate)
-                {
-                    return rate_limited(wait);
+    // /health says nothing private and stays open to probes; the resource
+    // metadata is how a client learns where to get a token.
+    let path = request.uri().path();
+    if path == "/health" || path.starts_with(METADATA_PATH) {
+        return next.run(request).await;
+    }
+    let (shared, principal) = match &guard.callers {
+        Callers::Anyone => return next.run(request).await,
+        Callers::Keys(shared) => match by_key(shared, bearer(&request)).await {
+            Ok(principal) => (shared, principal),
+            Err(refusal) => return refusal,
+        },
+        Callers::OAuth(shared, verifier) => {
+            match by_token(shared, verifier, request, guard.max_body_bytes).await {
+                Ok((principal, checked)) => {
+                    request = checked;
+                    (shared, principal)
                 }
-                request.extensions_mut().insert(principal);
-            }
-            Ok(Err(e)) if e.code == folio_core::ErrorCode::Unauthorized => {
-                shared.telemetry.auth_failed(&e.message);
-                return unauthorized(&e.message, true);
-            }
-            Ok(Err(e)) => {
-                tracing::error!("checking an access key failed: {e}");
-                return refuse(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "the key could not be checked",
-                );
-            }
-            Err(_) => {
-                return refuse(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "the key could not be checked",
-                );
+                Err(refusal) => return refusal,
             }
         }
+    };
+    let rate = principal
+        .rate_per_minute
+        .or(shared.options.default_rate_per_minute);
+    if let Some(rate) = rate
+        && let Err(wait) = shared.telemetry.admit(&principal.name, rate)
+    {
+        return rate_limited(wait);
     }
+    request.extensions_mut().insert(principal);
     next.run(request).await
+}
+
+/// Where the Protected Resource Metadata lives (RFC 9728), with the
+/// resource's path after it.
+const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
+
+/// The bearer token of a request, if it sends one.
+fn bearer(request: &Request) -> Option<String> {
+    request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|h| h.to_str().ok())
+        .and_then(|h| h.strip_prefix("Bearer "))
+        .map(|k| k.trim().to_string())
+}
+
+/// The caller of a server that asks for access keys, given the bearer
+/// token its request sends.
+async fn by_key(shared: &Arc<Shared>, given: Option<String>) -> Result<Principal, Response> {
+    let Some(given) = given else {
+        shared.telemetry.auth_failed("no key");
+        return Err(unauthorized(
+            "an access key is required (Authorization: Bearer folio_...)",
+            false,
+        ));
+    };
+    // A key seen within the last seconds is answered from memory; the
+    // store is asked on the blocking pool.
+    let checked = match shared.engine.authenticate_cached(&given) {
+        Some(answer) => Ok(answer),
+        None => {
+            let engine = shared.engine.clone();
+            tokio::task::spawn_blocking(move || engine.authenticate(&given)).await
+        }
+    };
+    match checked {
+        Ok(Ok(principal)) => Ok(principal),
+        Ok(Err(e)) if e.code == folio_core::ErrorCode::Unauthorized => {
+            shared.telemetry.auth_failed(&e.message);
+            Err(unauthorized(&e.message, true))
+        }
+        Ok(Err(e)) => {
+            tracing::error!("checking an access key failed: {e}");
+            Err(refuse(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the key could not be checked",
+            ))
+        }
+        Err(_) => Err(refuse(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the key could not be checked",
+        )),
+    }
+}
+
+/// A refusal with the identity provider's challenge.
+fn challenged(status: StatusCode, message: &str, challenge: &str) -> Response {
+    let mut response = refuse(status, message);
+    if let Ok(value) = header::HeaderValue::from_str(challenge) {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, value);
+    }
+    response
+}
+
+/// The caller of a server that asks for OAuth access tokens, and the
+/// request to pass on (its body read, when it is an MCP message, to find
+/// the scope its tool needs).
+async fn by_token(
+    shared: &Arc<Shared>,
+    verifier: &Verifier,
+    request: Request,
+    max_body_bytes: usize,
+) -> Result<(Principal, Request), Response> {
+    let Some(token) = bearer(&request) else {
+        shared.telemetry.auth_failed("no token");
+        return Err(challenged(
+            StatusCode::UNAUTHORIZED,
+            "an access token is required (Authorization: Bearer ...)",
+            &verifier.challenge(None, &[Scope::Search]),
+        ));
+    };
+    let principal = match verifier.verify(&token).await {
+        Ok(principal) => principal,
+        Err(Refusal {
+            unavailable: true,
+            message,
+            ..
+        }) => return Err(refuse(StatusCode::SERVICE_UNAVAILABLE, &message)),
+        Err(refusal) => {
+            shared.telemetry.auth_failed(refusal.reason);
+            return Err(challenged(
+                StatusCode::UNAUTHORIZED,
+                &refusal.message,
+                &verifier.challenge(Some(("invalid_token", &refusal.message)), &[]),
+            ));
+        }
+    };
+    let (request, needed) = needed_scope(shared, request, max_body_bytes).await?;
+    if let Some(needed) = needed
+        && !principal.may(needed)
+    {
+        shared.telemetry.auth_failed("insufficient scope");
+        let mut scopes: Vec<Scope> = principal.scopes.iter().copied().collect();
+        scopes.push(needed);
+        scopes.sort();
+        scopes.dedup();
+        let message = format!(
+            "this needs the {} scope, which the access token lacks",
+            verifier.scope_name(needed)
+        );
+        return Err(challenged(
+            StatusCode::FORBIDDEN,
+            &message,
+            &verifier.challenge(Some(("insufficient_scope", &message)), &scopes),
+        ));
+    }
+    Ok((principal, request))
+}
+
+/// The scope a request needs beyond being known: a route's own, or for an
+/// MCP message that calls a tool, the tool's. The body of a POST to `/mcp`
+/// or `/messages` is read for it and handed on unchanged.
+async fn needed_scope(
+    shared: &Shared,
+    request: Request,
+    max_body_bytes: usize,
+) -> Result<(Request, Option<Scope>), Response> {
+    let path = request.uri().path();
+    let route = match path {
+        "/metrics" => Some(Scope::Admin),
+        "/upload" => Some(Scope::Ingest),
+        _ => None,
+    };
+    let is_message =
+        request.method() == axum::http::Method::POST && (path == "/mcp" || path == "/messages");
+    if !is_message {
+        return Ok((request, route));
+    }
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, max_body_bytes).await else {
+        return Err(refuse(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "the request body is too large",
+        ));
+    };
+    let needed = serde_json::from_slice::<Value>(&bytes)
+        .ok()
+        .and_then(|message| {
+            let messages = match message {
+                Value::Array(items) => items,
+                one => vec![one],
+            };
+            messages
+                .iter()
+                .filter(|m| m.get("method").and_then(Value::as_str) == Some("tools/call"))
+                .filter_map(|m| m.pointer("/params/name").and_then(Value::as_str))
+                .filter_map(|name| shared.registry.find(name).map(|(_, tool)| scope(tool)))
+                .max()
+        });
+    Ok((Request::from_parts(parts, Body::from(bytes)), needed))
 }
 
 /// The 429 of a key over its rate, with when to try again.
@@ -251,6 +407,24 @@ async fn metrics(
             "metrics need a key with the admin scope",
         );
     }
+    exposition(shared).await
+}
+
+/// The metrics listener (`--metrics-addr`): `/metrics` alone, without
+/// credentials, for a scraper on a private interface.
+pub fn metrics_router(shared: Arc<Shared>) -> Router {
+    Router::new()
+        .route(
+            "/metrics",
+            get(|State(shared): State<Arc<Shared>>| exposition(shared)),
+        )
+        .with_state(shared)
+        .layer(CatchPanicLayer::new())
+}
+
+/// The Prometheus text exposition of the server's counters and the
+/// engine's gauges.
+async fn exposition(shared: Arc<Shared>) -> Response {
     let engine = shared.engine.clone();
     let gauges = tokio::task::spawn_blocking(move || {
         let mut lines: Vec<(String, Value)> = Vec::new();
@@ -268,6 +442,34 @@ async fn metrics(
             "# TYPE folio_store_bytes gauge\nfolio_store_bytes".into(),
             engine.disk_bytes().into(),
         ));
+        let ingested = engine.ingest_counts();
+        for (name, help, value) in [
+            (
+                "folio_ingest_documents_total",
+                "Documents indexed or replaced.",
+                Value::from(ingested.documents),
+            ),
+            (
+                "folio_ingest_chunks_total",
+                "Chunks of those documents.",
+                ingested.chunks.into(),
+            ),
+            (
+                "folio_ingest_bytes_total",
+                "Bytes of sources read for ingestion.",
+                ingested.bytes.into(),
+            ),
+            (
+                "folio_embedding_seconds_total",
+                "Time spent embedding passages.",
+                ingested.embed_seconds.into(),
+            ),
+        ] {
+            lines.push((
+                format!("# HELP {name} {help}\n# TYPE {name} counter\n{name}"),
+                value,
+            ));
+        }
         if let Ok(libraries) = engine.libraries() {
             lines.push(("# TYPE folio_library_documents gauge".into(), Value::Null));
             for l in &libraries {
@@ -324,15 +526,39 @@ pub fn router(shared: Arc<Shared>, options: &HttpOptions, cancel: CancellationTo
         Arc::new(LocalSessionManager::default()),
         config,
     );
+    let callers = match (&options.oauth, options.keys) {
+        (Some(verifier), _) => Callers::OAuth(shared.clone(), verifier.clone()),
+        (None, true) => Callers::Keys(shared.clone()),
+        (None, false) => Callers::Anyone,
+    };
     let guard_state = Arc::new(Guard {
         hosts: options.allowed_hosts.clone(),
         origins: options.allowed_origins.clone(),
         token: options.token.clone(),
-        keys: options.keys.then(|| shared.clone()),
+        callers,
+        max_body_bytes: options.max_body_bytes,
     });
     let mut app = Router::new()
         .route_service("/mcp", mcp)
         .merge(sse::routes(shared.clone(), options.max_body_bytes));
+    // The metadata is published in OAuth mode only: a client that finds it
+    // sets aside the headers it was configured with.
+    if let Some(verifier) = &options.oauth {
+        let document = Json(verifier.metadata());
+        let suffixed = verifier.metadata_url();
+        let suffixed = suffixed
+            .find(METADATA_PATH)
+            .map(|at| suffixed[at..].to_string())
+            .filter(|p| p != METADATA_PATH);
+        let served = document.clone();
+        app = app.route(
+            METADATA_PATH,
+            get(move || std::future::ready(served.clone())),
+        );
+        if let Some(path) = suffixed {
+            app = app.route(&path, get(move || std::future::ready(document.clone())));
+        }
+    }
     // /upload belongs to the mcpvectordb contract: served with it only.
     if shared.registry.has_toolset(Toolset::Mcpvectordb) {
         app = app.route(

@@ -220,6 +220,16 @@ impl ServerHandler for FolioServer {
                 .find_map(|key| a.get(*key).and_then(serde_json::Value::as_str))
                 .map(str::to_string)
         });
+        // The query, for audit lines only where the server logs queries.
+        let query = arguments
+            .as_ref()
+            .filter(|_| self.shared.options.audit_queries)
+            .and_then(|a| {
+                ["query", "text", "passage"]
+                    .iter()
+                    .find_map(|key| a.get(*key).and_then(serde_json::Value::as_str))
+                    .map(str::to_string)
+            });
         let token = context.meta.get_progress_token();
         let call = Call::new(
             name.as_str(),
@@ -259,6 +269,7 @@ impl ServerHandler for FolioServer {
             outcome: &outcome,
             duration: started.elapsed(),
             correlation_id: &call.correlation_id,
+            query: query.as_deref(),
         });
         Ok(result.into())
     }

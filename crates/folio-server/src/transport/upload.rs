@@ -56,6 +56,7 @@ pub(super) async fn upload(
         outcome: &outcome,
         duration: started.elapsed(),
         correlation_id: &uuid::Uuid::new_v4().to_string(),
+        query: None,
     });
     response
 }
