@@ -7,7 +7,9 @@
 # skipped. Prints the environment folio reads. On Debian and Ubuntu it also
 # installs the OCR programs (tesseract-ocr with English and German data,
 # poppler-utils) through apt-get, as root or with sudo; elsewhere it says what
-# to install. FOLIO_SKIP_APT=1 skips that step.
+# to install. FOLIO_SKIP_APT=1 skips that step. For the OAuth tests it puts
+# the npm package oidc-provider (a certified OpenID provider) in
+# tests/oidc/node_modules, through npm.
 #
 # usage: scripts/setup.sh            (installs into $FOLIO_HOME, default ~/.local/share/folio)
 set -euo pipefail
@@ -89,6 +91,25 @@ if [ ! -f "$model_dir/model.onnx" ]; then
   log "exporting $model_dir/model.onnx from model.safetensors"
   "$py" "$here/export_onnx.py" "$model_dir" "$model_dir/model.onnx.part"
   mv "$model_dir/model.onnx.part" "$model_dir/model.onnx"
+fi
+
+# The OpenID provider of the OAuth tests (npm oidc-provider, pinned by
+# tests/oidc/package-lock.json), installed beside its script. Needs Node.js
+# 18 or later with npm; on Debian/Ubuntu without them, apt-get installs them.
+oidc=$here/../tests/oidc
+if [ ! -f "$oidc/node_modules/oidc-provider/package.json" ]; then
+  if ! command -v npm >/dev/null 2>&1 && [ "${FOLIO_SKIP_APT:-0}" != 1 ] && command -v apt-get >/dev/null 2>&1; then
+    sudo=""; [ "$(id -u)" != 0 ] && sudo="sudo"
+    log "installing Node.js and npm for the OAuth tests' identity provider"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
+  fi
+  if command -v npm >/dev/null 2>&1; then
+    log "installing the test identity provider (oidc-provider) in tests/oidc"
+    (cd "$oidc" && npm ci --silent --no-audit --no-fund >/dev/null)
+  else
+    log "no npm: install Node.js 18+ with npm for the OAuth tests"
+  fi
 fi
 
 cat <<ENV

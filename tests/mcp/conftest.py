@@ -125,8 +125,8 @@ def free_port():
 class HttpServer:
     """`folio serve --http` on a free loopback port, stopped on exit."""
 
-    def __init__(self, data_dir, *args, config=None, env=None):
-        self.port = free_port()
+    def __init__(self, data_dir, *args, config=None, env=None, port=None):
+        self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.process = subprocess.Popen(
             [BIN, "serve", "--http", f"127.0.0.1:{self.port}", *args],

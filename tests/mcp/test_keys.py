@@ -14,7 +14,7 @@ import urllib.request
 
 import pytest
 from mcp.shared.exceptions import MCPError
-from conftest import BIN, HttpServer, call, fails, folio_env, http_mcp, ok, run, stdio
+from conftest import BIN, HttpServer, call, fails, folio_env, free_port, http_mcp, ok, run, stdio, write_config
 from test_compat import upload
 
 
@@ -296,3 +296,66 @@ def test_rates_audit_lines_and_metrics(data, tmp_path):
     assert all(l["transport"] == "http" and l["correlation_id"] and l["duration_ms"] >= 0 for l in lines)
     text = audit.read_text()
     assert "zanzibar" not in text and lead[6:] not in text, "never the query, never the key"
+
+
+def test_ingest_budgets_ingest_metrics_and_logged_queries(data, tmp_path):
+    """An ingest rate (bytes an hour) per key: an ingest starts while the
+    key's budget lasts, may overdraw it once, and the next is refused
+    RATE_LIMITED with the wait, writing nothing; other keys are untouched.
+    /metrics counts what was ingested; `[audit] include_queries` puts the
+    query in its audit line."""
+    bot = create_key(data, "bot", "--scope", "search,ingest")
+    other = create_key(data, "other", "--scope", "search,ingest")
+    lead = create_key(data, "lead", "--scope", "search,ingest,admin")
+    audit = tmp_path / "audit.jsonl"
+    config = tmp_path / "audit.toml"
+    write_config(config, "[audit]\ninclude_queries = true\n")
+    def text(c):
+        return f"# Levees {c}\n\n" + "Levees hold back the river in flood. " * 16
+
+    size = len(text("a").encode())  # 604 bytes each
+
+    scrape = free_port()
+    with HttpServer(data, "--auth", "keys", "--ingest-rate", "1000B/h", "--audit-log", str(audit),
+                    "--metrics-addr", f"127.0.0.1:{scrape}", config=config) as server:
+
+        async def as_bot():
+            async with http_mcp(server.url, key=bot) as c:
+                for c_ in ("a", "b"):
+                    written = await ok(c, "ingest", {"library": "wiki", "content": {"name": f"{c_}.md", "text": text(c_)}})
+                    assert written["indexed"] == 1
+                refused = await fails(c, "ingest", {"library": "wiki", "content": {"name": "c.md", "text": text("c")}})
+                assert refused["error"]["code"] == "RATE_LIMITED", refused
+                # 208 bytes overdrawn at 1000 bytes an hour.
+                wait = refused["error"]["details"]["retry_after_seconds"]
+                assert 700 <= wait <= 800, wait
+                await ok(c, "search", {"library": "wiki", "query": "levees in flood"})
+
+        run(as_bot())
+
+        async def as_other():
+            async with http_mcp(server.url, key=other) as c:
+                assert (await ok(c, "ingest", {"library": "wiki", "content": {"name": "d.md", "text": text("d")}}))["indexed"] == 1
+                assert (await ok(c, "inspect_library", {"library": "wiki"}))["document_count"] == 3
+
+        run(as_other())
+
+        request = urllib.request.Request(server.url + "/metrics", headers={"Authorization": f"Bearer {lead}"})
+        with urllib.request.urlopen(request, timeout=30) as r:
+            metrics = r.read().decode()
+        samples = dict(line.rsplit(" ", 1) for line in metrics.splitlines() if line and not line.startswith("#"))
+        assert samples["folio_ingest_documents_total"] == "3"
+        assert int(samples["folio_ingest_bytes_total"]) == 3 * size
+        assert int(samples["folio_ingest_chunks_total"]) >= 3
+        assert float(samples["folio_embedding_seconds_total"]) > 0
+        assert samples['folio_rate_limited_total{caller="bot"}'] == "1"
+        # The metrics listener serves the same counters without a key; the
+        # main address still asks for one.
+        with urllib.request.urlopen(f"http://127.0.0.1:{scrape}/metrics", timeout=30) as r:
+            assert "folio_ingest_documents_total 3" in r.read().decode()
+        assert status_of(server.url)[0] == 401
+
+    lines = [json.loads(line) for line in audit.read_text().splitlines()]
+    searches = [l for l in lines if l["operation"] == "search"]
+    assert [l["query"] for l in searches] == ["levees in flood"]
+    assert [l["outcome"] for l in lines if l["operation"] == "ingest"] == ["ok", "ok", "RATE_LIMITED", "ok"]
