@@ -6,7 +6,7 @@
 //! `recurring` keeps those a document names more than once, at least once
 //! away from the start of a sentence (where every word is capitalised).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::fold::fold_name;
 
@@ -209,99 +209,192 @@ fn acronym(word: &str) -> bool {
             .all(|c| c.is_uppercase() || c.is_ascii_digit() || c == '&')
 }
 
+/// Words that open sentences far more often than names: a run that opens
+/// a sentence with one of them starts at its next word.
+const OPENERS: [&str; 40] = [
+    "yesterday",
+    "today",
+    "tomorrow",
+    "later",
+    "meanwhile",
+    "however",
+    "then",
+    "also",
+    "last",
+    "next",
+    "since",
+    "although",
+    "because",
+    "during",
+    "despite",
+    "under",
+    "over",
+    "once",
+    "now",
+    "instead",
+    "still",
+    "yet",
+    "thus",
+    "hence",
+    "finally",
+    "first",
+    "earlier",
+    "recently",
+    "previously",
+    "currently",
+    "initially",
+    "additionally",
+    "furthermore",
+    "moreover",
+    "therefore",
+    "overall",
+    "unlike",
+    "following",
+    "including",
+    "according",
+];
+
 /// The candidate proper names of `text`, in order, at most `cap` (the
 /// second value says whether more were left out).
-///
-/// A run that opens a sentence loses its first word when the text never
-/// capitalises that word elsewhere ("Later Acme sold" gives "Acme"; "New
-/// York" stays whole where the text also says "in New York").
 pub fn candidates(text: &str, cap: usize) -> (Vec<Candidate>, bool) {
-    let mut lines = Vec::new();
-    let mut offset = 0;
-    for line in text.split_inclusive('\n') {
-        let base = offset;
-        offset += line.len();
-        if !line.trim_start().starts_with('#') {
-            lines.push(words(line, base));
-        }
-    }
-    let placed: std::collections::HashSet<String> = lines
+    document_candidates(&[text], cap).pop().unwrap_or_default()
+}
+
+/// The candidate names of each text of one document (its chunks), at most
+/// `cap` per text. The document is read as a whole to tell a name that
+/// opens a sentence from a capitalised ordinary word: such a run loses its
+/// first word when that word is a common opener, is written in lower case
+/// elsewhere, or when the rest of the run is a run of its own elsewhere ("Later Acme
+/// sold" gives "Acme"), unless the document capitalises the word away from
+/// sentence starts too ("New York" stays whole where it also says "in New
+/// York").
+pub fn document_candidates(texts: &[&str], cap: usize) -> Vec<(Vec<Candidate>, bool)> {
+    let lines: Vec<Vec<Vec<Word<'_>>>> = texts
         .iter()
-        .flatten()
+        .map(|text| {
+            let mut offset = 0;
+            let mut lines = Vec::new();
+            for line in text.split_inclusive('\n') {
+                let base = offset;
+                offset += line.len();
+                if !line.trim_start().starts_with('#') {
+                    lines.push(words(line, base));
+                }
+            }
+            lines
+        })
+        .collect();
+    let every = || lines.iter().flatten().flatten();
+    let placed: HashSet<String> = every()
         .filter(|w| !w.initial && capitalised(w.text))
         .map(|w| w.text.to_lowercase())
         .collect();
-    let mut found = Vec::new();
-    for words in &lines {
-        let mut i = 0;
-        while i < words.len() {
-            if !capitalised(words[i].text)
-                || NOT_NAMES.contains(&words[i].text.to_lowercase().as_str())
-            {
-                i += 1;
-                continue;
-            }
-            // Extend the run over joined capitalised words and connectors
-            // between two of them.
-            let mut last = i;
-            let mut j = i + 1;
-            while j < words.len() && words[j].joined && !words[j].initial {
-                let lower = words[j].text.to_lowercase();
-                if capitalised(words[j].text) && !NOT_NAMES.contains(&lower.as_str()) {
-                    last = j;
-                    j += 1;
-                } else if CONNECTORS.contains(&lower.as_str())
-                    && j + 1 < words.len()
-                    && words[j + 1].joined
-                    && capitalised(words[j + 1].text)
-                {
-                    j += 1;
-                } else {
-                    break;
-                }
-            }
-            let mut first = i;
-            if words[i].initial
-                && last > i
-                && !placed.contains(&words[i].text.to_lowercase())
-                && !acronym(words[i].text)
-            {
-                // The sentence capitalised it: the name starts at the next
-                // capitalised word of the run.
-                first = (i + 1..=last)
-                    .find(|&k| {
+    let lower: HashSet<String> = every()
+        .filter(|w| w.text.chars().next().is_some_and(char::is_lowercase))
+        .map(|w| w.text.to_string())
+        .collect();
+    let named: HashSet<String> = texts
+        .iter()
+        .zip(&lines)
+        .flat_map(|(text, lines)| {
+            lines.iter().flat_map(move |words| {
+                runs(words)
+                    .into_iter()
+                    .map(move |(first, last)| fold_name(&text[words[first].start..words[last].end]))
+            })
+        })
+        .collect();
+    texts
+        .iter()
+        .zip(&lines)
+        .map(|(text, lines)| {
+            let mut found = Vec::new();
+            for words in lines {
+                for (run_start, last) in runs(words) {
+                    let first_word = words[run_start].text.to_lowercase();
+                    let rest = (run_start + 1..=last).find(|&k| {
                         let lower = words[k].text.to_lowercase();
                         capitalised(words[k].text) && !CONNECTORS.contains(&lower.as_str())
-                    })
-                    .unwrap_or(last);
-            }
-            let (start, end) = (&words[first], &words[last]);
-            let single = first == last;
-            let last_lower = end.text.to_lowercase();
-            let shape = if !single && COMPANY_FORMS.contains(&last_lower.as_str()) {
-                Shape::Company
-            } else if single && acronym(start.text) {
-                Shape::Acronym
-            } else {
-                Shape::Name
-            };
-            let key = fold_name(&text[start.start..end.end]);
-            if !key.is_empty() {
-                if found.len() == cap {
-                    return (found, true);
+                    });
+                    let first = match rest {
+                        Some(rest)
+                            if words[run_start].initial
+                                && !placed.contains(&first_word)
+                                && !acronym(words[run_start].text)
+                                && (OPENERS.contains(&first_word.as_str())
+                                    || lower.contains(&first_word)
+                                    || named.contains(&fold_name(
+                                        &text[words[rest].start..words[last].end],
+                                    ))) =>
+                        {
+                            rest
+                        }
+                        _ => run_start,
+                    };
+                    let (start, end) = (&words[first], &words[last]);
+                    let single = first == last;
+                    let last_lower = end.text.to_lowercase();
+                    let shape = if !single && COMPANY_FORMS.contains(&last_lower.as_str()) {
+                        Shape::Company
+                    } else if single && acronym(start.text) {
+                        Shape::Acronym
+                    } else {
+                        Shape::Name
+                    };
+                    let key = fold_name(&text[start.start..end.end]);
+                    if key.is_empty() {
+                        continue;
+                    }
+                    if found.len() == cap {
+                        return (found, true);
+                    }
+                    found.push(Candidate {
+                        start: start.start,
+                        end: end.end,
+                        key,
+                        shape,
+                        sentence_initial: start.initial,
+                    });
                 }
-                found.push(Candidate {
-                    start: start.start,
-                    end: end.end,
-                    key,
-                    shape,
-                    sentence_initial: start.initial,
-                });
             }
-            i = last + 1;
+            (found, false)
+        })
+        .collect()
+}
+
+/// The runs of a line's words that may be names, as (first, last) word
+/// indices: a capitalised word that is not a function word, extended over
+/// joined capitalised words and connectors between two of them.
+fn runs(words: &[Word<'_>]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        if !capitalised(words[i].text) || NOT_NAMES.contains(&words[i].text.to_lowercase().as_str())
+        {
+            i += 1;
+            continue;
         }
+        let mut last = i;
+        let mut j = i + 1;
+        while j < words.len() && words[j].joined && !words[j].initial {
+            let lower = words[j].text.to_lowercase();
+            if capitalised(words[j].text) && !NOT_NAMES.contains(&lower.as_str()) {
+                last = j;
+                j += 1;
+            } else if CONNECTORS.contains(&lower.as_str())
+                && j + 1 < words.len()
+                && words[j + 1].joined
+                && capitalised(words[j + 1].text)
+            {
+                j += 1;
+            } else {
+                break;
+            }
+        }
+        out.push((i, last));
+        i = last + 1;
     }
-    (found, false)
+    out
 }
 
 /// The candidates worth keeping from one document's: each name (by key)
@@ -391,6 +484,14 @@ mod tests {
             names("Meanwhile Bank of America grew."),
             vec![("Bank of America".into(), Shape::Name, false)]
         );
+        // A name nothing marks as ordinary keeps its first word.
+        assert_eq!(
+            names("Jane Roe led the talks."),
+            vec![("Jane Roe".into(), Shape::Name, true)]
+        );
+        // Across a document's chunks: the rest of the run is named elsewhere.
+        let found = document_candidates(&["Acme sold it.", "Lastly Acme paid."], 10);
+        assert_eq!(found[1].0[0].key, "acme");
     }
 
     #[test]

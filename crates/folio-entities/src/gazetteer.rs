@@ -17,6 +17,9 @@ pub struct Declared {
     pub kind: String,
     #[serde(default)]
     pub aliases: Vec<String>,
+    /// What the user says about it (country, tier, an id of theirs).
+    #[serde(default)]
+    pub attributes: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
 /// Why a declared entity cannot be used: which one (its position in the
@@ -28,6 +31,8 @@ pub struct DeclaredError {
     pub name: String,
     pub field: &'static str,
     pub reason: String,
+    /// The entity that already has the name, when that is the reason.
+    pub other: Option<usize>,
 }
 
 /// A declared entity found in a text: which (its index in the declared
@@ -63,6 +68,7 @@ impl Gazetteer {
                 name: entity.name.clone(),
                 field,
                 reason,
+                other: None,
             };
             if entity.kind.trim().is_empty() {
                 errors.push(error("type", "empty".into()));
@@ -77,13 +83,16 @@ impl Gazetteer {
                 }
                 match owner.get(&folded) {
                     Some(&other) if other == index => {}
-                    Some(&other) => errors.push(error(
-                        field,
-                        format!(
-                            "{name:?} is also a name of entity {other} ({:?})",
-                            entities[other].name
-                        ),
-                    )),
+                    Some(&other) => errors.push(DeclaredError {
+                        other: Some(other),
+                        ..error(
+                            field,
+                            format!(
+                                "{name:?} is also a name of entity {other} ({:?})",
+                                entities[other].name
+                            ),
+                        )
+                    }),
                     None => {
                         owner.insert(folded.clone(), index);
                         patterns.push(folded);
@@ -112,6 +121,7 @@ impl Gazetteer {
                         name: String::new(),
                         field: "name",
                         reason: format!("the names cannot be searched: {e}"),
+                        other: None,
                     }]);
                 }
             }
@@ -168,6 +178,7 @@ mod tests {
             name: name.into(),
             kind: kind.into(),
             aliases: aliases.iter().map(|a| a.to_string()).collect(),
+            attributes: Default::default(),
         }
     }
 

@@ -12,10 +12,14 @@
 //! aliases of it.
 
 mod candidates;
+mod declared;
+mod extract;
 mod fold;
 mod gazetteer;
 
-pub use candidates::{Candidate, Shape, candidates, recurring};
+pub use candidates::{Candidate, Shape, candidates, document_candidates, recurring};
+pub use declared::{LineError, ListFormat, read_declared};
+pub use extract::{DocumentEntities, Edge, EntityKey, ExtractLimits, Found, extract};
 pub use fold::{Folded, fold, fold_name};
 pub use gazetteer::{Declared, DeclaredError, Gazetteer, Mention};
 
