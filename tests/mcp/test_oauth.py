@@ -144,16 +144,7 @@ def get(url, token=None):
 
 def post_message(url, token, message):
     """A POST of one JSON-RPC message (no session: a scope refusal comes first)."""
-    request = urllib.request.Request(
-        url + "/mcp", data=json.dumps(message).encode(), method="POST",
-        headers={"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-                 "Authorization": f"Bearer {token}"},
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=30) as r:
-            return r.status, {k.lower(): v for k, v in r.headers.items()}
-    except urllib.error.HTTPError as e:
-        return e.code, {k.lower(): v for k, v in e.headers.items()}
+    return status_of(url, token, message)
 
 
 def tool_call(name, arguments):
