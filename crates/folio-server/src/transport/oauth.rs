@@ -380,18 +380,27 @@ impl Verifier {
             Some(kid) => keys.by_kid.get(kid).into_iter().collect(),
             None => keys.unnamed.iter().collect(),
         };
-        let key = candidates.into_iter().find(|k| key_fits(k, header.alg))?;
         let mut validation = Validation::new(header.alg);
         validation.set_issuer(&[&self.options.issuer]);
         validation.set_audience(&[&self.options.resource]);
         validation.set_required_spec_claims(&["exp", "iss", "aud"]);
         validation.validate_nbf = true;
         validation.leeway = self.options.leeway.as_secs();
-        Some(
-            jsonwebtoken::decode::<Map<String, Value>>(token, &key.decoding, &validation)
-                .map(|data| data.claims)
-                .map_err(|e| e.into_kind()),
-        )
+        // Several keys without a kid may fit: the token is the one whose
+        // signature verifies.
+        let mut answer = None;
+        for key in candidates.into_iter().filter(|k| key_fits(k, header.alg)) {
+            let checked =
+                jsonwebtoken::decode::<Map<String, Value>>(token, &key.decoding, &validation)
+                    .map(|data| data.claims)
+                    .map_err(|e| e.into_kind());
+            let bad_signature = matches!(checked, Err(ErrorKind::InvalidSignature));
+            answer = Some(checked);
+            if !bad_signature {
+                break;
+            }
+        }
+        answer
     }
 
     /// The caller a token stands for, or why it is refused.
