@@ -19,7 +19,7 @@
 //! clients discover the provider from a 401's `resource_metadata`.
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use folio_core::LibraryName;
@@ -122,11 +122,11 @@ struct Key {
     family: jsonwebtoken::AlgorithmFamily,
 }
 
+#[derive(Default)]
 struct KeySet {
     by_kid: HashMap<String, Key>,
     /// Keys without a `kid`: tried for tokens that name none.
     unnamed: Vec<Key>,
-    fetched: Instant,
 }
 
 /// Validates access tokens against one identity provider.
@@ -134,7 +134,11 @@ pub struct Verifier {
     options: OAuthOptions,
     jwks_uri: String,
     client: reqwest::Client,
-    keys: Mutex<KeySet>,
+    /// The keys held, swapped whole on each fetch (a verification holds
+    /// its own reference, never the lock).
+    keys: Mutex<Arc<KeySet>>,
+    /// When the keys were last fetched (or a fetch last failed).
+    fetched: Mutex<Instant>,
     /// One fetch of the key set at a time.
     fetching: tokio::sync::Mutex<()>,
 }
@@ -192,12 +196,8 @@ async fn fetch_json(client: &reqwest::Client, url: &str) -> Result<Value, String
 
 /// The provider's signing keys, from a JWK set. Encryption keys, symmetric
 /// keys and keys of kinds folio does not verify are left out.
-fn keys_of(set: &Value, fetched: Instant) -> KeySet {
-    let mut keys = KeySet {
-        by_kid: HashMap::new(),
-        unnamed: Vec::new(),
-        fetched,
-    };
+fn keys_of(set: &Value) -> KeySet {
+    let mut keys = KeySet::default();
     let listed = set.get("keys").and_then(Value::as_array);
     for entry in listed.into_iter().flatten() {
         let Ok(jwk) = serde_json::from_value::<Jwk>(entry.clone()) else {
@@ -316,7 +316,7 @@ impl Verifier {
             .to_string();
         check_url("the jwks_uri", &jwks_uri)?;
         let set = fetch_json(&client, &jwks_uri).await?;
-        let keys = keys_of(&set, Instant::now());
+        let keys = keys_of(&set);
         if keys.by_kid.is_empty() && keys.unnamed.is_empty() {
             return Err(format!("{jwks_uri} lists no signing key folio can verify"));
         }
@@ -324,7 +324,8 @@ impl Verifier {
             options,
             jwks_uri,
             client,
-            keys: Mutex::new(keys),
+            keys: Mutex::new(Arc::new(keys)),
+            fetched: Mutex::new(Instant::now()),
             fetching: tokio::sync::Mutex::new(()),
         })
     }
@@ -343,14 +344,15 @@ impl Verifier {
         }
         match fetch_json(&self.client, &self.jwks_uri).await {
             Ok(set) => {
-                let keys = keys_of(&set, Instant::now());
+                let keys = Arc::new(keys_of(&set));
                 *self.keys.lock().unwrap_or_else(|p| p.into_inner()) = keys;
+                *self.fetched.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
                 Ok(())
             }
             Err(e) => {
                 tracing::warn!("fetching the identity provider's keys failed: {e}");
                 // Try again no sooner than a refetch would.
-                self.keys.lock().unwrap_or_else(|p| p.into_inner()).fetched = Instant::now();
+                *self.fetched.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
                 Err(Refusal {
                     reason: "provider unreachable",
                     message: "the identity provider's keys could not be fetched".into(),
@@ -361,10 +363,9 @@ impl Verifier {
     }
 
     fn age(&self) -> Duration {
-        self.keys
+        self.fetched
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .fetched
             .elapsed()
     }
 
@@ -375,7 +376,7 @@ impl Verifier {
         token: &str,
         header: &jsonwebtoken::Header,
     ) -> Option<Result<Map<String, Value>, ErrorKind>> {
-        let keys = self.keys.lock().unwrap_or_else(|p| p.into_inner());
+        let keys = self.keys.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let candidates: Vec<&Key> = match &header.kid {
             Some(kid) => keys.by_kid.get(kid).into_iter().collect(),
             None => keys.unnamed.iter().collect(),
@@ -624,7 +625,7 @@ mod tests {
             {"kty": "RSA", "kid": "sig", "use": "sig", "alg": "RS256", "n": "AQAB", "e": "AQAB"},
             {"kty": "weird", "kid": "w"},
         ]});
-        let keys = keys_of(&set, Instant::now());
+        let keys = keys_of(&set);
         assert_eq!(keys.by_kid.keys().collect::<Vec<_>>(), vec!["sig"]);
         assert!(keys.unnamed.is_empty());
     }
