@@ -25,7 +25,8 @@ import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from jwt.algorithms import RSAAlgorithm
-from mcp import Client
+from mcp import Client, ClientSession
+from mcp.client.sse import sse_client
 from mcp.client.auth import TokenStorage
 from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
 from mcp.client.streamable_http import streamable_http_client
@@ -210,6 +211,21 @@ def test_tokens_of_the_provider_hold_callers_to_their_scopes_and_libraries(data,
 
         run(as_reader())
 
+        # The older SSE transport: the same token, the same rules.
+        assert get(server.url + "/sse")[0] == 401
+
+        async def reader_over_sse():
+            token = idp.token("reader", "search")
+            async with sse_client(server.url + "/sse", headers={"Authorization": f"Bearer {token}"}) as (read, write):
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    listed = await session.call_tool("list_libraries", {})
+                    assert [l["library"] for l in listed.structured_content["libraries"]] == ["wiki"]
+                    refused = await session.call_tool("search", {"library": "hr", "query": "bonus"})
+                    assert refused.is_error and refused.structured_content["error"]["code"] == "FORBIDDEN"
+
+        run(reader_over_sse())
+
         async def as_writer():
             async with sdk_client(server.url, idp.issuer, "writer", "search ingest") as c:
                 written = await ok(c, "ingest", {"library": "wiki", "content": {"name": "n.md", "text": "# Notes\n\nLevees hold floods."}})
@@ -244,7 +260,7 @@ def test_tokens_of_the_provider_hold_callers_to_their_scopes_and_libraries(data,
 
         assert get(server.url + "/metrics", lead)[0] == 200
         assert failures("insufficient scope") == 3
-        assert failures("no token") == 3  # each SDK client's first request, and the probe
+        assert failures("no token") == 4  # each SDK client's first request, and the two probes
 
         async def as_lead():
             async with http_mcp(server.url, key=lead) as c:
