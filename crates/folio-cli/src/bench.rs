@@ -254,6 +254,7 @@ fn search(
             chunks: doc_chunks,
             vectors,
             space: space.clone(),
+            mentions: Vec::new(),
         });
         if batch.len() == 500 {
             store.put_documents(std::mem::take(&mut batch), false)?;

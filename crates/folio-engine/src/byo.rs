@@ -201,6 +201,7 @@ impl Engine {
             chunks: vec![stored],
             vectors: vec![vector],
             space: space.clone(),
+            mentions: Vec::new(),
         }
     }
 }

@@ -89,11 +89,13 @@ impl Engine {
                 let document = source.document(&summary.id)?;
                 let chunks = source.chunks(&summary.id, 0..document.chunk_count)?;
                 let vectors = source.vectors(&summary.id)?;
+                let mentions = source.document_mentions(&summary.id)?;
                 batch.push(NewDocument {
                     document,
                     chunks,
                     vectors,
                     space: info.space.clone(),
+                    mentions,
                 });
             }
             let chunks: u64 = batch.iter().map(|d| d.chunks.len() as u64).sum();

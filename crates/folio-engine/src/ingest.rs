@@ -1081,6 +1081,7 @@ impl Engine {
                 chunks,
                 vectors,
                 space: space.clone(),
+                mentions: Vec::new(),
             });
         }
         self.store.create_library(&request.library, &space)?;

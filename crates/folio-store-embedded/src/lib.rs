@@ -32,8 +32,9 @@ use folio_core::{
     NeighbourOrder, RecordSchema,
 };
 use folio_store::{
-    Bm25, ChunkWithDocument, FacetRequest, Facets, Hit, Integrity, KeyRecord, LibraryInfo,
-    LibraryStats, NewDocument, PutOutcome, Result, Store, StoreError,
+    Bm25, ChunkWithDocument, EntityCount, EntityMention, FacetRequest, Facets, Hit, Integrity,
+    KeyRecord, LibraryInfo, LibraryStats, MentionHit, NewDocument, PutOutcome, Related, Result,
+    Store, StoreError,
 };
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params, params_from_iter};
 
@@ -1036,6 +1037,8 @@ fn remove_document_rows(tx: &Connection, id: &str) -> Result<Vec<u64>> {
         .map_err(sql_err("deleting"))?;
     tx.execute("DELETE FROM metadata_values WHERE document_id = ?", [id])
         .map_err(sql_err("deleting"))?;
+    tx.execute("DELETE FROM entity_mentions WHERE document_id = ?", [id])
+        .map_err(sql_err("deleting"))?;
     tx.execute("DELETE FROM documents WHERE id = ?", [id])
         .map_err(sql_err("deleting"))?;
     Ok(keys)
@@ -1107,6 +1110,7 @@ impl Store for EmbeddedStore {
         for sql in [
             "DELETE FROM chunks WHERE document_id IN (SELECT id FROM documents WHERE library_id = ?1)",
             "DELETE FROM metadata_values WHERE library_id = ?1",
+            "DELETE FROM entity_mentions WHERE library_id = ?1",
             "DELETE FROM documents WHERE library_id = ?1",
             "DELETE FROM changes WHERE library_id = ?1",
             "DELETE FROM libraries WHERE id = ?1",
@@ -1184,6 +1188,7 @@ impl Store for EmbeddedStore {
             for (chunk, vector) in new.chunks.iter().zip(&new.vectors) {
                 rows::insert_chunk(&tx, chunk, &vector_bytes(vector))?;
             }
+            rows::insert_mentions(&tx, library_id, doc.id.as_str(), &new.mentions)?;
             log_change(&tx, library_id, doc.id.as_str(), &removed)?;
             touched.insert(library_id);
             outcomes.push(outcome);
@@ -1724,6 +1729,38 @@ impl Store for EmbeddedStore {
 
     fn generation(&self) -> Result<Option<u64>> {
         self.generation_on(&self.conn()).map(Some)
+    }
+
+    fn entities(
+        &self,
+        library: &LibraryName,
+        kind: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<EntityCount>> {
+        let conn = self.conn();
+        let row = Self::library_row(&conn, library)?;
+        rows::entities(&conn, row.id, kind, limit)
+    }
+
+    fn mentions_of(
+        &self,
+        library: &LibraryName,
+        entity: &str,
+        limit: usize,
+    ) -> Result<Vec<MentionHit>> {
+        let conn = self.conn();
+        let row = Self::library_row(&conn, library)?;
+        rows::mentions_of(&conn, row.id, entity, limit)
+    }
+
+    fn related(&self, library: &LibraryName, entity: &str, limit: usize) -> Result<Vec<Related>> {
+        let conn = self.conn();
+        let row = Self::library_row(&conn, library)?;
+        rows::related(&conn, row.id, entity, limit)
+    }
+
+    fn document_mentions(&self, id: &DocumentId) -> Result<Vec<EntityMention>> {
+        rows::document_mentions(&self.conn(), id.as_str())
     }
 
     fn dense_graph(&self, library: &LibraryName, vector: &[f32], k: usize) -> Result<Vec<Hit>> {

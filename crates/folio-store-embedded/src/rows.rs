@@ -2,7 +2,7 @@
 
 use folio_core::filter::join_section_path;
 use folio_core::{Chunk, ChunkId, Document, DocumentId, DocumentSummary, LibraryName, SourceKind};
-use folio_store::{Result, StoreError};
+use folio_store::{EntityCount, EntityMention, MentionHit, Related, Result, StoreError};
 use rusqlite::{Connection, Row, params};
 
 /// Document columns, in the order the row mappers read them.
@@ -168,4 +168,131 @@ pub fn vector_from_bytes(bytes: &[u8]) -> Vec<f32> {
         .chunks_exact(4)
         .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
         .collect()
+}
+
+/// Writes a document's entity mentions (in its write's transaction).
+pub fn insert_mentions(
+    tx: &Connection,
+    library_id: i64,
+    document: &str,
+    mentions: &[EntityMention],
+) -> Result<()> {
+    let mut insert = tx
+        .prepare_cached(
+            "INSERT INTO entity_mentions (library_id, document_id, entity, kind, chunk, start, stop)
+             VALUES (?, ?, ?, ?, ?, ?, ?)",
+        )
+        .map_err(|e| StoreError::io("writing entity mentions", e))?;
+    for m in mentions {
+        insert
+            .execute(params![
+                library_id, document, m.entity, m.kind, m.chunk, m.start, m.end
+            ])
+            .map_err(|e| StoreError::io("writing entity mentions", e))?;
+    }
+    Ok(())
+}
+
+fn read<T>(
+    conn: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+    row: impl FnMut(&Row<'_>) -> rusqlite::Result<T>,
+) -> Result<Vec<T>> {
+    conn.prepare_cached(sql)
+        .and_then(|mut s| s.query_map(params, row)?.collect())
+        .map_err(|e| StoreError::io("reading entities", e))
+}
+
+/// A library's entities by mentions (see `Store::entities`).
+pub fn entities(
+    conn: &Connection,
+    library_id: i64,
+    kind: Option<&str>,
+    limit: usize,
+) -> Result<Vec<EntityCount>> {
+    read(
+        conn,
+        "SELECT entity, min(kind), count(*), count(DISTINCT document_id) FROM entity_mentions
+          WHERE library_id = ?1 AND (?2 IS NULL OR kind = ?2)
+          GROUP BY entity ORDER BY count(*) DESC, entity LIMIT ?3",
+        params![library_id, kind, limit as i64],
+        |r| {
+            Ok(EntityCount {
+                entity: r.get(0)?,
+                kind: r.get(1)?,
+                mentions: r.get::<_, i64>(2)? as u64,
+                documents: r.get::<_, i64>(3)? as u64,
+            })
+        },
+    )
+}
+
+/// Where an entity is mentioned (see `Store::mentions_of`).
+pub fn mentions_of(
+    conn: &Connection,
+    library_id: i64,
+    entity: &str,
+    limit: usize,
+) -> Result<Vec<MentionHit>> {
+    read(
+        conn,
+        "SELECT document_id, chunk, start, stop FROM entity_mentions
+          WHERE library_id = ?1 AND entity = ?2
+          ORDER BY document_id, chunk, start LIMIT ?3",
+        params![library_id, entity, limit as i64],
+        |r| {
+            Ok(MentionHit {
+                document_id: DocumentId::parse(&r.get::<_, String>(0)?)
+                    .ok_or_else(|| conversion(0, "document id"))?,
+                chunk: r.get(1)?,
+                start: r.get(2)?,
+                end: r.get(3)?,
+            })
+        },
+    )
+}
+
+/// Entities sharing chunks with one (see `Store::related`).
+pub fn related(
+    conn: &Connection,
+    library_id: i64,
+    entity: &str,
+    limit: usize,
+) -> Result<Vec<Related>> {
+    read(
+        conn,
+        "SELECT o.entity, min(o.kind), count(DISTINCT o.document_id || ':' || o.chunk) AS shared
+           FROM entity_mentions m
+           JOIN entity_mentions o ON o.document_id = m.document_id AND o.chunk = m.chunk
+          WHERE m.library_id = ?1 AND m.entity = ?2 AND o.entity <> ?2
+          GROUP BY o.entity ORDER BY shared DESC, o.entity LIMIT ?3",
+        params![library_id, entity, limit as i64],
+        |r| {
+            Ok(Related {
+                entity: r.get(0)?,
+                kind: r.get(1)?,
+                chunks: r.get::<_, i64>(2)? as u64,
+            })
+        },
+    )
+}
+
+/// A document's mentions (see `Store::document_mentions`).
+pub fn document_mentions(conn: &Connection, document: &str) -> Result<Vec<EntityMention>> {
+    read(
+        conn,
+        "SELECT entity, kind, chunk, start, stop FROM entity_mentions
+          WHERE document_id = ?1 ORDER BY chunk, start, entity",
+        [document],
+        |r| {
+            Ok(EntityMention {
+                entity: r.get(0)?,
+                kind: r.get(1)?,
+                chunk: r.get(2)?,
+                start: r.get(3)?,
+                end: r.get(4)?,
+            })
+        },
+    )
 }

@@ -4,7 +4,7 @@
 use rusqlite::Connection;
 
 /// Bump when the schema changes; `migrate` refuses newer databases.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS libraries (
@@ -79,6 +79,19 @@ CREATE TABLE IF NOT EXISTS metadata_values (
 CREATE INDEX IF NOT EXISTS metadata_values_by_value
     ON metadata_values(library_id, field, value, type, whole, document_id);
 CREATE INDEX IF NOT EXISTS metadata_values_by_document ON metadata_values(document_id);
+-- Entity mentions (version 6): written and removed with their document.
+CREATE TABLE IF NOT EXISTS entity_mentions (
+    library_id INTEGER NOT NULL,
+    document_id TEXT NOT NULL,
+    entity TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    chunk INTEGER NOT NULL,
+    start INTEGER NOT NULL,
+    stop INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS entity_mentions_by_entity
+    ON entity_mentions(library_id, entity, document_id, chunk);
+CREATE INDEX IF NOT EXISTS entity_mentions_by_document ON entity_mentions(document_id, chunk);
 ";
 
 /// Fills `metadata_values` for the documents `selection` (a condition on

@@ -33,9 +33,9 @@ use folio_core::{
 use folio_lexical as analysis;
 use folio_store::facets::Aggregator;
 use folio_store::{
-    Bm25, ChunkWithDocument, FacetRequest, Facets, Hit, Integrity, KeyRecord, LibraryInfo,
-    LibraryStats, NewDocument, PutOutcome, Result, Store, StoreError, document_column,
-    metadata_key,
+    Bm25, ChunkWithDocument, EntityCount, EntityMention, FacetRequest, Facets, Hit, Integrity,
+    KeyRecord, LibraryInfo, LibraryStats, MentionHit, NewDocument, PutOutcome, Related, Result,
+    Store, StoreError, document_column, metadata_key,
 };
 use serde_json::{Map, Value};
 use tokio_postgres::{GenericClient, Row};
@@ -242,6 +242,7 @@ fn remove_document_rows(client: &impl GenericClient, id: &str) -> Result<()> {
     for sql in [
         "DELETE FROM folio_postings WHERE chunk_key IN (SELECT key FROM folio_chunks WHERE document_id = $1)",
         "DELETE FROM folio_chunks WHERE document_id = $1",
+        "DELETE FROM folio_entity_mentions WHERE document_id = $1",
         "DELETE FROM folio_documents WHERE id = $1",
     ] {
         wait(client.execute(sql, &[&id])).map_err(pg_err("deleting a document"))?;
@@ -356,7 +357,41 @@ fn insert_document(client: &impl GenericClient, library_id: i64, new: &NewDocume
     if let Some(key) = analysis::document_key(d.id.as_str()) {
         postings.add(library_id, key as i64, &whole);
     }
-    postings.write_documents(client)
+    postings.write_documents(client)?;
+    insert_mentions(client, library_id, d.id.as_str(), &new.mentions)
+}
+
+/// Writes a document's entity mentions, in one statement.
+fn insert_mentions(
+    client: &impl GenericClient,
+    library_id: i64,
+    document: &str,
+    mentions: &[EntityMention],
+) -> Result<()> {
+    if mentions.is_empty() {
+        return Ok(());
+    }
+    let entities: Vec<&str> = mentions.iter().map(|m| m.entity.as_str()).collect();
+    let kinds: Vec<&str> = mentions.iter().map(|m| m.kind.as_str()).collect();
+    let chunks: Vec<i32> = mentions.iter().map(|m| m.chunk as i32).collect();
+    let starts: Vec<i32> = mentions.iter().map(|m| m.start as i32).collect();
+    let stops: Vec<i32> = mentions.iter().map(|m| m.end as i32).collect();
+    wait(client.execute(
+        "INSERT INTO folio_entity_mentions (library_id, document_id, entity, kind, chunk, start, stop)
+         SELECT $1::bigint, $2::text, u.* FROM unnest($3::text[], $4::text[], $5::int4[], $6::int4[],
+                $7::int4[]) AS u",
+        &[
+            &library_id,
+            &document,
+            &entities,
+            &kinds,
+            &chunks,
+            &starts,
+            &stops,
+        ],
+    ))
+    .map_err(pg_err("writing entity mentions"))?;
+    Ok(())
 }
 
 /// Postings rows (library, term, chunk key, tf, quantised length) gathered
@@ -695,6 +730,7 @@ impl Store for PostgresStore {
                 "DELETE FROM folio_postings WHERE library_id = $1",
                 "DELETE FROM folio_document_postings WHERE library_id = $1",
                 "DELETE FROM folio_chunks WHERE library_id = $1",
+                "DELETE FROM folio_entity_mentions WHERE library_id = $1",
                 "DELETE FROM folio_documents WHERE library_id = $1",
                 "DELETE FROM folio_libraries WHERE id = $1",
             ] {
@@ -1445,6 +1481,106 @@ impl Store for PostgresStore {
         ))
         .map_err(pg_err("recording a key's use"))?;
         Ok(())
+    }
+
+    fn entities(
+        &self,
+        library: &LibraryName,
+        kind: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<EntityCount>> {
+        let mut conn = self.pool.get()?;
+        let client = conn.client();
+        let id = library_id(client, library)?;
+        let rows = wait(client.query(
+            "SELECT entity, min(kind), count(*), count(DISTINCT document_id)
+               FROM folio_entity_mentions
+              WHERE library_id = $1 AND ($2::text IS NULL OR kind = $2)
+              GROUP BY entity ORDER BY count(*) DESC, entity LIMIT $3",
+            &[&id, &kind, &(limit as i64)],
+        ))
+        .map_err(pg_err("reading entities"))?;
+        Ok(rows
+            .iter()
+            .map(|r| EntityCount {
+                entity: r.get(0),
+                kind: r.get(1),
+                mentions: r.get::<_, i64>(2) as u64,
+                documents: r.get::<_, i64>(3) as u64,
+            })
+            .collect())
+    }
+
+    fn mentions_of(
+        &self,
+        library: &LibraryName,
+        entity: &str,
+        limit: usize,
+    ) -> Result<Vec<MentionHit>> {
+        let mut conn = self.pool.get()?;
+        let client = conn.client();
+        let id = library_id(client, library)?;
+        let rows = wait(client.query(
+            "SELECT document_id, chunk, start, stop FROM folio_entity_mentions
+              WHERE library_id = $1 AND entity = $2
+              ORDER BY document_id, chunk, start LIMIT $3",
+            &[&id, &entity, &(limit as i64)],
+        ))
+        .map_err(pg_err("reading entities"))?;
+        rows.iter()
+            .map(|r| {
+                Ok(MentionHit {
+                    document_id: DocumentId::parse(r.get::<_, &str>(0))
+                        .ok_or_else(|| corrupt("document id"))?,
+                    chunk: r.get::<_, i32>(1) as u32,
+                    start: r.get::<_, i32>(2) as u32,
+                    end: r.get::<_, i32>(3) as u32,
+                })
+            })
+            .collect()
+    }
+
+    fn related(&self, library: &LibraryName, entity: &str, limit: usize) -> Result<Vec<Related>> {
+        let mut conn = self.pool.get()?;
+        let client = conn.client();
+        let id = library_id(client, library)?;
+        let rows = wait(client.query(
+            "SELECT o.entity, min(o.kind), count(DISTINCT (o.document_id, o.chunk)) AS shared
+               FROM folio_entity_mentions m
+               JOIN folio_entity_mentions o ON o.document_id = m.document_id AND o.chunk = m.chunk
+              WHERE m.library_id = $1 AND m.entity = $2 AND o.entity <> $2
+              GROUP BY o.entity ORDER BY shared DESC, o.entity LIMIT $3",
+            &[&id, &entity, &(limit as i64)],
+        ))
+        .map_err(pg_err("reading entities"))?;
+        Ok(rows
+            .iter()
+            .map(|r| Related {
+                entity: r.get(0),
+                kind: r.get(1),
+                chunks: r.get::<_, i64>(2) as u64,
+            })
+            .collect())
+    }
+
+    fn document_mentions(&self, id: &DocumentId) -> Result<Vec<EntityMention>> {
+        let mut conn = self.pool.get()?;
+        let rows = wait(conn.client().query(
+            "SELECT entity, kind, chunk, start, stop FROM folio_entity_mentions
+              WHERE document_id = $1 ORDER BY chunk, start, entity",
+            &[&id.as_str()],
+        ))
+        .map_err(pg_err("reading entities"))?;
+        Ok(rows
+            .iter()
+            .map(|r| EntityMention {
+                entity: r.get(0),
+                kind: r.get(1),
+                chunk: r.get::<_, i32>(2) as u32,
+                start: r.get::<_, i32>(3) as u32,
+                end: r.get::<_, i32>(4) as u32,
+            })
+            .collect())
     }
 
     fn generation(&self) -> Result<Option<u64>> {

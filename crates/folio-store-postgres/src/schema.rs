@@ -11,7 +11,7 @@ use crate::Postings;
 use crate::pool::{describe, pg_err, wait};
 
 /// Bump when the schema changes; `migrate` refuses newer databases.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 /// The advisory lock key of migrations ("folio" in ASCII).
 const MIGRATION_LOCK: i64 = 0x666f_6c69_6f00;
@@ -92,6 +92,23 @@ CREATE TABLE IF NOT EXISTS folio_document_postings (
 );
 CREATE INDEX IF NOT EXISTS folio_document_postings_by_document
     ON folio_document_postings (document_key);
+"#;
+
+/// Version 6: entity mentions, written and removed with their document.
+const SCHEMA_V6: &str = r#"
+CREATE TABLE IF NOT EXISTS folio_entity_mentions (
+    library_id bigint NOT NULL,
+    document_id text COLLATE "C" NOT NULL,
+    entity text COLLATE "C" NOT NULL,
+    kind text NOT NULL,
+    chunk integer NOT NULL,
+    start integer NOT NULL,
+    stop integer NOT NULL
+);
+CREATE INDEX IF NOT EXISTS folio_entity_mentions_by_entity
+    ON folio_entity_mentions (library_id, entity, document_id, chunk);
+CREATE INDEX IF NOT EXISTS folio_entity_mentions_by_document
+    ON folio_entity_mentions (document_id, chunk);
 "#;
 
 /// Version 5: access keys, by name and by the key's SHA-256 (never the
@@ -327,6 +344,10 @@ pub fn migrate(client: &mut Client, display: &str) -> Result<()> {
         if version < 5 {
             wait(tx.batch_execute(SCHEMA_V5))
                 .map_err(pg_err("upgrading the schema to version 5"))?;
+        }
+        if version < 6 {
+            wait(tx.batch_execute(SCHEMA_V6))
+                .map_err(pg_err("upgrading the schema to version 6"))?;
         }
         wait(tx.execute(
             "INSERT INTO folio_meta (key, value) VALUES ('schema_version', $1)

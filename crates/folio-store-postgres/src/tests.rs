@@ -130,6 +130,10 @@ impl Store for ScopedStore {
         key_by_hash(hash: &str) -> Result<Option<KeyRecord>>;
         delete_key(name: &str) -> Result<bool>;
         touch_key(hash: &str, at: &str) -> Result<()>;
+        entities(library: &LibraryName, kind: Option<&str>, limit: usize) -> Result<Vec<folio_store::EntityCount>>;
+        mentions_of(library: &LibraryName, entity: &str, limit: usize) -> Result<Vec<folio_store::MentionHit>>;
+        related(library: &LibraryName, entity: &str, limit: usize) -> Result<Vec<folio_store::Related>>;
+        document_mentions(id: &DocumentId) -> Result<Vec<folio_store::EntityMention>>;
     }
 }
 

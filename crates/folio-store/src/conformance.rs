@@ -9,7 +9,7 @@ use folio_core::{
 };
 use serde_json::{Map, json};
 
-use crate::{Bm25, NewDocument, PutOutcome, Store, StoreError};
+use crate::{Bm25, EntityMention, NewDocument, PutOutcome, Store, StoreError};
 
 /// A 4-d test space.
 pub fn space() -> EmbeddingSpace {
@@ -84,6 +84,20 @@ pub fn document(
         chunks,
         vectors: axes.iter().map(|&a| axis(a, 0.1)).collect(),
         space: space(),
+        mentions: Vec::new(),
+    }
+}
+
+/// A mention of `entity` (a `kind`) at `word` of chunk `chunk`'s text.
+fn mention(new: &NewDocument, chunk: u32, word: &str, entity: &str, kind: &str) -> EntityMention {
+    let text = &new.chunks[chunk as usize].text;
+    let start = text.find(word).expect("the word is in the chunk") as u32;
+    EntityMention {
+        entity: entity.into(),
+        kind: kind.into(),
+        chunk,
+        start,
+        end: start + word.len() as u32,
     }
 }
 
@@ -138,6 +152,111 @@ pub fn run(make: &dyn Fn() -> Box<dyn Store>) {
     records_group_order_and_update(&*make());
     generation_moves_with_every_write(&*make());
     keys_are_kept_by_hash_and_unique(&*make());
+    entity_mentions_live_and_die_with_their_documents(&*make());
+}
+
+/// Entity mentions are written with their document, counted, found and
+/// related through shared chunks, replaced with it, and removed with it or
+/// its library; a mention outside its chunk refuses the whole write.
+pub fn entity_mentions_live_and_die_with_their_documents(store: &dyn Store) {
+    let name = lib("graph");
+    store.create_library(&name, &space()).unwrap();
+    let mut a = document(
+        &name,
+        "a.txt",
+        &["Acme signed with Globex", "Acme paid Jane Roe"],
+        &[0, 1],
+        json!({}),
+    );
+    a.mentions = vec![
+        mention(&a, 0, "Acme", "acme", "organization"),
+        mention(&a, 0, "Globex", "globex", "organization"),
+        mention(&a, 1, "Acme", "acme", "organization"),
+        mention(&a, 1, "Jane Roe", "jane roe", "person"),
+    ];
+    let mut b = document(&name, "b.txt", &["Globex met Acme"], &[2], json!({}));
+    b.mentions = vec![
+        mention(&b, 0, "Globex", "globex", "organization"),
+        mention(&b, 0, "Acme", "acme", "organization"),
+    ];
+    let other = lib("graph-other");
+    store.create_library(&other, &space()).unwrap();
+    let mut c = document(&other, "c.txt", &["Acme elsewhere"], &[0], json!({}));
+    c.mentions = vec![mention(&c, 0, "Acme", "acme", "organization")];
+    store
+        .put_documents(vec![a.clone(), b.clone(), c], false)
+        .unwrap();
+
+    let counts = store.entities(&name, None, 10).unwrap();
+    let said: Vec<(&str, u64, u64)> = counts
+        .iter()
+        .map(|e| (e.entity.as_str(), e.mentions, e.documents))
+        .collect();
+    assert_eq!(
+        said,
+        vec![("acme", 3, 2), ("globex", 2, 2), ("jane roe", 1, 1)]
+    );
+    let people = store.entities(&name, Some("person"), 10).unwrap();
+    assert_eq!(people.len(), 1);
+    assert_eq!(store.entities(&name, None, 1).unwrap().len(), 1);
+
+    let mut hits = store.mentions_of(&name, "acme", 10).unwrap();
+    hits.sort_by(|x, y| (&x.document_id, x.chunk).cmp(&(&y.document_id, y.chunk)));
+    let mut expected = vec![
+        (a.document.id.clone(), 0, 0, 4),
+        (a.document.id.clone(), 1, 0, 4),
+        (b.document.id.clone(), 0, 11, 15),
+    ];
+    expected.sort();
+    let got: Vec<(DocumentId, u32, u32, u32)> = hits
+        .iter()
+        .map(|h| (h.document_id.clone(), h.chunk, h.start, h.end))
+        .collect();
+    assert_eq!(got, expected, "only this library's mentions");
+
+    let related = store.related(&name, "acme", 10).unwrap();
+    let said: Vec<(&str, u64)> = related
+        .iter()
+        .map(|r| (r.entity.as_str(), r.chunks))
+        .collect();
+    assert_eq!(said, vec![("globex", 2), ("jane roe", 1)]);
+    assert_eq!(store.document_mentions(&a.document.id).unwrap(), a.mentions);
+
+    // Replaced: the new version's mentions only.
+    let mut a2 = document(&name, "a.txt", &["Globex alone"], &[0], json!({}));
+    a2.mentions = vec![mention(&a2, 0, "Globex", "globex", "organization")];
+    assert_eq!(
+        store.put_documents(vec![a2], false).unwrap(),
+        vec![PutOutcome::Replaced]
+    );
+    let said: Vec<(String, u64)> = store
+        .entities(&name, None, 10)
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.entity, e.mentions))
+        .collect();
+    assert_eq!(said, vec![("globex".into(), 2), ("acme".into(), 1)]);
+
+    // A mention outside its chunk refuses the write; nothing changes.
+    let mut bad = document(&name, "bad.txt", &["short"], &[0], json!({}));
+    bad.mentions = vec![EntityMention {
+        entity: "x".into(),
+        kind: "other".into(),
+        chunk: 0,
+        start: 2,
+        end: 99,
+    }];
+    assert!(store.put_documents(vec![bad], false).is_err());
+    assert_eq!(store.library(&name).unwrap().document_count, 2);
+
+    // Deleted with the document, then with the library.
+    store.delete_document(&b.document.id).unwrap();
+    assert!(store.mentions_of(&name, "acme", 10).unwrap().is_empty());
+    assert!(store.document_mentions(&b.document.id).unwrap().is_empty());
+    store.delete_library(&name).unwrap();
+    store.create_library(&name, &space()).unwrap();
+    assert!(store.entities(&name, None, 10).unwrap().is_empty());
+    assert_eq!(store.entities(&other, None, 10).unwrap().len(), 1);
 }
 
 /// Access keys: kept by name and hash, unique in both, found by hash only,

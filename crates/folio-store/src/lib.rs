@@ -92,6 +92,18 @@ pub fn validate(new: &NewDocument, space: &EmbeddingSpace) -> Result<()> {
         return invalid("a vector holds NaN or infinity".into());
     }
     let count = new.chunks.len() as u32;
+    for m in &new.mentions {
+        let fits = new
+            .chunks
+            .get(m.chunk as usize)
+            .is_some_and(|c| m.start <= m.end && (m.end as usize) <= c.text.len());
+        if !fits || m.entity.is_empty() || m.kind.is_empty() {
+            return invalid(format!(
+                "a mention of {:?} lies outside its chunk {}",
+                m.entity, m.chunk
+            ));
+        }
+    }
     for (i, chunk) in new.chunks.iter().enumerate() {
         if chunk.document_id != new.document.id || chunk.index != i as u32 || chunk.count != count {
             return invalid(format!(
@@ -121,6 +133,51 @@ pub struct NewDocument {
     pub chunks: Vec<Chunk>,
     pub vectors: Vec<Vec<f32>>,
     pub space: EmbeddingSpace,
+    /// The entities its chunks mention: written in the document's
+    /// transaction and removed with it.
+    pub mentions: Vec<EntityMention>,
+}
+
+/// A mention of an entity in one of a document's chunks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EntityMention {
+    /// The entity's key in its library: a declared entity's folded name, or
+    /// a name found in text, folded.
+    pub entity: String,
+    /// Its type (organization, person, product, place, other, a declared
+    /// type of the user's, or `name` for a name found by its shape).
+    pub kind: String,
+    /// The chunk's index in the document.
+    pub chunk: u32,
+    /// Byte offsets into the chunk's text.
+    pub start: u32,
+    pub end: u32,
+}
+
+/// An entity of a library and how often it is mentioned.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EntityCount {
+    pub entity: String,
+    pub kind: String,
+    pub mentions: u64,
+    pub documents: u64,
+}
+
+/// Where an entity is mentioned.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MentionHit {
+    pub document_id: DocumentId,
+    pub chunk: u32,
+    pub start: u32,
+    pub end: u32,
+}
+
+/// An entity mentioned in the same chunks as another, and in how many.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Related {
+    pub entity: String,
+    pub kind: String,
+    pub chunks: u64,
 }
 
 /// What a write did.
@@ -449,6 +506,31 @@ pub trait Store: Send + Sync {
 
     /// Records that the key with `hash` was used at `at` (RFC 3339).
     fn touch_key(&self, hash: &str, at: &str) -> Result<()>;
+
+    /// The entities of `library` (of `kind`, when given), most mentioned
+    /// first (then by key), at most `limit`.
+    fn entities(
+        &self,
+        library: &LibraryName,
+        kind: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<EntityCount>>;
+
+    /// Where `entity` is mentioned in `library`, by document id and chunk
+    /// index, at most `limit`.
+    fn mentions_of(
+        &self,
+        library: &LibraryName,
+        entity: &str,
+        limit: usize,
+    ) -> Result<Vec<MentionHit>>;
+
+    /// The entities mentioned in the same chunks as `entity`, most shared
+    /// chunks first (then by key), at most `limit`.
+    fn related(&self, library: &LibraryName, entity: &str, limit: usize) -> Result<Vec<Related>>;
+
+    /// The mentions a document's chunks make, in chunk and offset order.
+    fn document_mentions(&self, id: &DocumentId) -> Result<Vec<EntityMention>>;
 
     /// A number that changes whenever anything is written, by any process,
     /// for caches of read results; None when the backend cannot tell (then
