@@ -189,6 +189,8 @@ pub struct SearchSection {
 pub struct IngestSection {
     pub roots: Vec<PathBuf>,
     pub allow_private_urls: bool,
+    /// Find the entities documents mention while ingesting (default true).
+    pub entities: Option<bool>,
 }
 
 fn env(name: &str) -> Option<String> {
@@ -414,5 +416,6 @@ pub fn engine_config(
         ocr,
         extraction: folio_engine::sandbox::Extraction::current_exe(),
         rerank,
+        entities: file.ingest.entities.unwrap_or(true),
     })
 }

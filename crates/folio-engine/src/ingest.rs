@@ -1049,8 +1049,11 @@ impl Engine {
         let space = embedder.space().clone();
         let mut documents = Vec::with_capacity(group.len());
         let mut warnings = Vec::with_capacity(group.len());
-        for prepared in group {
-            warnings.push(prepared.warnings);
+        let finder = self
+            .config
+            .entities
+            .then(crate::entities::Finder::shapes_only);
+        for mut prepared in group {
             let count = prepared.drafts.len() as u32;
             let id = prepared.document.id.clone();
             let chunks: Vec<Chunk> = prepared
@@ -1076,12 +1079,21 @@ impl Engine {
                 })
                 .collect();
             let vectors: Vec<Vec<f32>> = vectors.by_ref().take(chunks.len()).collect();
+            let mentions = match &finder {
+                Some(finder) => {
+                    let (mentions, capped) = finder.mentions(&chunks);
+                    prepared.warnings.extend(capped);
+                    mentions
+                }
+                None => Vec::new(),
+            };
+            warnings.push(prepared.warnings);
             documents.push(NewDocument {
                 document: prepared.document,
                 chunks,
                 vectors,
                 space: space.clone(),
-                mentions: Vec::new(),
+                mentions,
             });
         }
         self.store.create_library(&request.library, &space)?;

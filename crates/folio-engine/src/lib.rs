@@ -12,6 +12,7 @@ mod byo;
 pub mod cache;
 pub mod cite;
 mod copy;
+mod entities;
 mod error;
 pub mod eval;
 mod ingest;
@@ -145,6 +146,9 @@ pub struct EngineConfig {
     pub extraction: sandbox::Extraction,
     /// A cross-encoder reranking stage, when one is configured.
     pub rerank: Option<RerankConfig>,
+    /// Find the entities documents mention while ingesting them (names,
+    /// written with each document; `[ingest] entities`).
+    pub entities: bool,
 }
 
 /// The engine façade. Cheap to share behind an `Arc`; every method is

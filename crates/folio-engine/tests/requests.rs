@@ -109,6 +109,7 @@ fn config(dir: &Path, store_url: Option<&str>, writable: bool, limits: Limits) -
         },
         extraction: folio_engine::sandbox::Extraction::InProcess,
         rerank: None,
+        entities: true,
     }
 }
 
@@ -720,4 +721,101 @@ fn keys_live_and_die_on_postgres() {
     let dir = tempfile::tempdir().unwrap();
     let database = TestDatabase::new("keys");
     keys_live_and_die(dir.path(), Some(&database.url));
+}
+
+/// Issue 30: ingesting finds the names a document repeats and writes their
+/// mentions with it, on both backends; a replaced document's mentions are
+/// its new text's; `[ingest] entities = false` finds none.
+fn ingest_writes_entity_mentions(dir: &Path, store_url: Option<&str>) {
+    let engine = open(dir, store_url, true, Limits::default());
+    let text = "# Deals\n\nAcme Corp. signed with Globex Inc. on Monday. Later Globex Inc. paid \
+                Acme Corp. twice, and Jane Roe approved. The board thanked Jane Roe.";
+    let content = |text: &str| IngestTarget::Content {
+        name: "deals.md".into(),
+        text: text.into(),
+        format: None,
+        title: None,
+    };
+    let report = engine
+        .ingest(
+            &IngestRequest::new(library(), vec![content(text)]),
+            &SilentProgress,
+        )
+        .unwrap();
+    assert_eq!(report.indexed, 1, "{report:?}");
+    let found: Vec<(String, String, u64)> = engine
+        .store()
+        .entities(&library(), None, 10)
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.entity, e.kind, e.mentions))
+        .collect();
+    assert_eq!(
+        found,
+        vec![
+            ("acme corp".into(), "organization".into(), 2),
+            ("globex inc".into(), "organization".into(), 2),
+            ("jane roe".into(), "name".into(), 2),
+        ]
+    );
+    // Each mention points at its words in its chunk.
+    let id = report.items[0].document_id.clone().unwrap();
+    let id = folio_core::DocumentId::parse(&id).unwrap();
+    let chunks = engine.store().chunks(&id, 0..100).unwrap();
+    for m in engine.store().document_mentions(&id).unwrap() {
+        let text = &chunks[m.chunk as usize].text[m.start as usize..m.end as usize];
+        assert_eq!(folio_entities::fold_name(text), m.entity);
+    }
+    let related = engine.store().related(&library(), "acme corp", 10).unwrap();
+    assert!(
+        related.iter().any(|r| r.entity == "globex inc"),
+        "{related:?}"
+    );
+
+    let report = engine
+        .ingest(
+            &IngestRequest::new(
+                library(),
+                vec![content("Initech Ltd and Initech Ltd again.")],
+            ),
+            &SilentProgress,
+        )
+        .unwrap();
+    assert_eq!(report.replaced, 1);
+    let found: Vec<String> = engine
+        .store()
+        .entities(&library(), None, 10)
+        .unwrap()
+        .into_iter()
+        .map(|e| e.entity)
+        .collect();
+    assert_eq!(found, vec!["initech ltd"]);
+
+    drop(engine);
+    let mut quiet = config(dir, store_url, true, Limits::default());
+    quiet.entities = false;
+    let quiet = Engine::open(quiet)
+        .unwrap()
+        .with_embedder(Arc::new(HashEmbedder::new()));
+    let other = LibraryName::new("quiet").unwrap();
+    quiet
+        .ingest(
+            &IngestRequest::new(other.clone(), vec![content(text)]),
+            &SilentProgress,
+        )
+        .unwrap();
+    assert!(quiet.store().entities(&other, None, 10).unwrap().is_empty());
+}
+
+#[test]
+fn ingest_writes_entity_mentions_on_the_embedded_store() {
+    let dir = tempfile::tempdir().unwrap();
+    ingest_writes_entity_mentions(dir.path(), None);
+}
+
+#[test]
+fn ingest_writes_entity_mentions_on_postgres() {
+    let dir = tempfile::tempdir().unwrap();
+    let database = TestDatabase::new("entities");
+    ingest_writes_entity_mentions(dir.path(), Some(&database.url));
 }

@@ -1,5 +1,5 @@
 //! Candidate proper names, found by their shape: runs of capitalised words
-//! (with `of`, `&`, `and`, `de`, `van`, `von`, `der`, `la` allowed between
+//! (with `of`, `&`, `de`, `van`, `von`, `der`, `la`, `du` allowed between
 //! two of them), acronyms, and names ending in a company form (Inc., Ltd,
 //! GmbH, LLC, ...). A function word or a month opening a run is left out;
 //! Markdown heading lines are skipped. A candidate is only a candidate:
@@ -57,8 +57,9 @@ const COMPANY_FORMS: [&str; 19] = [
     "pty",
 ];
 
-/// Words allowed between two capitalised words of one name.
-const CONNECTORS: [&str; 9] = ["of", "&", "and", "de", "van", "von", "der", "la", "du"];
+/// Words allowed between two capitalised words of one name. Not "and":
+/// "Acme and Globex" names two.
+const CONNECTORS: [&str; 8] = ["of", "&", "de", "van", "von", "der", "la", "du"];
 
 /// Capitalised words that do not start a name: function words, and the
 /// months and days a date capitalises.
@@ -492,6 +493,19 @@ mod tests {
         // Across a document's chunks: the rest of the run is named elsewhere.
         let found = document_candidates(&["Acme sold it.", "Lastly Acme paid."], 10);
         assert_eq!(found[1].0[0].key, "acme");
+    }
+
+    #[test]
+    fn and_separates_two_names() {
+        assert_eq!(
+            names("Initech Ltd and Initech Ltd again; Alice and Bob."),
+            vec![
+                ("Initech Ltd".into(), Shape::Company, true),
+                ("Initech Ltd".into(), Shape::Company, false),
+                ("Alice".into(), Shape::Name, false),
+                ("Bob".into(), Shape::Name, false),
+            ]
+        );
     }
 
     #[test]
