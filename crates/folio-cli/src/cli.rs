@@ -69,6 +69,11 @@ pub enum Command {
     Quote(records::QuoteArgs),
     /// Access keys of a shared server (`folio serve --http --auth keys`).
     Keys(keys::KeysArgs),
+    /// The entities a library's documents mention most (names found while
+    /// ingesting).
+    Entities(records::EntitiesArgs),
+    /// One entity's card: mentions, documents, related entities, evidence.
+    Entity(records::EntityArgs),
 }
 
 #[derive(Args)]
@@ -556,6 +561,16 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Command::Facets(args) => {
             let engine = open(&cli.global, &overrides, false)?;
             records::facets(&engine, args, json)?;
+            Ok(Outcome::Success)
+        }
+        Command::Entities(args) => {
+            let engine = open(&cli.global, &overrides, false)?;
+            records::entities(&engine, args, json)?;
+            Ok(Outcome::Success)
+        }
+        Command::Entity(args) => {
+            let engine = open(&cli.global, &overrides, false)?;
+            records::entity(&engine, args, json)?;
             Ok(Outcome::Success)
         }
     }

@@ -272,3 +272,68 @@ pub fn quote(engine: &Engine, args: &QuoteArgs, json: bool) -> Result<bool> {
     }
     Ok(!found.is_empty())
 }
+
+#[derive(Args)]
+pub struct EntitiesArgs {
+    /// The library.
+    pub library: String,
+    /// Only entities of this type (organization, person, name, ...).
+    #[arg(long = "type", value_name = "TYPE")]
+    pub kind: Option<String>,
+    /// How many, most mentioned first.
+    #[arg(long, default_value_t = 20)]
+    pub top: usize,
+}
+
+#[derive(Args)]
+pub struct EntityArgs {
+    /// The library.
+    pub library: String,
+    /// The entity's name (matched as names are: case and punctuation aside).
+    pub name: String,
+}
+
+/// `folio entities LIBRARY`: the most mentioned entities.
+pub fn entities(engine: &Engine, args: &EntitiesArgs, json: bool) -> Result<()> {
+    let found = engine.entities(&library(&args.library)?, args.kind.as_deref(), args.top)?;
+    if json {
+        return print_json(&found);
+    }
+    for e in &found {
+        println!(
+            "{:>6} mentions  {:>5} documents  {:<12}  {}",
+            e.mentions, e.documents, e.kind, e.entity
+        );
+    }
+    Ok(())
+}
+
+/// `folio entity LIBRARY NAME`: one entity's card.
+pub fn entity(engine: &Engine, args: &EntityArgs, json: bool) -> Result<()> {
+    let card = engine.entity(&library(&args.library)?, &args.name)?;
+    if json {
+        return print_json(&card);
+    }
+    println!(
+        "{} ({}): {} mentions in {} documents",
+        card.entity, card.kind, card.mentions, card.documents
+    );
+    println!("documents:");
+    for d in &card.top_documents {
+        println!(
+            "  {:>4}  {}  {}",
+            d.mentions,
+            d.document_id,
+            d.title.as_deref().unwrap_or(&d.source)
+        );
+    }
+    println!("related:");
+    for r in &card.related {
+        println!("  {:>4} chunks  {} ({})", r.chunks, r.entity, r.kind);
+    }
+    println!("evidence:");
+    for e in &card.evidence {
+        println!("  {}  …{}…", e.chunk_id, e.snippet.replace('\n', " "));
+    }
+    Ok(())
+}

@@ -1083,3 +1083,64 @@ fn a_cross_encoder_reranks_the_best_candidates_within_its_budget() {
     );
     assert_eq!(scores(&search(&f, &["--no-rerank"])), scores(&plain));
 }
+
+/// Issue 30: the names documents repeat are found while ingesting, listed
+/// by `folio entities` (most mentioned first, by type) and described by
+/// `folio entity` (documents, related names, evidence), with the real
+/// model and parsers; an unknown name exits 1 with not_found.
+#[test]
+fn entities_found_while_ingesting_are_listed_and_described() {
+    let f = Folio::new();
+    f.file(
+        "kb/deal.md",
+        b"# Deal\n\nAcme Corp. signed with Globex Inc. in March. Later Globex Inc. paid Acme Corp. again.\n",
+    );
+    f.file(
+        "kb/audit.md",
+        b"# Audit\n\nThe auditors met Jane Roe at Acme Corp. twice. Jane Roe signed for Acme Corp.\n",
+    );
+    f.file("kb/plain.txt", b"Nothing here names anyone at all.\n");
+    let out = f.run(&["ingest", &f.path("kb"), "--library", "kb"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let listed = f.json(&["entities", "kb"]);
+    let said: Vec<(String, u64, u64)> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["entity"].as_str().unwrap().to_string(),
+                e["mentions"].as_u64().unwrap(),
+                e["documents"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        said,
+        vec![
+            ("acme corp".into(), 4, 2),
+            ("globex inc".into(), 2, 1),
+            ("jane roe".into(), 2, 1),
+        ]
+    );
+    let people = f.json(&["entities", "kb", "--type", "name"]);
+    assert_eq!(people.as_array().unwrap().len(), 1);
+
+    let card = f.json(&["entity", "kb", "ACME Corp"]);
+    assert_eq!(card["kind"], "organization");
+    assert_eq!(card["documents"], 2);
+    let related: Vec<&str> = card["related"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["entity"].as_str().unwrap())
+        .collect();
+    assert_eq!(related, vec!["globex inc", "jane roe"]);
+    let evidence = card["evidence"].as_array().unwrap();
+    assert!(!evidence.is_empty());
+    assert!(evidence.iter().all(|e| e["surface"] == "Acme Corp"));
+
+    let out = f.run(&["--json", "entity", "kb", "Initech"]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+}

@@ -31,6 +31,7 @@ use std::time::Duration;
 
 pub use byo::{StoreChunksReport, StoreChunksRequest, StoredChunk};
 pub use copy::{CopyReport, StoreLocation};
+pub use entities::{DocumentMentions, EntityCard, Evidence};
 pub use error::EngineError;
 use folio_chunk::ChunkConfig;
 use folio_core::{
@@ -40,7 +41,9 @@ use folio_embed::{Embedder, ModelConfig};
 pub use folio_search::{Fusion, Mode};
 use folio_source::Roots;
 use folio_store::{Bm25, LibraryStats, Store};
-pub use folio_store::{FacetGroup, FacetRequest, Facets, FieldStats, KeyRecord, LibraryInfo};
+pub use folio_store::{
+    EntityCount, FacetGroup, FacetRequest, Facets, FieldStats, KeyRecord, LibraryInfo, Related,
+};
 use folio_store_embedded::{Access, EmbeddedStore};
 pub use ingest::{
     Dedup, IngestItem, IngestReport, IngestRequest, IngestStatus, IngestTarget, Progress,
