@@ -343,7 +343,8 @@ pub fn document_candidates(texts: &[&str], cap: usize) -> Vec<(Vec<Candidate>, b
                         Shape::Name
                     };
                     let key = fold_name(&text[start.start..end.end]);
-                    if key.is_empty() {
+                    // One letter ("T cells", "P < 0.05") names nothing.
+                    if key.chars().count() < 2 {
                         continue;
                     }
                     if found.len() == cap {
@@ -493,6 +494,14 @@ mod tests {
         // Across a document's chunks: the rest of the run is named elsewhere.
         let found = document_candidates(&["Acme sold it.", "Lastly Acme paid."], 10);
         assert_eq!(found[1].0[0].key, "acme");
+    }
+
+    #[test]
+    fn a_single_letter_is_not_a_name() {
+        assert_eq!(
+            names("We counted T cells (P < 0.05) in the Mayo Clinic."),
+            vec![("Mayo Clinic".into(), Shape::Name, false)]
+        );
     }
 
     #[test]
