@@ -403,18 +403,29 @@ fn runs(words: &[Word<'_>]) -> Vec<(usize, usize)> {
 /// named at least `min` times, and at least once away from the start of a
 /// sentence, or shaped as an acronym or a company.
 pub fn recurring(candidates: &[Candidate], min: usize) -> Vec<&Candidate> {
+    let kept = recurring_keys(candidates, min);
+    candidates
+        .iter()
+        .filter(|c| kept.contains(c.key.as_str()))
+        .collect()
+}
+
+/// The keys `recurring` keeps: keeping is a property of the name, so every
+/// candidate with a kept key is kept.
+pub fn recurring_keys<'a>(
+    candidates: impl IntoIterator<Item = &'a Candidate>,
+    min: usize,
+) -> HashSet<&'a str> {
     let mut counts: HashMap<&str, (usize, bool)> = HashMap::new();
     for c in candidates {
         let entry = counts.entry(c.key.as_str()).or_default();
         entry.0 += 1;
         entry.1 |= !c.sentence_initial || c.shape != Shape::Name;
     }
-    candidates
-        .iter()
-        .filter(|c| {
-            let (n, placed) = counts[c.key.as_str()];
-            n >= min && placed
-        })
+    counts
+        .into_iter()
+        .filter(|&(_, (n, placed))| n >= min && placed)
+        .map(|(key, _)| key)
         .collect()
 }
 

@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::candidates::{Shape, document_candidates, recurring};
+use crate::candidates::{Shape, document_candidates, recurring_keys};
 use crate::gazetteer::Gazetteer;
 
 /// How much one document may add to the graph.
@@ -105,16 +105,18 @@ pub fn extract(gazetteer: &Gazetteer, chunks: &[&str], limits: &ExtractLimits) -
             shape: None,
         }));
     }
-    let names: Vec<_> = found_names.iter().map(|(_, n)| n.clone()).collect();
-    let kept: BTreeSet<(usize, usize)> = recurring(&names, limits.min_recurrence)
-        .into_iter()
-        .map(|n| (n.start, n.end))
-        .collect();
+    // Recurrence is decided per name across the document's chunks (offsets
+    // are per chunk, so they cannot say which candidates those are).
+    let kept: BTreeSet<String> =
+        recurring_keys(found_names.iter().map(|(_, n)| n), limits.min_recurrence)
+            .into_iter()
+            .map(str::to_string)
+            .collect();
     let mut mentions: Vec<Found> = declared;
     mentions.extend(
         found_names
             .into_iter()
-            .filter(|(_, n)| kept.contains(&(n.start, n.end)))
+            .filter(|(_, n)| kept.contains(&n.key))
             .map(|(chunk, n)| Found {
                 chunk,
                 entity: EntityKey::Found(n.key),
@@ -243,6 +245,24 @@ mod tests {
         );
         assert_eq!(found.edges.len(), 3);
         assert!(found.warnings.is_empty());
+    }
+
+    #[test]
+    fn recurrence_is_counted_per_name_not_per_position() {
+        // "Zeta" stands in its chunk at the same offsets as "Acme" in its own,
+        // is named once: only Acme recurs.
+        let chunks = ["Acme paid.", "Zeta sold.", "Then Acme paid."];
+        let found = extract(
+            &Gazetteer::new(&[]).unwrap(),
+            &chunks,
+            &ExtractLimits::default(),
+        );
+        let names: Vec<&str> = found
+            .mentions
+            .iter()
+            .map(|m| &chunks[m.chunk][m.start..m.end])
+            .collect();
+        assert_eq!(names, vec!["Acme", "Acme"]);
     }
 
     #[test]

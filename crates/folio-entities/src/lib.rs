@@ -17,7 +17,9 @@ mod extract;
 mod fold;
 mod gazetteer;
 
-pub use candidates::{Candidate, Shape, candidates, document_candidates, recurring};
+pub use candidates::{
+    Candidate, Shape, candidates, document_candidates, recurring, recurring_keys,
+};
 pub use declared::{LineError, ListFormat, read_declared};
 pub use extract::{DocumentEntities, Edge, EntityKey, ExtractLimits, Found, extract};
 pub use fold::{Folded, fold, fold_name};
