@@ -143,12 +143,8 @@ def get(url, token=None):
         return e.code, {k.lower(): v for k, v in e.headers.items()}, e.read()
 
 
-def post_message(url, token, message):
-    """A POST of one JSON-RPC message (no session: a scope refusal comes first)."""
-    return status_of(url, token, message)
-
-
 def tool_call(name, arguments):
+    """A JSON-RPC tools/call, sent without a session: a scope refusal comes first."""
     return {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
 
 
@@ -250,7 +246,7 @@ def test_tokens_of_the_provider_hold_callers_to_their_scopes_and_libraries(data,
         # A tool outside the token's scopes: 403 insufficient_scope with
         # every scope the call needs, before any work.
         reader = idp.token("reader", "search")
-        status, headers = post_message(server.url, reader, tool_call("ingest", {"library": "wiki", "content": {"name": "y.md", "text": "# Y\n\ny"}}))
+        status, headers = status_of(server.url, reader, tool_call("ingest", {"library": "wiki", "content": {"name": "y.md", "text": "# Y\n\ny"}}))
         assert status == 403, status
         challenge = headers["www-authenticate"]
         assert 'error="insufficient_scope"' in challenge and 'scope="search ingest"' in challenge, challenge
@@ -374,12 +370,12 @@ def test_forged_tampered_and_misdirected_tokens_are_refused(data, tmp_path):
             ("delete a library with a search token", tool_call("delete_library", {"library": "hr"})),
             ("ingest hidden in a batch", [tool_call("search", {"library": "wiki", "query": "x"}), tool_call("ingest", {"library": "wiki", "content": {"name": "b.md", "text": "# B\n\nb"}})]),
         ]:
-            status, _ = post_message(server.url, reader, message)
+            status, _ = status_of(server.url, reader, message)
             attempts.append((what, status != 403))
         status, _, _ = get(server.url + "/metrics", reader)
         attempts.append(("metrics with a search token", status != 403))
         nobody = signed({**claims, "scope": "openid profile search:all"})
-        status, _ = post_message(server.url, nobody, tool_call("search", {"library": "wiki", "query": "x"}))
+        status, _ = status_of(server.url, nobody, tool_call("search", {"library": "wiki", "query": "x"}))
         attempts.append(("search with a token of no folio scope", status != 403))
 
         async def escape():

@@ -102,18 +102,12 @@ enum Callers {
 /// The 401 of a missing or refused key: the bearer scheme, and for a
 /// refused key why (RFC 6750: no error code when none was sent).
 fn unauthorized(reason: &str, presented: bool) -> Response {
-    let mut response = refuse(StatusCode::UNAUTHORIZED, reason);
     let challenge = if presented {
         format!("Bearer error=\"invalid_token\", error_description=\"{reason}\"")
     } else {
         "Bearer".to_string()
     };
-    if let Ok(value) = header::HeaderValue::from_str(&challenge) {
-        response
-            .headers_mut()
-            .insert(header::WWW_AUTHENTICATE, value);
-    }
-    response
+    challenged(StatusCode::UNAUTHORIZED, reason, &challenge)
 }
 
 fn host_allowed(host: &str, allowed: &[String]) -> bool {
@@ -270,7 +264,7 @@ async fn by_key(shared: &Arc<Shared>, given: Option<String>) -> Result<Principal
     }
 }
 
-/// A refusal with the identity provider's challenge.
+/// A refusal with its `WWW-Authenticate` challenge.
 fn challenged(status: StatusCode, message: &str, challenge: &str) -> Response {
     let mut response = refuse(status, message);
     if let Ok(value) = header::HeaderValue::from_str(challenge) {

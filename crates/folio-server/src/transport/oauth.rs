@@ -330,10 +330,6 @@ impl Verifier {
         })
     }
 
-    pub fn options(&self) -> &OAuthOptions {
-        &self.options
-    }
-
     /// Fetches the key set again unless it was fetched within `fresh` (or
     /// another request is fetching it: then waits for that one). A failed
     /// fetch keeps the keys held.
