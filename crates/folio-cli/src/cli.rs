@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use crate::common::{Global, Outcome, library, open, usage};
 use crate::config::Overrides;
 use crate::progress::Bar;
-use crate::{bench, keys, output, records, serve};
+use crate::{bench, entities, keys, output, records, serve};
 
 #[derive(Parser)]
 #[command(
@@ -70,10 +70,12 @@ pub enum Command {
     /// Access keys of a shared server (`folio serve --http --auth keys`).
     Keys(keys::KeysArgs),
     /// The entities a library's documents mention most (names found while
-    /// ingesting).
-    Entities(records::EntitiesArgs),
-    /// One entity's card: mentions, documents, related entities, evidence.
-    Entity(records::EntityArgs),
+    /// ingesting); `import` declares entities, `relink` reads the stored
+    /// documents again for them.
+    Entities(entities::EntitiesArgs),
+    /// One entity's card: declared aliases, attributes and relations,
+    /// mentions, documents, related entities with evidence.
+    Entity(entities::EntityArgs),
 }
 
 #[derive(Args)]
@@ -564,13 +566,13 @@ pub fn run(cli: Cli) -> Result<Outcome> {
             Ok(Outcome::Success)
         }
         Command::Entities(args) => {
-            let engine = open(&cli.global, &overrides, false)?;
-            records::entities(&engine, args, json)?;
+            let engine = open(&cli.global, &overrides, entities::writes(args))?;
+            entities::entities(&engine, args, json)?;
             Ok(Outcome::Success)
         }
         Command::Entity(args) => {
             let engine = open(&cli.global, &overrides, false)?;
-            records::entity(&engine, args, json)?;
+            entities::entity(&engine, args, json)?;
             Ok(Outcome::Success)
         }
     }

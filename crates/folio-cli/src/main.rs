@@ -9,6 +9,7 @@ mod bench;
 mod cli;
 mod common;
 mod config;
+mod entities;
 mod keys;
 mod output;
 mod progress;

@@ -31,6 +31,17 @@ pub enum Condition {
     /// (case-insensitive): "Part I" matches "Part I", "Part I: Foundations"
     /// and "Part I > Chapter 3", never "Part II" (`section_under`).
     SectionPrefix(String),
+    /// The chunk mentions the entity with this key (a folded name, as the
+    /// entity graph keys it). The filter syntax takes a name or alias,
+    /// which the engine resolves to its key before the store sees it.
+    Entity(String),
+}
+
+impl Condition {
+    /// Whether the condition is on chunks (not only on their documents).
+    pub fn on_chunks(&self) -> bool {
+        matches!(self, Condition::SectionPrefix(_) | Condition::Entity(_))
+    }
 }
 
 /// A conjunction of conditions. The empty filter matches everything.
@@ -128,8 +139,11 @@ impl Filter {
     ///
     /// ```json
     /// {"year": {"gte": 2019, "lt": 2024}, "tags": ["ml", "nlp"], "author": "Smith",
-    ///  "path_prefix": "/papers/", "section_prefix": "Methods"}
+    ///  "path_prefix": "/papers/", "section_prefix": "Methods", "entity": "Acme"}
     /// ```
+    ///
+    /// `entity` keeps chunks that mention the entity a name or alias names;
+    /// `metadata.entity` is a metadata field of that name.
     ///
     /// A scalar means equality, an array means any-of, an object holds
     /// operators (`eq`, `ieq` (case-insensitive), `any`, `gte`, `gt`, `lte`, `lt`).
@@ -144,6 +158,18 @@ impl Filter {
         let mut conditions = Vec::new();
         for (key, value) in object {
             match key.as_str() {
+                "entity" => {
+                    let Value::String(name) = value else {
+                        return Err(FilterError(
+                            "entity must be a string (an entity's name or alias)".into(),
+                        ));
+                    };
+                    if name.trim().is_empty() {
+                        return Err(FilterError("entity must not be empty".into()));
+                    }
+                    conditions.push(Condition::Entity(name.clone()));
+                    continue;
+                }
                 "path_prefix" | "section_prefix" => {
                     let Value::String(prefix) = value else {
                         return Err(FilterError(format!("{key} must be a string")));
@@ -248,10 +274,15 @@ mod tests {
     fn parses_every_form() {
         let f = Filter::from_json(&json!({
             "author": "Smith", "tags": ["a", "b"], "year": {"gte": 2019, "lt": 2024},
-            "path_prefix": "/p", "section_prefix": "Methods", "speaker": {"ieq": "ANNE"}
+            "path_prefix": "/p", "section_prefix": "Methods", "speaker": {"ieq": "ANNE"},
+            "entity": "Acme Corp."
         }))
         .unwrap();
-        assert_eq!(f.conditions.len(), 6);
+        assert_eq!(f.conditions.len(), 7);
+        assert!(
+            f.conditions
+                .contains(&Condition::Entity("Acme Corp.".into()))
+        );
         assert!(f.conditions.contains(&Condition::EqualsFold {
             field: "speaker".into(),
             value: "ANNE".into()
@@ -284,6 +315,8 @@ mod tests {
             json!({"x": {"gte": [1]}}),
             json!({"path_prefix": 3}),
             json!({"x": {"ieq": 3}}),
+            json!({"entity": 3}),
+            json!({"entity": " "}),
         ] {
             assert!(Filter::from_json(&bad).is_err(), "{bad}");
         }

@@ -50,6 +50,11 @@ pub struct Limits {
     /// worker process (folio cannot re-execute itself), rather than parse
     /// them in process with a warning.
     pub require_sandbox: bool,
+    /// Entity mentions kept per chunk (declared and found names each);
+    /// more are left out with a warning.
+    pub max_entity_mentions_per_chunk: usize,
+    /// Entity mentions kept per document.
+    pub max_entity_mentions_per_document: usize,
 }
 
 impl Default for Limits {
@@ -72,6 +77,8 @@ impl Default for Limits {
             max_extract_memory_bytes: 4 * 1024 * 1024 * 1024,
             quote_timeout_secs: 30,
             require_sandbox: false,
+            max_entity_mentions_per_chunk: 200,
+            max_entity_mentions_per_document: 5_000,
         }
     }
 }
@@ -108,6 +115,14 @@ impl Limits {
                 self.max_extract_memory_bytes == 0,
             ),
             ("quote_timeout_secs", self.quote_timeout_secs == 0),
+            (
+                "max_entity_mentions_per_chunk",
+                self.max_entity_mentions_per_chunk == 0,
+            ),
+            (
+                "max_entity_mentions_per_document",
+                self.max_entity_mentions_per_document == 0,
+            ),
         ];
         match zero.iter().find(|(_, is_zero)| *is_zero) {
             Some((name, _)) => Err(format!("limit {name} must be positive")),

@@ -124,6 +124,12 @@ impl Engine {
                 "cancelled before the chunks were committed: nothing was written",
             ));
         }
+        // The declared entities each chunk mentions.
+        if let Some(finder) = self.finder(&request.library)? {
+            for d in &mut documents {
+                d.mentions = finder.mentions(&d.chunks).0;
+            }
+        }
         let outcomes = self.store.put_documents(documents, false)?;
         self.store.flush()?;
         let unchanged = outcomes

@@ -1,11 +1,24 @@
-//! Entities found while ingesting (folio-entities): each document's chunks
-//! are read for the names they mention, and the mentions are written with
-//! the document. A library's declared entities (names, aliases, types) are
-//! matched exactly; other names are kept when the document repeats them.
+//! Entities (folio-entities) in the engine: each document's chunks are read
+//! for the names they mention while it is ingested, and the mentions are
+//! written with it. A library's declared entities (names, aliases, types,
+//! attributes, relations; `import_entities`) are matched exactly; other
+//! names are kept when the document repeats them. `relink` reads a
+//! library's stored chunks again (after an import, or for a library
+//! ingested before entities existed) without embedding anything.
+//!
+//! Names are looked up as the graph keys them (folded): exactly, by a
+//! declared alias, by prefix, then by edit distance for typos.
 
-use folio_core::Chunk;
-use folio_entities::{Declared, EntityKey, ExtractLimits, Gazetteer, Shape, extract, fold_name};
-use folio_store::EntityMention;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+use folio_core::{Chunk, Condition, DocumentId, ErrorCode, LibraryName, Limits};
+use folio_entities::{
+    Declared, EntityKey, ExtractLimits, Gazetteer, Relation, Shape, extract, fold_name, npmi,
+};
+use folio_store::{EntityCount, EntityMention, EntityQuery, StoreError};
+use serde::Serialize;
+
+use crate::{Engine, EngineError, Result};
 
 /// What a library's documents are read for.
 pub(crate) struct Finder {
@@ -15,14 +28,24 @@ pub(crate) struct Finder {
 }
 
 impl Finder {
-    /// A finder of names by their shape alone (no declared entities).
-    pub(crate) fn shapes_only() -> Self {
-        Finder {
-            declared: Vec::new(),
-            // An empty list is always a valid gazetteer.
-            gazetteer: Gazetteer::new(&[]).unwrap_or_else(|_| unreachable!()),
-            limits: ExtractLimits::default(),
-        }
+    /// A finder of `declared` entities and of names by their shape.
+    pub(crate) fn new(declared: Vec<Declared>, limits: &Limits) -> Result<Self> {
+        let gazetteer = Gazetteer::new(&declared).map_err(|errors| {
+            let reasons: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+            EngineError::invalid(format!(
+                "the declared entities cannot be used: {}",
+                reasons.join("; ")
+            ))
+        })?;
+        Ok(Finder {
+            declared,
+            gazetteer,
+            limits: ExtractLimits {
+                per_chunk: limits.max_entity_mentions_per_chunk,
+                per_document: limits.max_entity_mentions_per_document,
+                ..ExtractLimits::default()
+            },
+        })
     }
 
     /// The mentions `chunks` make, as the store keeps them, and warnings
@@ -60,22 +83,73 @@ impl Finder {
     }
 }
 
-/// An entity's card: how much it is mentioned, where, and with whom.
-#[derive(Debug, Clone, serde::Serialize)]
+/// How a name was matched to an entity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MatchedBy {
+    /// The entity's own name (folded).
+    Name,
+    /// One of its declared aliases.
+    Alias,
+    /// The start of its name.
+    Prefix,
+    /// A name a few edits away (a typo).
+    Fuzzy,
+}
+
+/// An entity a lookup found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EntityMatch {
+    /// Its key (the folded name).
+    pub entity: String,
+    /// Its declared name, when declared.
+    pub name: Option<String>,
+    pub kind: String,
+    pub mentions: u64,
+    pub documents: u64,
+    pub matched_by: MatchedBy,
+    /// Edits between the name looked up and the one matched (fuzzy).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub distance: Option<usize>,
+}
+
+/// An entity's card: what the user declared of it, how much it is
+/// mentioned, where, and with whom.
+#[derive(Debug, Clone, Serialize)]
 pub struct EntityCard {
     pub entity: String,
+    /// The declared name, or the words of its first mention.
+    pub name: String,
     pub kind: String,
+    pub matched_by: MatchedBy,
+    pub declared: bool,
+    pub aliases: Vec<String>,
+    pub attributes: BTreeMap<String, serde_json::Value>,
+    /// Declared relations, its own and those others declare to it.
+    pub relations: Vec<DeclaredRelation>,
     pub mentions: u64,
     pub documents: u64,
     /// The documents that mention it most, with how often.
     pub top_documents: Vec<DocumentMentions>,
     /// Chunks that mention it (the first few), with the words.
     pub evidence: Vec<Evidence>,
-    /// Entities mentioned in the same chunks, most shared first.
-    pub related: Vec<folio_store::Related>,
+    /// Entities mentioned in the same chunks, most shared first, weighted.
+    pub related: Vec<RelatedEntity>,
+    /// Entities related to those (two hops), not to it directly.
+    pub related_two_hops: Vec<TwoHops>,
 }
 
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DeclaredRelation {
+    #[serde(rename = "type")]
+    pub relation: String,
+    /// "outgoing" (it declares the relation) or "incoming".
+    pub direction: &'static str,
+    /// The other entity, as declared.
+    pub entity: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
 pub struct DocumentMentions {
     pub document_id: String,
     pub title: Option<String>,
@@ -83,50 +157,444 @@ pub struct DocumentMentions {
     pub mentions: u64,
 }
 
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Evidence {
     pub chunk_id: String,
+    pub document_id: String,
+    pub source: String,
+    pub page: Option<u32>,
     /// The mention as written.
     pub surface: String,
     /// The chunk's text around it.
     pub snippet: String,
 }
 
+/// A co-mentioned entity and the weight of the edge.
+#[derive(Debug, Clone, Serialize)]
+pub struct RelatedEntity {
+    pub entity: String,
+    pub kind: String,
+    /// Chunks that mention both.
+    pub shared_chunks: u64,
+    /// Normalised pointwise mutual information over the library's chunks:
+    /// 1 always together, 0 independent.
+    pub npmi: f64,
+    /// Chunks that mention both (the first few).
+    pub evidence: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TwoHops {
+    pub entity: String,
+    pub kind: String,
+    /// The directly related entity it is reached through.
+    pub via: String,
+    pub shared_chunks: u64,
+}
+
+/// What an import did.
+#[derive(Debug, Clone, Serialize)]
+pub struct ImportReport {
+    /// Declared entities the library has now.
+    pub declared: usize,
+    /// Of those, read from the file.
+    pub imported: usize,
+    pub relinked: RelinkReport,
+}
+
+/// What a relink did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RelinkReport {
+    pub documents: u64,
+    pub mentions: u64,
+    /// Documents whose mentions the caps cut.
+    pub capped: u64,
+}
+
 /// Mentions read for a card at most.
 const CARD_MENTIONS: usize = 10_000;
+/// Mentions of a related entity read for an edge's evidence at most.
+const EDGE_MENTIONS: usize = 5_000;
+/// Keys read as fuzzy candidates at most.
+const FUZZY_CANDIDATES: usize = 5_000;
+/// Documents relinked per page.
+const RELINK_PAGE: u64 = 200;
 
-impl crate::Engine {
-    /// The entities of `library` (of `kind`), most mentioned first.
-    pub fn entities(
-        &self,
-        library: &folio_core::LibraryName,
-        kind: Option<&str>,
-        top: usize,
-    ) -> crate::Result<Vec<folio_store::EntityCount>> {
-        Ok(self.store.entities(library, kind, top)?)
+/// The entity a name resolves to exactly (by name or declared alias).
+struct Resolved {
+    key: String,
+    declared: Option<Declared>,
+    matched_by: MatchedBy,
+}
+
+impl Engine {
+    /// The finder for documents of `library`, or None when entities are
+    /// off. A library that does not exist yet has no declared entities.
+    pub(crate) fn finder(&self, library: &LibraryName) -> Result<Option<Finder>> {
+        if !self.config.entities {
+            return Ok(None);
+        }
+        let declared = match self.store.declared_entities(library) {
+            Ok(d) => d,
+            Err(StoreError::LibraryNotFound(_)) => Vec::new(),
+            Err(e) => return Err(e.into()),
+        };
+        Finder::new(declared, &self.config.limits).map(Some)
     }
 
-    /// The card of the entity `name` names (folded as names are), or
-    /// `NotFound`.
-    pub fn entity(
+    /// The declared entities of `library`.
+    pub fn declared_entities(&self, library: &LibraryName) -> Result<Vec<Declared>> {
+        Ok(self.store.declared_entities(library)?)
+    }
+
+    /// Declares `list` for `library` (creating the library when needed):
+    /// in place of the declared entities it had, or merged with them (an
+    /// entity of the same name replaced). A list that would leave two
+    /// entities sharing a name is refused whole. Then every document of the
+    /// library is relinked.
+    pub fn import_entities(
         &self,
-        library: &folio_core::LibraryName,
-        name: &str,
-    ) -> crate::Result<EntityCard> {
-        let key = fold_name(name);
-        let hits = self.store.mentions_of(library, &key, CARD_MENTIONS)?;
-        if hits.is_empty() {
-            return Err(crate::EngineError::new(
-                folio_core::ErrorCode::NotFound,
-                format!("no entity {name:?} in library {library}"),
+        library: &LibraryName,
+        list: Vec<Declared>,
+        merge: bool,
+    ) -> Result<ImportReport> {
+        self.writable("importing entities")?;
+        if !self.config.entities {
+            return Err(EngineError::invalid(
+                "entities are off ([ingest] entities = false)",
             ));
         }
-        let mut per_document: std::collections::BTreeMap<&folio_core::DocumentId, u64> =
-            Default::default();
+        self.create_library(library)?;
+        let imported = list.len();
+        let declared = if merge {
+            let incoming: HashSet<String> = list.iter().map(|d| fold_name(&d.name)).collect();
+            let mut all: Vec<Declared> = self
+                .store
+                .declared_entities(library)?
+                .into_iter()
+                .filter(|d| !incoming.contains(&fold_name(&d.name)))
+                .collect();
+            all.extend(list);
+            all
+        } else {
+            list
+        };
+        // Checked as the finder will use them before anything is written.
+        Finder::new(declared.clone(), &self.config.limits)?;
+        self.store.set_declared_entities(library, &declared)?;
+        let relinked = self.relink(library, &crate::SilentProgress)?;
+        Ok(ImportReport {
+            declared: declared.len(),
+            imported,
+            relinked,
+        })
+    }
+
+    /// Reads every document of `library` again for the entities it
+    /// mentions and replaces its mentions, one document per transaction,
+    /// without embedding: run after an import, or to build the graph of a
+    /// library ingested before entities existed. Interrupted, it leaves
+    /// each document with its old mentions or its new ones, and running it
+    /// again finishes the work; cancelled (`progress`), it stops between
+    /// documents.
+    pub fn relink(
+        &self,
+        library: &LibraryName,
+        progress: &dyn crate::Progress,
+    ) -> Result<RelinkReport> {
+        self.writable("relinking entities")?;
+        let finder = self
+            .finder(library)?
+            .ok_or_else(|| EngineError::invalid("entities are off ([ingest] entities = false)"))?;
+        let mut report = RelinkReport::default();
+        let mut offset = 0;
+        loop {
+            let (page, total) = self.store.documents(library, offset, RELINK_PAGE)?;
+            if offset == 0 {
+                progress.start(total);
+            }
+            if page.is_empty() {
+                break;
+            }
+            offset += page.len() as u64;
+            for summary in page {
+                if progress.cancelled() {
+                    progress.finish();
+                    return Err(EngineError::new(
+                        ErrorCode::Timeout,
+                        format!(
+                            "cancelled after {} documents; each has its old mentions or its new \
+                             ones: relink again to finish",
+                            report.documents
+                        ),
+                    ));
+                }
+                let chunks = match self.store.chunks(&summary.id, 0..summary.chunk_count) {
+                    Ok(c) => c,
+                    // Deleted meanwhile.
+                    Err(StoreError::NotFound { .. }) => continue,
+                    Err(e) => return Err(e.into()),
+                };
+                let (mentions, capped) = finder.mentions(&chunks);
+                match self.store.replace_mentions(&summary.id, &mentions) {
+                    Ok(()) => {}
+                    Err(StoreError::NotFound { .. }) => continue,
+                    Err(e) => return Err(e.into()),
+                }
+                report.documents += 1;
+                report.mentions += mentions.len() as u64;
+                report.capped += u64::from(!capped.is_empty());
+                progress.advance(1, &summary.source);
+            }
+        }
+        progress.finish();
+        self.store.flush()?;
+        Ok(report)
+    }
+
+    /// The entities of `library` (of `kind`, keys starting with the folded
+    /// `prefix`), most mentioned first.
+    pub fn entities(
+        &self,
+        library: &LibraryName,
+        kind: Option<&str>,
+        prefix: Option<&str>,
+        top: usize,
+    ) -> Result<Vec<EntityCount>> {
+        let folded = prefix.map(fold_name);
+        let query = EntityQuery {
+            kind,
+            prefix: folded.as_deref().filter(|p| !p.is_empty()),
+        };
+        Ok(self.store.entities(library, &query, top)?)
+    }
+
+    /// The entity `name` names exactly: a declared entity by its name or an
+    /// alias, or a key of the graph.
+    fn resolve(
+        &self,
+        library: &LibraryName,
+        declared: &[Declared],
+        name: &str,
+    ) -> Result<Option<Resolved>> {
+        let folded = fold_name(name);
+        if folded.is_empty() {
+            return Ok(None);
+        }
+        for d in declared {
+            let matched_by = if fold_name(&d.name) == folded {
+                MatchedBy::Name
+            } else if d.aliases.iter().any(|a| fold_name(a) == folded) {
+                MatchedBy::Alias
+            } else {
+                continue;
+            };
+            return Ok(Some(Resolved {
+                key: fold_name(&d.name),
+                declared: Some(d.clone()),
+                matched_by,
+            }));
+        }
+        let known = !self.store.mentions_of(library, &folded, 1)?.is_empty();
+        Ok(known.then_some(Resolved {
+            key: folded,
+            declared: None,
+            matched_by: MatchedBy::Name,
+        }))
+    }
+
+    /// The key a name resolves to for a filter: the entity it names
+    /// exactly, else its folded form (which matches nothing when no entity
+    /// has it).
+    pub(crate) fn entity_key(&self, library: &LibraryName, name: &str) -> Result<String> {
+        let declared = self.store.declared_entities(library)?;
+        Ok(match self.resolve(library, &declared, name)? {
+            Some(r) => r.key,
+            None => fold_name(name),
+        })
+    }
+
+    /// Rewrites a filter's entity names as the keys they resolve to.
+    pub(crate) fn resolve_entity_filter(
+        &self,
+        library: &LibraryName,
+        filter: &mut folio_core::Filter,
+    ) -> Result<()> {
+        for condition in &mut filter.conditions {
+            if let Condition::Entity(name) = condition {
+                *name = self.entity_key(library, name)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Entities `text` may name, best first: exactly (name, then alias),
+    /// then by prefix, then within a few edits. `kind` keeps one type.
+    pub fn lookup(
+        &self,
+        library: &LibraryName,
+        text: &str,
+        kind: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<EntityMatch>> {
+        let folded = fold_name(text);
+        if folded.is_empty() {
+            return Err(EngineError::invalid(
+                "an entity name must have letters or digits",
+            ));
+        }
+        let declared = self.store.declared_entities(library)?;
+        let declared_kind = |key: &str| {
+            declared
+                .iter()
+                .find(|d| fold_name(&d.name) == key)
+                .map(|d| (d.name.clone(), d.kind.clone()))
+        };
+        let mut found: BTreeMap<String, (MatchedBy, Option<usize>)> = BTreeMap::new();
+        let mut note = |key: String, by: MatchedBy, distance: Option<usize>| {
+            let entry = found.entry(key).or_insert((by, distance));
+            if (by, distance) < *entry {
+                *entry = (by, distance);
+            }
+        };
+        if let Some(r) = self.resolve(library, &declared, text)? {
+            note(r.key, r.matched_by, None);
+        }
+        for d in &declared {
+            let names = std::iter::once(&d.name).chain(&d.aliases);
+            if names.map(|n| fold_name(n)).any(|n| n.starts_with(&folded)) {
+                note(fold_name(&d.name), MatchedBy::Prefix, None);
+            }
+        }
+        let counts = |prefix: &str, limit: usize| {
+            self.store.entities(
+                library,
+                &EntityQuery {
+                    kind,
+                    prefix: Some(prefix),
+                },
+                limit,
+            )
+        };
+        for e in counts(&folded, limit.max(1) * 4)? {
+            note(e.entity, MatchedBy::Prefix, None);
+        }
+        // Typos: names a few edits away, among declared names and the
+        // graph's keys that share the first letter.
+        let most = max_edits(&folded);
+        let first: String = folded.chars().take(1).collect();
+        let mut candidates: Vec<(String, String)> = declared
+            .iter()
+            .flat_map(|d| {
+                let key = fold_name(&d.name);
+                std::iter::once(&d.name)
+                    .chain(&d.aliases)
+                    .map(move |n| (key.clone(), fold_name(n)))
+            })
+            .collect();
+        candidates.extend(
+            counts(&first, FUZZY_CANDIDATES)?
+                .into_iter()
+                .map(|e| (e.entity.clone(), e.entity)),
+        );
+        for (key, name) in candidates {
+            if let Some(d) = edits_within(&folded, &name, most) {
+                note(key, MatchedBy::Fuzzy, Some(d));
+            }
+        }
+        let mut matches = Vec::new();
+        for (key, (matched_by, distance)) in found {
+            let hits = self.store.mentions_of(library, &key, CARD_MENTIONS)?;
+            let documents: BTreeSet<&DocumentId> = hits.iter().map(|h| &h.document_id).collect();
+            let (name, entity_kind) = match declared_kind(&key) {
+                Some((name, kind)) => (Some(name), kind),
+                None => match hits.first() {
+                    Some(hit) => (None, self.mention_kind(&hit.document_id, &key)?),
+                    None => continue,
+                },
+            };
+            if kind.is_some_and(|k| k != entity_kind) {
+                continue;
+            }
+            matches.push(EntityMatch {
+                entity: key,
+                name,
+                kind: entity_kind,
+                mentions: hits.len() as u64,
+                documents: documents.len() as u64,
+                matched_by,
+                distance,
+            });
+        }
+        matches.sort_by(|a, b| {
+            (
+                a.matched_by,
+                a.distance,
+                std::cmp::Reverse(a.mentions),
+                &a.entity,
+            )
+                .cmp(&(
+                    b.matched_by,
+                    b.distance,
+                    std::cmp::Reverse(b.mentions),
+                    &b.entity,
+                ))
+        });
+        matches.truncate(limit);
+        Ok(matches)
+    }
+
+    /// The type a document's mention of `key` gives it.
+    fn mention_kind(&self, document: &DocumentId, key: &str) -> Result<String> {
+        Ok(self
+            .store
+            .document_mentions(document)?
+            .into_iter()
+            .find(|m| m.entity == key)
+            .map(|m| m.kind)
+            .unwrap_or_else(|| "name".into()))
+    }
+
+    /// The card of the entity `name` names: exactly, by alias, else the
+    /// best prefix or fuzzy match; `NotFound` when nothing matches.
+    pub fn entity(&self, library: &LibraryName, name: &str) -> Result<EntityCard> {
+        let declared = self.store.declared_entities(library)?;
+        let resolved = match self.resolve(library, &declared, name)? {
+            Some(r) => r,
+            None => {
+                let best = self.lookup(library, name, None, 1)?.into_iter().next();
+                let Some(best) = best else {
+                    return Err(EngineError::new(
+                        ErrorCode::NotFound,
+                        format!("no entity {name:?} in library {library}"),
+                    ));
+                };
+                Resolved {
+                    declared: declared
+                        .iter()
+                        .find(|d| fold_name(&d.name) == best.entity)
+                        .cloned(),
+                    key: best.entity,
+                    matched_by: best.matched_by,
+                }
+            }
+        };
+        self.card(library, &declared, resolved)
+    }
+
+    fn card(
+        &self,
+        library: &LibraryName,
+        declared: &[Declared],
+        resolved: Resolved,
+    ) -> Result<EntityCard> {
+        let key = resolved.key;
+        let hits = self.store.mentions_of(library, &key, CARD_MENTIONS)?;
+        let mut per_document: BTreeMap<&DocumentId, u64> = BTreeMap::new();
         for hit in &hits {
             *per_document.entry(&hit.document_id).or_default() += 1;
         }
-        let mut ranked: Vec<(&folio_core::DocumentId, u64)> = per_document.into_iter().collect();
+        let mut ranked: Vec<(&DocumentId, u64)> = per_document.into_iter().collect();
         ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
         let top_documents = ranked
             .iter()
@@ -141,8 +609,11 @@ impl crate::Engine {
                 })
             })
             .collect();
+        // Evidence from different documents first.
         let mut evidence = Vec::new();
-        for hit in hits.iter().take(5) {
+        let mut seen = HashSet::new();
+        let firsts = hits.iter().filter(|h| seen.insert(&h.document_id));
+        for hit in firsts.take(5) {
             let Ok(chunks) = self
                 .store
                 .chunks(&hit.document_id, hit.chunk..hit.chunk + 1)
@@ -156,29 +627,177 @@ impl crate::Engine {
             let Some(surface) = chunk.text.get(start..end) else {
                 continue;
             };
+            let source = self
+                .store
+                .document(&hit.document_id)
+                .map(|d| d.source)
+                .unwrap_or_default();
             evidence.push(Evidence {
                 chunk_id: chunk.id.to_string(),
+                document_id: hit.document_id.to_string(),
+                source,
+                page: chunk.page_start,
                 surface: surface.to_string(),
                 snippet: around(&chunk.text, start, end, 120),
             });
         }
-        let kind = self
-            .store
-            .document_mentions(&hits[0].document_id)?
-            .into_iter()
-            .find(|m| m.entity == key)
-            .map(|m| m.kind)
-            .unwrap_or_default();
+        let kind = match (&resolved.declared, hits.first()) {
+            (Some(d), _) => d.kind.clone(),
+            (None, Some(hit)) => self.mention_kind(&hit.document_id, &key)?,
+            (None, None) => "name".into(),
+        };
+        let name = match &resolved.declared {
+            Some(d) => d.name.clone(),
+            None => evidence
+                .first()
+                .map(|e| e.surface.clone())
+                .unwrap_or_else(|| key.clone()),
+        };
+        let chunks_of = |hits: &[folio_store::MentionHit]| -> BTreeSet<(DocumentId, u32)> {
+            hits.iter()
+                .map(|h| (h.document_id.clone(), h.chunk))
+                .collect()
+        };
+        let own = chunks_of(&hits);
+        let total = self.store.library(library)?.chunk_count;
+        let mut related = Vec::new();
+        for r in self.store.related(library, &key, 10)? {
+            let theirs = chunks_of(&self.store.mentions_of(library, &r.entity, EDGE_MENTIONS)?);
+            let evidence = own
+                .intersection(&theirs)
+                .take(3)
+                .map(|(d, c)| folio_core::ChunkId::new(d, *c).to_string())
+                .collect();
+            related.push(RelatedEntity {
+                npmi: npmi(r.chunks, own.len() as u64, r.entity_chunks, total),
+                entity: r.entity,
+                kind: r.kind,
+                shared_chunks: r.chunks,
+                evidence,
+            });
+        }
+        let direct: HashSet<&str> = related
+            .iter()
+            .map(|r| r.entity.as_str())
+            .chain([key.as_str()])
+            .collect();
+        let mut two_hops: Vec<TwoHops> = Vec::new();
+        for r in related.iter().take(5) {
+            for far in self.store.related(library, &r.entity, 5)? {
+                if direct.contains(far.entity.as_str())
+                    || two_hops.iter().any(|t| t.entity == far.entity)
+                {
+                    continue;
+                }
+                two_hops.push(TwoHops {
+                    entity: far.entity,
+                    kind: far.kind,
+                    via: r.entity.clone(),
+                    shared_chunks: far.chunks,
+                });
+            }
+        }
+        two_hops.sort_by(|a, b| {
+            b.shared_chunks
+                .cmp(&a.shared_chunks)
+                .then(a.entity.cmp(&b.entity))
+        });
+        two_hops.truncate(10);
+        let relations = declared_relations(declared, &key);
+        let is_declared = resolved.declared.is_some();
+        let (aliases, attributes) = match resolved.declared {
+            Some(d) => (d.aliases, d.attributes),
+            None => Default::default(),
+        };
         Ok(EntityCard {
             mentions: hits.len() as u64,
             documents: ranked.len() as u64,
-            related: self.store.related(library, &key, 10)?,
+            declared: is_declared,
             entity: key,
+            name,
             kind,
+            matched_by: resolved.matched_by,
+            aliases,
+            attributes,
+            relations,
             top_documents,
             evidence,
+            related,
+            related_two_hops: two_hops,
         })
     }
+}
+
+/// The declared relations of the entity keyed `key`: those it declares,
+/// and those other entities declare to it (by its name or an alias).
+fn declared_relations(declared: &[Declared], key: &str) -> Vec<DeclaredRelation> {
+    let names_of = |target: &str| {
+        let target = fold_name(target);
+        declared
+            .iter()
+            .find(|d| {
+                fold_name(&d.name) == target || d.aliases.iter().any(|a| fold_name(a) == target)
+            })
+            .map(|d| fold_name(&d.name))
+            .unwrap_or(target)
+    };
+    let mut relations = Vec::new();
+    for d in declared {
+        let own = fold_name(&d.name) == key;
+        for Relation { relation, target } in &d.relations {
+            if own {
+                relations.push(DeclaredRelation {
+                    relation: relation.clone(),
+                    direction: "outgoing",
+                    entity: target.clone(),
+                });
+            } else if names_of(target) == key {
+                relations.push(DeclaredRelation {
+                    relation: relation.clone(),
+                    direction: "incoming",
+                    entity: d.name.clone(),
+                });
+            }
+        }
+    }
+    relations
+}
+
+/// Edits a name of these many characters may be away and still match.
+fn max_edits(name: &str) -> usize {
+    match name.chars().count() {
+        0..=3 => 0,
+        4..=7 => 1,
+        _ => 2,
+    }
+}
+
+/// The Levenshtein distance between `a` and `b` when it is at most `most`
+/// (and `a` is not `b`'s prefix, which a prefix match covers).
+fn edits_within(a: &str, b: &str, most: usize) -> Option<usize> {
+    if most == 0 {
+        return None;
+    }
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    if a.len().abs_diff(b.len()) > most {
+        return None;
+    }
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut current = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            current[j + 1] = (previous[j] + usize::from(ca != cb))
+                .min(previous[j + 1] + 1)
+                .min(current[j] + 1);
+        }
+        if current.iter().min().copied().unwrap_or(0) > most {
+            return None;
+        }
+        previous = current;
+    }
+    let d = previous[b.len()];
+    (d <= most && d > 0).then_some(d)
 }
 
 /// Up to `width` bytes of `text` on each side of `start..end`, cut at char
@@ -193,4 +812,42 @@ fn around(text: &str, start: usize, end: usize, width: usize) -> String {
         to += 1;
     }
     text[from..to].trim().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edits_are_counted_within_a_bound() {
+        assert_eq!(edits_within("acme", "acne", 1), Some(1));
+        assert_eq!(edits_within("globex", "glboex", 2), Some(2));
+        assert_eq!(edits_within("globex", "initech", 2), None);
+        assert_eq!(edits_within("acme", "acme", 1), None);
+        assert_eq!(max_edits("ibm"), 0);
+        assert_eq!(max_edits("initech corporation"), 2);
+    }
+
+    #[test]
+    fn relations_are_read_both_ways_through_aliases() {
+        let list: Vec<Declared> = serde_json::from_value(serde_json::json!([
+            {"name": "Acme Holdings", "kind": "organization", "aliases": ["Acme"]},
+            {"name": "Jane Roe", "kind": "person",
+             "relations": [{"type": "member of", "target": "ACME"}]}
+        ]))
+        .unwrap();
+        let acme = declared_relations(&list, "acme holdings");
+        assert_eq!(
+            acme,
+            vec![DeclaredRelation {
+                relation: "member of".into(),
+                direction: "incoming",
+                entity: "Jane Roe".into()
+            }]
+        );
+        assert_eq!(
+            declared_relations(&list, "jane roe")[0].direction,
+            "outgoing"
+        );
+    }
 }

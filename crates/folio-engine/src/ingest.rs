@@ -1049,10 +1049,7 @@ impl Engine {
         let space = embedder.space().clone();
         let mut documents = Vec::with_capacity(group.len());
         let mut warnings = Vec::with_capacity(group.len());
-        let finder = self
-            .config
-            .entities
-            .then(crate::entities::Finder::shapes_only);
+        let finder = self.finder(&request.library)?;
         for mut prepared in group {
             let count = prepared.drafts.len() as u32;
             let id = prepared.document.id.clone();

@@ -31,7 +31,10 @@ use std::time::Duration;
 
 pub use byo::{StoreChunksReport, StoreChunksRequest, StoredChunk};
 pub use copy::{CopyReport, StoreLocation};
-pub use entities::{DocumentMentions, EntityCard, Evidence};
+pub use entities::{
+    DeclaredRelation, DocumentMentions, EntityCard, EntityMatch, Evidence, ImportReport, MatchedBy,
+    RelatedEntity, RelinkReport, TwoHops,
+};
 pub use error::EngineError;
 use folio_chunk::ChunkConfig;
 use folio_core::{

@@ -274,6 +274,21 @@ impl Engine {
     }
 
     fn search_uncached(&self, request: &SearchRequest, query: &str) -> Result<SearchResponse> {
+        // Entity filters name entities; the store knows their keys.
+        let resolved;
+        let request = if request
+            .filter
+            .conditions
+            .iter()
+            .any(|c| matches!(c, folio_core::Condition::Entity(_)))
+        {
+            let mut r = request.clone();
+            self.resolve_entity_filter(&r.library, &mut r.filter)?;
+            resolved = r;
+            &resolved
+        } else {
+            request
+        };
         let fusion = request.fusion.unwrap_or(self.config.fusion);
         fusion.validate().map_err(EngineError::invalid)?;
         let bm25 = bm25_or(&self.config, request.bm25)?;
@@ -324,7 +339,7 @@ impl Engine {
                 .filter
                 .conditions
                 .iter()
-                .any(|c| matches!(c, folio_core::Condition::SectionPrefix(_)));
+                .any(folio_core::Condition::on_chunks);
         let lexical_of = || -> Result<Vec<_>> {
             if request.mode == Mode::Dense {
                 return Ok(Vec::new());

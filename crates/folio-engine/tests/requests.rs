@@ -744,8 +744,7 @@ fn ingest_writes_entity_mentions(dir: &Path, store_url: Option<&str>) {
         .unwrap();
     assert_eq!(report.indexed, 1, "{report:?}");
     let found: Vec<(String, String, u64)> = engine
-        .store()
-        .entities(&library(), None, 10)
+        .entities(&library(), None, None, 10)
         .unwrap()
         .into_iter()
         .map(|e| (e.entity, e.kind, e.mentions))
@@ -783,8 +782,7 @@ fn ingest_writes_entity_mentions(dir: &Path, store_url: Option<&str>) {
         .unwrap();
     assert_eq!(report.replaced, 1);
     let found: Vec<String> = engine
-        .store()
-        .entities(&library(), None, 10)
+        .entities(&library(), None, None, 10)
         .unwrap()
         .into_iter()
         .map(|e| e.entity)
@@ -804,7 +802,157 @@ fn ingest_writes_entity_mentions(dir: &Path, store_url: Option<&str>) {
             &SilentProgress,
         )
         .unwrap();
-    assert!(quiet.store().entities(&other, None, 10).unwrap().is_empty());
+    assert!(quiet.entities(&other, None, None, 10).unwrap().is_empty());
+}
+
+/// Issue 30: declared entities (imported after the documents) are linked
+/// by name and alias once the library is relinked, without embedding;
+/// cards show aliases, attributes, declared relations both ways and
+/// weighted co-mentions; lookups go by alias, prefix and typo; the entity
+/// filter keeps the chunks that mention the entity; a list two entities
+/// share a name in is refused with nothing changed; a read-only engine
+/// imports nothing.
+fn declared_entities_link_relink_and_filter(dir: &Path, store_url: Option<&str>) {
+    let engine = open(dir, store_url, true, Limits::default());
+    let docs = [
+        (
+            "a.md",
+            "ACME Corp. ships the turbines. Globex audits the turbines.",
+        ),
+        (
+            "b.md",
+            "The Acme Holdings board met. Acme Holdings and Globex agreed.",
+        ),
+        (
+            "c.md",
+            "Staplers come from Initech. We buy turbines from Initech too.",
+        ),
+    ];
+    let targets = docs
+        .iter()
+        .map(|(name, text)| IngestTarget::Content {
+            name: (*name).into(),
+            text: (*text).into(),
+            format: None,
+            title: None,
+        })
+        .collect();
+    let report = engine
+        .ingest(&IngestRequest::new(library(), targets), &SilentProgress)
+        .unwrap();
+    assert_eq!(report.indexed, 3, "{report:?}");
+    // Nothing declared yet: "Acme" appears in no kept name of a.md.
+    assert!(engine.entity(&library(), "Acme Holdings").is_ok());
+    let list: Vec<folio_store::Declared> = serde_json::from_value(serde_json::json!([
+        {"name": "Acme Holdings", "kind": "organization", "aliases": ["ACME Corp", "Acme"],
+         "attributes": {"country": "US"}},
+        {"name": "Globex", "kind": "organization"},
+        {"name": "Jane Roe", "kind": "person",
+         "relations": [{"type": "member of", "target": "Acme"}]}
+    ]))
+    .unwrap();
+    let imported = engine
+        .import_entities(&library(), list.clone(), false)
+        .unwrap();
+    assert_eq!((imported.declared, imported.relinked.documents), (3, 3));
+
+    let card = engine.entity(&library(), "acme corp.").unwrap();
+    assert_eq!(card.entity, "acme holdings");
+    assert_eq!(card.name, "Acme Holdings");
+    assert_eq!(card.matched_by, folio_engine::MatchedBy::Alias);
+    assert_eq!(card.documents, 2);
+    assert_eq!(card.mentions, 3, "{card:?}");
+    assert_eq!(card.attributes["country"], "US");
+    assert_eq!(card.relations.len(), 1);
+    assert_eq!(
+        (
+            card.relations[0].direction,
+            card.relations[0].entity.as_str()
+        ),
+        ("incoming", "Jane Roe")
+    );
+    let globex = card
+        .related
+        .iter()
+        .find(|r| r.entity == "globex")
+        .expect("globex shares chunks with acme");
+    assert_eq!(globex.shared_chunks, 2);
+    assert!(
+        globex.npmi > 0.0 && globex.evidence.len() == 2,
+        "{globex:?}"
+    );
+    for e in &card.evidence {
+        assert!(
+            ["ACME Corp", "Acme Holdings"].contains(&e.surface.as_str()),
+            "{e:?}"
+        );
+    }
+
+    // Lookups: prefix, then typo.
+    let by_prefix = engine.lookup(&library(), "glob", None, 5).unwrap();
+    assert_eq!(by_prefix[0].entity, "globex");
+    assert_eq!(by_prefix[0].matched_by, folio_engine::MatchedBy::Prefix);
+    let typo = engine.entity(&library(), "Globx").unwrap();
+    assert_eq!(
+        (typo.entity.as_str(), typo.matched_by),
+        ("globex", folio_engine::MatchedBy::Fuzzy)
+    );
+    assert_eq!(
+        engine.entity(&library(), "Umbrella").unwrap_err().code,
+        ErrorCode::NotFound
+    );
+
+    // The filter: "turbines" is in a.md twice and c.md once; only a.md's
+    // chunk mentions Acme.
+    let mut request = SearchRequest::new(library(), "turbines");
+    request.filter = Filter::from_json(&serde_json::json!({"entity": "Acme"})).unwrap();
+    let hits = engine.search(&request).unwrap().hits;
+    assert!(!hits.is_empty());
+    for hit in &hits {
+        assert!(
+            hit.source
+                .as_deref()
+                .is_some_and(|s| s.ends_with("a.md") || s.ends_with("b.md")),
+            "{hit:?}"
+        );
+    }
+    request.filter = Filter::from_json(&serde_json::json!({"entity": "Initech"})).unwrap();
+    let hits = engine.search(&request).unwrap().hits;
+    assert!(!hits.is_empty());
+    assert!(
+        hits.iter()
+            .all(|h| h.source.as_deref().is_some_and(|s| s.ends_with("c.md")))
+    );
+
+    // A list with a shared name changes nothing.
+    let mut bad = list.clone();
+    bad[1].aliases.push("acme".into());
+    assert_eq!(
+        engine
+            .import_entities(&library(), bad, true)
+            .unwrap_err()
+            .code,
+        ErrorCode::InvalidArgument
+    );
+    assert_eq!(engine.declared_entities(&library()).unwrap(), list);
+    drop(engine);
+
+    let reader = open(dir, store_url, false, Limits::default());
+    assert!(reader.import_entities(&library(), list, false).is_err());
+    assert!(reader.relink(&library(), &SilentProgress).is_err());
+}
+
+#[test]
+fn declared_entities_link_relink_and_filter_on_the_embedded_store() {
+    let dir = tempfile::tempdir().unwrap();
+    declared_entities_link_relink_and_filter(dir.path(), None);
+}
+
+#[test]
+fn declared_entities_link_relink_and_filter_on_postgres() {
+    let dir = tempfile::tempdir().unwrap();
+    let database = TestDatabase::new("declared");
+    declared_entities_link_relink_and_filter(dir.path(), Some(&database.url));
 }
 
 #[test]

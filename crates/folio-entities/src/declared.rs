@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::gazetteer::{Declared, Gazetteer};
+use crate::gazetteer::{Declared, Gazetteer, Relation};
 
 /// Why a line of a declared list was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -82,6 +82,7 @@ fn read_csv(bytes: &[u8]) -> Read {
         return (entities, lines, errors);
     };
     let aliases_at = column("aliases");
+    let relations_at = column("relations");
     for (i, record) in reader.records().enumerate() {
         let line = i + 2;
         let record = match record {
@@ -102,10 +103,32 @@ fn read_csv(bytes: &[u8]) -> Read {
                     .collect()
             })
             .unwrap_or_default();
+        // "member of: Party A|supplier of: Globex"
+        let mut relations = Vec::new();
+        let mut bad_relation = None;
+        for item in relations_at.map(field).unwrap_or_default().split('|') {
+            if item.trim().is_empty() {
+                continue;
+            }
+            match relation(item.split_once(':').unwrap_or((item, ""))) {
+                Some(r) => relations.push(r),
+                None => bad_relation = Some(item.trim().to_string()),
+            }
+        }
+        if let Some(item) = bad_relation {
+            errors.push(error(
+                line,
+                "relations",
+                format!("{item:?} is not \"relation: target\""),
+            ));
+            continue;
+        }
         let attributes = header
             .iter()
             .enumerate()
-            .filter(|(at, _)| ![Some(name_at), Some(type_at), aliases_at].contains(&Some(*at)))
+            .filter(|(at, _)| {
+                ![Some(name_at), Some(type_at), aliases_at, relations_at].contains(&Some(*at))
+            })
             .filter(|(at, _)| !field(*at).is_empty())
             .map(|(at, h)| (h.clone(), Value::String(field(at))))
             .collect();
@@ -114,10 +137,20 @@ fn read_csv(bytes: &[u8]) -> Read {
             kind: field(type_at).to_lowercase(),
             aliases,
             attributes,
+            relations,
         });
         lines.push(line);
     }
     (entities, lines, errors)
+}
+
+/// A relation from its two parts, both non-empty once trimmed.
+fn relation((relation, target): (&str, &str)) -> Option<Relation> {
+    let (relation, target) = (relation.trim(), target.trim());
+    (!relation.is_empty() && !target.is_empty()).then(|| Relation {
+        relation: relation.to_lowercase(),
+        target: target.to_string(),
+    })
 }
 
 fn read_json_lines(bytes: &[u8]) -> Read {
@@ -171,14 +204,39 @@ fn read_json_lines(bytes: &[u8]) -> Read {
                 continue;
             }
         };
-        if let Some(unknown) = object
-            .keys()
-            .find(|k| !["name", "type", "aliases", "attributes"].contains(&k.as_str()))
-        {
+        let relations = match object.get("relations") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => {
+                let read: Option<Vec<Relation>> = items
+                    .iter()
+                    .map(|item| {
+                        let part = |key| item.get(key).and_then(Value::as_str);
+                        relation((part("type")?, part("target")?))
+                    })
+                    .collect();
+                match read {
+                    Some(r) => r,
+                    None => {
+                        errors.push(error(
+                            line,
+                            "relations",
+                            "not a list of {\"type\", \"target\"} with both non-empty",
+                        ));
+                        continue;
+                    }
+                }
+            }
+            Some(_) => {
+                errors.push(error(line, "relations", "not a list"));
+                continue;
+            }
+        };
+        const FIELDS: [&str; 5] = ["name", "type", "aliases", "attributes", "relations"];
+        if let Some(unknown) = object.keys().find(|k| !FIELDS.contains(&k.as_str())) {
             errors.push(error(
                 line,
                 unknown,
-                "unknown field (name, type, aliases, attributes)",
+                "unknown field (name, type, aliases, attributes, relations)",
             ));
             continue;
         }
@@ -187,6 +245,7 @@ fn read_json_lines(bytes: &[u8]) -> Read {
             kind: kind.trim().to_lowercase(),
             aliases,
             attributes,
+            relations,
         });
         lines.push(line);
     }
@@ -199,15 +258,25 @@ mod tests {
 
     #[test]
     fn a_csv_list_reads_names_types_aliases_and_attributes() {
-        let csv = "name,type,aliases,country,tier\n\
-                   Acme Holdings,Organization,Acme Corp.|ACME,US,1\n\
-                   Jane Roe,person,,,\n";
+        let csv = "name,type,aliases,country,tier,relations\n\
+                   Acme Holdings,Organization,Acme Corp.|ACME,US,1,\n\
+                   Jane Roe,person,,,,Member of: Acme Holdings\n";
         let list = read_declared(csv.as_bytes(), ListFormat::Csv).unwrap();
         assert_eq!(list.len(), 2);
         assert_eq!(list[0].kind, "organization");
         assert_eq!(list[0].aliases, vec!["Acme Corp.", "ACME"]);
         assert_eq!(list[0].attributes["country"], Value::from("US"));
         assert!(list[1].aliases.is_empty() && list[1].attributes.is_empty());
+        assert_eq!(
+            list[1].relations,
+            vec![Relation {
+                relation: "member of".into(),
+                target: "Acme Holdings".into()
+            }]
+        );
+        let bad = "name,type,relations\nJane Roe,person,member of\n";
+        let errors = read_declared(bad.as_bytes(), ListFormat::Csv).unwrap_err();
+        assert_eq!((errors[0].line, errors[0].field.as_str()), (2, "relations"));
     }
 
     #[test]
@@ -226,7 +295,8 @@ mod tests {
                      {\"type\": \"organization\"}\n\
                      {\"name\": \"X\", \"type\": \"person\", \"aliases\": \"Y\"}\n\
                      {\"name\": \"ACME\", \"type\": \"organization\"}\n\
-                     {\"name\": \"Z\", \"type\": \"person\", \"colour\": \"red\"}\n";
+                     {\"name\": \"Z\", \"type\": \"person\", \"colour\": \"red\"}\n\
+                     {\"name\": \"W\", \"type\": \"person\", \"relations\": [{\"type\": \"member of\"}]}\n";
         let errors = read_declared(jsonl.as_bytes(), ListFormat::JsonLines).unwrap_err();
         let said: Vec<(usize, &str)> = errors.iter().map(|e| (e.line, e.field.as_str())).collect();
         assert_eq!(
@@ -236,7 +306,8 @@ mod tests {
                 (3, "name"),
                 (4, "aliases"),
                 (5, "name"),
-                (6, "colour")
+                (6, "colour"),
+                (7, "relations")
             ]
         );
         assert!(errors[3].reason.contains("line 1"), "{}", errors[3]);

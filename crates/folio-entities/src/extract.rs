@@ -190,12 +190,14 @@ mod tests {
                 kind: "organization".into(),
                 aliases: vec!["Acme".into()],
                 attributes: Default::default(),
+                relations: Vec::new(),
             },
             Declared {
                 name: "Globex".into(),
                 kind: "organization".into(),
                 aliases: vec![],
                 attributes: Default::default(),
+                relations: Vec::new(),
             },
         ])
         .unwrap()

@@ -20,6 +20,18 @@ pub struct Declared {
     /// What the user says about it (country, tier, an id of theirs).
     #[serde(default)]
     pub attributes: std::collections::BTreeMap<String, serde_json::Value>,
+    /// What the user says it is to other entities ("member of" a party,
+    /// "subsidiary of" a group).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub relations: Vec<Relation>,
+}
+
+/// A declared relation of an entity to another, named by its name.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+pub struct Relation {
+    #[serde(rename = "type")]
+    pub relation: String,
+    pub target: String,
 }
 
 /// Why a declared entity cannot be used: which one (its position in the
@@ -179,6 +191,7 @@ mod tests {
             kind: kind.into(),
             aliases: aliases.iter().map(|a| a.to_string()).collect(),
             attributes: Default::default(),
+            relations: Vec::new(),
         }
     }
 

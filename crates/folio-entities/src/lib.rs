@@ -23,7 +23,7 @@ pub use candidates::{
 pub use declared::{LineError, ListFormat, read_declared};
 pub use extract::{DocumentEntities, Edge, EntityKey, ExtractLimits, Found, extract};
 pub use fold::{Folded, fold, fold_name};
-pub use gazetteer::{Declared, DeclaredError, Gazetteer, Mention};
+pub use gazetteer::{Declared, DeclaredError, Gazetteer, Mention, Relation};
 
 /// Normalised pointwise mutual information of two entities mentioned in
 /// `both` of `total` chunks, `a` and `b` of them each: 1 when they always

@@ -150,6 +150,11 @@ fn parts(filter: &Filter, library_id: i64) -> Parts {
                     [Sql::Text(prefix.clone())],
                 );
             }
+            Condition::Entity(key) => parts.plain(
+                " AND EXISTS (SELECT 1 FROM entity_mentions m WHERE m.library_id = ? \
+                 AND m.entity = ? AND m.document_id = c.document_id AND m.chunk = c.idx)",
+                [Sql::Integer(library_id), Sql::Text(key.clone())],
+            ),
         }
     }
     parts

@@ -32,9 +32,9 @@ use folio_core::{
     NeighbourOrder, RecordSchema,
 };
 use folio_store::{
-    Bm25, ChunkWithDocument, EntityCount, EntityMention, FacetRequest, Facets, Hit, Integrity,
-    KeyRecord, LibraryInfo, LibraryStats, MentionHit, NewDocument, PutOutcome, Related, Result,
-    Store, StoreError,
+    Bm25, ChunkWithDocument, Declared, EntityCount, EntityMention, EntityQuery, FacetRequest,
+    Facets, Hit, Integrity, KeyRecord, LibraryInfo, LibraryStats, MentionHit, NewDocument,
+    PutOutcome, Related, Result, Store, StoreError,
 };
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params, params_from_iter};
 
@@ -1734,12 +1734,85 @@ impl Store for EmbeddedStore {
     fn entities(
         &self,
         library: &LibraryName,
-        kind: Option<&str>,
+        query: &EntityQuery<'_>,
         limit: usize,
     ) -> Result<Vec<EntityCount>> {
         let conn = self.conn();
         let row = Self::library_row(&conn, library)?;
-        rows::entities(&conn, row.id, kind, limit)
+        rows::entities(&conn, row.id, query, limit)
+    }
+
+    fn declared_entities(&self, library: &LibraryName) -> Result<Vec<Declared>> {
+        let conn = self.conn();
+        let text: Option<String> = conn
+            .query_row(
+                "SELECT declared_entities FROM libraries WHERE name = ?",
+                [library.as_str()],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(sql_err("reading declared entities"))?
+            .ok_or_else(|| StoreError::LibraryNotFound(library.to_string()))?;
+        match text {
+            None => Ok(Vec::new()),
+            Some(t) => serde_json::from_str(&t).map_err(|e| StoreError::io("declared entities", e)),
+        }
+    }
+
+    fn set_declared_entities(&self, library: &LibraryName, entities: &[Declared]) -> Result<()> {
+        let _write = self.begin_write()?;
+        let text = (!entities.is_empty())
+            .then(|| serde_json::to_string(entities))
+            .transpose()
+            .map_err(|e| StoreError::io("declared entities", e))?;
+        let changed = self
+            .conn()
+            .execute(
+                "UPDATE libraries SET declared_entities = ? WHERE name = ?",
+                params![text, library.as_str()],
+            )
+            .map_err(sql_err("writing declared entities"))?;
+        if changed == 0 {
+            return Err(StoreError::LibraryNotFound(library.to_string()));
+        }
+        Ok(())
+    }
+
+    fn replace_mentions(&self, id: &DocumentId, mentions: &[EntityMention]) -> Result<()> {
+        let _write = self.begin_write()?;
+        let mut conn = self.conn();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sql_err("relinking a document"))?;
+        let library_id: i64 = tx
+            .query_row(
+                "SELECT library_id FROM documents WHERE id = ?",
+                [id.as_str()],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(sql_err("relinking a document"))?
+            .ok_or_else(|| StoreError::NotFound {
+                what: "document",
+                id: id.to_string(),
+            })?;
+        let lengths: Vec<usize> = tx
+            .prepare_cached(
+                "SELECT length(CAST(text AS BLOB)) FROM chunks WHERE document_id = ? ORDER BY idx",
+            )
+            .and_then(|mut s| {
+                s.query_map([id.as_str()], |r| r.get::<_, i64>(0).map(|n| n as usize))?
+                    .collect()
+            })
+            .map_err(sql_err("relinking a document"))?;
+        folio_store::validate_mentions(id, mentions, &lengths)?;
+        tx.execute(
+            "DELETE FROM entity_mentions WHERE document_id = ?",
+            [id.as_str()],
+        )
+        .map_err(sql_err("relinking a document"))?;
+        rows::insert_mentions(&tx, library_id, id.as_str(), mentions)?;
+        tx.commit().map_err(sql_err("relinking a document"))
     }
 
     fn mentions_of(

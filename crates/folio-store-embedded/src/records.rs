@@ -27,13 +27,9 @@ fn scalar(field: &str) -> (String, Vec<Sql>) {
 
 /// The WHERE clause of a document-level query, refusing chunk conditions.
 fn document_filter(library_id: i64, filter: &Filter) -> Result<(String, Vec<Sql>)> {
-    if filter
-        .conditions
-        .iter()
-        .any(|c| matches!(c, Condition::SectionPrefix(_)))
-    {
+    if filter.conditions.iter().any(Condition::on_chunks) {
         return Err(StoreError::InvalidArgument(
-            "section_prefix filters chunks; it does not apply to documents".into(),
+            folio_store::CHUNK_CONDITIONS.into(),
         ));
     }
     let (clause, mut params) = filter_sql::where_clause(filter, library_id);

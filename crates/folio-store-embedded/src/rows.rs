@@ -2,7 +2,9 @@
 
 use folio_core::filter::join_section_path;
 use folio_core::{Chunk, ChunkId, Document, DocumentId, DocumentSummary, LibraryName, SourceKind};
-use folio_store::{EntityCount, EntityMention, MentionHit, Related, Result, StoreError};
+use folio_store::{
+    EntityCount, EntityMention, EntityQuery, MentionHit, Related, Result, StoreError,
+};
 use rusqlite::{Connection, Row, params};
 
 /// Document columns, in the order the row mappers read them.
@@ -208,15 +210,21 @@ fn read<T>(
 pub fn entities(
     conn: &Connection,
     library_id: i64,
-    kind: Option<&str>,
+    query: &EntityQuery<'_>,
     limit: usize,
 ) -> Result<Vec<EntityCount>> {
+    // A prefix is a range of the (binary-collated) keys: the index serves it.
+    let (from, to) = match query.prefix {
+        Some(p) => (Some(p.to_string()), folio_store::prefix_end(p)),
+        None => (None, None),
+    };
     read(
         conn,
         "SELECT entity, min(kind), count(*), count(DISTINCT document_id) FROM entity_mentions
           WHERE library_id = ?1 AND (?2 IS NULL OR kind = ?2)
-          GROUP BY entity ORDER BY count(*) DESC, entity LIMIT ?3",
-        params![library_id, kind, limit as i64],
+            AND (?3 IS NULL OR entity >= ?3) AND (?4 IS NULL OR entity < ?4)
+          GROUP BY entity ORDER BY count(*) DESC, entity LIMIT ?5",
+        params![library_id, query.kind, from, to, limit as i64],
         |r| {
             Ok(EntityCount {
                 entity: r.get(0)?,
@@ -262,17 +270,23 @@ pub fn related(
 ) -> Result<Vec<Related>> {
     read(
         conn,
-        "SELECT o.entity, min(o.kind), count(DISTINCT o.document_id || ':' || o.chunk) AS shared
-           FROM entity_mentions m
-           JOIN entity_mentions o ON o.document_id = m.document_id AND o.chunk = m.chunk
-          WHERE m.library_id = ?1 AND m.entity = ?2 AND o.entity <> ?2
-          GROUP BY o.entity ORDER BY shared DESC, o.entity LIMIT ?3",
+        "SELECT r.entity, r.kind, r.shared,
+                (SELECT count(DISTINCT x.document_id || ':' || x.chunk) FROM entity_mentions x
+                  WHERE x.library_id = ?1 AND x.entity = r.entity)
+           FROM (SELECT o.entity, min(o.kind) AS kind,
+                        count(DISTINCT o.document_id || ':' || o.chunk) AS shared
+                   FROM entity_mentions m
+                   JOIN entity_mentions o ON o.document_id = m.document_id AND o.chunk = m.chunk
+                  WHERE m.library_id = ?1 AND m.entity = ?2 AND o.entity <> ?2
+                  GROUP BY o.entity ORDER BY shared DESC, o.entity LIMIT ?3) r
+          ORDER BY r.shared DESC, r.entity",
         params![library_id, entity, limit as i64],
         |r| {
             Ok(Related {
                 entity: r.get(0)?,
                 kind: r.get(1)?,
                 chunks: r.get::<_, i64>(2)? as u64,
+                entity_chunks: r.get::<_, i64>(3)? as u64,
             })
         },
     )

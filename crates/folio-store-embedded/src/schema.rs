@@ -4,7 +4,7 @@
 use rusqlite::Connection;
 
 /// Bump when the schema changes; `migrate` refuses newer databases.
-pub const SCHEMA_VERSION: i64 = 6;
+pub const SCHEMA_VERSION: i64 = 7;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS libraries (
@@ -12,7 +12,9 @@ CREATE TABLE IF NOT EXISTS libraries (
     name TEXT NOT NULL UNIQUE,
     space TEXT NOT NULL,
     created_at TEXT NOT NULL,
-    record_schema TEXT
+    record_schema TEXT,
+    -- Declared entities (version 7): a JSON list.
+    declared_entities TEXT
 );
 CREATE TABLE IF NOT EXISTS documents (
     id TEXT PRIMARY KEY,
@@ -125,12 +127,20 @@ pub fn prepare(conn: &Connection) -> rusqlite::Result<Result<(), String>> {
         )));
     }
     if version < SCHEMA_VERSION {
-        // Version 1 lacked the record schema column and the hash index.
-        let upgrade = if version == 1 {
-            "ALTER TABLE libraries ADD COLUMN record_schema TEXT;"
-        } else {
-            ""
-        };
+        // Version 1 lacked the record schema column and the hash index;
+        // versions before 7 the declared entities.
+        let mut upgrade = String::new();
+        if version == 1 {
+            upgrade.push_str("ALTER TABLE libraries ADD COLUMN record_schema TEXT;");
+        }
+        let has_declared: bool = conn.query_row(
+            "SELECT count(*) > 0 FROM pragma_table_info('libraries') WHERE name = 'declared_entities'",
+            [],
+            |r| r.get(0),
+        )?;
+        if version >= 1 && !has_declared {
+            upgrade.push_str("ALTER TABLE libraries ADD COLUMN declared_entities TEXT;");
+        }
         // Versions 1 and 2 lacked the metadata index: fill it from every
         // document. (Version 3 lacked only the counts' index.)
         let fill = if (1..3).contains(&version) {

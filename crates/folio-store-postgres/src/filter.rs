@@ -133,6 +133,12 @@ pub fn where_clause(filter: &Filter, q: &mut Query) -> String {
                 // case-insensitive (`folio_core::filter::section_under`).
                 format!("c.section ~* {}", q.bind(section_pattern(prefix)))
             }
+            Condition::Entity(key) => format!(
+                "EXISTS (SELECT 1 FROM folio_entity_mentions m \
+                 WHERE m.library_id = d.library_id AND m.entity = {}::text \
+                 AND m.document_id = c.document_id AND m.chunk = c.idx)",
+                q.bind(key.clone())
+            ),
         };
         sql.push_str(" AND ");
         sql.push_str(&clause);
@@ -166,10 +172,7 @@ fn range(q: &mut Query, field: &str, bound: &Value, op: &str) -> String {
 
 /// Whether the filter has conditions on chunks (not only documents).
 pub fn has_chunk_conditions(filter: &Filter) -> bool {
-    filter
-        .conditions
-        .iter()
-        .any(|c| matches!(c, Condition::SectionPrefix(_)))
+    filter.conditions.iter().any(Condition::on_chunks)
 }
 
 /// The regular expression (PostgreSQL's advanced syntax, matched

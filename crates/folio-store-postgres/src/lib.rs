@@ -33,9 +33,9 @@ use folio_core::{
 use folio_lexical as analysis;
 use folio_store::facets::Aggregator;
 use folio_store::{
-    Bm25, ChunkWithDocument, EntityCount, EntityMention, FacetRequest, Facets, Hit, Integrity,
-    KeyRecord, LibraryInfo, LibraryStats, MentionHit, NewDocument, PutOutcome, Related, Result,
-    Store, StoreError, document_column, metadata_key,
+    Bm25, ChunkWithDocument, Declared, EntityCount, EntityMention, EntityQuery, FacetRequest,
+    Facets, Hit, Integrity, KeyRecord, LibraryInfo, LibraryStats, MentionHit, NewDocument,
+    PutOutcome, Related, Result, Store, StoreError, document_column, metadata_key,
 };
 use serde_json::{Map, Value};
 use tokio_postgres::{GenericClient, Row};
@@ -638,7 +638,7 @@ impl PostgresStore {
     fn document_filter(library_id: i64, filter: &Filter, q: &mut Query) -> Result<String> {
         if has_chunk_conditions(filter) {
             return Err(StoreError::InvalidArgument(
-                "section_prefix filters chunks; it does not apply to documents".into(),
+                folio_store::CHUNK_CONDITIONS.into(),
             ));
         }
         Ok(format!(
@@ -1486,18 +1486,22 @@ impl Store for PostgresStore {
     fn entities(
         &self,
         library: &LibraryName,
-        kind: Option<&str>,
+        query: &EntityQuery<'_>,
         limit: usize,
     ) -> Result<Vec<EntityCount>> {
         let mut conn = self.pool.get()?;
         let client = conn.client();
         let id = library_id(client, library)?;
+        // A prefix is a range of the "C"-collated keys: the index serves it.
+        let from = query.prefix;
+        let to = query.prefix.and_then(folio_store::prefix_end);
         let rows = wait(client.query(
             "SELECT entity, min(kind), count(*), count(DISTINCT document_id)
                FROM folio_entity_mentions
               WHERE library_id = $1 AND ($2::text IS NULL OR kind = $2)
-              GROUP BY entity ORDER BY count(*) DESC, entity LIMIT $3",
-            &[&id, &kind, &(limit as i64)],
+                AND ($3::text IS NULL OR entity >= $3) AND ($4::text IS NULL OR entity < $4)
+              GROUP BY entity ORDER BY count(*) DESC, entity LIMIT $5",
+            &[&id, &query.kind, &from, &to, &(limit as i64)],
         ))
         .map_err(pg_err("reading entities"))?;
         Ok(rows
@@ -1509,6 +1513,71 @@ impl Store for PostgresStore {
                 documents: r.get::<_, i64>(3) as u64,
             })
             .collect())
+    }
+
+    fn declared_entities(&self, library: &LibraryName) -> Result<Vec<Declared>> {
+        let mut conn = self.pool.get()?;
+        let value: Option<Value> = wait(conn.client().query_opt(
+            "SELECT declared_entities FROM folio_libraries WHERE name = $1",
+            &[&library.as_str()],
+        ))
+        .map_err(pg_err("reading declared entities"))?
+        .ok_or_else(|| StoreError::LibraryNotFound(library.to_string()))?
+        .get(0);
+        match value {
+            None => Ok(Vec::new()),
+            Some(v) => {
+                serde_json::from_value(v).map_err(|e| StoreError::io("declared entities", e))
+            }
+        }
+    }
+
+    fn set_declared_entities(&self, library: &LibraryName, entities: &[Declared]) -> Result<()> {
+        let value = (!entities.is_empty())
+            .then(|| serde_json::to_value(entities))
+            .transpose()
+            .map_err(|e| StoreError::io("declared entities", e))?;
+        self.write("writing declared entities", |tx| {
+            let changed = wait(tx.execute(
+                "UPDATE folio_libraries SET declared_entities = $1 WHERE name = $2",
+                &[&value, &library.as_str()],
+            ))
+            .map_err(pg_err("writing declared entities"))?;
+            if changed == 0 {
+                return Err(StoreError::LibraryNotFound(library.to_string()));
+            }
+            Ok(())
+        })
+    }
+
+    fn replace_mentions(&self, id: &DocumentId, mentions: &[EntityMention]) -> Result<()> {
+        self.write("relinking a document", |tx| {
+            let library_id: i64 = wait(tx.query_opt(
+                "SELECT library_id FROM folio_documents WHERE id = $1 FOR UPDATE",
+                &[&id.as_str()],
+            ))
+            .map_err(pg_err("relinking a document"))?
+            .ok_or_else(|| StoreError::NotFound {
+                what: "document",
+                id: id.to_string(),
+            })?
+            .get(0);
+            let lengths: Vec<usize> = wait(tx.query(
+                "SELECT octet_length(text) FROM folio_chunks WHERE document_id = $1 ORDER BY idx",
+                &[&id.as_str()],
+            ))
+            .map_err(pg_err("relinking a document"))?
+            .iter()
+            .map(|r| r.get::<_, i32>(0) as usize)
+            .collect();
+            folio_store::validate_mentions(id, mentions, &lengths)?;
+            wait(tx.execute(
+                "DELETE FROM folio_entity_mentions WHERE document_id = $1",
+                &[&id.as_str()],
+            ))
+            .map_err(pg_err("relinking a document"))?;
+            insert_mentions(tx, library_id, id.as_str(), mentions)
+        })
     }
 
     fn mentions_of(
@@ -1545,11 +1614,17 @@ impl Store for PostgresStore {
         let client = conn.client();
         let id = library_id(client, library)?;
         let rows = wait(client.query(
-            "SELECT o.entity, min(o.kind), count(DISTINCT (o.document_id, o.chunk)) AS shared
-               FROM folio_entity_mentions m
-               JOIN folio_entity_mentions o ON o.document_id = m.document_id AND o.chunk = m.chunk
-              WHERE m.library_id = $1 AND m.entity = $2 AND o.entity <> $2
-              GROUP BY o.entity ORDER BY shared DESC, o.entity LIMIT $3",
+            "SELECT r.entity, r.kind, r.shared,
+                    (SELECT count(DISTINCT (x.document_id, x.chunk)) FROM folio_entity_mentions x
+                      WHERE x.library_id = $1 AND x.entity = r.entity)
+               FROM (SELECT o.entity, min(o.kind) AS kind,
+                            count(DISTINCT (o.document_id, o.chunk)) AS shared
+                       FROM folio_entity_mentions m
+                       JOIN folio_entity_mentions o
+                         ON o.document_id = m.document_id AND o.chunk = m.chunk
+                      WHERE m.library_id = $1 AND m.entity = $2 AND o.entity <> $2
+                      GROUP BY o.entity ORDER BY shared DESC, o.entity LIMIT $3) r
+              ORDER BY r.shared DESC, r.entity",
             &[&id, &entity, &(limit as i64)],
         ))
         .map_err(pg_err("reading entities"))?;
@@ -1559,6 +1634,7 @@ impl Store for PostgresStore {
                 entity: r.get(0),
                 kind: r.get(1),
                 chunks: r.get::<_, i64>(2) as u64,
+                entity_chunks: r.get::<_, i64>(3) as u64,
             })
             .collect())
     }

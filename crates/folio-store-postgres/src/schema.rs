@@ -11,7 +11,7 @@ use crate::Postings;
 use crate::pool::{describe, pg_err, wait};
 
 /// Bump when the schema changes; `migrate` refuses newer databases.
-pub const SCHEMA_VERSION: i64 = 6;
+pub const SCHEMA_VERSION: i64 = 7;
 
 /// The advisory lock key of migrations ("folio" in ASCII).
 const MIGRATION_LOCK: i64 = 0x666f_6c69_6f00;
@@ -109,6 +109,11 @@ CREATE INDEX IF NOT EXISTS folio_entity_mentions_by_entity
     ON folio_entity_mentions (library_id, entity, document_id, chunk);
 CREATE INDEX IF NOT EXISTS folio_entity_mentions_by_document
     ON folio_entity_mentions (document_id, chunk);
+"#;
+
+/// Version 7: declared entities, a JSON list per library.
+const SCHEMA_V7: &str = r#"
+ALTER TABLE folio_libraries ADD COLUMN IF NOT EXISTS declared_entities jsonb;
 "#;
 
 /// Version 5: access keys, by name and by the key's SHA-256 (never the
@@ -348,6 +353,10 @@ pub fn migrate(client: &mut Client, display: &str) -> Result<()> {
         if version < 6 {
             wait(tx.batch_execute(SCHEMA_V6))
                 .map_err(pg_err("upgrading the schema to version 6"))?;
+        }
+        if version < 7 {
+            wait(tx.batch_execute(SCHEMA_V7))
+                .map_err(pg_err("upgrading the schema to version 7"))?;
         }
         wait(tx.execute(
             "INSERT INTO folio_meta (key, value) VALUES ('schema_version', $1)

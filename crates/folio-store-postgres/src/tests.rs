@@ -130,7 +130,10 @@ impl Store for ScopedStore {
         key_by_hash(hash: &str) -> Result<Option<KeyRecord>>;
         delete_key(name: &str) -> Result<bool>;
         touch_key(hash: &str, at: &str) -> Result<()>;
-        entities(library: &LibraryName, kind: Option<&str>, limit: usize) -> Result<Vec<folio_store::EntityCount>>;
+        entities(library: &LibraryName, query: &folio_store::EntityQuery<'_>, limit: usize) -> Result<Vec<folio_store::EntityCount>>;
+        declared_entities(library: &LibraryName) -> Result<Vec<folio_store::Declared>>;
+        set_declared_entities(library: &LibraryName, entities: &[folio_store::Declared]) -> Result<()>;
+        replace_mentions(id: &DocumentId, mentions: &[folio_store::EntityMention]) -> Result<()>;
         mentions_of(library: &LibraryName, entity: &str, limit: usize) -> Result<Vec<folio_store::MentionHit>>;
         related(library: &LibraryName, entity: &str, limit: usize) -> Result<Vec<folio_store::Related>>;
         document_mentions(id: &DocumentId) -> Result<Vec<folio_store::EntityMention>>;

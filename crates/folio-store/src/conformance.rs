@@ -5,11 +5,14 @@
 //! storage semantics (atomicity, dedup, filters, ranking plumbing), not models.
 
 use folio_core::{
-    Chunk, ChunkId, Document, DocumentId, EmbeddingSpace, Filter, LibraryName, Pooling, SourceKind,
+    Chunk, ChunkId, Condition, Document, DocumentId, EmbeddingSpace, Filter, LibraryName, Pooling,
+    SourceKind,
 };
 use serde_json::{Map, json};
 
-use crate::{Bm25, EntityMention, NewDocument, PutOutcome, Store, StoreError};
+use crate::{
+    Bm25, Declared, EntityMention, EntityQuery, NewDocument, PutOutcome, Store, StoreError,
+};
 
 /// A 4-d test space.
 pub fn space() -> EmbeddingSpace {
@@ -153,6 +156,132 @@ pub fn run(make: &dyn Fn() -> Box<dyn Store>) {
     generation_moves_with_every_write(&*make());
     keys_are_kept_by_hash_and_unique(&*make());
     entity_mentions_live_and_die_with_their_documents(&*make());
+    entities_are_declared_relinked_and_filtered(&*make());
+}
+
+/// Declared entities are kept per library; a document's mentions can be
+/// replaced on their own (checked against its chunks, all or nothing);
+/// entities are listed by key prefix; the entity filter keeps the chunks
+/// that mention the entity, for both retrievers, and is refused where
+/// documents are selected.
+pub fn entities_are_declared_relinked_and_filtered(store: &dyn Store) {
+    let name = lib("declared");
+    store.create_library(&name, &space()).unwrap();
+    assert!(store.declared_entities(&name).unwrap().is_empty());
+    let list: Vec<Declared> = serde_json::from_value(json!([
+        {"name": "Acme Holdings", "kind": "organization", "aliases": ["Acme"],
+         "attributes": {"tier": 1}},
+        {"name": "Jane Roe", "kind": "person",
+         "relations": [{"type": "member of", "target": "Acme Holdings"}]}
+    ]))
+    .unwrap();
+    store.set_declared_entities(&name, &list).unwrap();
+    assert_eq!(store.declared_entities(&name).unwrap(), list);
+    assert!(matches!(
+        store.set_declared_entities(&lib("declared-nope"), &list),
+        Err(StoreError::LibraryNotFound(_))
+    ));
+    assert!(matches!(
+        store.declared_entities(&lib("declared-nope")),
+        Err(StoreError::LibraryNotFound(_))
+    ));
+
+    let a = document(
+        &name,
+        "a.txt",
+        &["acme pays the invoice", "the invoice is late"],
+        &[0, 0],
+        json!({}),
+    );
+    let b = document(&name, "b.txt", &["acorn invoice"], &[0], json!({}));
+    store
+        .put_documents(vec![a.clone(), b.clone()], false)
+        .unwrap();
+    assert!(store.document_mentions(&a.document.id).unwrap().is_empty());
+    let relinked = vec![
+        mention(&a, 1, "invoice", "acme holdings", "organization"),
+        mention(&a, 0, "acme", "acme holdings", "organization"),
+    ];
+    store.replace_mentions(&a.document.id, &relinked).unwrap();
+    store
+        .replace_mentions(&b.document.id, &[mention(&b, 0, "acorn", "acorn", "name")])
+        .unwrap();
+    let mut expected = relinked.clone();
+    expected.sort_by_key(|m| (m.chunk, m.start));
+    assert_eq!(store.document_mentions(&a.document.id).unwrap(), expected);
+
+    // A mention outside its document's chunks changes nothing.
+    let outside = EntityMention {
+        chunk: 2,
+        ..relinked[0].clone()
+    };
+    assert!(matches!(
+        store.replace_mentions(&a.document.id, &[outside]),
+        Err(StoreError::InvalidArgument(_))
+    ));
+    assert_eq!(store.document_mentions(&a.document.id).unwrap(), expected);
+    let missing = DocumentId::derive(&name, "missing.txt");
+    assert!(matches!(
+        store.replace_mentions(&missing, &[]),
+        Err(StoreError::NotFound { .. })
+    ));
+
+    let keys = |prefix: &str| -> Vec<String> {
+        store
+            .entities(
+                &name,
+                &EntityQuery {
+                    kind: None,
+                    prefix: Some(prefix),
+                },
+                10,
+            )
+            .unwrap()
+            .into_iter()
+            .map(|e| e.entity)
+            .collect()
+    };
+    assert_eq!(keys("ac"), vec!["acme holdings", "acorn"]);
+    assert_eq!(keys("acm"), vec!["acme holdings"]);
+    assert!(keys("b").is_empty());
+
+    // The filter keeps the chunks that mention the entity: of the three
+    // chunks with "invoice", the two of a.txt.
+    let f = Filter {
+        conditions: vec![Condition::Entity("acme holdings".into())],
+    };
+    let lexical = store
+        .lexical(&name, "invoice", &f, 10, Bm25::default())
+        .unwrap();
+    let dense = store.dense(&name, &axis(0, 0.0), &f, 10).unwrap();
+    for hits in [&lexical, &dense] {
+        let mut chunks: Vec<String> = hits.iter().map(|h| h.chunk.to_string()).collect();
+        chunks.sort();
+        let mut wanted: Vec<String> = a.chunks.iter().map(|c| c.id.to_string()).collect();
+        wanted.sort();
+        assert_eq!(chunks, wanted);
+    }
+    let acorn = Filter {
+        conditions: vec![Condition::Entity("acorn".into())],
+    };
+    let hits = store
+        .lexical(&name, "invoice", &acorn, 10, Bm25::default())
+        .unwrap();
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].chunk, b.chunks[0].id);
+    assert!(matches!(
+        store.find_documents(&name, &f, 10),
+        Err(StoreError::InvalidArgument(_))
+    ));
+
+    // Replacing the document drops the relinked mentions with it.
+    let a2 = document(&name, "a.txt", &["acme again"], &[0], json!({}));
+    store.put_documents(vec![a2], false).unwrap();
+    assert_eq!(keys("ac"), vec!["acorn"]);
+    // Declared entities go with their library.
+    store.delete_library(&name).unwrap();
+    store.create_library(&name, &space()).unwrap();
+    assert!(store.declared_entities(&name).unwrap().is_empty());
 }
 
 /// Entity mentions are written with their document, counted, found and
@@ -187,7 +316,7 @@ pub fn entity_mentions_live_and_die_with_their_documents(store: &dyn Store) {
         .put_documents(vec![a.clone(), b.clone(), c], false)
         .unwrap();
 
-    let counts = store.entities(&name, None, 10).unwrap();
+    let counts = store.entities(&name, &EntityQuery::default(), 10).unwrap();
     let said: Vec<(&str, u64, u64)> = counts
         .iter()
         .map(|e| (e.entity.as_str(), e.mentions, e.documents))
@@ -196,9 +325,24 @@ pub fn entity_mentions_live_and_die_with_their_documents(store: &dyn Store) {
         said,
         vec![("acme", 3, 2), ("globex", 2, 2), ("jane roe", 1, 1)]
     );
-    let people = store.entities(&name, Some("person"), 10).unwrap();
+    let people = store
+        .entities(
+            &name,
+            &EntityQuery {
+                kind: Some("person"),
+                prefix: None,
+            },
+            10,
+        )
+        .unwrap();
     assert_eq!(people.len(), 1);
-    assert_eq!(store.entities(&name, None, 1).unwrap().len(), 1);
+    assert_eq!(
+        store
+            .entities(&name, &EntityQuery::default(), 1)
+            .unwrap()
+            .len(),
+        1
+    );
 
     let mut hits = store.mentions_of(&name, "acme", 10).unwrap();
     hits.sort_by(|x, y| (&x.document_id, x.chunk).cmp(&(&y.document_id, y.chunk)));
@@ -215,11 +359,11 @@ pub fn entity_mentions_live_and_die_with_their_documents(store: &dyn Store) {
     assert_eq!(got, expected, "only this library's mentions");
 
     let related = store.related(&name, "acme", 10).unwrap();
-    let said: Vec<(&str, u64)> = related
+    let said: Vec<(&str, u64, u64)> = related
         .iter()
-        .map(|r| (r.entity.as_str(), r.chunks))
+        .map(|r| (r.entity.as_str(), r.chunks, r.entity_chunks))
         .collect();
-    assert_eq!(said, vec![("globex", 2), ("jane roe", 1)]);
+    assert_eq!(said, vec![("globex", 2, 2), ("jane roe", 1, 1)]);
     assert_eq!(store.document_mentions(&a.document.id).unwrap(), a.mentions);
 
     // Replaced: the new version's mentions only.
@@ -230,7 +374,7 @@ pub fn entity_mentions_live_and_die_with_their_documents(store: &dyn Store) {
         vec![PutOutcome::Replaced]
     );
     let said: Vec<(String, u64)> = store
-        .entities(&name, None, 10)
+        .entities(&name, &EntityQuery::default(), 10)
         .unwrap()
         .into_iter()
         .map(|e| (e.entity, e.mentions))
@@ -255,8 +399,19 @@ pub fn entity_mentions_live_and_die_with_their_documents(store: &dyn Store) {
     assert!(store.document_mentions(&b.document.id).unwrap().is_empty());
     store.delete_library(&name).unwrap();
     store.create_library(&name, &space()).unwrap();
-    assert!(store.entities(&name, None, 10).unwrap().is_empty());
-    assert_eq!(store.entities(&other, None, 10).unwrap().len(), 1);
+    assert!(
+        store
+            .entities(&name, &EntityQuery::default(), 10)
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        store
+            .entities(&other, &EntityQuery::default(), 10)
+            .unwrap()
+            .len(),
+        1
+    );
 }
 
 /// Access keys: kept by name and hash, unique in both, found by hash only,

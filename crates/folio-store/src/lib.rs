@@ -22,6 +22,7 @@ use folio_core::{
     Chunk, ChunkId, Document, DocumentId, DocumentSummary, EmbeddingSpace, Filter, LibraryName,
     NeighbourOrder, RecordSchema,
 };
+pub use folio_entities::Declared;
 use serde::{Deserialize, Serialize};
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -49,6 +50,45 @@ pub fn document_column(field: &str) -> Option<&'static str> {
 pub fn metadata_key(field: &str) -> &str {
     field.strip_prefix("metadata.").unwrap_or(field)
 }
+
+/// Checks mentions against the byte lengths of their document's chunks:
+/// each within its chunk, with an entity key and a type.
+pub fn validate_mentions(
+    id: &DocumentId,
+    mentions: &[EntityMention],
+    chunk_lengths: &[usize],
+) -> Result<()> {
+    for m in mentions {
+        let fits = chunk_lengths
+            .get(m.chunk as usize)
+            .is_some_and(|&len| m.start <= m.end && (m.end as usize) <= len);
+        if !fits || m.entity.is_empty() || m.kind.is_empty() {
+            return Err(StoreError::InvalidArgument(format!(
+                "document {id}: a mention of {:?} lies outside its chunk {}",
+                m.entity, m.chunk
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The least string greater than every string starting with `prefix`
+/// (None when there is none: every key from `prefix` on qualifies).
+pub fn prefix_end(prefix: &str) -> Option<String> {
+    let mut chars: Vec<char> = prefix.chars().collect();
+    while let Some(last) = chars.pop() {
+        if let Some(next) = (last as u32 + 1..=char::MAX as u32).find_map(char::from_u32) {
+            chars.push(next);
+            return Some(chars.into_iter().collect());
+        }
+    }
+    None
+}
+
+/// Why a filter with conditions on chunks is refused where documents are
+/// selected.
+pub const CHUNK_CONDITIONS: &str =
+    "section_prefix and entity filter chunks; they do not apply to documents";
 
 /// Escapes `%`, `_` and `\\` for a LIKE pattern with `ESCAPE '\\'`.
 pub fn like_escape(text: &str) -> String {
@@ -92,18 +132,8 @@ pub fn validate(new: &NewDocument, space: &EmbeddingSpace) -> Result<()> {
         return invalid("a vector holds NaN or infinity".into());
     }
     let count = new.chunks.len() as u32;
-    for m in &new.mentions {
-        let fits = new
-            .chunks
-            .get(m.chunk as usize)
-            .is_some_and(|c| m.start <= m.end && (m.end as usize) <= c.text.len());
-        if !fits || m.entity.is_empty() || m.kind.is_empty() {
-            return invalid(format!(
-                "a mention of {:?} lies outside its chunk {}",
-                m.entity, m.chunk
-            ));
-        }
-    }
+    let lengths: Vec<usize> = new.chunks.iter().map(|c| c.text.len()).collect();
+    validate_mentions(&new.document.id, &new.mentions, &lengths)?;
     for (i, chunk) in new.chunks.iter().enumerate() {
         if chunk.document_id != new.document.id || chunk.index != i as u32 || chunk.count != count {
             return invalid(format!(
@@ -163,6 +193,14 @@ pub struct EntityCount {
     pub documents: u64,
 }
 
+/// Which entities `Store::entities` lists: of a type, whose key starts
+/// with a (folded) prefix.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EntityQuery<'a> {
+    pub kind: Option<&'a str>,
+    pub prefix: Option<&'a str>,
+}
+
 /// Where an entity is mentioned.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MentionHit {
@@ -177,7 +215,10 @@ pub struct MentionHit {
 pub struct Related {
     pub entity: String,
     pub kind: String,
+    /// Chunks that mention both.
     pub chunks: u64,
+    /// Chunks that mention this one (with or without the other).
+    pub entity_chunks: u64,
 }
 
 /// What a write did.
@@ -507,14 +548,27 @@ pub trait Store: Send + Sync {
     /// Records that the key with `hash` was used at `at` (RFC 3339).
     fn touch_key(&self, hash: &str, at: &str) -> Result<()>;
 
-    /// The entities of `library` (of `kind`, when given), most mentioned
-    /// first (then by key), at most `limit`.
+    /// The entities of `library` (of `query.kind`, keys starting with
+    /// `query.prefix`, when given), most mentioned first (then by key), at
+    /// most `limit`.
     fn entities(
         &self,
         library: &LibraryName,
-        kind: Option<&str>,
+        query: &EntityQuery<'_>,
         limit: usize,
     ) -> Result<Vec<EntityCount>>;
+
+    /// The entities `library`'s user declared (`folio entities import`),
+    /// in the order given.
+    fn declared_entities(&self, library: &LibraryName) -> Result<Vec<Declared>>;
+
+    /// Replaces the declared entities of `library` (mentions are left as
+    /// they are: `replace_mentions` relinks documents).
+    fn set_declared_entities(&self, library: &LibraryName, entities: &[Declared]) -> Result<()>;
+
+    /// Replaces the mentions of a document's chunks, in one transaction
+    /// (the chunks and vectors are left as they are).
+    fn replace_mentions(&self, id: &DocumentId, mentions: &[EntityMention]) -> Result<()>;
 
     /// Where `entity` is mentioned in `library`, by document id and chunk
     /// index, at most `limit`.
