@@ -107,6 +107,9 @@ pub struct ServeSection {
     pub timeouts: std::collections::BTreeMap<String, f64>,
     /// The library the bmcis toolset searches.
     pub bmcis_library: Option<String>,
+    /// The entity type bmcis `find_vendor_info` calls vendors (default
+    /// "organization").
+    pub bmcis_vendor_type: Option<String>,
     /// The speeches library the hansard toolset serves (default "hansard").
     pub hansard_library: Option<String>,
     /// Largest MCP request body over HTTP, in bytes.

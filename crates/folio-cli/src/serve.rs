@@ -170,6 +170,9 @@ pub fn run(cli: &Global, args: &ServeArgs, mut overrides: Overrides) -> Result<O
         tools_page_size: args.tools_page_size.max(1),
         timeouts,
         bmcis_library: section.bmcis_library.unwrap_or_else(|| "default".into()),
+        bmcis_vendor_type: section
+            .bmcis_vendor_type
+            .unwrap_or_else(|| "organization".into()),
         hansard_library: section.hansard_library.unwrap_or_else(|| "hansard".into()),
         transport: if args.http.is_some() { "http" } else { "stdio" }.into(),
         model_dir: model_dir(&config),

@@ -220,6 +220,13 @@ const FUZZY_CANDIDATES: usize = 5_000;
 /// Documents relinked per page.
 const RELINK_PAGE: u64 = 200;
 
+/// How much a card shows.
+#[derive(Debug, Clone, Copy)]
+enum Detail {
+    Full,
+    Brief { documents: usize },
+}
+
 /// The entity a name resolves to exactly (by name or declared alias).
 struct Resolved {
     key: String,
@@ -558,15 +565,52 @@ impl Engine {
     /// The card of the entity `name` names: exactly, by alias, else the
     /// best prefix or fuzzy match; `NotFound` when nothing matches.
     pub fn entity(&self, library: &LibraryName, name: &str) -> Result<EntityCard> {
+        self.entity_of(library, name, None, Detail::Full)
+    }
+
+    /// A brief card (no evidence snippets, no second hop; up to
+    /// `documents` documents) of the entity of type `kind` that `name`
+    /// names, as `entity` finds it: what `find_vendor_info` shows.
+    pub fn entity_brief(
+        &self,
+        library: &LibraryName,
+        name: &str,
+        kind: &str,
+        documents: usize,
+    ) -> Result<EntityCard> {
+        self.entity_of(library, name, Some(kind), Detail::Brief { documents })
+    }
+
+    fn entity_of(
+        &self,
+        library: &LibraryName,
+        name: &str,
+        kind: Option<&str>,
+        detail: Detail,
+    ) -> Result<EntityCard> {
         let declared = self.store.declared_entities(library)?;
-        let resolved = match self.resolve(library, &declared, name)? {
+        let exact = self
+            .resolve(library, &declared, name)?
+            .filter(|r| match (kind, &r.declared) {
+                (None, _) => true,
+                (Some(kind), Some(d)) => d.kind == kind,
+                (Some(kind), None) => self
+                    .store
+                    .mentions_of(library, &r.key, 1)
+                    .ok()
+                    .and_then(|hits| hits.first().cloned())
+                    .and_then(|hit| self.mention_kind(&hit.document_id, &r.key).ok())
+                    .is_some_and(|k| k == kind),
+            });
+        let resolved = match exact {
             Some(r) => r,
             None => {
-                let best = self.lookup(library, name, None, 1)?.into_iter().next();
+                let best = self.lookup(library, name, kind, 1)?.into_iter().next();
                 let Some(best) = best else {
+                    let of_kind = kind.map(|k| format!(" of type {k}")).unwrap_or_default();
                     return Err(EngineError::new(
                         ErrorCode::NotFound,
-                        format!("no entity {name:?} in library {library}"),
+                        format!("no entity {name:?}{of_kind} in library {library}"),
                     ));
                 };
                 Resolved {
@@ -579,7 +623,7 @@ impl Engine {
                 }
             }
         };
-        self.card(library, &declared, resolved)
+        self.card(library, &declared, resolved, detail)
     }
 
     fn card(
@@ -587,7 +631,12 @@ impl Engine {
         library: &LibraryName,
         declared: &[Declared],
         resolved: Resolved,
+        detail: Detail,
     ) -> Result<EntityCard> {
+        let (document_count, full) = match detail {
+            Detail::Full => (10, true),
+            Detail::Brief { documents } => (documents, false),
+        };
         let key = resolved.key;
         let hits = self.store.mentions_of(library, &key, CARD_MENTIONS)?;
         let mut per_document: BTreeMap<&DocumentId, u64> = BTreeMap::new();
@@ -598,7 +647,7 @@ impl Engine {
         ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
         let top_documents = ranked
             .iter()
-            .take(10)
+            .take(document_count)
             .filter_map(|(id, n)| {
                 let d = self.store.document(id).ok()?;
                 Some(DocumentMentions {
@@ -613,7 +662,7 @@ impl Engine {
         let mut evidence = Vec::new();
         let mut seen = HashSet::new();
         let firsts = hits.iter().filter(|h| seen.insert(&h.document_id));
-        for hit in firsts.take(5) {
+        for hit in firsts.take(if full { 5 } else { 1 }) {
             let Ok(chunks) = self
                 .store
                 .chunks(&hit.document_id, hit.chunk..hit.chunk + 1)
@@ -662,12 +711,16 @@ impl Engine {
         let total = self.store.library(library)?.chunk_count;
         let mut related = Vec::new();
         for r in self.store.related(library, &key, 10)? {
-            let theirs = chunks_of(&self.store.mentions_of(library, &r.entity, EDGE_MENTIONS)?);
-            let evidence = own
-                .intersection(&theirs)
-                .take(3)
-                .map(|(d, c)| folio_core::ChunkId::new(d, *c).to_string())
-                .collect();
+            let evidence = if full {
+                let theirs =
+                    chunks_of(&self.store.mentions_of(library, &r.entity, EDGE_MENTIONS)?);
+                own.intersection(&theirs)
+                    .take(3)
+                    .map(|(d, c)| folio_core::ChunkId::new(d, *c).to_string())
+                    .collect()
+            } else {
+                Vec::new()
+            };
             related.push(RelatedEntity {
                 npmi: npmi(r.chunks, own.len() as u64, r.entity_chunks, total),
                 entity: r.entity,
@@ -682,7 +735,7 @@ impl Engine {
             .chain([key.as_str()])
             .collect();
         let mut two_hops: Vec<TwoHops> = Vec::new();
-        for r in related.iter().take(5) {
+        for r in related.iter().take(if full { 5 } else { 0 }) {
             for far in self.store.related(library, &r.entity, 5)? {
                 if direct.contains(far.entity.as_str())
                     || two_hops.iter().any(|t| t.entity == far.entity)

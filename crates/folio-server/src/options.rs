@@ -92,6 +92,8 @@ pub struct ServeOptions {
     pub timeouts: BTreeMap<String, Duration>,
     /// The library the bmcis toolset searches.
     pub bmcis_library: String,
+    /// The entity type `find_vendor_info` calls vendors.
+    pub bmcis_vendor_type: String,
     /// The library of parliamentary speeches the hansard toolset serves.
     pub hansard_library: String,
     /// The transport, as server_info reports it: "stdio" or "http".
@@ -154,6 +156,7 @@ impl Default for ServeOptions {
             tools_page_size: 100,
             timeouts: Self::seed_timeouts(),
             bmcis_library: "default".into(),
+            bmcis_vendor_type: "organization".into(),
             hansard_library: "hansard".into(),
             transport: "stdio".into(),
             model_dir: None,

@@ -1,10 +1,11 @@
-//! The bmcis toolset (seed 003): one hybrid `semantic_search` tool with four
-//! progressively larger result shapes. It searches the library named by the
-//! server option `bmcis_library`.
+//! The bmcis toolset (seed 003): a hybrid `semantic_search` tool with four
+//! progressively larger result shapes, and `find_vendor_info` (the seed's
+//! next step): entity-centric search over the vendors (entities of the type
+//! `bmcis_vendor_type`) of the library named by `bmcis_library`.
 
 use std::time::Instant;
 
-use folio_core::LibraryName;
+use folio_core::{Condition, Filter, LibraryName};
 use folio_engine::{EngineError, Fusion, Mode, ResponseMode, SearchHit, SearchRequest};
 use rmcp::model::{CallToolResult, JsonObject, Tool};
 use schemars::JsonSchema;
@@ -202,26 +203,10 @@ fn error(message: String, code: &str) -> CallToolResult {
     failure(json!({"error": {"code": code, "message": message, "details": {}}}))
 }
 
-async fn semantic_search(shared: &Shared, p: Params, call: &Call) -> CallToolResult {
-    let started = Instant::now();
-    let chars = p.query.chars().count();
-    if p.query.trim().is_empty() || chars > 500 {
-        return error(
-            format!("query must be 1 to 500 characters (got {chars})"),
-            "INVALID_ARGUMENT",
-        );
-    }
-    if !(1..=50).contains(&p.top_k) {
-        return error(
-            format!("top_k must be between 1 and 50 (got {})", p.top_k),
-            "INVALID_ARGUMENT",
-        );
-    }
-    let library = match LibraryName::new(&shared.options.bmcis_library) {
-        Ok(l) => l,
-        Err(e) => return error(e.to_string(), "INVALID_ARGUMENT"),
-    };
-    let mut request = SearchRequest::new(library, p.query.clone());
+/// The hybrid search seed 003 describes, for `top_k` results shaped as
+/// `mode` asks.
+fn seed_request(library: LibraryName, query: String, top_k: i64, mode: Shape) -> SearchRequest {
+    let mut request = SearchRequest::new(library, query);
     request.mode = Mode::Hybrid;
     // Seed 003's HybridSearch merges its vector and BM25 rankings by
     // reciprocal rank fusion (k 60, equal weights), not by scores.
@@ -230,16 +215,56 @@ async fn semantic_search(shared: &Shared, p: Params, call: &Call) -> CallToolRes
         lexical_weight: 1.0,
         dense_weight: 1.0,
     });
-    request.top_k = p.top_k as usize;
+    request.top_k = top_k as usize;
     request.group_by_document = false;
     // Scores and chunk fields come with every mode but ids_only; text only
     // where the shape shows it.
-    request.response_mode = match p.response_mode {
+    request.response_mode = match mode {
         Shape::IdsOnly => ResponseMode::IdsOnly,
         Shape::Metadata => ResponseMode::Metadata,
         Shape::Preview | Shape::Full => ResponseMode::Full,
     };
     request.max_chars_per_chunk = usize::MAX / 2;
+    request
+}
+
+/// Checks a text argument of 1 to `most` characters.
+fn text_argument(name: &str, text: &str, most: usize) -> Result<(), CallToolResult> {
+    let chars = text.chars().count();
+    if text.trim().is_empty() || chars > most {
+        return Err(error(
+            format!("{name} must be 1 to {most} characters (got {chars})"),
+            "INVALID_ARGUMENT",
+        ));
+    }
+    Ok(())
+}
+
+fn top_k_argument(top_k: i64) -> Result<(), CallToolResult> {
+    if !(1..=50).contains(&top_k) {
+        return Err(error(
+            format!("top_k must be between 1 and 50 (got {top_k})"),
+            "INVALID_ARGUMENT",
+        ));
+    }
+    Ok(())
+}
+
+fn bmcis_library(shared: &Shared) -> Result<LibraryName, CallToolResult> {
+    LibraryName::new(&shared.options.bmcis_library)
+        .map_err(|e| error(e.to_string(), "INVALID_ARGUMENT"))
+}
+
+async fn semantic_search(shared: &Shared, p: Params, call: &Call) -> CallToolResult {
+    let started = Instant::now();
+    let checked = text_argument("query", &p.query, 500)
+        .and_then(|()| top_k_argument(p.top_k))
+        .and_then(|()| bmcis_library(shared));
+    let library = match checked {
+        Ok(l) => l,
+        Err(refused) => return refused,
+    };
+    let request = seed_request(library, p.query.clone(), p.top_k, p.response_mode);
     let response = match ops::search(shared, call, request).await {
         Ok(r) => r,
         Err(e) => return engine_error(&e),
@@ -257,26 +282,199 @@ async fn semantic_search(shared: &Shared, p: Params, call: &Call) -> CallToolRes
     })
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+struct VendorParams {
+    /// The vendor's name or an alias (case and punctuation aside; a prefix or a
+    /// typo finds the closest vendor), 1 to 200 characters.
+    #[schemars(length(min = 1, max = 200))]
+    vendor_name: String,
+    /// Passages about the vendor to return (1 to 50, default 10).
+    #[serde(default = "ten")]
+    #[schemars(range(min = 1, max = 50))]
+    top_k: i64,
+    /// Response detail level: ids_only (the vendor and chunk ids, ~100 tokens), metadata
+    /// (the default: plus aliases, attributes, documents and related entities, ~2-4K tokens),
+    /// preview (plus 200-character snippets), full (plus chunk text).
+    #[serde(default)]
+    response_mode: Shape,
+}
+
+/// The vendor, as the knowledge base knows it.
+#[derive(Debug, Serialize, JsonSchema)]
+struct Vendor {
+    vendor_name: String,
+    /// The entity's key (its name folded).
+    entity_id: String,
+    entity_type: String,
+    /// name, alias, prefix or fuzzy: how vendor_name matched.
+    matched_by: String,
+    mention_count: u64,
+    document_count: u64,
+    /// metadata, preview and full only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    aliases: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    attributes: Option<std::collections::BTreeMap<String, Value>>,
+}
+
+/// A document that mentions the vendor.
+#[derive(Debug, Serialize, JsonSchema)]
+struct VendorDocument {
+    source_file: String,
+    title: Option<String>,
+    mentions: u64,
+}
+
+/// An entity mentioned in the same chunks as the vendor.
+#[derive(Debug, Serialize, JsonSchema)]
+struct RelatedEntity {
+    name: String,
+    entity_type: String,
+    shared_chunks: u64,
+    /// Normalised pointwise mutual information (1: always together).
+    npmi: f64,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+struct VendorOutput {
+    vendor: Vendor,
+    /// Passages that mention the vendor, ranked by hybrid search for its name.
+    results: Vec<SearchResult>,
+    /// Documents that mention the vendor, most mentions first (at most 100; none in
+    /// ids_only).
+    documents: Vec<VendorDocument>,
+    total_documents: u64,
+    /// At most 10 (none in ids_only).
+    related_entities: Vec<RelatedEntity>,
+    total_found: usize,
+    strategy_used: String,
+    execution_time_ms: f64,
+}
+
+/// Documents a vendor's answer lists at most.
+const VENDOR_DOCUMENTS: usize = 100;
+
+async fn find_vendor_info(shared: &Shared, p: VendorParams, call: &Call) -> CallToolResult {
+    let started = Instant::now();
+    let checked = text_argument("vendor_name", &p.vendor_name, 200)
+        .and_then(|()| top_k_argument(p.top_k))
+        .and_then(|()| bmcis_library(shared));
+    let library = match checked {
+        Ok(l) => l,
+        Err(refused) => return refused,
+    };
+    let kind = shared.options.bmcis_vendor_type.clone();
+    let (name, touched) = (p.vendor_name.clone(), library.clone());
+    let of = library.clone();
+    let card = ops::run(
+        shared,
+        call,
+        ops::Touches::Library(&touched),
+        move |engine| engine.entity_brief(&of, &name, &kind, VENDOR_DOCUMENTS),
+    )
+    .await;
+    let card = match card {
+        Ok(c) => c,
+        Err(e) => return engine_error(&e),
+    };
+    let mut request = seed_request(library, card.name.clone(), p.top_k, p.response_mode);
+    request.filter = Filter {
+        conditions: vec![Condition::Entity(card.entity.clone())],
+    };
+    let response = match ops::search(shared, call, request).await {
+        Ok(r) => r,
+        Err(e) => return engine_error(&e),
+    };
+    let results: Vec<SearchResult> = response
+        .hits
+        .into_iter()
+        .map(|h| shape(h, p.response_mode))
+        .collect();
+    let brief = p.response_mode == Shape::IdsOnly;
+    let matched_by = serde_json::to_value(card.matched_by)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    success(&VendorOutput {
+        vendor: Vendor {
+            vendor_name: card.name,
+            entity_id: card.entity,
+            entity_type: card.kind,
+            matched_by,
+            mention_count: card.mentions,
+            document_count: card.documents,
+            aliases: (!brief).then_some(card.aliases),
+            attributes: (!brief).then_some(card.attributes),
+        },
+        total_found: results.len(),
+        results,
+        documents: if brief {
+            Vec::new()
+        } else {
+            card.top_documents
+                .into_iter()
+                .map(|d| VendorDocument {
+                    source_file: d.source,
+                    title: d.title,
+                    mentions: d.mentions,
+                })
+                .collect()
+        },
+        total_documents: card.documents,
+        related_entities: if brief {
+            Vec::new()
+        } else {
+            card.related
+                .into_iter()
+                .map(|r| RelatedEntity {
+                    name: r.entity,
+                    entity_type: r.kind,
+                    shared_chunks: r.shared_chunks,
+                    npmi: r.npmi,
+                })
+                .collect()
+        },
+        strategy_used: "entity+hybrid".into(),
+        execution_time_ms: started.elapsed().as_secs_f64() * 1e3,
+    })
+}
+
 pub fn engine_error(e: &EngineError) -> CallToolResult {
     error(e.to_string(), folio_code(e.code))
 }
 
-/// The tool, its description naming the library it searches.
-pub fn tools(library: &str) -> Vec<Tool> {
-    vec![define::<Params, Output>(
-        "semantic_search",
-        "Semantic search",
-        format!(
-            "Hybrid semantic search over the knowledge base (folio library \"{library}\"), \
+/// The tools, their descriptions naming the library they search.
+pub fn tools(library: &str, vendor_type: &str) -> Vec<Tool> {
+    vec![
+        define::<Params, Output>(
+            "semantic_search",
+            "Semantic search",
+            format!(
+                "Hybrid semantic search over the knowledge base (folio library \"{library}\"), \
              combining vector similarity and BM25 keyword matching. Progressive disclosure through \
              response_mode: ids_only (chunk ids, scores, ranks), metadata (the default: source file, \
              category, chunk position), preview (plus a 200-character snippet and context header) or \
              full (chunk text, similarity, BM25 and hybrid scores, token count). Start with \
              metadata, then ask for full on fewer results."
+            ),
+            Effect::Read,
+            false,
         ),
-        Effect::Read,
-        false,
-    )]
+        define::<VendorParams, VendorOutput>(
+            "find_vendor_info",
+            "Find vendor information",
+            format!(
+                "Everything the knowledge base (folio library \"{library}\") says about one vendor \
+                 (an entity of type {vendor_type}): the vendor as declared (aliases, attributes), \
+                 how often and in which documents it is mentioned, the entities mentioned with it, \
+                 and the passages that mention it, ranked by hybrid search. vendor_name may be an \
+                 alias, a prefix or carry a typo. Progressive disclosure through response_mode: \
+                 ids_only, metadata (the default), preview, full."
+            ),
+            Effect::Read,
+            false,
+        ),
+    ]
 }
 
 pub async fn call(
@@ -291,6 +489,14 @@ pub async fn call(
                 arguments,
                 |m| error(m, "INVALID_ARGUMENT"),
                 |p: Params| semantic_search(shared, p, call),
+            )
+            .await
+        }
+        "find_vendor_info" => {
+            with_args(
+                arguments,
+                |m| error(m, "INVALID_ARGUMENT"),
+                |p: VendorParams| find_vendor_info(shared, p, call),
             )
             .await
         }

@@ -28,7 +28,7 @@ fn tools(toolset: Toolset, options: &ServeOptions) -> Vec<Tool> {
     match toolset {
         Toolset::Native => native::tools(),
         Toolset::Citeloom => citeloom::tools(),
-        Toolset::Bmcis => bmcis::tools(&options.bmcis_library),
+        Toolset::Bmcis => bmcis::tools(&options.bmcis_library, &options.bmcis_vendor_type),
         Toolset::Mcpvectordb => mcpvectordb::tools(),
         Toolset::Hansard => hansard::tools(),
     }

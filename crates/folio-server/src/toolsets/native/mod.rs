@@ -2,6 +2,7 @@
 //! `{"error": {"code", "message", "details"}}` with folio's error codes in
 //! upper case.
 
+mod entities;
 mod records;
 mod search;
 
@@ -784,6 +785,12 @@ pub fn tools() -> Vec<Tool> {
         .position(|t| t.name == "inspect_library")
         .map_or(tools.len(), |i| i + 1);
     tools.splice(at..at, records::tools());
+    // The entity tools sit after find_quote.
+    let at = tools
+        .iter()
+        .position(|t| t.name == "find_quote")
+        .map_or(tools.len(), |i| i + 1);
+    tools.splice(at..at, entities::tools());
     tools
 }
 
@@ -834,6 +841,14 @@ pub async fn call(
         "facets" => with_args(arguments, invalid, |p| records::facets(shared, p, call)).await,
         "find_quote" => {
             with_args(arguments, invalid, |p| records::find_quote(shared, p, call)).await
+        }
+        "entities" => with_args(arguments, invalid, |p| entities::entities(shared, p, call)).await,
+        "entity" => with_args(arguments, invalid, |p| entities::entity(shared, p, call)).await,
+        "declare_entities" => {
+            with_args(arguments, invalid, |p| {
+                entities::declare_entities(shared, p, call)
+            })
+            .await
         }
         "inspect_library" => {
             with_args(arguments, invalid, |p: LibraryParams| {
