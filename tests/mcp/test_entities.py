@@ -4,6 +4,7 @@
 vendor is decided by an independent oracle: a case-insensitive,
 word-bounded string search of the texts for the vendor's names."""
 
+import collections
 import random
 import re
 
@@ -75,7 +76,7 @@ def test_native_entities_end_to_end(data):
 
             # Declared relations show on both ends.
             globex = await ok(c, "entity", {"library": "kb", "name": "Globex"})
-            assert {"type": "account manager of", "direction": "incoming", "entity": "Jane Roe"} in globex["relations"]
+            assert {"type": "account manager of", "direction": "incoming", "entity": "Jane Roe", "records": 0} in globex["relations"]
 
             # Lookups: most mentioned, by type, by prefix, by typo.
             top = await ok(c, "entities", {"library": "kb", "type": "organization", "limit": 10})
@@ -162,5 +163,37 @@ def test_find_vendor_info_contract(data, tmp_path):
                 assert (await fails(c, "find_vendor_info", {"vendor_name": name}))["error"]["code"] == "NOT_FOUND"
             for bad in [{"vendor_name": ""}, {"vendor_name": "x" * 201}, {"vendor_name": "Globex", "top_k": 0}, {"vendor_name": "Globex", "response_mode": "all"}]:
                 assert (await fails(c, "find_vendor_info", bad))["error"]["code"] == "INVALID_ARGUMENT"
+
+    run(go())
+
+
+def test_record_fields_are_entities_with_relations(data, tmp_path):
+    """The speeches schema marks speaker (person) and party (organization)
+    as entity fields, with the speaker a "member of" the party: each speech
+    mentions both, and the cards state the membership both ways, counted
+    against the records themselves."""
+    from speeches import generate
+    from test_hansard import load
+
+    records = generate(60, seed=3, speaker_count=8)
+    load(data, records, tmp_path)
+    speaker = records[0]["speaker"]
+    party = records[0]["party"]
+    own = [r for r in records if r["speaker"] == speaker]
+    members = collections.Counter(r["speaker"] for r in records if r["party"] == party)
+
+    async def go():
+        async with stdio(data) as c:
+            card = await ok(c, "entity", {"library": "hansard", "name": speaker})
+            assert (card["name"], card["type"]) == (speaker, "person")
+            assert card["documents"] == len(own)
+            stated = {(r["type"], r["direction"], r["entity"]): r["records"] for r in card["relations"]}
+            assert stated == {("member of", "outgoing", party): len(own)}
+            organisation = await ok(c, "entity", {"library": "hansard", "name": party})
+            assert organisation["type"] == "organization"
+            incoming = {r["entity"]: r["records"] for r in organisation["relations"] if r["direction"] == "incoming"}
+            assert incoming == dict(members)
+            people = await ok(c, "entities", {"library": "hansard", "type": "person", "limit": 200})
+            assert {e["entity"] for e in people["entities"]} >= {speaker.lower().replace("'", "")}
 
     run(go())

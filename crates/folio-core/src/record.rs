@@ -78,6 +78,21 @@ pub struct FieldSpec {
     pub separator: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// The field's values name entities of this type (a speaker is a
+    /// person, a party an organization): each record mentions them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entity: Option<String>,
+}
+
+/// A relation between the entities two fields of a record name: the
+/// speaker is a "member of" the party.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FieldRelation {
+    pub from: String,
+    #[serde(rename = "type")]
+    pub relation: String,
+    pub to: String,
 }
 
 /// What happens to a record's fields that the schema does not declare.
@@ -127,6 +142,9 @@ pub struct RecordSchema {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub neighbours: Option<NeighbourOrder>,
     pub fields: BTreeMap<String, FieldSpec>,
+    /// Relations between the entities of two entity fields.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub relations: Vec<FieldRelation>,
 }
 
 /// A record that broke a rule: the field, the rule and why.
@@ -243,6 +261,35 @@ impl RecordSchema {
             if spec.max_items.is_some() && spec.kind != FieldKind::Tags {
                 return Err(format!("field {name:?}: max_items applies to tags only"));
             }
+            if let Some(entity) = &spec.entity {
+                if entity.trim().is_empty() {
+                    return Err(format!("field {name:?}: entity needs a type"));
+                }
+                if !matches!(
+                    spec.kind,
+                    FieldKind::Keyword | FieldKind::Text | FieldKind::Tags
+                ) {
+                    return Err(format!(
+                        "field {name:?}: entity applies to keyword, text and tags fields"
+                    ));
+                }
+            }
+        }
+        for relation in &self.relations {
+            for field in [&relation.from, &relation.to] {
+                match self.fields.get(field) {
+                    Some(spec) if spec.entity.is_some() => {}
+                    _ => {
+                        return Err(format!(
+                            "relation {:?}: field {field:?} is not an entity field",
+                            relation.relation
+                        ));
+                    }
+                }
+            }
+            if relation.relation.trim().is_empty() {
+                return Err("a relation needs a type".into());
+            }
         }
         let text = self
             .fields
@@ -275,6 +322,13 @@ impl RecordSchema {
             }
         }
         Ok(())
+    }
+
+    /// The entity fields: name and entity type.
+    pub fn entity_fields(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.fields
+            .iter()
+            .filter_map(|(name, spec)| Some((name.as_str(), spec.entity.as_deref()?)))
     }
 
     /// Validates and normalises a record. Strings are accepted for numbers,

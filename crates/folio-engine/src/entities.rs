@@ -11,12 +11,13 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
-use folio_core::{Chunk, Condition, DocumentId, ErrorCode, LibraryName, Limits};
+use folio_core::{Chunk, Condition, DocumentId, ErrorCode, LibraryName, Limits, RecordSchema};
 use folio_entities::{
     Declared, EntityKey, ExtractLimits, Gazetteer, Relation, Shape, extract, fold_name, npmi,
 };
 use folio_store::{EntityCount, EntityMention, EntityQuery, StoreError};
 use serde::Serialize;
+use serde_json::Value;
 
 use crate::{Engine, EngineError, Result};
 
@@ -25,6 +26,8 @@ pub(crate) struct Finder {
     declared: Vec<Declared>,
     gazetteer: Gazetteer,
     limits: ExtractLimits,
+    /// Record fields whose values are entities, with their type.
+    fields: Vec<(String, String)>,
 }
 
 impl Finder {
@@ -45,7 +48,54 @@ impl Finder {
                 per_document: limits.max_entity_mentions_per_document,
                 ..ExtractLimits::default()
             },
+            fields: Vec::new(),
         })
+    }
+
+    /// Also the entities `schema`'s entity fields name.
+    pub(crate) fn with_fields(mut self, schema: Option<&RecordSchema>) -> Self {
+        self.fields = schema
+            .map(|s| {
+                s.entity_fields()
+                    .map(|(f, k)| (f.to_string(), k.to_string()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        self
+    }
+
+    /// The mentions of a document: in its chunks' text, and (empty spans
+    /// at its first chunk) in its record's entity fields.
+    pub(crate) fn document_mentions(
+        &self,
+        metadata: &serde_json::Map<String, Value>,
+        chunks: &[Chunk],
+    ) -> (Vec<EntityMention>, Vec<String>) {
+        let (mut mentions, warnings) = self.mentions(chunks);
+        if chunks.is_empty() {
+            return (mentions, warnings);
+        }
+        for (field, kind) in &self.fields {
+            let values: Vec<&str> = match metadata.get(field) {
+                Some(Value::String(s)) => vec![s.as_str()],
+                Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).collect(),
+                _ => Vec::new(),
+            };
+            for value in values {
+                let entity = fold_name(value);
+                if entity.is_empty() || mentions.iter().any(|m| m.entity == entity && m.end == 0) {
+                    continue;
+                }
+                mentions.push(EntityMention {
+                    entity,
+                    kind: kind.clone(),
+                    chunk: 0,
+                    start: 0,
+                    end: 0,
+                });
+            }
+        }
+        (mentions, warnings)
     }
 
     /// The mentions `chunks` make, as the store keeps them, and warnings
@@ -147,6 +197,8 @@ pub struct DeclaredRelation {
     pub direction: &'static str,
     /// The other entity, as declared.
     pub entity: String,
+    /// Records whose fields state it (0: a declared list states it).
+    pub records: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -241,12 +293,14 @@ impl Engine {
         if !self.config.entities {
             return Ok(None);
         }
-        let declared = match self.store.declared_entities(library) {
-            Ok(d) => d,
-            Err(StoreError::LibraryNotFound(_)) => Vec::new(),
+        let (declared, schema) = match self.store.declared_entities(library) {
+            Ok(d) => (d, self.store.record_schema(library)?),
+            Err(StoreError::LibraryNotFound(_)) => (Vec::new(), None),
             Err(e) => return Err(e.into()),
         };
-        Finder::new(declared, &self.config.limits).map(Some)
+        Ok(Some(
+            Finder::new(declared, &self.config.limits)?.with_fields(schema.as_ref()),
+        ))
     }
 
     /// The declared entities of `library`.
@@ -342,7 +396,12 @@ impl Engine {
                     Err(StoreError::NotFound { .. }) => continue,
                     Err(e) => return Err(e.into()),
                 };
-                let (mentions, capped) = finder.mentions(&chunks);
+                let metadata = match self.store.document(&summary.id) {
+                    Ok(d) => d.metadata,
+                    Err(StoreError::NotFound { .. }) => continue,
+                    Err(e) => return Err(e.into()),
+                };
+                let (mentions, capped) = finder.document_mentions(&metadata, &chunks);
                 match self.store.replace_mentions(&summary.id, &mentions) {
                     Ok(()) => {}
                     Err(StoreError::NotFound { .. }) => continue,
@@ -661,7 +720,10 @@ impl Engine {
         // Evidence from different documents first.
         let mut evidence = Vec::new();
         let mut seen = HashSet::new();
-        let firsts = hits.iter().filter(|h| seen.insert(&h.document_id));
+        // Record fields' mentions have no words to show.
+        let firsts = hits
+            .iter()
+            .filter(|h| h.start < h.end && seen.insert(&h.document_id));
         for hit in firsts.take(if full { 5 } else { 1 }) {
             let Ok(chunks) = self
                 .store
@@ -695,11 +757,12 @@ impl Engine {
             (None, Some(hit)) => self.mention_kind(&hit.document_id, &key)?,
             (None, None) => "name".into(),
         };
+        let schema = self.store.record_schema(library)?;
+        let (field_name, field_relations) = self.field_facts(&key, &hits, schema.as_ref());
         let name = match &resolved.declared {
             Some(d) => d.name.clone(),
-            None => evidence
-                .first()
-                .map(|e| e.surface.clone())
+            None => field_name
+                .or_else(|| evidence.first().map(|e| e.surface.clone()))
                 .unwrap_or_else(|| key.clone()),
         };
         let chunks_of = |hits: &[folio_store::MentionHit]| -> BTreeSet<(DocumentId, u32)> {
@@ -756,7 +819,8 @@ impl Engine {
                 .then(a.entity.cmp(&b.entity))
         });
         two_hops.truncate(10);
-        let relations = declared_relations(declared, &key);
+        let mut relations = declared_relations(declared, &key);
+        relations.extend(field_relations);
         let is_declared = resolved.declared.is_some();
         let (aliases, attributes) = match resolved.declared {
             Some(d) => (d.aliases, d.attributes),
@@ -778,6 +842,79 @@ impl Engine {
             related,
             related_two_hops: two_hops,
         })
+    }
+}
+
+/// Records read for an entity's field relations at most.
+const FIELD_RECORDS: usize = 500;
+
+impl Engine {
+    /// What records say of the entity keyed `key` through `schema`'s entity
+    /// fields (read from up to `FIELD_RECORDS` of the documents `hits`
+    /// name): its name as a field holds it, and the relations between
+    /// fields (a speaker "member of" a party), most stated first.
+    fn field_facts(
+        &self,
+        key: &str,
+        hits: &[folio_store::MentionHit],
+        schema: Option<&RecordSchema>,
+    ) -> (Option<String>, Vec<DeclaredRelation>) {
+        let Some(schema) = schema.filter(|s| s.entity_fields().next().is_some()) else {
+            return (None, Vec::new());
+        };
+        let text = |metadata: &serde_json::Map<String, Value>, field: &str| {
+            metadata
+                .get(field)
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        let mut name = None;
+        let mut stated: BTreeMap<(String, &'static str, String), u64> = BTreeMap::new();
+        let mut seen = HashSet::new();
+        let documents = hits
+            .iter()
+            .filter(|h| h.end == 0 && seen.insert(&h.document_id));
+        for hit in documents.take(FIELD_RECORDS) {
+            let Ok(document) = self.store.document(&hit.document_id) else {
+                continue;
+            };
+            let metadata = &document.metadata;
+            if name.is_none() {
+                name = schema
+                    .entity_fields()
+                    .filter_map(|(field, _)| text(metadata, field))
+                    .find(|value| fold_name(value) == key);
+            }
+            for r in &schema.relations {
+                let (Some(from), Some(to)) = (text(metadata, &r.from), text(metadata, &r.to))
+                else {
+                    continue;
+                };
+                if fold_name(&from) == key {
+                    *stated
+                        .entry((r.relation.clone(), "outgoing", to))
+                        .or_default() += 1;
+                } else if fold_name(&to) == key {
+                    *stated
+                        .entry((r.relation.clone(), "incoming", from))
+                        .or_default() += 1;
+                }
+            }
+        }
+        let mut relations: Vec<DeclaredRelation> = stated
+            .into_iter()
+            .map(
+                |((relation, direction, entity), records)| DeclaredRelation {
+                    relation,
+                    direction,
+                    entity,
+                    records,
+                },
+            )
+            .collect();
+        relations.sort_by(|a, b| b.records.cmp(&a.records).then(a.entity.cmp(&b.entity)));
+        relations.truncate(20);
+        (name, relations)
     }
 }
 
@@ -803,12 +940,14 @@ fn declared_relations(declared: &[Declared], key: &str) -> Vec<DeclaredRelation>
                     relation: relation.clone(),
                     direction: "outgoing",
                     entity: target.clone(),
+                    records: 0,
                 });
             } else if names_of(target) == key {
                 relations.push(DeclaredRelation {
                     relation: relation.clone(),
                     direction: "incoming",
                     entity: d.name.clone(),
+                    records: 0,
                 });
             }
         }
@@ -895,7 +1034,8 @@ mod tests {
             vec![DeclaredRelation {
                 relation: "member of".into(),
                 direction: "incoming",
-                entity: "Jane Roe".into()
+                entity: "Jane Roe".into(),
+                records: 0,
             }]
         );
         assert_eq!(

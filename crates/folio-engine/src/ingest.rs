@@ -1078,7 +1078,8 @@ impl Engine {
             let vectors: Vec<Vec<f32>> = vectors.by_ref().take(chunks.len()).collect();
             let mentions = match &finder {
                 Some(finder) => {
-                    let (mentions, capped) = finder.mentions(&chunks);
+                    let (mentions, capped) =
+                        finder.document_mentions(&prepared.document.metadata, &chunks);
                     prepared.warnings.extend(capped);
                     mentions
                 }

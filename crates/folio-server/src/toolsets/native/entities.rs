@@ -130,6 +130,8 @@ pub struct RelationOutput {
     /// outgoing (this entity declares it) or incoming.
     direction: String,
     entity: String,
+    /// Records whose fields state it (0: the declared entities state it).
+    records: u64,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -215,6 +217,7 @@ pub fn card_output(library: String, card: EntityCard) -> CardOutput {
                 relation: r.relation,
                 direction: r.direction.into(),
                 entity: r.entity,
+                records: r.records,
             })
             .collect(),
         mentions: card.mentions,
