@@ -1895,6 +1895,25 @@ impl Store for EmbeddedStore {
                 ));
             }
         }
+        // Entity mentions: each of a document of the library, within its
+        // chunk's text.
+        let stray: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM entity_mentions m WHERE m.library_id = ?1
+                   AND NOT EXISTS (SELECT 1 FROM chunks c JOIN documents d
+                                     ON d.id = c.document_id AND d.library_id = m.library_id
+                                    WHERE c.document_id = m.document_id AND c.idx = m.chunk
+                                      AND m.start <= m.stop
+                                      AND m.stop <= length(CAST(c.text AS BLOB)))",
+                [row.id],
+                |r| r.get(0),
+            )
+            .map_err(sql_err("verifying"))?;
+        if stray > 0 {
+            problems.push(format!(
+                "{stray} entity mentions point outside the library's chunks"
+            ));
+        }
         let report = |problems: &mut Vec<String>,
                       what: &str,
                       missing: HashMap<&String, u64>,

@@ -797,3 +797,40 @@ fn a_shared_writer_saves_an_index_its_search_rebuilt() {
         log_head(&writable(dir.path()).conn(), 1).unwrap()
     );
 }
+
+// Issue 30: `folio check` covers the entity graph: a mention of a chunk
+// that does not exist, or beyond its chunk's text, is named.
+#[test]
+fn verify_names_entity_mentions_outside_their_chunks() {
+    let dir = tempfile::tempdir().unwrap();
+    seed(&writable(dir.path()));
+    let store = EmbeddedStore::open(dir.path(), Access::ReadOnly).unwrap();
+    let a = DocumentId::derive(&lib(), "a.txt");
+    let conn = rusqlite::Connection::open(dir.path().join("folio.sqlite")).unwrap();
+    let library: i64 = conn
+        .query_row(
+            "SELECT library_id FROM documents WHERE id = ?",
+            [a.as_str()],
+            |r| r.get(0),
+        )
+        .unwrap();
+    conn.execute(
+        "INSERT INTO entity_mentions (library_id, document_id, entity, kind, chunk, start, stop)
+         VALUES (?1, ?2, 'acme', 'organization', 0, 0, 4)",
+        rusqlite::params![library, a.as_str()],
+    )
+    .unwrap();
+    assert!(store.verify(&lib()).unwrap().problems.is_empty());
+    for (chunk, stop) in [(7, 4), (0, 100_000)] {
+        conn.execute(
+            "INSERT INTO entity_mentions (library_id, document_id, entity, kind, chunk, start, stop)
+             VALUES (?1, ?2, 'acme', 'organization', ?3, 0, ?4)",
+            rusqlite::params![library, a.as_str(), chunk, stop],
+        )
+        .unwrap();
+    }
+    assert_eq!(
+        store.verify(&lib()).unwrap().problems,
+        vec!["2 entity mentions point outside the library's chunks".to_string()]
+    );
+}

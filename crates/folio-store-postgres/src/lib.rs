@@ -1363,6 +1363,21 @@ impl Store for PostgresStore {
                 r.get::<_, i64>(1)
             ));
         }
+        // Entity mentions: each of a document of the library, within its
+        // chunk's text.
+        let stray: i64 = query(
+            "SELECT count(*) FROM folio_entity_mentions m WHERE m.library_id = $1
+               AND NOT EXISTS (SELECT 1 FROM folio_chunks c JOIN folio_documents d
+                                 ON d.id = c.document_id AND d.library_id = m.library_id
+                                WHERE c.document_id = m.document_id AND c.idx = m.chunk
+                                  AND m.start <= m.stop AND m.stop <= octet_length(c.text))",
+        )?[0]
+            .get(0);
+        if stray > 0 {
+            problems.push(format!(
+                "{stray} entity mentions point outside the library's chunks"
+            ));
+        }
         let orphans: i64 = query(
             "SELECT count(DISTINCT p.chunk_key) FROM folio_postings p WHERE p.library_id = $1
                AND NOT EXISTS (SELECT 1 FROM folio_chunks c WHERE c.key = p.chunk_key)",

@@ -622,3 +622,33 @@ fn two_stores_writing_the_same_documents_at_once_write_each_once() {
     assert_eq!((info.document_count, info.chunk_count), (40, 40));
     assert!(first.verify(&lib()).unwrap().problems.is_empty());
 }
+
+// Issue 30: `folio check` covers the entity graph: a mention of a chunk
+// that does not exist, or beyond its chunk's text, is named.
+#[test]
+fn verify_names_entity_mentions_outside_their_chunks() {
+    let database = TestDatabase::new();
+    let store = database.store();
+    store.create_library(&lib(), &space()).unwrap();
+    let a = document(&lib(), "a.txt", &["apples and pears"], &[0], json!({}));
+    store.put_documents(vec![a.clone()], false).unwrap();
+    assert!(store.verify(&lib()).unwrap().problems.is_empty());
+    let pool = Pool::new(&database.url).unwrap();
+    let mut conn = pool.get().unwrap();
+    let insert = |chunk: i32, stop: i32| {
+        format!(
+            "INSERT INTO folio_entity_mentions (library_id, document_id, entity, kind, chunk, start, stop)
+             SELECT library_id, id, 'acme', 'organization', {chunk}, 0, {stop}
+               FROM folio_documents WHERE id = '{}'",
+            a.document.id
+        )
+    };
+    wait(conn.client().batch_execute(&insert(0, 6))).unwrap();
+    assert!(store.verify(&lib()).unwrap().problems.is_empty());
+    wait(conn.client().batch_execute(&insert(7, 4))).unwrap();
+    wait(conn.client().batch_execute(&insert(0, 100_000))).unwrap();
+    assert_eq!(
+        store.verify(&lib()).unwrap().problems,
+        vec!["2 entity mentions point outside the library's chunks".to_string()]
+    );
+}
