@@ -845,6 +845,59 @@ impl Engine {
     }
 }
 
+/// Mentions of one query entity read to boost chunks at most.
+const BOOST_MENTIONS: usize = 50_000;
+
+impl Engine {
+    /// The entities `query` names: declared names and aliases found in it,
+    /// and names by their shape that the graph knows.
+    pub(crate) fn query_entities(&self, library: &LibraryName, query: &str) -> Result<Vec<String>> {
+        let declared = self.store.declared_entities(library)?;
+        let finder = Finder::new(declared, &self.config.limits)?;
+        let mut keys: BTreeSet<String> = finder
+            .gazetteer
+            .find(query, 32)
+            .0
+            .into_iter()
+            .map(|m| fold_name(&finder.declared[m.entity].name))
+            .collect();
+        for name in folio_entities::candidates(query, 32).0 {
+            if !self.store.mentions_of(library, &name.key, 1)?.is_empty() {
+                keys.insert(name.key);
+            }
+        }
+        Ok(keys.into_iter().collect())
+    }
+
+    /// Fused candidates with the chunks that mention an entity `query`
+    /// names scored `boost` higher, re-sorted (ties keep their order).
+    pub(crate) fn boost_entities(
+        &self,
+        library: &LibraryName,
+        query: &str,
+        mut fused: Vec<folio_search::Fused>,
+        boost: f32,
+    ) -> Result<Vec<folio_search::Fused>> {
+        let keys = self.query_entities(library, query)?;
+        if keys.is_empty() {
+            return Ok(fused);
+        }
+        let mut mentioned: HashSet<folio_core::ChunkId> = HashSet::new();
+        for key in &keys {
+            for hit in self.store.mentions_of(library, key, BOOST_MENTIONS)? {
+                mentioned.insert(folio_core::ChunkId::new(&hit.document_id, hit.chunk));
+            }
+        }
+        for f in &mut fused {
+            if mentioned.contains(&f.chunk) {
+                f.score *= 1.0 + boost;
+            }
+        }
+        fused.sort_by(|a, b| b.score.total_cmp(&a.score));
+        Ok(fused)
+    }
+}
+
 /// Records read for an entity's field relations at most.
 const FIELD_RECORDS: usize = 500;
 

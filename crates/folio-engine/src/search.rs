@@ -63,6 +63,10 @@ pub struct SearchRequest {
     /// Rerank the best fused candidates with the configured cross-encoder;
     /// `None` follows the configuration.
     pub rerank: Option<bool>,
+    /// Raise the score of chunks that mention an entity the query names
+    /// (a declared name or alias, or a name the graph knows) by this
+    /// fraction (0 to 1); `None` or 0 leaves the ranking as fused.
+    pub entity_boost: Option<f32>,
 }
 
 impl SearchRequest {
@@ -80,6 +84,7 @@ impl SearchRequest {
             group_by_document: true,
             candidates: None,
             rerank: None,
+            entity_boost: None,
         }
     }
 }
@@ -252,6 +257,12 @@ impl Engine {
         if request.max_chars_per_chunk == 0 {
             return Err(EngineError::invalid("max_chars_per_chunk must be positive"));
         }
+        if request
+            .entity_boost
+            .is_some_and(|b| !(0.0..=1.0).contains(&b))
+        {
+            return Err(EngineError::invalid("entity_boost must be between 0 and 1"));
+        }
         // A repeated request is answered from the cache while nothing was
         // written since (the generation moves with every write).
         let generation = self.store.generation()?;
@@ -385,6 +396,10 @@ impl Engine {
         let candidates = fused.len();
         let rerank_started = Instant::now();
         let (fused, reranked) = self.rerank(request, query, fused)?;
+        let fused = match request.entity_boost.filter(|b| *b > 0.0) {
+            Some(boost) => self.boost_entities(&request.library, query, fused, boost)?,
+            None => fused,
+        };
         let rerank_ms = if reranked > 0 {
             rerank_started.elapsed().as_secs_f64() * 1e3
         } else {

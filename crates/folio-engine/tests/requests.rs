@@ -924,6 +924,39 @@ fn declared_entities_link_relink_and_filter(dir: &Path, store_url: Option<&str>)
             .all(|h| h.source.as_deref().is_some_and(|s| s.ends_with("c.md")))
     );
 
+    // The boost: chunks that mention an entity the query names (Globex is
+    // in a.md and b.md) score twice their fused score; the others keep it.
+    let mut plain = SearchRequest::new(library(), "turbines at Globex");
+    plain.mode = Mode::Lexical;
+    plain.group_by_document = false;
+    let mut boosted = plain.clone();
+    boosted.entity_boost = Some(1.0);
+    let before = engine.search(&plain).unwrap().hits;
+    let after = engine.search(&boosted).unwrap().hits;
+    assert_eq!(before.len(), after.len());
+    let mut seen_boost = false;
+    for hit in &after {
+        let was = before
+            .iter()
+            .find(|h| h.chunk_id == hit.chunk_id)
+            .expect("the same candidates");
+        let mentions = hit.source.as_deref().is_some_and(|s| !s.ends_with("c.md"));
+        let factor = if mentions { 2.0 } else { 1.0 };
+        seen_boost |= mentions;
+        assert!(
+            (hit.score - was.score * factor).abs() < 1e-5,
+            "{hit:?} {was:?}"
+        );
+    }
+    assert!(seen_boost);
+    let scores: Vec<f32> = after.iter().map(|h| h.score).collect();
+    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
+    boosted.entity_boost = Some(1.5);
+    assert_eq!(
+        engine.search(&boosted).unwrap_err().code,
+        ErrorCode::InvalidArgument
+    );
+
     // A list with a shared name changes nothing.
     let mut bad = list.clone();
     bad[1].aliases.push("acme".into());

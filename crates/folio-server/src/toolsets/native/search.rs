@@ -55,6 +55,12 @@ pub(super) struct SearchParams {
     /// has no reranker.
     #[serde(default)]
     rerank: Option<bool>,
+    /// Rank chunks that mention an entity the query names (a declared name or alias,
+    /// or a name the library's entity graph knows) this fraction higher (0 to 1;
+    /// default 0, off). The filter {"entity": name} keeps only such chunks instead.
+    #[serde(default)]
+    #[schemars(range(min = 0.0, max = 1.0))]
+    entity_boost: Option<f32>,
     /// The next_cursor of a previous response, to fetch the next page.
     #[serde(default)]
     cursor: Option<String>,
@@ -208,6 +214,7 @@ fn fingerprint(p: &SearchParams) -> String {
         &p.filter.as_ref().map(|f| f.to_string()).unwrap_or_default(),
         &p.group_by_document.to_string(),
         &format!("{:?}", p.rerank),
+        &format!("{:?}", p.entity_boost),
     ] {
         hasher.update(part.as_bytes());
         hasher.update([0]);
@@ -355,6 +362,7 @@ pub(super) async fn search(shared: &Shared, p: SearchParams, call: &Call) -> Cal
     request.max_chars_per_chunk = p.max_chars_per_chunk;
     request.group_by_document = p.group_by_document;
     request.rerank = p.rerank;
+    request.entity_boost = p.entity_boost;
     let response = match ops::search(shared, call, request).await {
         Ok(r) => r,
         Err(e) => return error(&e),
