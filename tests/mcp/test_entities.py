@@ -5,8 +5,12 @@ vendor is decided by an independent oracle: a case-insensitive,
 word-bounded string search of the texts for the vendor's names."""
 
 import collections
+import json
 import random
 import re
+
+import pytest
+from mcp.shared.exceptions import MCPError
 
 from conftest import fails, ok, run, stdio, write_config
 
@@ -73,6 +77,15 @@ def test_native_entities_end_to_end(data):
                 assert e["surface"].lower().rstrip(".") in names, e
             for r in card["related"]:
                 assert r["shared_chunks"] >= 1 and -1 <= r["npmi"] <= 1 and r["evidence"]
+
+            # The card as a resource, by a percent-encoded alias.
+            resource = await c.read_resource("folio://entity/kb/Acme%20Corp.")
+            body = json.loads(resource.contents[0].text)
+            assert (body["entity"], body["documents"]) == ("acme holdings", card["documents"])
+            with pytest.raises(MCPError):
+                await c.read_resource("folio://entity/kb/Nonexistent%20Vendor%20Group")
+            with pytest.raises(MCPError):
+                await c.read_resource("folio://entity/kb/%ZZ")
 
             # Declared relations show on both ends.
             globex = await ok(c, "entity", {"library": "kb", "name": "Globex"})

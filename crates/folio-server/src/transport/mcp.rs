@@ -317,6 +317,14 @@ impl ServerHandler for FolioServer {
                 "name": "document",
                 "description": "A document's full text as Markdown.",
                 "mimeType": "text/markdown"
+            },
+            {
+                "uriTemplate": "folio://entity/{library}/{name}",
+                "name": "entity",
+                "description": "An entity's card as JSON: declared aliases, attributes and \
+                                relations, mentions, top documents, evidence, related entities. \
+                                The name is percent-encoded; an alias or a near miss finds it.",
+                "mimeType": "application/json"
             }
         ]}))
     }
@@ -357,6 +365,22 @@ impl ServerHandler for FolioServer {
                 })).collect::<Vec<_>>(),
             });
             ("application/json", body.to_string())
+        } else if let Some(rest) = uri.strip_prefix("folio://entity/") {
+            let (library, name) = rest
+                .split_once('/')
+                .ok_or_else(|| resource_not_found(&uri))?;
+            let name = percent_decoded(name).ok_or_else(|| resource_not_found(&uri))?;
+            let library =
+                folio_core::LibraryName::new(library).map_err(|_| resource_not_found(&uri))?;
+            let touched = library.clone();
+            let card = ops::unbounded(shared, &call, Touches::Library(&touched), move |engine| {
+                engine.entity(&library, &name)
+            })
+            .await
+            .map_err(|_| resource_not_found(&uri))?;
+            let body = serde_json::to_string(&card)
+                .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+            ("application/json", body)
         } else if let Some(id) = uri.strip_prefix("folio://document/") {
             let id = id.to_string();
             let touched = id.clone();
@@ -375,4 +399,23 @@ impl ServerHandler for FolioServer {
         }))?;
         Ok(result.into())
     }
+}
+
+/// A percent-encoded URI segment as text (None when it is not UTF-8 or an
+/// escape is malformed).
+fn percent_decoded(segment: &str) -> Option<String> {
+    let bytes = segment.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
 }
