@@ -1143,4 +1143,46 @@ fn entities_found_while_ingesting_are_listed_and_described() {
 
     let out = f.run(&["--json", "entity", "kb", "Initech"]);
     assert_eq!(code(&out), 1, "{}", stderr(&out));
+
+    // A declared list with bad lines is refused whole, each line named.
+    f.file(
+        "bad.csv",
+        b"name,type,aliases,relations\nGlobex Industries,organization,Globex Inc,\n,person,,\nJane Roe,person,,member of\nGLOBEX INDUSTRIES,organization,,\n",
+    );
+    let out = f.run(&["entities", "import", &f.path("bad.csv"), "--library", "kb"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    let said = stderr(&out);
+    for line in ["line 3: name", "line 4: relations", "line 5: name"] {
+        assert!(said.contains(line), "{line}: {said}");
+    }
+    assert_eq!(
+        f.json(&["entity", "kb", "Globex Inc"])["entity"],
+        "globex inc",
+        "nothing was imported"
+    );
+
+    // A good list links its names and aliases in the stored documents.
+    f.file(
+        "vendors.csv",
+        b"name,type,aliases,relations,country\nGlobex Industries,organization,Globex Inc,,DE\nJane Roe,person,,member of: Acme Corp,\n",
+    );
+    let imported = f.json(&["entities", "import", &f.path("vendors.csv"), "--library", "kb"]);
+    assert_eq!(imported["declared"], 2);
+    assert_eq!(imported["relinked"]["documents"], 3);
+    let globex = f.json(&["entity", "kb", "globex inc."]);
+    assert_eq!(globex["entity"], "globex industries");
+    assert_eq!(globex["name"], "Globex Industries");
+    assert_eq!(globex["matched_by"], "alias");
+    assert_eq!(globex["attributes"]["country"], "DE");
+    assert_eq!(globex["mentions"], 2);
+    let jane = f.json(&["entity", "kb", "Jane Roe"]);
+    assert_eq!(jane["kind"], "person");
+    assert_eq!(jane["relations"][0]["entity"], "Acme Corp");
+    // Relinking again changes nothing.
+    let again = f.json(&["entities", "relink", "kb"]);
+    assert_eq!(again["documents"], 3);
+    assert_eq!(
+        f.json(&["entity", "kb", "Globex Industries"])["mentions"],
+        2
+    );
 }
