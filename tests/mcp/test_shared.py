@@ -132,6 +132,13 @@ def test_copy_moves_a_library_between_stores_with_its_vectors(tmp_path, corpus):
     made = cli(source, "ingest", str(corpus), "--library", "papers", "--json", backend="embedded")
     assert made.returncode == 0, made.stderr
     documents = json.loads(made.stdout)["indexed"]
+    # Declared entities travel with the library, and so do the mentions.
+    declared = tmp_path / "declared.jsonl"
+    declared.write_text('{"name": "Dropout", "type": "other", "aliases": ["dropout"], "attributes": {"year": 2014}}\n')
+    imported = cli(source, "entities", "import", str(declared), "--library", "papers", "--json", backend="embedded")
+    assert imported.returncode == 0, imported.stderr
+    card = json.loads(cli(source, "entity", "papers", "Dropout", "--json", backend="embedded").stdout)
+    assert card["mentions"] > 0 and card["attributes"] == {"year": 2014}
 
     def answers(data, backend=None):
         found = {}
@@ -149,6 +156,8 @@ def test_copy_moves_a_library_between_stores_with_its_vectors(tmp_path, corpus):
     report = json.loads(copied.stdout)
     assert (report["copied"], report["unchanged"]) == (documents, 0), report
     assert answers(target) == expected
+    copied_card = json.loads(cli(target, "entity", "papers", "dropout", "--json").stdout)
+    assert (copied_card["mentions"], copied_card["attributes"], copied_card["matched_by"]) == (card["mentions"], {"year": 2014}, "name")
     again = json.loads(cli(target, "copy", "--from", str(source), "--library", "papers", "--json").stdout)
     assert (again["copied"], again["unchanged"]) == (0, documents), again
 

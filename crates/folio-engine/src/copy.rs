@@ -64,6 +64,10 @@ impl Engine {
         if let Some(schema) = source.record_schema(library)? {
             target.set_record_schema(library, Some(&schema))?;
         }
+        let declared = source.declared_entities(library)?;
+        if !declared.is_empty() {
+            target.set_declared_entities(library, &declared)?;
+        }
         let mut report = CopyReport {
             library: library.to_string(),
             documents: info.document_count,
