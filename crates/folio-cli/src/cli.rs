@@ -1,6 +1,7 @@
 //! Command-line arguments and dispatch to the engine.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -12,7 +13,7 @@ use serde_json::{Map, Value};
 use crate::common::{Global, Outcome, library, open, usage};
 use crate::config::Overrides;
 use crate::progress::Bar;
-use crate::{bench, entities, keys, output, records, serve};
+use crate::{bench, entities, keys, output, records, serve, sync};
 
 #[derive(Parser)]
 #[command(
@@ -76,6 +77,10 @@ pub enum Command {
     /// One entity's card: declared aliases, attributes and relations,
     /// mentions, documents, related entities with evidence.
     Entity(entities::EntityArgs),
+    /// Make a library's documents from a folder exactly the folder's files:
+    /// add, replace, move (nothing re-embedded) and remove, in one pass or,
+    /// with --watch, whenever the folder changes.
+    Sync(sync::SyncArgs),
 }
 
 #[derive(Args)]
@@ -145,6 +150,10 @@ pub struct IngestArgs {
     /// after.
     #[arg(long, value_delimiter = ',', value_name = "LANGS")]
     pub ocr_languages: Vec<String>,
+    /// After ingesting one folder, keep following its changes (`folio sync
+    /// --watch`) until interrupted.
+    #[arg(long, conflicts_with_all = ["zotero", "no_recursive"])]
+    pub watch: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -399,6 +408,15 @@ pub fn run(cli: Cli) -> Result<Outcome> {
                 }
                 None => output::ingest(&report, json)?,
             }
+            if args.watch {
+                let folder = match args.inputs.as_slice() {
+                    [one] if Path::new(one).is_dir() => PathBuf::from(one),
+                    _ => return Err(usage("--watch follows exactly one folder")),
+                };
+                let request =
+                    crate::sync::request(&args.library, folder, Vec::new(), Duration::ZERO)?;
+                return crate::sync::watch(&engine, request, 300, json);
+            }
             Ok(if report.failed > 0 {
                 Outcome::PartialFailure
             } else {
@@ -569,6 +587,10 @@ pub fn run(cli: Cli) -> Result<Outcome> {
             let engine = open(&cli.global, &overrides, entities::writes(args))?;
             entities::entities(&engine, args, json)?;
             Ok(Outcome::Success)
+        }
+        Command::Sync(args) => {
+            let engine = open(&cli.global, &overrides, !args.dry_run)?;
+            sync::run(&engine, args, json)
         }
         Command::Entity(args) => {
             let engine = open(&cli.global, &overrides, false)?;

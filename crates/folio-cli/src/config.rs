@@ -27,6 +27,30 @@ pub struct FileConfig {
     pub serve: ServeSection,
     pub rerank: RerankSection,
     pub audit: AuditSection,
+    /// Folders every `folio serve` keeps in sync (`[[watch]]`).
+    pub watch: Vec<WatchSection>,
+}
+
+/// A folder kept in sync with a library by `folio serve` (`[[watch]]`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WatchSection {
+    /// The folder (`~` is the home folder).
+    pub folder: PathBuf,
+    pub library: String,
+    /// Globs left out (gitignore syntax, relative to the folder).
+    #[serde(default)]
+    pub exclude: Vec<String>,
+    /// A full pass at least this often (default 300 s).
+    pub rescan_secs: Option<u64>,
+}
+
+/// `~/x` as the home folder's `x`.
+pub fn expand_home(path: &Path) -> PathBuf {
+    match (path.strip_prefix("~"), std::env::var_os("HOME")) {
+        (Ok(rest), Some(home)) => PathBuf::from(home).join(rest),
+        _ => path.to_path_buf(),
+    }
 }
 
 /// What audit lines hold beyond the defaults (`[audit]`).

@@ -15,6 +15,7 @@ mod output;
 mod progress;
 mod records;
 mod serve;
+mod sync;
 
 use std::process::ExitCode;
 

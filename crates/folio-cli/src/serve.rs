@@ -82,6 +82,42 @@ pub struct ServeArgs {
     /// The server version given to clients at initialisation.
     #[arg(long)]
     pub server_version: Option<String>,
+    /// Keep a folder in sync with a library while serving: FOLDER=LIBRARY
+    /// (repeatable; `[[watch]]` in the configuration adds more).
+    #[arg(long = "watch", value_name = "FOLDER=LIBRARY")]
+    pub watch: Vec<String>,
+}
+
+/// The folders to watch: `--watch` flags, then `[[watch]]` sections.
+fn watches(
+    flags: &[String],
+    sections: Vec<config::WatchSection>,
+) -> Result<Vec<folio_server::WatchSpec>> {
+    let mut specs = Vec::new();
+    for flag in flags {
+        let Some((folder, library)) = flag.rsplit_once('=') else {
+            return Err(usage(format!("--watch {flag:?}: expected FOLDER=LIBRARY")));
+        };
+        specs.push(folio_server::WatchSpec {
+            folder: config::expand_home(std::path::Path::new(folder)),
+            library: library.to_string(),
+            exclude: Vec::new(),
+            rescan: Duration::from_secs(300),
+        });
+    }
+    for section in sections {
+        specs.push(folio_server::WatchSpec {
+            folder: config::expand_home(&section.folder),
+            library: section.library,
+            exclude: section.exclude,
+            rescan: Duration::from_secs(section.rescan_secs.unwrap_or(300).max(1)),
+        });
+    }
+    for spec in &specs {
+        folio_core::LibraryName::new(&spec.library)
+            .map_err(|e| usage(format!("watch {}: {e}", spec.folder.display())))?;
+    }
+    Ok(specs)
 }
 
 fn model_dir(config: &folio_engine::EngineConfig) -> Option<std::path::PathBuf> {
@@ -103,6 +139,12 @@ pub fn run(cli: &Global, args: &ServeArgs, mut overrides: Overrides) -> Result<O
         .and_then(|ms| ms.parse().ok())
         .map_or(Duration::from_secs(30), Duration::from_millis);
     let read_only = args.read_only || section.read_only;
+    let watch_specs = watches(&args.watch, std::mem::take(&mut file.watch))?;
+    if read_only && !watch_specs.is_empty() {
+        return Err(usage(
+            "a read-only server writes nothing: it cannot keep a folder in sync (drop --watch or --read-only)",
+        ));
+    }
     let mut config = config::engine_config(file, &overrides, (!read_only).then_some(wait))?;
     // Agents, not the user, name the files a server reads.
     config.guard_paths = true;
@@ -169,6 +211,7 @@ pub fn run(cli: &Global, args: &ServeArgs, mut overrides: Overrides) -> Result<O
         read_only,
         tools_page_size: args.tools_page_size.max(1),
         timeouts,
+        watches: watch_specs,
         bmcis_library: section.bmcis_library.unwrap_or_else(|| "default".into()),
         bmcis_vendor_type: section
             .bmcis_vendor_type
@@ -312,6 +355,7 @@ async fn serve_http(
         }
     };
     let shared = Shared::new(std::sync::Arc::new(engine), options)?;
+    shared.start_watches();
     // stdio clients on the same data directory attach to this process.
     let owner = if _owner_lock.is_some() {
         Some(folio_server::owner::Owner::start(shared.clone())?)

@@ -1166,7 +1166,13 @@ fn entities_found_while_ingesting_are_listed_and_described() {
         "vendors.csv",
         b"name,type,aliases,relations,country\nGlobex Industries,organization,Globex Inc,,DE\nJane Roe,person,,member of: Acme Corp,\n",
     );
-    let imported = f.json(&["entities", "import", &f.path("vendors.csv"), "--library", "kb"]);
+    let imported = f.json(&[
+        "entities",
+        "import",
+        &f.path("vendors.csv"),
+        "--library",
+        "kb",
+    ]);
     assert_eq!(imported["declared"], 2);
     assert_eq!(imported["relinked"]["documents"], 3);
     let globex = f.json(&["entity", "kb", "globex inc."]);

@@ -183,7 +183,7 @@ impl IngestReport {
 
 /// Whether a folder walk takes this file: its extension names a format
 /// folio reads, and one that walks pick up (not images).
-fn walked(path: &Path) -> bool {
+pub(crate) fn walked(path: &Path) -> bool {
     path.extension()
         .and_then(|e| e.to_str())
         .and_then(Format::from_extension)
@@ -710,11 +710,15 @@ impl Engine {
             }
             Source::File(path) => {
                 let bytes = folio_source::read_file(&path, limits.max_file_bytes)?;
-                if let Ok(modified) = std::fs::metadata(path.as_path()).and_then(|m| m.modified()) {
-                    metadata.insert(
-                        "file_modified".into(),
-                        Value::String(crate::rfc3339(modified)),
-                    );
+                if let Ok(stat) = std::fs::metadata(path.as_path()) {
+                    if let Ok(modified) = stat.modified() {
+                        metadata.insert(
+                            "file_modified".into(),
+                            Value::String(crate::rfc3339(modified)),
+                        );
+                    }
+                    // What the next sync pass compares, without reading.
+                    crate::sync::Stat::of(&stat).record(&mut metadata);
                 }
                 (bytes, locator.clone(), None, SourceKind::File)
             }

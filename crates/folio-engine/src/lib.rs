@@ -21,6 +21,7 @@ mod ocr;
 pub mod records;
 pub mod sandbox;
 mod search;
+pub mod sync;
 mod timestamp;
 pub mod zotero;
 

@@ -31,7 +31,7 @@ use std::sync::Arc;
 use folio_engine::Engine;
 
 pub use ops::Shared;
-pub use options::{RegistryError, ServeOptions, Toolset};
+pub use options::{RegistryError, ServeOptions, Toolset, WatchSpec};
 pub use tool::registry::Registry;
 pub use transport::mcp::FolioServer;
 pub use transport::{http, oauth, owner};
@@ -58,5 +58,13 @@ impl Shared {
             registry,
             telemetry,
         }))
+    }
+
+    /// Starts the folder watches of the process that holds the engine (a
+    /// read-only server watches nothing).
+    pub fn start_watches(&self) {
+        if !self.options.read_only {
+            ops::watch::start(self.engine.clone(), &self.options.watches);
+        }
     }
 }

@@ -78,6 +78,17 @@ pub enum RegistryError {
     AuditLog { path: String, reason: String },
 }
 
+/// A folder the server keeps in sync with a library.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct WatchSpec {
+    pub folder: std::path::PathBuf,
+    pub library: String,
+    /// Globs left out (gitignore syntax), beyond the ignore files.
+    pub exclude: Vec<String>,
+    /// A full pass at least this often.
+    pub rescan: Duration,
+}
+
 /// How a server behaves, whatever its transport. Each client of a shared
 /// data directory brings its own (see `owner`).
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -90,6 +101,10 @@ pub struct ServeOptions {
     pub tools_page_size: usize,
     /// Per-tool time limits, by tool name; tools not named have none.
     pub timeouts: BTreeMap<String, Duration>,
+    /// Folders kept in sync with libraries by the process that holds the
+    /// engine.
+    #[serde(default)]
+    pub watches: Vec<WatchSpec>,
     /// The library the bmcis toolset searches.
     pub bmcis_library: String,
     /// The entity type `find_vendor_info` calls vendors.
@@ -155,6 +170,7 @@ impl Default for ServeOptions {
             read_only: false,
             tools_page_size: 100,
             timeouts: Self::seed_timeouts(),
+            watches: Vec::new(),
             bmcis_library: "default".into(),
             bmcis_vendor_type: "organization".into(),
             hansard_library: "hansard".into(),

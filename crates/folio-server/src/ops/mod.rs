@@ -11,6 +11,7 @@
 
 mod call;
 pub mod telemetry;
+pub mod watch;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -155,7 +155,13 @@ fn last_modified(metadata: &Map<String, Value>, ingested_at: &str) -> String {
 
 /// The metadata a client gave, without the fields folio keeps for itself.
 fn client_metadata(mut metadata: Map<String, Value>) -> Map<String, Value> {
-    metadata.remove("file_modified");
+    for key in [
+        "file_modified",
+        folio_engine::sync::FILE_SIZE,
+        folio_engine::sync::FILE_MTIME_NS,
+    ] {
+        metadata.remove(key);
+    }
     metadata
 }
 

@@ -644,6 +644,8 @@ struct ServerInfoOutput {
     /// Search cache counters (repeated queries are answered from it until
     /// the next write).
     cache: CacheInfo,
+    /// Folders this server keeps in sync (`--watch`, `[[watch]]`).
+    watches: Vec<ops::watch::WatchState>,
     #[serde(skip_serializing_if = "Option::is_none")]
     path_check: Option<PathCheck>,
 }
@@ -682,6 +684,7 @@ async fn server_info(shared: &Shared, p: ServerInfoParams, call: &Call) -> CallT
         disk_bytes: disk,
         limits: serde_json::to_value(&config.limits).unwrap_or(Value::Null),
         cache: CacheInfo::of(shared),
+        watches: ops::watch::states(),
         path_check: p.check_path.map(|path| check_path(shared, &path)),
     })
 }

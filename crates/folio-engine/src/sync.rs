@@ -1,0 +1,626 @@
+//! Folders that stay indexed: one sync model for `folio sync`, `--watch`
+//! and the server's watches. A folder is bound to a library; after a pass
+//! the library's documents from that folder are exactly the folder's
+//! supported files, after ignore rules:
+//!
+//! - a file whose size and modification time match what was recorded is
+//!   unchanged, and its bytes are not read;
+//! - a changed file is re-ingested (replaced atomically; the same bytes
+//!   only refresh the recorded size and time);
+//! - a file whose document is gone from its old path with the same content
+//!   (a rename or a move, a folder renamed) keeps its chunks, vectors and
+//!   entity mentions under its new path: nothing is embedded again;
+//! - a deleted file's document is removed;
+//! - a file still being written (modified within the settle time, or an
+//!   editor's temporary or lock file) waits for a later pass;
+//! - a folder that is missing (an unmounted disk) is an error: nothing is
+//!   removed.
+//!
+//! `watch` runs passes when the operating system reports a change (notify:
+//! inotify, FSEvents, ReadDirectoryChangesW), when a queue overflow asks
+//! for a rescan, and every `rescan` interval (for mounts that report
+//! nothing).
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use folio_core::{
+    Chunk, ChunkId, Condition, Document, DocumentId, DocumentSummary, ErrorCode, Filter,
+    LibraryName,
+};
+use folio_store::{NewDocument, StoreError};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::{Engine, EngineError, IngestRequest, IngestStatus, IngestTarget, Progress, Result};
+
+/// Metadata keys a file's document records for the next pass.
+pub const FILE_SIZE: &str = "file_size";
+pub const FILE_MTIME_NS: &str = "file_mtime_ns";
+
+/// One folder bound to one library.
+#[derive(Debug, Clone)]
+pub struct SyncRequest {
+    pub library: LibraryName,
+    pub folder: PathBuf,
+    /// Say what a pass would do, change nothing.
+    pub dry_run: bool,
+    /// Globs (gitignore syntax, relative to the folder) left out, beyond
+    /// `.gitignore`, `.ignore`, `.folioignore` and hidden files.
+    pub exclude: Vec<String>,
+    /// A file modified more recently than this is left for a later pass.
+    pub settle: Duration,
+}
+
+impl SyncRequest {
+    pub fn new(library: LibraryName, folder: impl Into<PathBuf>) -> Self {
+        SyncRequest {
+            library,
+            folder: folder.into(),
+            dry_run: false,
+            exclude: Vec::new(),
+            settle: Duration::ZERO,
+        }
+    }
+}
+
+/// A document that followed its file to another path.
+#[derive(Debug, Clone, Serialize)]
+pub struct Moved {
+    pub from: String,
+    pub to: String,
+    pub document_id: String,
+}
+
+/// A file a pass could not index (retried when it changes).
+#[derive(Debug, Clone, Serialize)]
+pub struct SyncFailure {
+    pub source: String,
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+/// What a pass did (or, dry, would do).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SyncReport {
+    pub library: String,
+    pub folder: String,
+    pub dry_run: bool,
+    pub added: Vec<String>,
+    pub replaced: Vec<String>,
+    pub moved: Vec<Moved>,
+    pub removed: Vec<String>,
+    /// Files whose recorded size and time matched (not read).
+    pub unchanged: u64,
+    /// Files touched but with the same bytes (their record refreshed).
+    pub touched: u64,
+    /// Files still being written, left for a later pass.
+    pub unsettled: Vec<String>,
+    pub failed: Vec<SyncFailure>,
+    /// Bytes of files read to hash or ingest them.
+    pub read_bytes: u64,
+    /// Chunks embedded (moves embed none).
+    pub embedded_chunks: u64,
+    pub elapsed_ms: u64,
+}
+
+impl SyncReport {
+    /// Whether the pass changed (or would change) the library.
+    pub fn changed(&self) -> bool {
+        !(self.added.is_empty()
+            && self.replaced.is_empty()
+            && self.moved.is_empty()
+            && self.removed.is_empty())
+    }
+}
+
+/// A file's size and modification time, as a pass compares them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stat {
+    pub size: u64,
+    pub mtime_ns: i64,
+}
+
+impl Stat {
+    pub(crate) fn of(metadata: &std::fs::Metadata) -> Self {
+        let mtime_ns = metadata
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos() as i64);
+        Stat {
+            size: metadata.len(),
+            mtime_ns,
+        }
+    }
+
+    /// What a document recorded of its file, when it did.
+    fn recorded(metadata: &Map<String, Value>) -> Option<Self> {
+        Some(Stat {
+            size: metadata.get(FILE_SIZE)?.as_u64()?,
+            mtime_ns: metadata.get(FILE_MTIME_NS)?.as_i64()?,
+        })
+    }
+
+    pub(crate) fn record(self, metadata: &mut Map<String, Value>) {
+        metadata.insert(FILE_SIZE.into(), Value::from(self.size));
+        metadata.insert(FILE_MTIME_NS.into(), Value::from(self.mtime_ns));
+    }
+
+    fn age(self) -> Duration {
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as i64);
+        Duration::from_nanos(now.saturating_sub(self.mtime_ns).max(0) as u64)
+    }
+}
+
+/// Editors' temporary and lock files, and partial downloads: never
+/// documents.
+pub fn transient(path: &Path) -> bool {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return true;
+    };
+    name.starts_with("~$")
+        || name.starts_with(".#")
+        || name.ends_with('~')
+        || [".swp", ".swx", ".part", ".crdownload", ".tmp", ".partial"]
+            .iter()
+            .any(|s| name.ends_with(s))
+}
+
+/// The supported files of `folder` (canonical), with their stats, after
+/// ignore rules: `.gitignore`, `.ignore` and `.folioignore` files, hidden
+/// files and folders, `exclude` globs, transient files.
+pub fn scan(folder: &Path, exclude: &[String]) -> Result<BTreeMap<PathBuf, Stat>> {
+    let mut overrides = ignore::overrides::OverrideBuilder::new(folder);
+    for glob in exclude {
+        overrides
+            .add(&format!("!{glob}"))
+            .map_err(|e| EngineError::invalid(format!("exclude glob {glob:?}: {e}")))?;
+    }
+    let overrides = overrides
+        .build()
+        .map_err(|e| EngineError::invalid(format!("exclude globs: {e}")))?;
+    let walk = ignore::WalkBuilder::new(folder)
+        .hidden(true)
+        .git_ignore(true)
+        .git_global(false)
+        .git_exclude(true)
+        .require_git(false)
+        .ignore(true)
+        .parents(false)
+        .follow_links(false)
+        .add_custom_ignore_filename(".folioignore")
+        .overrides(overrides)
+        .build();
+    let mut files = BTreeMap::new();
+    for entry in walk {
+        let entry = match entry {
+            Ok(e) => e,
+            // An unreadable subfolder is skipped, not fatal.
+            Err(e) => {
+                tracing::warn!(error = %e, "skipping an unreadable entry");
+                continue;
+            }
+        };
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let path = entry.path();
+        if !crate::ingest::walked(path) || transient(path) {
+            continue;
+        }
+        if let Ok(metadata) = entry.metadata() {
+            files.insert(path.to_path_buf(), Stat::of(&metadata));
+        }
+    }
+    Ok(files)
+}
+
+impl Engine {
+    /// One pass over a folder: see the module documentation.
+    pub fn sync(&self, request: &SyncRequest, progress: &dyn Progress) -> Result<SyncReport> {
+        let started = Instant::now();
+        if !request.dry_run {
+            self.writable("syncing a folder")?;
+        }
+        let folder = self.roots.confine(&request.folder)?;
+        let folder = folder.as_path().to_path_buf();
+        if !folder.is_dir() {
+            return Err(EngineError::new(
+                ErrorCode::NotFound,
+                format!(
+                    "{} is not a folder (missing or unmounted?): nothing was removed",
+                    folder.display()
+                ),
+            ));
+        }
+        let mut report = SyncReport {
+            library: request.library.to_string(),
+            folder: folder.display().to_string(),
+            dry_run: request.dry_run,
+            ..SyncReport::default()
+        };
+        let files = scan(&folder, &request.exclude)?;
+        let stored = self.documents_under(&request.library, &folder)?;
+        let by_source: HashMap<&str, &DocumentSummary> =
+            stored.iter().map(|d| (d.source.as_str(), d)).collect();
+        // A twin's other sources (the same bytes at another path).
+        let mut located: HashMap<String, &DocumentSummary> = HashMap::new();
+        for d in &stored {
+            for l in locators(d) {
+                if l != d.source {
+                    located.insert(l, d);
+                }
+            }
+        }
+        let present: HashSet<String> = files
+            .keys()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect();
+        let mut changed = Vec::new();
+        let mut new = Vec::new();
+        for (path, stat) in &files {
+            let locator = path.to_string_lossy().into_owned();
+            if request.settle > Duration::ZERO && stat.age() < request.settle {
+                report.unsettled.push(locator);
+                continue;
+            }
+            match by_source.get(locator.as_str()) {
+                Some(d) if Stat::recorded(&d.metadata) == Some(*stat) => report.unchanged += 1,
+                Some(d) => changed.push((path.clone(), *stat, (*d).clone())),
+                None if located.contains_key(&locator) => report.unchanged += 1,
+                None => new.push((path.clone(), *stat)),
+            }
+        }
+        // Documents whose file is gone: moved (the same bytes at a new
+        // path, or still at another of their sources) or deleted.
+        let missing: Vec<&DocumentSummary> = stored
+            .iter()
+            .filter(|d| !present.contains(&d.source))
+            .collect();
+        let mut missing_by_hash: HashMap<&str, Vec<&DocumentSummary>> = HashMap::new();
+        for d in &missing {
+            missing_by_hash
+                .entry(d.content_hash.as_str())
+                .or_default()
+                .push(d);
+        }
+        let mut moves: Vec<(DocumentSummary, PathBuf, Stat)> = Vec::new();
+        let mut adds = Vec::new();
+        for (path, stat) in new {
+            let bytes = match folio_source::read_file(
+                &self.roots.confine(&path)?,
+                self.config.limits.max_file_bytes,
+            ) {
+                Ok(b) => b,
+                Err(e) => {
+                    let e = EngineError::from(e);
+                    report.failed.push(SyncFailure {
+                        source: path.display().to_string(),
+                        code: e.code,
+                        message: e.message,
+                    });
+                    continue;
+                }
+            };
+            report.read_bytes += bytes.len() as u64;
+            let hash = folio_core::content_hash(&bytes);
+            match missing_by_hash.get_mut(hash.as_str()).and_then(Vec::pop) {
+                Some(d) => moves.push((d.clone(), path, stat)),
+                None => adds.push(path),
+            }
+        }
+        // A missing document still present at another of its sources moves
+        // there.
+        let moved_ids: HashSet<DocumentId> = moves.iter().map(|(d, _, _)| d.id.clone()).collect();
+        let mut removes = Vec::new();
+        for d in &missing {
+            if moved_ids.contains(&d.id) {
+                continue;
+            }
+            let elsewhere = locators(d)
+                .into_iter()
+                .find(|l| l != &d.source && present.contains(l));
+            match elsewhere {
+                Some(l) => {
+                    let path = PathBuf::from(&l);
+                    let stat = files.get(&path).copied().unwrap_or(Stat {
+                        size: 0,
+                        mtime_ns: 0,
+                    });
+                    moves.push(((*d).clone(), path, stat));
+                }
+                None => removes.push((*d).clone()),
+            }
+        }
+        let total = (moves.len() + adds.len() + changed.len() + removes.len()) as u64;
+        progress.start(total);
+        if request.dry_run {
+            report.moved = moves
+                .iter()
+                .map(|(d, to, _)| Moved {
+                    from: d.source.clone(),
+                    to: to.display().to_string(),
+                    document_id: d.id.to_string(),
+                })
+                .collect();
+            report.added = adds.iter().map(|p| p.display().to_string()).collect();
+            report.replaced = changed
+                .iter()
+                .map(|(p, _, _)| p.display().to_string())
+                .collect();
+            report.removed = removes.iter().map(|d| d.source.clone()).collect();
+            progress.finish();
+            report.elapsed_ms = started.elapsed().as_millis() as u64;
+            return Ok(report);
+        }
+        for (document, to, stat) in moves {
+            match self.relocate(&document, &to, stat) {
+                Ok(id) => report.moved.push(Moved {
+                    from: document.source.clone(),
+                    to: to.display().to_string(),
+                    document_id: id.to_string(),
+                }),
+                Err(e) => report.failed.push(SyncFailure {
+                    source: to.display().to_string(),
+                    code: e.code,
+                    message: e.message,
+                }),
+            }
+            progress.advance(1, &to.display().to_string());
+        }
+        for d in removes {
+            match self.store.delete_document(&d.id) {
+                Ok(()) | Err(StoreError::NotFound { .. }) => report.removed.push(d.source.clone()),
+                Err(e) => {
+                    let e = EngineError::from(e);
+                    report.failed.push(SyncFailure {
+                        source: d.source.clone(),
+                        code: e.code,
+                        message: e.message,
+                    });
+                }
+            }
+            progress.advance(1, &d.source);
+        }
+        // New and changed files through the ingest pipeline, in one request.
+        let mut targets: Vec<IngestTarget> = adds.iter().cloned().map(IngestTarget::Path).collect();
+        let changed_by_path: HashMap<String, (Stat, DocumentSummary)> = changed
+            .into_iter()
+            .map(|(p, stat, d)| (p.display().to_string(), (stat, d)))
+            .collect();
+        targets.extend(
+            changed_by_path
+                .keys()
+                .map(|p| IngestTarget::Path(PathBuf::from(p))),
+        );
+        if !targets.is_empty() {
+            let ingest = self.ingest(
+                &IngestRequest::new(request.library.clone(), targets),
+                progress,
+            )?;
+            report.read_bytes += ingest.bytes;
+            report.embedded_chunks += ingest.chunks;
+            for item in ingest.items {
+                let was = changed_by_path.get(&item.source);
+                match (item.status, was) {
+                    (IngestStatus::Failed, _) => {
+                        let (code, message) = item
+                            .error
+                            .map(|e| (e.code, e.message))
+                            .unwrap_or((ErrorCode::Internal, "failed".into()));
+                        report.failed.push(SyncFailure {
+                            source: item.source,
+                            code,
+                            message,
+                        });
+                    }
+                    (IngestStatus::Skipped, Some((stat, d))) => {
+                        // The same bytes: only the recorded stat is stale.
+                        let mut metadata = d.metadata.clone();
+                        stat.record(&mut metadata);
+                        self.store.update_metadata(&d.id, metadata)?;
+                        report.touched += 1;
+                    }
+                    (IngestStatus::Skipped, None) => report.unchanged += 1,
+                    (IngestStatus::Indexed, None) => report.added.push(item.source),
+                    (IngestStatus::Indexed | IngestStatus::Replaced, _) => {
+                        report.replaced.push(item.source)
+                    }
+                }
+            }
+        }
+        self.store.flush()?;
+        progress.finish();
+        report.elapsed_ms = started.elapsed().as_millis() as u64;
+        Ok(report)
+    }
+
+    /// The library's documents whose source lies in `folder`.
+    fn documents_under(
+        &self,
+        library: &LibraryName,
+        folder: &Path,
+    ) -> Result<Vec<DocumentSummary>> {
+        let mut prefix = folder.to_string_lossy().into_owned();
+        if !prefix.ends_with('/') {
+            prefix.push('/');
+        }
+        let filter = Filter {
+            conditions: vec![Condition::PathPrefix(prefix)],
+        };
+        match self.store.find_documents(library, &filter, usize::MAX / 2) {
+            Ok(found) => Ok(found),
+            Err(StoreError::LibraryNotFound(_)) => Ok(Vec::new()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Moves a document to the file at `to` (the same bytes): its chunks,
+    /// vectors and mentions are written under the new path's id and the
+    /// old document removed; nothing is embedded. Returns the new id.
+    fn relocate(&self, from: &DocumentSummary, to: &Path, stat: Stat) -> Result<DocumentId> {
+        let document = self.store.document(&from.id)?;
+        let chunks = self.store.chunks(&from.id, 0..document.chunk_count)?;
+        let vectors = self.store.vectors(&from.id)?;
+        let mentions = self.store.document_mentions(&from.id)?;
+        let space = self.store.library(&document.library)?.space;
+        let locator = self.roots.confine(to)?.locator();
+        let id = DocumentId::derive(&document.library, &locator);
+        let mut metadata = document.metadata.clone();
+        stat.record(&mut metadata);
+        if let Some(Value::Array(list)) = metadata.get_mut("locators") {
+            list.retain(|l| l.as_str() != Some(from.source.as_str()));
+            if !list.iter().any(|l| l.as_str() == Some(locator.as_str())) {
+                list.insert(0, Value::String(locator.clone()));
+            }
+            if list.len() <= 1 {
+                metadata.remove("locators");
+            }
+        }
+        let moved = Document {
+            id: id.clone(),
+            source: locator,
+            metadata,
+            ..document
+        };
+        let chunks: Vec<Chunk> = chunks
+            .into_iter()
+            .map(|c| Chunk {
+                id: ChunkId::new(&id, c.index),
+                document_id: id.clone(),
+                ..c
+            })
+            .collect();
+        self.store.put_documents(
+            vec![NewDocument {
+                document: moved,
+                chunks,
+                vectors,
+                space,
+                mentions,
+            }],
+            true,
+        )?;
+        if id != from.id {
+            self.store.delete_document(&from.id)?;
+        }
+        Ok(id)
+    }
+
+    /// Keeps `request.folder` in sync until `stop` is set: a pass now, then
+    /// one after each burst of changes the operating system reports (once
+    /// they have been quiet for `debounce`), after a queue overflow, when
+    /// a file left unsettled should have settled, and every `rescan`.
+    /// `on_pass` hears each pass's report or error (a missing folder
+    /// suspends nothing but the passes: the watch resumes when it is back).
+    pub fn watch(
+        &self,
+        request: &SyncRequest,
+        options: &WatchOptions,
+        stop: &AtomicBool,
+        on_pass: &mut dyn FnMut(Result<SyncReport>),
+    ) -> Result<()> {
+        use notify::Watcher;
+        let (sender, events) = std::sync::mpsc::channel();
+        let mut watcher = notify::recommended_watcher(move |event| {
+            let _ = sender.send(event);
+        })
+        .map_err(|e| EngineError::new(ErrorCode::Internal, format!("watching: {e}")))?;
+        let mut watching = false;
+        let mut due = Some(Instant::now());
+        let mut last_pass = Instant::now();
+        while !stop.load(Ordering::Relaxed) {
+            if !watching && request.folder.is_dir() {
+                watching = watcher
+                    .watch(&request.folder, notify::RecursiveMode::Recursive)
+                    .is_ok();
+            }
+            match events.recv_timeout(options.tick) {
+                Ok(Ok(event)) => {
+                    if !ignorable(&event) {
+                        due = Some(Instant::now() + options.debounce);
+                    }
+                }
+                // An overflow or a watch error: rescan, and watch again.
+                Ok(Err(_)) => {
+                    due = Some(Instant::now());
+                    watching = false;
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+            if last_pass.elapsed() >= options.rescan {
+                due.get_or_insert_with(Instant::now);
+            }
+            let Some(at) = due else { continue };
+            if Instant::now() < at {
+                continue;
+            }
+            due = None;
+            last_pass = Instant::now();
+            let result = self.sync(request, &crate::SilentProgress);
+            match &result {
+                Ok(report) if !report.unsettled.is_empty() => {
+                    due = Some(Instant::now() + request.settle.max(options.debounce));
+                }
+                Err(_) => {
+                    // The folder vanished (or the store failed): try again
+                    // later, never remove anything meanwhile.
+                    watching = false;
+                    due = Some(Instant::now() + options.rescan.min(Duration::from_secs(5)));
+                }
+                _ => {}
+            }
+            on_pass(result);
+        }
+        drop(watcher);
+        Ok(())
+    }
+}
+
+/// How a watch waits.
+#[derive(Debug, Clone)]
+pub struct WatchOptions {
+    /// Quiet time after the last event before a pass.
+    pub debounce: Duration,
+    /// A full pass at least this often (mounts that report nothing).
+    pub rescan: Duration,
+    /// How often the stop flag is checked.
+    pub tick: Duration,
+}
+
+impl Default for WatchOptions {
+    fn default() -> Self {
+        WatchOptions {
+            debounce: Duration::from_millis(300),
+            rescan: Duration::from_secs(300),
+            tick: Duration::from_millis(100),
+        }
+    }
+}
+
+/// Events that cannot change a folder's documents (reads, opens).
+fn ignorable(event: &notify::Event) -> bool {
+    matches!(
+        event.kind,
+        notify::EventKind::Access(_) | notify::EventKind::Other
+    )
+}
+
+/// Every source a document was seen at: its source and its `locators`.
+fn locators(d: &DocumentSummary) -> Vec<String> {
+    let mut all = vec![d.source.clone()];
+    if let Some(Value::Array(list)) = d.metadata.get("locators") {
+        all.extend(list.iter().filter_map(Value::as_str).map(str::to_string));
+    }
+    all
+}
+
+/// A stop flag shared with a watch's thread.
+pub type StopFlag = Arc<AtomicBool>;

@@ -1,0 +1,135 @@
+//! The server's folder watches (`folio serve --watch FOLDER=LIBRARY`,
+//! `[[watch]]` in the configuration): the process that holds the engine (the
+//! owner of an embedded data directory, or any process on PostgreSQL) runs
+//! one thread per folder, each a `folio_engine::Engine::watch` loop, while
+//! agents search; `server_info` reports each watch's state.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use folio_engine::Engine;
+use folio_engine::sync::{SyncRequest, WatchOptions};
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use crate::options::WatchSpec;
+
+// A watch as server_info reports it (no doc comment: it would enter the
+// tools' output schemas).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct WatchState {
+    pub folder: String,
+    pub library: String,
+    /// starting, watching, or suspended (the folder is missing: nothing is
+    /// removed until it is back).
+    pub state: String,
+    pub passes: u64,
+    /// Documents added, replaced, moved or removed so far.
+    pub changes: u64,
+    /// When the last pass that changed something ended (RFC 3339).
+    pub last_change_at: Option<String>,
+    /// Files the last pass could not index, with why.
+    pub failing: Vec<String>,
+    pub last_error: Option<String>,
+}
+
+/// The watches of this process.
+static WATCHES: OnceLock<Vec<Arc<Mutex<WatchState>>>> = OnceLock::new();
+
+/// Starts a thread per folder (once per process; later calls change
+/// nothing). Returns at once; the threads live as long as the process.
+pub fn start(engine: Arc<Engine>, specs: &[WatchSpec]) {
+    if specs.is_empty() {
+        return;
+    }
+    WATCHES.get_or_init(|| {
+        specs
+            .iter()
+            .filter_map(|spec| {
+                let library = folio_core::LibraryName::new(&spec.library).ok()?;
+                let state = Arc::new(Mutex::new(WatchState {
+                    folder: spec.folder.display().to_string(),
+                    library: spec.library.clone(),
+                    state: "starting".into(),
+                    passes: 0,
+                    changes: 0,
+                    last_change_at: None,
+                    failing: Vec::new(),
+                    last_error: None,
+                }));
+                let mut request = SyncRequest::new(library, spec.folder.clone());
+                request.exclude = spec.exclude.clone();
+                request.settle = Duration::from_millis(500);
+                let options = WatchOptions {
+                    rescan: spec.rescan,
+                    ..WatchOptions::default()
+                };
+                let engine = engine.clone();
+                let shown = state.clone();
+                std::thread::Builder::new()
+                    .name(format!("watch {}", spec.library))
+                    .spawn(move || {
+                        let stop = AtomicBool::new(false);
+                        let result = engine.watch(&request, &options, &stop, &mut |pass| {
+                            let mut s = shown.lock().unwrap_or_else(|p| p.into_inner());
+                            s.passes += 1;
+                            match pass {
+                                Ok(report) => {
+                                    s.state = "watching".into();
+                                    s.last_error = None;
+                                    if report.changed() {
+                                        s.changes += (report.added.len()
+                                            + report.replaced.len()
+                                            + report.moved.len()
+                                            + report.removed.len())
+                                            as u64;
+                                        s.last_change_at = Some(folio_engine::rfc3339(
+                                            std::time::SystemTime::now(),
+                                        ));
+                                        tracing::info!(
+                                            folder = %report.folder,
+                                            added = report.added.len(),
+                                            replaced = report.replaced.len(),
+                                            moved = report.moved.len(),
+                                            removed = report.removed.len(),
+                                            "watch applied changes"
+                                        );
+                                    }
+                                    s.failing = report
+                                        .failed
+                                        .iter()
+                                        .map(|f| format!("{}: {}", f.source, f.message))
+                                        .collect();
+                                }
+                                Err(e) => {
+                                    s.state = "suspended".into();
+                                    tracing::warn!(error = %e.message, "watch pass failed");
+                                    s.last_error = Some(e.message);
+                                }
+                            }
+                        });
+                        if let Err(e) = result {
+                            let mut s = shown.lock().unwrap_or_else(|p| p.into_inner());
+                            s.state = "stopped".into();
+                            s.last_error = Some(e.message);
+                        }
+                    })
+                    .ok()?;
+                Some(state)
+            })
+            .collect()
+    });
+}
+
+/// The state of each watch of this process.
+pub fn states() -> Vec<WatchState> {
+    WATCHES
+        .get()
+        .map(|all| {
+            all.iter()
+                .map(|s| s.lock().unwrap_or_else(|p| p.into_inner()).clone())
+                .collect()
+        })
+        .unwrap_or_default()
+}

@@ -1,0 +1,87 @@
+"""Folders that stay indexed (issue 31) through the CLI and the server:
+`folio sync` (dry run, then a pass) and `folio serve --watch FOLDER=LIBRARY`
+keeping a library equal to a folder while an agent searches. What the
+library should hold is read from the folder here."""
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+from conftest import BIN, folio_env, ok, run, stdio, write_config
+
+
+def files(folder):
+    return sorted(str(p.resolve()) for p in Path(folder).rglob("*") if p.is_file() and p.suffix in (".md", ".txt") and not any(part.startswith(".") for part in p.relative_to(folder).parts))
+
+
+def test_sync_cli_dry_run_then_pass(data, tmp_path):
+    folder = tmp_path / "notes"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "a.md").write_text("# A\n\nAlpha apples.")
+    (folder / "sub" / "b.md").write_text("# B\n\nBeta bananas.")
+
+    def cli(*args):
+        out = subprocess.run([BIN, "--json", *args], env=folio_env(data), capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout)
+
+    first = cli("sync", str(folder), "--library", "notes")
+    assert sorted(first["added"]) == files(folder)
+    (folder / "sub" / "b.md").rename(folder / "b-moved.md")
+    (folder / "a.md").unlink()
+    dry = cli("sync", str(folder), "--library", "notes", "--dry-run")
+    assert dry["dry_run"] and len(dry["moved"]) == 1 and len(dry["removed"]) == 1
+    listed = cli("ls", "notes")
+    assert sorted(d["source"] for d in listed["documents"]) != files(folder), "a dry run changes nothing"
+    done = cli("sync", str(folder), "--library", "notes")
+    assert done["moved"][0]["to"] == str((folder / "b-moved.md").resolve()) and done["embedded_chunks"] == 0
+    listed = cli("ls", "notes")
+    assert sorted(d["source"] for d in listed["documents"]) == files(folder)
+
+
+def test_a_served_folder_stays_indexed(data, tmp_path):
+    folder = tmp_path / "watched"
+    folder.mkdir()
+    (folder / "first.md").write_text("# First\n\nFigs are sweet and soft.")
+    config = write_config(tmp_path / "c.toml", f'[[watch]]\nfolder = "{folder}"\nlibrary = "notes"\n')
+
+    async def until(client, query, wanted, limit=15):
+        started = time.time()
+        while True:
+            hits = await ok(client, "search", {"library": "notes", "query": query, "mode": "lexical"})
+            sources = sorted(h["source"] for h in hits["hits"])
+            if sources == wanted:
+                return time.time() - started
+            assert time.time() - started < limit, (query, sources, wanted)
+            time.sleep(0.1)
+
+    async def go():
+        async with stdio(data, config=config) as c:
+            # The first pass runs on start; the library may not exist yet.
+            started = time.time()
+            while True:
+                result = await c.call_tool("search", {"library": "notes", "query": "figs", "mode": "lexical"})
+                if not result.is_error and result.structured_content["hits"]:
+                    break
+                assert time.time() - started < 60, "the first pass never came"
+                time.sleep(0.2)
+            info = await ok(c, "server_info")
+            assert [(w["folder"], w["library"], w["state"]) for w in info["watches"]] == [(str(folder), "notes", "watching")]
+            (folder / "second.md").write_text("# Second\n\nGuavas are tropical fruit.")
+            await until(c, "guavas", [str((folder / "second.md").resolve())])
+            (folder / "first.md").unlink()
+            await until(c, "figs", [])
+            (folder / "deep").mkdir()
+            (folder / "second.md").rename(folder / "deep" / "second.md")
+            await until(c, "guavas", [str((folder / "deep" / "second.md").resolve())])
+            listed = await ok(c, "list_documents", {"library": "notes"})
+            assert sorted(d["source"] for d in listed["documents"]) == files(folder)
+            info = await ok(c, "server_info")
+            assert info["watches"][0]["changes"] >= 3 and info["watches"][0]["last_error"] is None
+
+    run(go())
+
+    # A read-only server cannot watch.
+    out = subprocess.run([BIN, "serve", "--stdio", "--read-only"], env=folio_env(data, config), capture_output=True, text=True, timeout=60, input="")
+    assert out.returncode == 2 and "read-only" in out.stderr, out.stderr
