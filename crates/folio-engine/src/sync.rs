@@ -519,6 +519,12 @@ impl Engine {
     /// a file left unsettled should have settled, and every `rescan`.
     /// `on_pass` hears each pass's report or error (a missing folder
     /// suspends nothing but the passes: the watch resumes when it is back).
+    ///
+    /// Among processes sharing a store (PostgreSQL), one applies a folder's
+    /// changes: each pass needs the store's claim on the folder and library,
+    /// and a process without it stands by (`StoreBusy` to `on_pass`) and
+    /// asks again every `standby`, taking over when the holder stops or
+    /// dies.
     pub fn watch(
         &self,
         request: &SyncRequest,
@@ -535,6 +541,12 @@ impl Engine {
         let mut watching = false;
         let mut due = Some(Instant::now());
         let mut last_pass = Instant::now();
+        let folder = self
+            .roots
+            .confine(&request.folder)
+            .map_or_else(|_| request.folder.display().to_string(), |p| p.locator());
+        let claim_name = format!("watch {} {folder}", request.library);
+        let mut claim: Option<Box<dyn folio_store::Claim>> = None;
         while !stop.load(Ordering::Relaxed) {
             if !watching && request.folder.is_dir() {
                 watching = watcher
@@ -564,6 +576,24 @@ impl Engine {
             }
             due = None;
             last_pass = Instant::now();
+            if claim.as_ref().is_none_or(|c| !c.held()) {
+                claim = match self.store.claim(&claim_name) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        on_pass(Err(e.into()));
+                        due = Some(Instant::now() + options.standby);
+                        continue;
+                    }
+                };
+            }
+            if claim.is_none() {
+                on_pass(Err(EngineError::new(
+                    ErrorCode::StoreBusy,
+                    "another folio process keeps this folder in sync: this one stands by",
+                )));
+                due = Some(Instant::now() + options.standby);
+                continue;
+            }
             let result = self.sync(request, &crate::SilentProgress);
             match &result {
                 Ok(report) if !report.unsettled.is_empty() => {
@@ -593,6 +623,8 @@ pub struct WatchOptions {
     pub rescan: Duration,
     /// How often the stop flag is checked.
     pub tick: Duration,
+    /// How often a process standing by asks for the folder's claim.
+    pub standby: Duration,
 }
 
 impl Default for WatchOptions {
@@ -601,6 +633,7 @@ impl Default for WatchOptions {
             debounce: Duration::from_millis(300),
             rescan: Duration::from_secs(300),
             tick: Duration::from_millis(100),
+            standby: Duration::from_secs(5),
         }
     }
 }

@@ -299,6 +299,7 @@ fn a_watch_follows_saves_deletes_and_moves() {
         debounce: Duration::from_millis(100),
         rescan: Duration::from_secs(3600),
         tick: Duration::from_millis(20),
+        standby: Duration::from_millis(200),
     };
     let watcher = {
         let (engine, stop, request) = (engine.clone(), stop.clone(), request.clone());
@@ -335,4 +336,80 @@ fn a_watch_follows_saves_deletes_and_moves() {
     assert_eq!(sources(&engine), expected(&folder));
     stop.store(true, Ordering::SeqCst);
     watcher.join().unwrap().unwrap();
+}
+
+/// On PostgreSQL, two processes watching one folder: exactly one applies
+/// its changes (the other stands by), and when it stops the other takes
+/// over.
+#[test]
+fn two_watchers_of_one_folder_on_postgres_take_turns() {
+    let dir = tempfile::tempdir().unwrap();
+    let database = TestDatabase::new("watchers");
+    let folder = dir.path().join("shared");
+    write(&folder.join("one.md"), "# One\n\nKiwis are fuzzy.");
+    let folder = folder.canonicalize().unwrap();
+    let mut request = SyncRequest::new(library(), &folder);
+    request.settle = Duration::from_millis(100);
+    let options = WatchOptions {
+        debounce: Duration::from_millis(100),
+        rescan: Duration::from_secs(3600),
+        tick: Duration::from_millis(20),
+        standby: Duration::from_millis(200),
+    };
+    let (first, _) = open(&dir.path().join("a"), Some(&database.url), true);
+    let (second, _) = open(&dir.path().join("b"), Some(&database.url), true);
+    let (first, second) = (Arc::new(first), Arc::new(second));
+    let applied = [Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0))];
+    let stops = [
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicBool::new(false)),
+    ];
+    let spawn = |engine: Arc<Engine>, which: usize| {
+        let (request, options) = (request.clone(), options.clone());
+        let (applied, stop) = (applied[which].clone(), stops[which].clone());
+        std::thread::spawn(move || {
+            engine.watch(&request, &options, &stop, &mut |pass| {
+                if pass.is_ok_and(|r| r.changed()) {
+                    applied.fetch_add(1, Ordering::SeqCst);
+                }
+            })
+        })
+    };
+    let a = spawn(first.clone(), 0);
+    // The first holds the claim before the second asks.
+    let started = Instant::now();
+    while found(&first, "kiwis").is_empty() {
+        assert!(started.elapsed() < Duration::from_secs(10));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let b = spawn(second.clone(), 1);
+    for (i, fruit) in ["lemons", "limes", "mangoes"].iter().enumerate() {
+        write(
+            &folder.join(format!("f{i}.md")),
+            &format!("# F\n\n{fruit} here."),
+        );
+        let started = Instant::now();
+        while found(&second, fruit).is_empty() {
+            assert!(started.elapsed() < Duration::from_secs(10), "{fruit}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    assert!(applied[0].load(Ordering::SeqCst) >= 2);
+    assert_eq!(applied[1].load(Ordering::SeqCst), 0, "the second stood by");
+    // The first stops: the second takes over.
+    stops[0].store(true, Ordering::SeqCst);
+    a.join().unwrap().unwrap();
+    drop(first);
+    write(&folder.join("late.md"), "# Late\n\nNectarines arrive late.");
+    let started = Instant::now();
+    while found(&second, "nectarines").is_empty() {
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "never taken over"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(applied[1].load(Ordering::SeqCst) >= 1);
+    stops[1].store(true, Ordering::SeqCst);
+    b.join().unwrap().unwrap();
 }

@@ -666,6 +666,15 @@ impl PostgresStore {
     }
 }
 
+/// A claim held by a database session of its own.
+struct SessionClaim(tokio_postgres::Client);
+
+impl folio_store::Claim for SessionClaim {
+    fn held(&self) -> bool {
+        !self.0.is_closed()
+    }
+}
+
 /// An access key from its stored record and last use.
 fn key_record(record: Value, last_used_at: Option<String>) -> Result<KeyRecord> {
     let key: KeyRecord =
@@ -1528,6 +1537,22 @@ impl Store for PostgresStore {
                 documents: r.get::<_, i64>(3) as u64,
             })
             .collect())
+    }
+
+    fn claim(&self, name: &str) -> Result<Option<Box<dyn folio_store::Claim>>> {
+        // A session-level advisory lock on its own connection: released
+        // when the claim is dropped or the process (or its session) dies.
+        let mut conn = self.pool.get()?;
+        let granted: bool = wait(conn.client().query_one(
+            "SELECT pg_try_advisory_lock(hashtextextended($1, 0))",
+            &[&format!("folio claim {name}")],
+        ))
+        .map_err(pg_err("claiming work"))?
+        .get(0);
+        if !granted {
+            return Ok(None);
+        }
+        Ok(Some(Box::new(SessionClaim(conn.detach()))))
     }
 
     fn declared_entities(&self, library: &LibraryName) -> Result<Vec<Declared>> {

@@ -307,6 +307,12 @@ impl Pooled<'_> {
     pub fn client(&mut self) -> &mut Client {
         self.client.as_mut().expect("present until drop")
     }
+
+    /// The connection, never to return to the pool: its session (and what
+    /// the session holds, such as advisory locks) ends when it is dropped.
+    pub fn detach(mut self) -> Client {
+        self.client.take().expect("present until drop")
+    }
 }
 
 impl Drop for Pooled<'_> {

@@ -134,6 +134,7 @@ impl Store for ScopedStore {
         declared_entities(library: &LibraryName) -> Result<Vec<folio_store::Declared>>;
         set_declared_entities(library: &LibraryName, entities: &[folio_store::Declared]) -> Result<()>;
         replace_mentions(id: &DocumentId, mentions: &[folio_store::EntityMention]) -> Result<()>;
+        claim(name: &str) -> Result<Option<Box<dyn folio_store::Claim>>>;
         mentions_of(library: &LibraryName, entity: &str, limit: usize) -> Result<Vec<folio_store::MentionHit>>;
         related(library: &LibraryName, entity: &str, limit: usize) -> Result<Vec<folio_store::Related>>;
         document_mentions(id: &DocumentId) -> Result<Vec<folio_store::EntityMention>>;

@@ -85,6 +85,21 @@ pub fn prefix_end(prefix: &str) -> Option<String> {
     None
 }
 
+/// Work one process holds among all (see `Store::claim`).
+pub trait Claim: Send + Sync {
+    /// Whether it still holds (a database session can end under it).
+    fn held(&self) -> bool;
+}
+
+/// A claim nobody else can contend for.
+pub struct Granted;
+
+impl Claim for Granted {
+    fn held(&self) -> bool {
+        true
+    }
+}
+
 /// Why a filter with conditions on chunks is refused where documents are
 /// selected.
 pub const CHUNK_CONDITIONS: &str =
@@ -585,6 +600,15 @@ pub trait Store: Send + Sync {
 
     /// The mentions a document's chunks make, in chunk and offset order.
     fn document_mentions(&self, id: &DocumentId) -> Result<Vec<EntityMention>>;
+
+    /// Claims `name` for this process among every process on the store,
+    /// until the claim is dropped or the process dies: None while another
+    /// holds it. The embedded store has one writing process (its data
+    /// directory's owner), so it grants every claim.
+    fn claim(&self, name: &str) -> Result<Option<Box<dyn Claim>>> {
+        let _ = name;
+        Ok(Some(Box::new(Granted)))
+    }
 
     /// A number that changes whenever anything is written, by any process,
     /// for caches of read results; None when the backend cannot tell (then

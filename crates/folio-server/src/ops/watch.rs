@@ -21,8 +21,10 @@ use crate::options::WatchSpec;
 pub struct WatchState {
     pub folder: String,
     pub library: String,
-    /// starting, watching, or suspended (the folder is missing: nothing is
-    /// removed until it is back).
+    /// starting, watching, standby (another process on the same database
+    /// applies this folder's changes; this one takes over if it stops), or
+    /// suspended (the folder is missing: nothing is removed until it is
+    /// back).
     pub state: String,
     pub passes: u64,
     /// Documents added, replaced, moved or removed so far.
@@ -101,6 +103,10 @@ pub fn start(engine: Arc<Engine>, specs: &[WatchSpec]) {
                                         .iter()
                                         .map(|f| format!("{}: {}", f.source, f.message))
                                         .collect();
+                                }
+                                Err(e) if e.code == folio_core::ErrorCode::StoreBusy => {
+                                    s.state = "standby".into();
+                                    s.last_error = None;
                                 }
                                 Err(e) => {
                                     s.state = "suspended".into();
