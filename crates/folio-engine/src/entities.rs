@@ -147,6 +147,17 @@ pub enum MatchedBy {
     Fuzzy,
 }
 
+impl MatchedBy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MatchedBy::Name => "name",
+            MatchedBy::Alias => "alias",
+            MatchedBy::Prefix => "prefix",
+            MatchedBy::Fuzzy => "fuzzy",
+        }
+    }
+}
+
 /// An entity a lookup found.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct EntityMatch {

@@ -1044,6 +1044,21 @@ fn remove_document_rows(tx: &Connection, id: &str) -> Result<Vec<u64>> {
     Ok(keys)
 }
 
+/// The library of a document, or `NotFound`.
+fn document_library(tx: &Connection, id: &DocumentId, context: &'static str) -> Result<i64> {
+    tx.query_row(
+        "SELECT library_id FROM documents WHERE id = ?",
+        [id.as_str()],
+        |r| r.get(0),
+    )
+    .optional()
+    .map_err(sql_err(context))?
+    .ok_or_else(|| StoreError::NotFound {
+        what: "document",
+        id: id.to_string(),
+    })
+}
+
 fn log_change(tx: &Connection, library_id: i64, document: &str, removed: &[u64]) -> Result<()> {
     let removed = serde_json::to_string(removed).map_err(|e| StoreError::io("change log", e))?;
     tx.execute(
@@ -1239,18 +1254,7 @@ impl Store for EmbeddedStore {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(sql_err("deleting"))?;
-        let library_id: i64 = tx
-            .query_row(
-                "SELECT library_id FROM documents WHERE id = ?",
-                [id.as_str()],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(sql_err("deleting"))?
-            .ok_or_else(|| StoreError::NotFound {
-                what: "document",
-                id: id.to_string(),
-            })?;
+        let library_id = document_library(&tx, id, "deleting")?;
         let removed = remove_document_rows(&tx, id.as_str())?;
         log_change(&tx, library_id, id.as_str(), &removed)?;
         tx.commit().map_err(sql_err("deleting"))?;
@@ -1784,18 +1788,7 @@ impl Store for EmbeddedStore {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(sql_err("relinking a document"))?;
-        let library_id: i64 = tx
-            .query_row(
-                "SELECT library_id FROM documents WHERE id = ?",
-                [id.as_str()],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(sql_err("relinking a document"))?
-            .ok_or_else(|| StoreError::NotFound {
-                what: "document",
-                id: id.to_string(),
-            })?;
+        let library_id = document_library(&tx, id, "relinking a document")?;
         let lengths: Vec<usize> = tx
             .prepare_cached(
                 "SELECT length(CAST(text AS BLOB)) FROM chunks WHERE document_id = ? ORDER BY idx",

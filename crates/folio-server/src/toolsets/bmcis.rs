@@ -228,6 +228,19 @@ fn seed_request(library: LibraryName, query: String, top_k: i64, mode: Shape) ->
     request
 }
 
+/// The hits of `request`, each in the shape `mode` asks for.
+async fn shaped(
+    shared: &Shared,
+    call: &Call,
+    request: SearchRequest,
+    mode: Shape,
+) -> Result<Vec<SearchResult>, CallToolResult> {
+    let response = ops::search(shared, call, request)
+        .await
+        .map_err(|e| engine_error(&e))?;
+    Ok(response.hits.into_iter().map(|h| shape(h, mode)).collect())
+}
+
 /// Checks a text argument of 1 to `most` characters.
 fn text_argument(name: &str, text: &str, most: usize) -> Result<(), CallToolResult> {
     let chars = text.chars().count();
@@ -265,15 +278,10 @@ async fn semantic_search(shared: &Shared, p: Params, call: &Call) -> CallToolRes
         Err(refused) => return refused,
     };
     let request = seed_request(library, p.query.clone(), p.top_k, p.response_mode);
-    let response = match ops::search(shared, call, request).await {
+    let results = match shaped(shared, call, request, p.response_mode).await {
         Ok(r) => r,
-        Err(e) => return engine_error(&e),
+        Err(refused) => return refused,
     };
-    let results: Vec<SearchResult> = response
-        .hits
-        .into_iter()
-        .map(|h| shape(h, p.response_mode))
-        .collect();
     success(&Output {
         total_found: results.len(),
         results,
@@ -381,26 +389,17 @@ async fn find_vendor_info(shared: &Shared, p: VendorParams, call: &Call) -> Call
     request.filter = Filter {
         conditions: vec![Condition::Entity(card.entity.clone())],
     };
-    let response = match ops::search(shared, call, request).await {
+    let results = match shaped(shared, call, request, p.response_mode).await {
         Ok(r) => r,
-        Err(e) => return engine_error(&e),
+        Err(refused) => return refused,
     };
-    let results: Vec<SearchResult> = response
-        .hits
-        .into_iter()
-        .map(|h| shape(h, p.response_mode))
-        .collect();
     let brief = p.response_mode == Shape::IdsOnly;
-    let matched_by = serde_json::to_value(card.matched_by)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default();
     success(&VendorOutput {
         vendor: Vendor {
             vendor_name: card.name,
             entity_id: card.entity,
             entity_type: card.kind,
-            matched_by,
+            matched_by: card.matched_by.as_str().into(),
             mention_count: card.mentions,
             document_count: card.documents,
             aliases: (!brief).then_some(card.aliases),

@@ -67,9 +67,7 @@ fn matched(m: EntityMatch) -> EntityRow {
         kind: m.kind,
         mentions: m.mentions,
         documents: m.documents,
-        matched_by: serde_json::to_value(m.matched_by)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string)),
+        matched_by: Some(m.matched_by.as_str().into()),
     }
 }
 
@@ -203,10 +201,7 @@ pub fn card_output(library: String, card: EntityCard) -> CardOutput {
         entity: card.entity,
         name: card.name,
         kind: card.kind,
-        matched_by: serde_json::to_value(card.matched_by)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default(),
+        matched_by: card.matched_by.as_str().into(),
         declared: card.declared,
         aliases: card.aliases,
         attributes: card.attributes,
