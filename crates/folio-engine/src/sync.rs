@@ -53,6 +53,9 @@ pub struct SyncRequest {
     pub exclude: Vec<String>,
     /// A file modified more recently than this is left for a later pass.
     pub settle: Duration,
+    /// Files that failed before, with their stat then: left alone (and
+    /// reported as still failing) until they change.
+    pub failed_before: HashMap<String, Stat>,
 }
 
 impl SyncRequest {
@@ -63,6 +66,7 @@ impl SyncRequest {
             dry_run: false,
             exclude: Vec::new(),
             settle: Duration::ZERO,
+            failed_before: HashMap::new(),
         }
     }
 }
@@ -100,6 +104,9 @@ pub struct SyncReport {
     /// Files still being written, left for a later pass.
     pub unsettled: Vec<String>,
     pub failed: Vec<SyncFailure>,
+    /// Files that failed in an earlier pass and have not changed since:
+    /// not read again.
+    pub still_failing: Vec<String>,
     /// Bytes of files read to hash or ingest them.
     pub read_bytes: u64,
     /// Chunks embedded (moves embed none).
@@ -268,6 +275,10 @@ impl Engine {
             let locator = path.to_string_lossy().into_owned();
             if request.settle > Duration::ZERO && stat.age() < request.settle {
                 report.unsettled.push(locator);
+                continue;
+            }
+            if request.failed_before.get(&locator) == Some(stat) {
+                report.still_failing.push(locator);
                 continue;
             }
             match by_source.get(locator.as_str()) {
@@ -547,6 +558,8 @@ impl Engine {
             .map_or_else(|_| request.folder.display().to_string(), |p| p.locator());
         let claim_name = format!("watch {} {folder}", request.library);
         let mut claim: Option<Box<dyn folio_store::Claim>> = None;
+        // A file that failed is read again only once it changes.
+        let mut request = request.clone();
         while !stop.load(Ordering::Relaxed) {
             if !watching && request.folder.is_dir() {
                 watching = watcher
@@ -594,7 +607,18 @@ impl Engine {
                 due = Some(Instant::now() + options.standby);
                 continue;
             }
-            let result = self.sync(request, &crate::SilentProgress);
+            let result = self.sync(&request, &crate::SilentProgress);
+            if let Ok(report) = &result {
+                let still: HashSet<&String> = report.still_failing.iter().collect();
+                request.failed_before.retain(|path, _| still.contains(path));
+                for failure in &report.failed {
+                    if let Ok(metadata) = std::fs::metadata(&failure.source) {
+                        request
+                            .failed_before
+                            .insert(failure.source.clone(), Stat::of(&metadata));
+                    }
+                }
+            }
             match &result {
                 Ok(report) if !report.unsettled.is_empty() => {
                     due = Some(Instant::now() + request.settle.max(options.debounce));

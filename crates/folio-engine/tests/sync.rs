@@ -283,12 +283,14 @@ fn sync_follows_the_folder_on_postgres() {
 }
 
 /// A watch applies a saved file, a delete and a move while it runs, each
-/// within seconds, and stops when asked.
+/// within seconds, and stops when asked; a file that fails (empty) is
+/// reported once and left alone until it changes.
 #[test]
 fn a_watch_follows_saves_deletes_and_moves() {
     let dir = tempfile::tempdir().unwrap();
     let folder = dir.path().join("watched");
     write(&folder.join("first.md"), "# First\n\nFigs are sweet.");
+    write(&folder.join("empty.md"), "   \n");
     let folder = folder.canonicalize().unwrap();
     let (engine, _) = open(&dir.path().join("data"), None, true);
     let engine = Arc::new(engine);
@@ -301,9 +303,17 @@ fn a_watch_follows_saves_deletes_and_moves() {
         tick: Duration::from_millis(20),
         standby: Duration::from_millis(200),
     };
+    let reports = Arc::new(std::sync::Mutex::new(Vec::new()));
     let watcher = {
         let (engine, stop, request) = (engine.clone(), stop.clone(), request.clone());
-        std::thread::spawn(move || engine.watch(&request, &options, &stop, &mut |_| {}))
+        let reports = reports.clone();
+        std::thread::spawn(move || {
+            engine.watch(&request, &options, &stop, &mut |pass| {
+                if let Ok(report) = pass {
+                    reports.lock().unwrap().push(report);
+                }
+            })
+        })
     };
     let wait_for = |what: &str, done: &dyn Fn() -> bool| {
         let started = Instant::now();
@@ -332,6 +342,26 @@ fn a_watch_follows_saves_deletes_and_moves() {
     let moved = folder.join("deep/second.md").display().to_string();
     wait_for("a move", &|| {
         found(&engine, "guavas") == vec![moved.clone()]
+    });
+    // Every file but the empty one, which failed once; later passes did
+    // not read it again.
+    let empty = folder.join("empty.md").display().to_string();
+    let mut indexable = expected(&folder);
+    indexable.remove(&empty);
+    assert_eq!(sources(&engine), indexable);
+    {
+        let reports = reports.lock().unwrap();
+        let failed: usize = reports
+            .iter()
+            .map(|r| r.failed.iter().filter(|f| f.source == empty).count())
+            .sum();
+        assert_eq!(failed, 1, "{reports:?}");
+        assert!(reports.last().unwrap().still_failing.contains(&empty));
+    }
+    // Once it has text, it is indexed.
+    write(&folder.join("empty.md"), "# Now\n\nHoneydew melons.");
+    wait_for("a fixed file", &|| {
+        found(&engine, "honeydew") == vec![empty.clone()]
     });
     assert_eq!(sources(&engine), expected(&folder));
     stop.store(true, Ordering::SeqCst);
