@@ -3,10 +3,13 @@
 keeping a library equal to a folder while an agent searches. What the
 library should hold is read from the folder here."""
 
+import asyncio
 import json
 import subprocess
 import time
 from pathlib import Path
+
+from mcp import types
 
 from conftest import BIN, folio_env, ok, run, stdio, write_config
 
@@ -56,8 +59,14 @@ def test_a_served_folder_stays_indexed(data, tmp_path):
             assert time.time() - started < limit, (query, sources, wanted)
             time.sleep(0.1)
 
+    heard = []
+
+    async def on_message(message):
+        if isinstance(message, types.ResourceListChangedNotification):
+            heard.append(time.time())
+
     async def go():
-        async with stdio(data, config=config) as c:
+        async with stdio(data, config=config, message_handler=on_message) as c:
             # The first pass runs on start; the library may not exist yet.
             started = time.time()
             while True:
@@ -68,8 +77,13 @@ def test_a_served_folder_stays_indexed(data, tmp_path):
                 time.sleep(0.2)
             info = await ok(c, "server_info")
             assert [(w["folder"], w["library"], w["state"]) for w in info["watches"]] == [(str(folder), "notes", "watching")]
+            before = len(heard)
             (folder / "second.md").write_text("# Second\n\nGuavas are tropical fruit.")
             await until(c, "guavas", [str((folder / "second.md").resolve())])
+            started = time.time()
+            while len(heard) == before:
+                assert time.time() - started < 10, "no notifications/resources/list_changed after a pass"
+                await asyncio.sleep(0.1)
             (folder / "first.md").unlink()
             await until(c, "figs", [])
             (folder / "deep").mkdir()

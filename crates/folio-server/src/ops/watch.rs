@@ -39,6 +39,24 @@ pub struct WatchState {
 /// The watches of this process.
 static WATCHES: OnceLock<Vec<Arc<Mutex<WatchState>>>> = OnceLock::new();
 
+/// Told after each pass that changed a library (for
+/// `notifications/resources/list_changed`).
+static CHANGES: OnceLock<tokio::sync::broadcast::Sender<()>> = OnceLock::new();
+
+fn changes_sender() -> &'static tokio::sync::broadcast::Sender<()> {
+    CHANGES.get_or_init(|| tokio::sync::broadcast::channel(16).0)
+}
+
+/// Whether this process watches folders.
+pub fn active() -> bool {
+    WATCHES.get().is_some_and(|w| !w.is_empty())
+}
+
+/// Hears of each pass that changed a library.
+pub fn changes() -> tokio::sync::broadcast::Receiver<()> {
+    changes_sender().subscribe()
+}
+
 /// Starts a thread per folder (once per process; later calls change
 /// nothing). Returns at once; the threads live as long as the process.
 pub fn start(engine: Arc<Engine>, specs: &[WatchSpec]) {
@@ -89,6 +107,7 @@ pub fn start(engine: Arc<Engine>, specs: &[WatchSpec]) {
                                         s.last_change_at = Some(folio_engine::rfc3339(
                                             std::time::SystemTime::now(),
                                         ));
+                                        let _ = changes_sender().send(());
                                         tracing::info!(
                                             folder = %report.folder,
                                             added = report.added.len(),

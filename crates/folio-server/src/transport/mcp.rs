@@ -10,7 +10,7 @@ use rmcp::model::{
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
     ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::json;
 
@@ -152,6 +152,7 @@ impl ServerHandler for FolioServer {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_resources()
+            .enable_resources_list_changed()
             .enable_logging()
             .build();
         let (name, version) = self.shared.options.identity();
@@ -160,6 +161,37 @@ impl ServerHandler for FolioServer {
         InitializeResult::new(capabilities)
             .with_server_info(implementation)
             .with_instructions(self.instructions())
+    }
+
+    /// A session of a server that watches folders hears
+    /// `notifications/resources/list_changed` after each pass that changed
+    /// a library (until its transport closes).
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if !ops::watch::active() {
+            return;
+        }
+        let peer = context.peer.clone();
+        let mut changes = ops::watch::changes();
+        tokio::spawn(async move {
+            let mut check = tokio::time::interval(std::time::Duration::from_secs(30));
+            loop {
+                tokio::select! {
+                    change = changes.recv() => match change {
+                        Ok(()) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                            if peer.notify_resource_list_changed().await.is_err() {
+                                return;
+                            }
+                        }
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                    },
+                    _ = check.tick() => {
+                        if peer.is_transport_closed() {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
     }
 
     async fn list_tools(
