@@ -77,6 +77,11 @@ fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Option<T>, Emb
         })
 }
 
+/// Why a folder without `config.json` is no model, and what to do.
+const NO_MODEL: &str = "config.json is missing: no model is installed in this folder. Install \
+     the default model with scripts/setup.sh, or point [model] dir (FOLIO_MODEL_DIR, \
+     --model-dir) at a sentence-transformers model folder in the Hugging Face layout";
+
 impl LocalModel {
     /// Loads the folder's configuration and tokenizer (not the weights).
     pub fn open(dir: &Path, options: &ModelConfig) -> Result<Self, EmbedError> {
@@ -84,8 +89,8 @@ impl LocalModel {
             path: dir.display().to_string(),
             reason,
         };
-        let config: BertConfig = read_json(&dir.join("config.json"))?
-            .ok_or_else(|| load_err("config.json is missing".into()))?;
+        let config: BertConfig =
+            read_json(&dir.join("config.json"))?.ok_or_else(|| load_err(NO_MODEL.into()))?;
         let sbert: Option<SentenceBertConfig> = read_json(&dir.join("sentence_bert_config.json"))?;
         let pooling: Option<PoolingConfig> = read_json(&dir.join("1_Pooling/config.json"))?;
         let modules: Option<Vec<Module>> = read_json(&dir.join("modules.json"))?;
@@ -172,5 +177,26 @@ impl LocalModel {
                 Ok(ids)
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_folder_without_a_model_says_how_to_get_one() {
+        let dir = std::env::temp_dir().join(format!("folio-no-model-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let error = LocalModel::open(&dir, &ModelConfig::default())
+            .err()
+            .expect("no model in an empty folder");
+        let said = error.to_string();
+        assert!(said.contains("config.json is missing"), "{said}");
+        assert!(
+            said.contains("scripts/setup.sh") && said.contains("FOLIO_MODEL_DIR"),
+            "{said}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
