@@ -31,27 +31,12 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from load_keys import ROOT, WORDS, free_port, post, result_of
+from load_keys import ROOT, WORDS, free_port, post, result_of, session
 
 
 def percentile(values, p):
     values = sorted(values)
     return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
-
-
-def session(port, key):
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    init = {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}},
-    }
-    status, sid, _, _ = post(port, init, headers)
-    assert status == 200, status
-    headers.update({"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"})
-    post(port, {"jsonrpc": "2.0", "method": "notifications/initialized"}, headers)
-    return headers
 
 
 def identity_provider(work, folio_port):

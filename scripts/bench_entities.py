@@ -35,7 +35,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from load_keys import ROOT, free_port, post, result_of
+from load_keys import ROOT, free_port, post, result_of, session
 
 STEMS = ["Acme", "Globex", "Initech", "Umbrella", "Hooli", "Vandelay", "Stark", "Wayne", "Tyrell", "Cyberdyne",
          "Soylent", "Wonka", "Gringotts", "Oscorp", "Pied", "Aperture", "Massive", "Virtucon", "Nakatomi", "Zorg"]
@@ -121,16 +121,6 @@ def sqlite_bytes(data):
         pages = db.execute("PRAGMA page_count").fetchone()[0] - db.execute("PRAGMA freelist_count").fetchone()[0]
         size = db.execute("PRAGMA page_size").fetchone()[0]
     return pages * size
-
-
-def session(port):
-    init = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
-            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}}
-    status, sid, _, _ = post(port, init, {})
-    assert status == 200, status
-    headers = {"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
-    post(port, {"jsonrpc": "2.0", "method": "notifications/initialized"}, headers)
-    return headers
 
 
 def main():

@@ -34,7 +34,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from load_keys import ROOT, free_port, post, result_of
+from load_keys import ROOT, free_port, post, result_of, session
 
 WORDS = ("river delta silt glacier moraine tide moon orchard harbour lantern quarry meadow thistle "
          "copper saffron granite willow ember falcon cedar").split()
@@ -79,12 +79,7 @@ class Server:
             except OSError:
                 assert time.time() < deadline and self.process.poll() is None, "the server did not start"
                 time.sleep(0.1)
-        init = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
-                "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}}
-        status, sid, _, _ = post(self.port, init, {})
-        assert status == 200
-        self.headers = {"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
-        post(self.port, {"jsonrpc": "2.0", "method": "notifications/initialized"}, self.headers)
+        self.headers = session(self.port)
         self.calls = 0
 
     def call(self, name, arguments):

@@ -50,6 +50,23 @@ def post(port, body, headers):
     return response.status, response.getheader("Mcp-Session-Id"), response.getheader("Retry-After"), text
 
 
+def session(port, key=None):
+    """An initialised MCP session on `port` (with `key` as the bearer
+    token): the headers its requests carry."""
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    init = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}},
+    }
+    status, sid, _, _ = post(port, init, headers)
+    assert status == 200, status
+    headers.update({"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"})
+    post(port, {"jsonrpc": "2.0", "method": "notifications/initialized"}, headers)
+    return headers
+
+
 def result_of(text):
     """The JSON-RPC message of a response body (JSON, or one SSE event)."""
     for line in text.splitlines():

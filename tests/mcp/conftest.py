@@ -286,3 +286,13 @@ def data(tmp_path):
 def write_config(path, text):
     path.write_text(text)
     return path
+
+
+# Seed 003's result shapes, by response mode (semantic_search and
+# find_vendor_info).
+BMCIS_SHAPES = {
+    "ids_only": {"chunk_id", "hybrid_score", "rank"},
+    "metadata": {"chunk_id", "source_file", "source_category", "hybrid_score", "rank", "chunk_index", "total_chunks"},
+    "preview": {"chunk_id", "source_file", "source_category", "hybrid_score", "rank", "chunk_index", "total_chunks", "chunk_snippet", "context_header"},
+    "full": {"chunk_id", "chunk_text", "similarity_score", "bm25_score", "hybrid_score", "rank", "score_type", "source_file", "source_category", "context_header", "chunk_index", "total_chunks", "chunk_token_count"},
+}

@@ -8,7 +8,7 @@ import threading
 import urllib.error
 import urllib.request
 
-from conftest import BIN, HttpServer, call, fails, folio_env, http_mcp, ok, run, stdio, write_config
+from conftest import BIN, BMCIS_SHAPES, HttpServer, call, fails, folio_env, http_mcp, ok, run, stdio, write_config
 
 ITEM_KEYS = {"render_text", "score", "citekey", "section", "page_span", "section_path", "doi", "full_text"}
 
@@ -113,12 +113,7 @@ def test_citeloom_contract(data, corpus, tmp_path):
 
 def test_bmcis_contract(data, corpus, tmp_path):
     config = write_config(tmp_path / "c.toml", '[serve]\nbmcis_library = "kb"\n')
-    shapes = {
-        "ids_only": {"chunk_id", "hybrid_score", "rank"},
-        "metadata": {"chunk_id", "source_file", "source_category", "hybrid_score", "rank", "chunk_index", "total_chunks"},
-        "preview": {"chunk_id", "source_file", "source_category", "hybrid_score", "rank", "chunk_index", "total_chunks", "chunk_snippet", "context_header"},
-        "full": {"chunk_id", "chunk_text", "similarity_score", "bm25_score", "hybrid_score", "rank", "score_type", "source_file", "source_category", "context_header", "chunk_index", "total_chunks", "chunk_token_count"},
-    }
+    shapes = BMCIS_SHAPES
 
     async def go():
         async with stdio(data, "--toolsets", "native,bmcis", config=config) as c:

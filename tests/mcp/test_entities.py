@@ -12,7 +12,7 @@ import re
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from conftest import fails, ok, run, stdio, write_config
+from conftest import BMCIS_SHAPES, fails, ok, run, stdio, write_config
 
 VENDORS = [
     {"name": "Acme Holdings", "type": "organization", "aliases": ["Acme Corp.", "ACME"], "attributes": {"country": "US", "tier": 1}},
@@ -132,12 +132,7 @@ def test_native_entities_end_to_end(data):
 def test_find_vendor_info_contract(data, tmp_path):
     config = write_config(tmp_path / "c.toml", '[serve]\nbmcis_library = "kb"\n')
     docs = corpus(seed=11, documents=30)
-    shapes = {
-        "ids_only": {"chunk_id", "hybrid_score", "rank"},
-        "metadata": {"chunk_id", "source_file", "source_category", "hybrid_score", "rank", "chunk_index", "total_chunks"},
-        "preview": {"chunk_id", "source_file", "source_category", "hybrid_score", "rank", "chunk_index", "total_chunks", "chunk_snippet", "context_header"},
-        "full": {"chunk_id", "chunk_text", "similarity_score", "bm25_score", "hybrid_score", "rank", "score_type", "source_file", "source_category", "context_header", "chunk_index", "total_chunks", "chunk_token_count"},
-    }
+    shapes = BMCIS_SHAPES
 
     async def go():
         async with stdio(data, "--toolsets", "native,bmcis", config=config) as c:

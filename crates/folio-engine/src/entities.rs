@@ -9,9 +9,11 @@
 //! Names are looked up as the graph keys them (folded): exactly, by a
 //! declared alias, by prefix, then by edit distance for typos.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use folio_core::{Chunk, Condition, DocumentId, ErrorCode, LibraryName, Limits, RecordSchema};
+use folio_core::{
+    Chunk, Condition, DocumentId, DocumentSummary, ErrorCode, LibraryName, Limits, RecordSchema,
+};
 use folio_entities::{
     Declared, EntityKey, ExtractLimits, Gazetteer, Relation, Shape, extract, fold_name, npmi,
 };
@@ -407,12 +409,7 @@ impl Engine {
                     Err(StoreError::NotFound { .. }) => continue,
                     Err(e) => return Err(e.into()),
                 };
-                let metadata = match self.store.document(&summary.id) {
-                    Ok(d) => d.metadata,
-                    Err(StoreError::NotFound { .. }) => continue,
-                    Err(e) => return Err(e.into()),
-                };
-                let (mentions, capped) = finder.document_mentions(&metadata, &chunks);
+                let (mentions, capped) = finder.document_mentions(&summary.metadata, &chunks);
                 match self.store.replace_mentions(&summary.id, &mentions) {
                     Ok(()) => {}
                     Err(StoreError::NotFound { .. }) => continue,
@@ -553,8 +550,11 @@ impl Engine {
                 limit,
             )
         };
+        // The counts read here serve the matches below too.
+        let mut known: HashMap<String, EntityCount> = HashMap::new();
         for e in counts(&folded, limit.max(1) * 4)? {
-            note(e.entity, MatchedBy::Prefix, None);
+            note(e.entity.clone(), MatchedBy::Prefix, None);
+            known.insert(e.entity.clone(), e);
         }
         // Typos: names a few edits away, among declared names and the
         // graph's keys that share the first letter.
@@ -569,11 +569,10 @@ impl Engine {
                     .map(move |n| (key.clone(), fold_name(n)))
             })
             .collect();
-        candidates.extend(
-            counts(&first, FUZZY_CANDIDATES)?
-                .into_iter()
-                .map(|e| (e.entity.clone(), e.entity)),
-        );
+        for e in counts(&first, FUZZY_CANDIDATES)? {
+            candidates.push((e.entity.clone(), e.entity.clone()));
+            known.insert(e.entity.clone(), e);
+        }
         for (key, name) in candidates {
             if let Some(d) = edits_within(&folded, &name, most) {
                 note(key, MatchedBy::Fuzzy, Some(d));
@@ -581,11 +580,19 @@ impl Engine {
         }
         let mut matches = Vec::new();
         for (key, (matched_by, distance)) in found {
-            let hits = self.store.mentions_of(library, &key, CARD_MENTIONS)?;
-            let documents: BTreeSet<&DocumentId> = hits.iter().map(|h| &h.document_id).collect();
+            // Counts the queries above read, else the entity's mentions.
+            let (mentions, documents) = match known.remove(&key) {
+                Some(count) => (count.mentions, count.documents),
+                None => {
+                    let hits = self.store.mentions_of(library, &key, CARD_MENTIONS)?;
+                    let documents: BTreeSet<&DocumentId> =
+                        hits.iter().map(|h| &h.document_id).collect();
+                    (hits.len() as u64, documents.len() as u64)
+                }
+            };
             let (name, entity_kind) = match declared_kind(&key) {
                 Some((name, kind)) => (Some(name), kind),
-                None => match hits.first() {
+                None => match self.store.mentions_of(library, &key, 1)?.first() {
                     Some(hit) => (None, self.mention_kind(&hit.document_id, &key)?),
                     None => continue,
                 },
@@ -597,8 +604,8 @@ impl Engine {
                 entity: key,
                 name,
                 kind: entity_kind,
-                mentions: hits.len() as u64,
-                documents: documents.len() as u64,
+                mentions,
+                documents,
                 matched_by,
                 distance,
             });
@@ -619,6 +626,35 @@ impl Engine {
         });
         matches.truncate(limit);
         Ok(matches)
+    }
+
+    /// The summaries (no text) of the documents `ids` of `library`, by id,
+    /// in one query.
+    fn summaries<'a>(
+        &self,
+        library: &LibraryName,
+        ids: impl IntoIterator<Item = &'a DocumentId>,
+    ) -> Result<HashMap<DocumentId, DocumentSummary>> {
+        let values: Vec<Value> = ids
+            .into_iter()
+            .map(|id| Value::String(id.to_string()))
+            .collect();
+        let count = values.len();
+        if count == 0 {
+            return Ok(HashMap::new());
+        }
+        let filter = folio_core::Filter {
+            conditions: vec![Condition::AnyOf {
+                field: "document_id".into(),
+                values,
+            }],
+        };
+        Ok(self
+            .store
+            .find_documents(library, &filter, count)?
+            .into_iter()
+            .map(|d| (d.id.clone(), d))
+            .collect())
     }
 
     /// The type a document's mention of `key` gives it.
@@ -715,27 +751,35 @@ impl Engine {
         }
         let mut ranked: Vec<(&DocumentId, u64)> = per_document.into_iter().collect();
         ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
-        let top_documents = ranked
+        // Evidence from different documents first; record fields' mentions
+        // have no words to show.
+        let mut seen = HashSet::new();
+        let firsts: Vec<&folio_store::MentionHit> = hits
             .iter()
-            .take(document_count)
+            .filter(|h| h.start < h.end && seen.insert(&h.document_id))
+            .take(if full { 5 } else { 1 })
+            .collect();
+        let top = &ranked[..ranked.len().min(document_count)];
+        let summaries = self.summaries(
+            library,
+            top.iter()
+                .map(|(id, _)| *id)
+                .chain(firsts.iter().map(|h| &h.document_id)),
+        )?;
+        let top_documents = top
+            .iter()
             .filter_map(|(id, n)| {
-                let d = self.store.document(id).ok()?;
+                let d = summaries.get(*id)?;
                 Some(DocumentMentions {
                     document_id: id.to_string(),
-                    title: d.title,
-                    source: d.source,
+                    title: d.title.clone(),
+                    source: d.source.clone(),
                     mentions: *n,
                 })
             })
             .collect();
-        // Evidence from different documents first.
         let mut evidence = Vec::new();
-        let mut seen = HashSet::new();
-        // Record fields' mentions have no words to show.
-        let firsts = hits
-            .iter()
-            .filter(|h| h.start < h.end && seen.insert(&h.document_id));
-        for hit in firsts.take(if full { 5 } else { 1 }) {
+        for hit in firsts {
             let Ok(chunks) = self
                 .store
                 .chunks(&hit.document_id, hit.chunk..hit.chunk + 1)
@@ -749,10 +793,9 @@ impl Engine {
             let Some(surface) = chunk.text.get(start..end) else {
                 continue;
             };
-            let source = self
-                .store
-                .document(&hit.document_id)
-                .map(|d| d.source)
+            let source = summaries
+                .get(&hit.document_id)
+                .map(|d| d.source.clone())
                 .unwrap_or_default();
             evidence.push(Evidence {
                 chunk_id: chunk.id.to_string(),
@@ -769,7 +812,8 @@ impl Engine {
             (None, None) => "name".into(),
         };
         let schema = self.store.record_schema(library)?;
-        let (field_name, field_relations) = self.field_facts(&key, &hits, schema.as_ref());
+        let (field_name, field_relations) =
+            self.field_facts(library, &key, &hits, schema.as_ref())?;
         let name = match &resolved.declared {
             Some(d) => d.name.clone(),
             None => field_name
@@ -919,12 +963,13 @@ impl Engine {
     /// fields (a speaker "member of" a party), most stated first.
     fn field_facts(
         &self,
+        library: &LibraryName,
         key: &str,
         hits: &[folio_store::MentionHit],
         schema: Option<&RecordSchema>,
-    ) -> (Option<String>, Vec<DeclaredRelation>) {
+    ) -> Result<(Option<String>, Vec<DeclaredRelation>)> {
         let Some(schema) = schema.filter(|s| s.entity_fields().next().is_some()) else {
-            return (None, Vec::new());
+            return Ok((None, Vec::new()));
         };
         let text = |metadata: &serde_json::Map<String, Value>, field: &str| {
             metadata
@@ -935,13 +980,16 @@ impl Engine {
         let mut name = None;
         let mut stated: BTreeMap<(String, &'static str, String), u64> = BTreeMap::new();
         let mut seen = HashSet::new();
-        let documents = hits
+        let records: Vec<&DocumentId> = hits
             .iter()
-            .filter(|h| h.end == 0 && seen.insert(&h.document_id));
-        for hit in documents.take(FIELD_RECORDS) {
-            let Ok(document) = self.store.document(&hit.document_id) else {
-                continue;
-            };
+            .filter(|h| h.end == 0 && seen.insert(&h.document_id))
+            .take(FIELD_RECORDS)
+            .map(|h| &h.document_id)
+            .collect();
+        let summaries = self.summaries(library, records.iter().copied())?;
+        // In the records' order, so the name a field holds is the first
+        // record's.
+        for document in records.iter().filter_map(|id| summaries.get(*id)) {
             let metadata = &document.metadata;
             if name.is_none() {
                 name = schema
@@ -978,7 +1026,7 @@ impl Engine {
             .collect();
         relations.sort_by(|a, b| b.records.cmp(&a.records).then(a.entity.cmp(&b.entity)));
         relations.truncate(20);
-        (name, relations)
+        Ok((name, relations))
     }
 }
 

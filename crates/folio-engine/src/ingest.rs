@@ -709,8 +709,12 @@ impl Engine {
                 )
             }
             Source::File(path) => {
+                // The stat before the bytes: a write in between leaves a
+                // newer stat than the one recorded, so the next sync pass
+                // reads the file again instead of keeping stale text.
+                let stat = std::fs::metadata(path.as_path());
                 let bytes = folio_source::read_file(&path, limits.max_file_bytes)?;
-                if let Ok(stat) = std::fs::metadata(path.as_path()) {
+                if let Ok(stat) = stat {
                     if let Ok(modified) = stat.modified() {
                         metadata.insert(
                             "file_modified".into(),

@@ -257,14 +257,10 @@ impl Engine {
         let by_source: HashMap<&str, &DocumentSummary> =
             stored.iter().map(|d| (d.source.as_str(), d)).collect();
         // A twin's other sources (the same bytes at another path).
-        let mut located: HashMap<String, &DocumentSummary> = HashMap::new();
-        for d in &stored {
-            for l in locators(d) {
-                if l != d.source {
-                    located.insert(l, d);
-                }
-            }
-        }
+        let located: HashSet<String> = stored
+            .iter()
+            .flat_map(|d| locators(d).into_iter().filter(|l| l != &d.source))
+            .collect();
         let present: HashSet<String> = files
             .keys()
             .map(|p| p.to_string_lossy().into_owned())
@@ -284,7 +280,7 @@ impl Engine {
             match by_source.get(locator.as_str()) {
                 Some(d) if Stat::recorded(&d.metadata) == Some(*stat) => report.unchanged += 1,
                 Some(d) => changed.push((path.clone(), *stat, (*d).clone())),
-                None if located.contains_key(&locator) => report.unchanged += 1,
+                None if located.contains(&locator) => report.unchanged += 1,
                 None => new.push((path.clone(), *stat)),
             }
         }
@@ -301,9 +297,20 @@ impl Engine {
                 .or_default()
                 .push(d);
         }
+        // A new file can be a moved one only when it has the size a missing
+        // document recorded (or one recorded none): only those are read to
+        // compare hashes; the others go to ingest, which reads them once.
+        let missing_sizes: HashSet<Option<u64>> = missing
+            .iter()
+            .map(|d| Stat::recorded(&d.metadata).map(|s| s.size))
+            .collect();
         let mut moves: Vec<(DocumentSummary, PathBuf, Stat)> = Vec::new();
         let mut adds = Vec::new();
         for (path, stat) in new {
+            if !missing_sizes.contains(&Some(stat.size)) && !missing_sizes.contains(&None) {
+                adds.push(path);
+                continue;
+            }
             let bytes = match folio_source::read_file(
                 &self.roots.confine(&path)?,
                 self.config.limits.max_file_bytes,
@@ -399,17 +406,18 @@ impl Engine {
             }
             progress.advance(1, &d.source);
         }
-        // New and changed files through the ingest pipeline, in one request.
-        let mut targets: Vec<IngestTarget> = adds.iter().cloned().map(IngestTarget::Path).collect();
+        // New and changed files through the ingest pipeline, in one request,
+        // in the folder's order.
+        let targets: Vec<IngestTarget> = adds
+            .iter()
+            .chain(changed.iter().map(|(p, _, _)| p))
+            .cloned()
+            .map(IngestTarget::Path)
+            .collect();
         let changed_by_path: HashMap<String, (Stat, DocumentSummary)> = changed
             .into_iter()
             .map(|(p, stat, d)| (p.display().to_string(), (stat, d)))
             .collect();
-        targets.extend(
-            changed_by_path
-                .keys()
-                .map(|p| IngestTarget::Path(PathBuf::from(p))),
-        );
         if !targets.is_empty() {
             let ingest = self.ingest(
                 &IngestRequest::new(request.library.clone(), targets),

@@ -159,6 +159,19 @@ fn found(engine: &Engine, query: &str) -> Vec<String> {
     }
 }
 
+/// A watch of `folder` with short waits, for tests.
+fn quick_watch(folder: &Path) -> (SyncRequest, WatchOptions) {
+    let mut request = SyncRequest::new(library(), folder);
+    request.settle = Duration::from_millis(100);
+    let options = WatchOptions {
+        debounce: Duration::from_millis(100),
+        rescan: Duration::from_secs(3600),
+        tick: Duration::from_millis(20),
+        standby: Duration::from_millis(200),
+    };
+    (request, options)
+}
+
 fn sync_follows_the_folder(dir: &Path, store_url: Option<&str>) {
     let folder = dir.join("notes");
     write(
@@ -295,14 +308,7 @@ fn a_watch_follows_saves_deletes_and_moves() {
     let (engine, _) = open(&dir.path().join("data"), None, true);
     let engine = Arc::new(engine);
     let stop = Arc::new(AtomicBool::new(false));
-    let mut request = SyncRequest::new(library(), &folder);
-    request.settle = Duration::from_millis(100);
-    let options = WatchOptions {
-        debounce: Duration::from_millis(100),
-        rescan: Duration::from_secs(3600),
-        tick: Duration::from_millis(20),
-        standby: Duration::from_millis(200),
-    };
+    let (request, options) = quick_watch(&folder);
     let reports = Arc::new(std::sync::Mutex::new(Vec::new()));
     let watcher = {
         let (engine, stop, request) = (engine.clone(), stop.clone(), request.clone());
@@ -378,14 +384,7 @@ fn two_watchers_of_one_folder_on_postgres_take_turns() {
     let folder = dir.path().join("shared");
     write(&folder.join("one.md"), "# One\n\nKiwis are fuzzy.");
     let folder = folder.canonicalize().unwrap();
-    let mut request = SyncRequest::new(library(), &folder);
-    request.settle = Duration::from_millis(100);
-    let options = WatchOptions {
-        debounce: Duration::from_millis(100),
-        rescan: Duration::from_secs(3600),
-        tick: Duration::from_millis(20),
-        standby: Duration::from_millis(200),
-    };
+    let (request, options) = quick_watch(&folder);
     let (first, _) = open(&dir.path().join("a"), Some(&database.url), true);
     let (second, _) = open(&dir.path().join("b"), Some(&database.url), true);
     let (first, second) = (Arc::new(first), Arc::new(second));
