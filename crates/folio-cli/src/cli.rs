@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use crate::common::{Global, Outcome, library, open, usage};
 use crate::config::Overrides;
 use crate::progress::Bar;
-use crate::{bench, entities, keys, output, records, serve, sync};
+use crate::{bench, entities, keys, models, output, records, serve, sync};
 
 #[derive(Parser)]
 #[command(
@@ -81,6 +81,9 @@ pub enum Command {
     /// add, replace, move (nothing re-embedded) and remove, in one pass or,
     /// with --watch, whenever the folder changes.
     Sync(sync::SyncArgs),
+    /// The model catalogue (`ls`), fetching from the Hugging Face hub
+    /// (`pull`), and where an installed model is (`path`).
+    Models(models::ModelsArgs),
 }
 
 #[derive(Args)]
@@ -344,6 +347,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         store_url: cli.global.store_url.clone(),
         backend: cli.global.backend.clone(),
         model_dir: cli.global.model_dir.clone(),
+        model: cli.global.model.clone(),
         threads: cli.global.threads,
         allow_private_urls: false,
     };
@@ -588,6 +592,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
             entities::entities(&engine, args, json)?;
             Ok(Outcome::Success)
         }
+        Command::Models(args) => models::run(args, json),
         Command::Sync(args) => {
             let engine = open(&cli.global, &overrides, !args.dry_run)?;
             sync::run(&engine, args, json)

@@ -56,6 +56,11 @@ pub struct Global {
     /// Model folder in Hugging Face layout.
     #[arg(long, global = true)]
     pub model_dir: Option<PathBuf>,
+    /// Model by catalogue name (`folio models ls`) or hub id
+    /// ORG/NAME[@REVISION], fetched on first use (default $FOLIO_MODEL,
+    /// else [model] name, else all-MiniLM-L6-v2).
+    #[arg(long, global = true)]
+    pub model: Option<String>,
     /// Encoder threads.
     #[arg(long, global = true)]
     pub threads: Option<usize>,

@@ -6,10 +6,13 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use folio_core::Limits;
+use folio_embed::catalog;
 use folio_embed::{ModelConfig, OpenAiOptions};
 use folio_engine::{ChunkingConfig, EmbedderConfig, EngineConfig, Fusion, OcrConfig};
 use folio_store::Bm25;
 use serde::Deserialize;
+
+use crate::models::{Wanted, materialise};
 
 /// The TOML file's shape. Every field is optional.
 #[derive(Debug, Default, Deserialize)]
@@ -67,8 +70,9 @@ pub struct AuditSection {
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RerankSection {
-    /// A cross-encoder folder in Hugging Face layout with model.onnx
-    /// (FOLIO_RERANK_MODEL overrides it).
+    /// A cross-encoder folder in Hugging Face layout with model.onnx, or a
+    /// catalogue name (`ms-marco-MiniLM-L-6-v2`) fetched from the hub on
+    /// first use (FOLIO_RERANK_MODEL overrides it).
     pub model: Option<PathBuf>,
     /// Rerank every search that does not say otherwise (default false).
     pub enabled: Option<bool>,
@@ -172,6 +176,10 @@ pub struct OAuthSection {
 pub struct ModelSection {
     /// onnx | candle | openai
     pub backend: Option<String>,
+    /// A catalogue name (`folio models ls`) or a hub id ORG/NAME[@REVISION],
+    /// fetched from the hub on first use (default all-MiniLM-L6-v2).
+    pub name: Option<String>,
+    /// A model folder in Hugging Face layout (wins over `name`).
     pub dir: Option<PathBuf>,
     pub id: Option<String>,
     /// Path to libonnxruntime.so.
@@ -262,13 +270,122 @@ pub fn load_file(path: Option<&Path>) -> Result<FileConfig> {
     }
 }
 
-/// The runtime library: explicit setting, else `ORT_DYLIB_PATH`, else the
-/// one `scripts/setup.sh` installed.
-fn find_runtime(configured: Option<PathBuf>) -> Option<PathBuf> {
-    configured
+/// The ONNX Runtime library, and whether it was set rather than found.
+struct Runtime {
+    path: PathBuf,
+    explicit: bool,
+}
+
+/// The runtime library: an explicit setting (`[model] runtime`,
+/// `FOLIO_ORT_LIB`, `ORT_DYLIB_PATH`), else one found where packages put it:
+/// `scripts/setup.sh`'s folder, the `onnxruntime` Python wheel in folio's
+/// own environment (pip, pipx, uv) or the active virtualenv, the usual
+/// library folders.
+fn find_runtime(configured: Option<PathBuf>) -> Option<Runtime> {
+    if let Some(path) = configured
         .or_else(|| env("FOLIO_ORT_LIB").map(PathBuf::from))
         .or_else(|| env("ORT_DYLIB_PATH").map(PathBuf::from))
-        .or_else(|| folio_embed::find_runtime_library(&folio_home().join("runtime")))
+    {
+        return Some(Runtime {
+            path,
+            explicit: true,
+        });
+    }
+    let mut places = vec![folio_home().join("runtime")];
+    let exe_prefix = std::env::current_exe()
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.parent()?.to_path_buf()));
+    for prefix in exe_prefix
+        .into_iter()
+        .chain(env("VIRTUAL_ENV").map(PathBuf::from))
+    {
+        for lib in ["lib", "lib64"] {
+            let Ok(entries) = std::fs::read_dir(prefix.join(lib)) else {
+                continue;
+            };
+            let mut pythons: Vec<PathBuf> = entries
+                .flatten()
+                .filter(|e| e.file_name().to_string_lossy().starts_with("python"))
+                .map(|e| e.path().join("site-packages/onnxruntime/capi"))
+                .collect();
+            pythons.sort();
+            places.extend(pythons.into_iter().rev());
+        }
+    }
+    places.extend(
+        env("LD_LIBRARY_PATH")
+            .iter()
+            .flat_map(|p| p.split(':'))
+            .filter(|p| !p.is_empty())
+            .map(PathBuf::from),
+    );
+    places.extend(
+        [
+            "/usr/local/lib",
+            "/usr/lib",
+            "/usr/lib/x86_64-linux-gnu",
+            "/usr/lib64",
+        ]
+        .map(PathBuf::from),
+    );
+    places
+        .iter()
+        .find_map(|dir| folio_embed::find_runtime_library(dir))
+        .map(|path| Runtime {
+            path,
+            explicit: false,
+        })
+}
+
+/// A runtime folio can use: an explicit one as it is (a failure to load is
+/// reported where it is used), a found one only if it loads; otherwise the
+/// candle path runs, and the first time a process falls back it says why.
+fn usable_runtime(configured: Option<PathBuf>) -> Option<PathBuf> {
+    static SAID: std::sync::Once = std::sync::Once::new();
+    let why = match find_runtime(configured) {
+        Some(Runtime {
+            path,
+            explicit: true,
+        }) => return Some(path),
+        Some(Runtime { path, .. }) => match folio_embed::check_runtime(&path) {
+            Ok(()) => return Some(path),
+            Err(e) => format!("the ONNX Runtime library found does not load ({e})"),
+        },
+        None => "no ONNX Runtime library found".to_string(),
+    };
+    SAID.call_once(|| {
+        eprintln!(
+            "folio: {why}: encoding on the candle path (pure Rust, about half as fast); \
+             `pip install onnxruntime` beside folio or ORT_DYLIB_PATH enables the fast path"
+        );
+    });
+    None
+}
+
+/// Whether an ONNX Runtime library is there and loads (for `folio models`).
+pub fn runtime_available() -> bool {
+    let file = load_file(None).ok();
+    usable_runtime(file.and_then(|f| f.model.runtime)).is_some()
+}
+
+/// Where scripts/setup.sh installs the default model, under the folio home.
+const SETUP_MODEL: &str = "models/all-MiniLM-L6-v2";
+
+/// The reranker's folder: a folder as given, else a catalogued cross-encoder
+/// from the hub cache, fetched on first use.
+fn rerank_folder(given: PathBuf) -> Result<PathBuf> {
+    if given.exists() {
+        return Ok(given);
+    }
+    let name = given.to_string_lossy();
+    match catalog::find(&name) {
+        Some(entry) if entry.role == catalog::Role::Reranker => {
+            materialise(&Wanted::Catalogued(entry), true)
+        }
+        _ => bail!(
+            "[rerank] model {name:?} is neither a folder nor a cross-encoder of the catalogue (`folio models ls`)"
+        ),
+    }
 }
 
 /// Overrides from the command line.
@@ -278,6 +395,8 @@ pub struct Overrides {
     pub store_url: Option<String>,
     pub backend: Option<String>,
     pub model_dir: Option<PathBuf>,
+    /// A catalogue name or hub id (`--model`).
+    pub model: Option<String>,
     pub threads: Option<usize>,
     pub allow_private_urls: bool,
 }
@@ -306,28 +425,55 @@ pub fn engine_config(
         .model_dir
         .clone()
         .or_else(|| env("FOLIO_MODEL_DIR").map(PathBuf::from))
-        .or(m.dir)
-        .unwrap_or_else(|| folio_home().join("models/all-MiniLM-L6-v2"));
+        .or(m.dir);
+    let model_name = overrides
+        .model
+        .clone()
+        .or_else(|| env("FOLIO_MODEL"))
+        .or(m.name);
     let threads = overrides
         .threads
         .or_else(|| env("FOLIO_THREADS").and_then(|t| t.parse().ok()))
         .or(m.threads)
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
-    let model = ModelConfig {
-        id: env("FOLIO_MODEL_ID").or(m.id),
-        query_prefix: m.query_prefix.unwrap_or_default(),
-        passage_prefix: m.passage_prefix.unwrap_or_default(),
+    let backend = overrides
+        .backend
+        .clone()
+        .or_else(|| env("FOLIO_BACKEND"))
+        .or(m.backend);
+    let runtime = match backend.as_deref() {
+        Some("openai" | "candle") => find_runtime(m.runtime).map(|r| r.path),
+        _ => usable_runtime(m.runtime),
     };
-    let runtime = find_runtime(m.runtime);
+    // The model folder: one given, the folder scripts/setup.sh installs, or
+    // the named (default) model from the hub cache, fetched on first use.
+    let (model_dir, defaults) = match (backend.as_deref(), model_dir, model_name) {
+        (Some("openai"), ..) => (PathBuf::new(), ModelConfig::default()),
+        (_, Some(dir), _) => (dir, ModelConfig::default()),
+        (_, None, None) if folio_home().join(SETUP_MODEL).join("config.json").is_file() => {
+            (folio_home().join(SETUP_MODEL), ModelConfig::default())
+        }
+        (backend, None, name) => {
+            let wanted = Wanted::parse(name.as_deref().unwrap_or(catalog::DEFAULT_MODEL))?;
+            let onnx = runtime.is_some() && backend != Some("candle");
+            (materialise(&wanted, onnx)?, wanted.defaults())
+        }
+    };
+    let model = ModelConfig {
+        id: env("FOLIO_MODEL_ID").or(m.id).or(defaults.id),
+        query_prefix: m.query_prefix.unwrap_or(defaults.query_prefix),
+        passage_prefix: m.passage_prefix.unwrap_or(defaults.passage_prefix),
+    };
     let rerank = match env("FOLIO_RERANK_MODEL")
         .map(PathBuf::from)
         .or(file.rerank.model)
     {
         None => None,
         Some(model_dir) => Some(folio_engine::RerankConfig {
-            model_dir,
+            model_dir: rerank_folder(model_dir)?,
             runtime: runtime.clone().context(
-                "the reranker needs the ONNX Runtime library: run scripts/setup.sh or set FOLIO_ORT_LIB",
+                "the reranker needs the ONNX Runtime library: pip install onnxruntime, run scripts/setup.sh \
+                 or set ORT_DYLIB_PATH",
             )?,
             threads,
             enabled: file.rerank.enabled.unwrap_or(false),
@@ -345,11 +491,6 @@ pub fn engine_config(
                 .unwrap_or(folio_engine::RerankConfig::DEFAULT_WEIGHT),
         }),
     };
-    let backend = overrides
-        .backend
-        .clone()
-        .or_else(|| env("FOLIO_BACKEND"))
-        .or(m.backend);
     let onnx = |model_dir, runtime, model| EmbedderConfig::Onnx {
         model_dir,
         runtime,
@@ -358,7 +499,10 @@ pub fn engine_config(
     };
     let embedder = match backend.as_deref() {
         None => match runtime {
-            Some(runtime) if model_dir.join("model.onnx").exists() => {
+            Some(runtime)
+                if model_dir.join("model.onnx").exists()
+                    || model_dir.join("onnx/model.onnx").exists() =>
+            {
                 onnx(model_dir, runtime, model)
             }
             _ => EmbedderConfig::Candle { model_dir, model },

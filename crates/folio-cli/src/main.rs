@@ -11,6 +11,7 @@ mod common;
 mod config;
 mod entities;
 mod keys;
+mod models;
 mod output;
 mod progress;
 mod records;

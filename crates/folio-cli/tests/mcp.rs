@@ -11,22 +11,12 @@ use std::sync::Mutex;
 /// The two runs share the machine's cores: one at a time.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-fn python() -> PathBuf {
-    let home = std::env::var_os("FOLIO_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from);
-            home.join(".local/share/folio")
-        });
-    home.join("setup-venv/bin/python")
-}
-
 fn pytest(backend: &str) {
     let _turn = ONE_AT_A_TIME
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let python = python();
+    let python = folio_testkit::setup_python();
     assert!(
         python.exists(),
         "{} is missing: run scripts/setup.sh",

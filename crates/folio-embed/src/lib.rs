@@ -13,8 +13,10 @@
 mod batch;
 mod candle_bert;
 mod candle_encoder;
+pub mod catalog;
 mod encoder;
 mod error;
+pub mod hub;
 mod model;
 mod onnx_encoder;
 mod openai;
@@ -24,7 +26,7 @@ mod rerank;
 pub use candle_encoder::CandleEncoder;
 pub use error::EmbedError;
 pub use model::{LocalModel, ModelConfig};
-pub use onnx_encoder::{OnnxEncoder, find_runtime_library};
+pub use onnx_encoder::{OnnxEncoder, check_runtime, find_runtime_library};
 pub use openai::{OpenAiEmbedder, OpenAiOptions};
 pub use rerank::{CrossEncoder, PairTokens};
 

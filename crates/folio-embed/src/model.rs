@@ -32,7 +32,10 @@ pub struct LocalModel {
 
 #[derive(Deserialize)]
 struct BertConfig {
+    // NomicBert names them as GPT-2 does.
+    #[serde(alias = "n_embd")]
     hidden_size: usize,
+    #[serde(alias = "n_positions")]
     max_position_embeddings: Option<usize>,
 }
 

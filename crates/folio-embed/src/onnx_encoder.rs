@@ -54,6 +54,12 @@ pub(crate) fn load_runtime(library: &Path) -> Result<&'static Environment, Embed
     })
 }
 
+/// Whether the library loads as this build's ONNX Runtime (API 24, 1.24 or
+/// later); the first library loaded stays loaded for the process.
+pub fn check_runtime(library: &Path) -> Result<(), EmbedError> {
+    load_runtime(library).map(|_| ())
+}
+
 /// An ONNX Runtime session over the folder's `model.onnx` (or
 /// `onnx/model.onnx`, the hub's layout) with `threads` intra-op threads;
 /// `hint` says how to get a missing graph.

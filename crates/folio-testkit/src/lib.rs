@@ -308,3 +308,17 @@ pub fn docx_paragraph(style: Option<&str>, text: &str) -> String {
         .unwrap_or_default();
     format!("<w:p>{ppr}<w:r><w:t>{text}</w:t></w:r></w:p>")
 }
+
+/// The Python of folio's set-up virtualenv (scripts/setup.sh puts the MCP
+/// SDK, pytest and the hub client there), under `$FOLIO_HOME`, by default
+/// `~/.local/share/folio`.
+pub fn setup_python() -> std::path::PathBuf {
+    let home = std::env::var_os("FOLIO_HOME")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            let home = std::env::var_os("HOME")
+                .map_or_else(|| std::path::PathBuf::from("."), std::path::PathBuf::from);
+            home.join(".local/share/folio")
+        });
+    home.join("setup-venv/bin/python")
+}

@@ -1,0 +1,266 @@
+//! The models folio knows by name: the seeds' embedding models and a small
+//! cross-encoder, each pinned to a hub commit, with the files it needs and
+//! what its embedding space is (dimension, pooling, prefixes). A library's
+//! space records the repository id, so it names exactly what built it.
+//! Models outside the catalogue still work from a folder or a hub id.
+
+use folio_core::Pooling;
+
+use crate::ModelConfig;
+use crate::hub::HubFile;
+
+/// What a model does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Embedding,
+    /// A cross-encoder for the rerank stage (ONNX Runtime only).
+    Reranker,
+}
+
+/// One catalogued model.
+#[derive(Debug)]
+pub struct CatalogEntry {
+    /// The short name (`folio models pull NAME`, `[model] name`).
+    pub name: &'static str,
+    /// The hub repository, also the model id of the embedding space.
+    pub repo: &'static str,
+    /// The pinned commit.
+    pub revision: &'static str,
+    pub role: Role,
+    pub dim: u32,
+    pub pooling: Pooling,
+    /// The encoder window in tokens.
+    pub window: usize,
+    pub query_prefix: &'static str,
+    pub passage_prefix: &'static str,
+    /// Configuration and tokenizer files, needed on every path.
+    pub common: &'static [HubFile],
+    /// The ONNX graph (the fast path), if the repository has one.
+    pub onnx: Option<(HubFile, u64)>,
+    /// The safetensors weights for the candle path, if candle can run the
+    /// architecture (BERT); with the size in bytes.
+    pub safetensors: Option<(HubFile, u64)>,
+    /// Which seed contract uses it.
+    pub note: &'static str,
+}
+
+/// The default embedding model.
+pub const DEFAULT_MODEL: &str = "all-MiniLM-L6-v2";
+
+const ST_CONFIG: [HubFile; 3] = [
+    HubFile::optional("modules.json"),
+    HubFile::optional("sentence_bert_config.json"),
+    HubFile::optional("1_Pooling/config.json"),
+];
+
+/// Every catalogued model.
+pub const CATALOG: &[CatalogEntry] = &[
+    CatalogEntry {
+        name: "all-MiniLM-L6-v2",
+        repo: "sentence-transformers/all-MiniLM-L6-v2",
+        revision: "c9745ed1d9f207416be6d2e6f8de32d1f16199bf",
+        role: Role::Embedding,
+        dim: 384,
+        pooling: Pooling::Mean,
+        window: 256,
+        query_prefix: "",
+        passage_prefix: "",
+        common: &[
+            HubFile::pinned(
+                "config.json",
+                "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
+            ),
+            HubFile::pinned(
+                "tokenizer.json",
+                "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+            ),
+            HubFile::pinned(
+                "modules.json",
+                "84e40c8e006c9b1d6c122e02cba9b02458120b5fb0c87b746c41e0207cf642cf",
+            ),
+            HubFile::pinned(
+                "sentence_bert_config.json",
+                "fc1993fde0a95c24ec6c022539d41cf6e2f7c9721e5415d6fb6897472a9cd4b7",
+            ),
+            HubFile::pinned(
+                "1_Pooling/config.json",
+                "4be450dde3b0273bb9787637cfbd28fe04a7ba6ab9d36ac48e92b11e350ffc23",
+            ),
+        ],
+        onnx: Some((HubFile::checked_by_hub("onnx/model.onnx"), 90_405_214)),
+        safetensors: Some((
+            HubFile::pinned(
+                "model.safetensors",
+                "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+            ),
+            90_868_376,
+        )),
+        note: "default; seed 001",
+    },
+    CatalogEntry {
+        name: "bge-small-en-v1.5",
+        repo: "BAAI/bge-small-en-v1.5",
+        revision: "5c38ec7c405ec4b44b94cc5a9bb96e735b38267a",
+        role: Role::Embedding,
+        dim: 384,
+        pooling: Pooling::Cls,
+        window: 512,
+        query_prefix: "Represent this sentence for searching relevant passages: ",
+        passage_prefix: "",
+        common: &[
+            HubFile::checked_by_hub("config.json"),
+            HubFile::checked_by_hub("tokenizer.json"),
+            ST_CONFIG[0],
+            ST_CONFIG[1],
+            ST_CONFIG[2],
+        ],
+        onnx: Some((HubFile::optional("onnx/model.onnx"), 133_093_490)),
+        safetensors: Some((HubFile::checked_by_hub("model.safetensors"), 133_466_304)),
+        note: "seed 000; CLS pooling, query instruction",
+    },
+    CatalogEntry {
+        name: "nomic-embed-text-v1.5",
+        repo: "nomic-ai/nomic-embed-text-v1.5",
+        revision: "e5cf08aadaa33385f5990def41f7a23405aec398",
+        role: Role::Embedding,
+        dim: 768,
+        pooling: Pooling::Mean,
+        window: 8192,
+        query_prefix: "search_query: ",
+        passage_prefix: "search_document: ",
+        common: &[
+            HubFile::checked_by_hub("config.json"),
+            HubFile::checked_by_hub("tokenizer.json"),
+            ST_CONFIG[0],
+            ST_CONFIG[1],
+            ST_CONFIG[2],
+        ],
+        onnx: Some((HubFile::checked_by_hub("onnx/model.onnx"), 547_239_997)),
+        // NomicBert (rotary positions, SwiGLU): not the candle BERT path.
+        safetensors: None,
+        note: "seed 004; needs ONNX Runtime; search_query:/search_document: prefixes",
+    },
+    CatalogEntry {
+        name: "ms-marco-MiniLM-L-6-v2",
+        repo: "cross-encoder/ms-marco-MiniLM-L-6-v2",
+        revision: "c5ee24cb16019beea0893ab7796b1df96625c6b8",
+        role: Role::Reranker,
+        dim: 1,
+        pooling: Pooling::Cls,
+        window: 512,
+        query_prefix: "",
+        passage_prefix: "",
+        common: &[
+            HubFile::checked_by_hub("config.json"),
+            HubFile::checked_by_hub("tokenizer.json"),
+        ],
+        onnx: Some((HubFile::checked_by_hub("onnx/model.onnx"), 91_011_230)),
+        safetensors: None,
+        note: "cross-encoder for [rerank]; needs ONNX Runtime",
+    },
+];
+
+/// A catalogued model by short name or repository id (case-insensitive).
+pub fn find(name: &str) -> Option<&'static CatalogEntry> {
+    CATALOG
+        .iter()
+        .find(|e| e.name.eq_ignore_ascii_case(name) || e.repo.eq_ignore_ascii_case(name))
+}
+
+impl CatalogEntry {
+    /// The files to fetch: the common ones and the weights of the path that
+    /// will run (the ONNX graph when ONNX Runtime is there and the repository
+    /// has one, else the safetensors).
+    pub fn files(&self, onnx: bool) -> Vec<HubFile> {
+        let mut files = self.common.to_vec();
+        match (onnx, self.onnx, self.safetensors) {
+            (true, Some((graph, _)), _) | (false, Some((graph, _)), None) => files.push(graph),
+            (_, _, Some((weights, _))) => files.push(weights),
+            (_, None, None) => {}
+        }
+        files
+    }
+
+    /// The bytes a fetch for that path downloads (weights only).
+    pub fn download_bytes(&self, onnx: bool) -> u64 {
+        match (onnx, self.onnx, self.safetensors) {
+            (true, Some((_, n)), _) | (false, Some((_, n)), None) => n,
+            (_, _, Some((_, n))) => n,
+            (_, None, None) => 0,
+        }
+    }
+
+    /// Whether candle can run it (no ONNX Runtime needed).
+    pub fn runs_on_candle(&self) -> bool {
+        self.safetensors.is_some() && self.role == Role::Embedding
+    }
+
+    /// The options that make its embedding space: the repository id and the
+    /// model's prefixes.
+    pub fn model_config(&self) -> ModelConfig {
+        ModelConfig {
+            id: Some(self.repo.into()),
+            query_prefix: self.query_prefix.into(),
+            passage_prefix: self.passage_prefix.into(),
+        }
+    }
+}
+
+/// The files a model outside the catalogue needs, for a fetch by hub id: the
+/// sentence-transformers configuration, the tokenizer, and the weights of
+/// the path that will run.
+pub fn files_for_hub_id(onnx: bool) -> Vec<HubFile> {
+    let mut files = vec![
+        HubFile::checked_by_hub("config.json"),
+        HubFile::checked_by_hub("tokenizer.json"),
+    ];
+    files.extend(ST_CONFIG);
+    files.push(if onnx {
+        HubFile::checked_by_hub("onnx/model.onnx")
+    } else {
+        HubFile::checked_by_hub("model.safetensors")
+    });
+    files
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_entry_is_pinned_and_fetchable() {
+        for entry in CATALOG {
+            assert!(crate::hub::is_commit(entry.revision), "{}", entry.name);
+            assert!(entry.onnx.is_some() || entry.safetensors.is_some());
+            for onnx in [true, false] {
+                let files = entry.files(onnx);
+                assert!(files.iter().any(|f| f.path == "tokenizer.json"));
+                assert!(
+                    files
+                        .iter()
+                        .any(|f| f.path.ends_with(".onnx") || f.path.ends_with(".safetensors")),
+                    "{} has weights to fetch",
+                    entry.name
+                );
+            }
+            for file in entry.common {
+                assert!(file.sha256.is_none_or(|h| h.len() == 64));
+            }
+        }
+        assert_eq!(
+            find("BAAI/bge-small-en-v1.5").unwrap().name,
+            "bge-small-en-v1.5"
+        );
+        assert_eq!(find(DEFAULT_MODEL).unwrap().role, Role::Embedding);
+        // Without the runtime a candle model takes the safetensors; nomic
+        // has only its graph.
+        assert!(
+            find("all-MiniLM-L6-v2")
+                .unwrap()
+                .files(false)
+                .iter()
+                .any(|f| f.path == "model.safetensors")
+        );
+        assert!(!find("nomic-embed-text-v1.5").unwrap().runs_on_candle());
+    }
+}

@@ -1,0 +1,181 @@
+"""Models fetched on first use from a hub speaking the Hugging Face layout:
+a fresh fetch then a cited search, the candle path without ONNX Runtime, a
+fetch killed and resumed, files that do not match their hashes refused,
+offline mode, and a hub cache shared with the Python `huggingface_hub`
+client both ways (it is the independent oracle of the cache layout).
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import COMMIT, REPO, SAMPLES, Env, sha256, setup_model
+
+PINNED_SAFETENSORS = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+
+
+def search(env, query="why is attention quadratic in sequence length"):
+    out = env.run("--json", "search", query, "--library", "notes")
+    return json.loads(out.stdout)
+
+
+def test_a_first_search_fetches_the_default_model_then_answers(hub_server, tmp_path):
+    hub = hub_server()
+    env = Env(tmp_path, hub.endpoint)
+    ingest = env.run("ingest", str(SAMPLES), "--library", "notes")
+    assert "fetching sentence-transformers/all-MiniLM-L6-v2 onnx/model.onnx" in ingest.stderr
+    # The graph on disk is the one the hub served, in the hub's cache layout.
+    graph = env.snapshot / "onnx/model.onnx"
+    assert os.readlink(graph) == "../../../blobs/" + sha256(setup_model() / "model.onnx")
+    assert sha256(graph) == sha256(setup_model() / "model.onnx")
+    assert not list(env.repo_dir.glob("blobs/*.incomplete"))
+    hits = search(env)["hits"]
+    assert hits and hits[0]["source"].endswith("attention.html"), hits[:1]
+    assert hits[0]["citation"]
+    inspect = json.loads(env.run("--json", "inspect", "notes").stdout)
+    assert inspect["info"]["space"]["model"] == REPO, inspect
+    # Pinned and whole: later runs ask the hub nothing.
+    before = len(hub.requests())
+    search(env)
+    assert len(hub.requests()) == before
+
+
+def test_without_onnx_runtime_the_candle_path_fetches_the_pinned_safetensors(hub_server, tmp_path):
+    hub = hub_server()
+    env = Env(tmp_path, hub.endpoint, runtime=False)
+    pull = env.run("models", "pull", "all-MiniLM-L6-v2")
+    assert "candle path" in pull.stderr
+    weights = env.snapshot / "model.safetensors"
+    assert sha256(weights) == PINNED_SAFETENSORS
+    assert not (env.snapshot / "onnx").exists()
+    listing = json.loads(env.run("--json", "models", "ls").stdout)
+    row = next(m for m in listing["models"] if m["name"] == "all-MiniLM-L6-v2")
+    assert row["installed"] and row["revision"] == COMMIT and listing["onnx_runtime"] is False
+    env.run("ingest", str(SAMPLES), "--library", "notes")
+    assert search(env)["hits"][0]["source"].endswith("attention.html")
+
+
+def test_a_killed_fetch_resumes_where_it_stopped(hub_server, tmp_path):
+    slow = hub_server("--throttle", "6000000")
+    env = Env(tmp_path, slow.endpoint, runtime=False)
+    pull = env.popen("models", "pull", "all-MiniLM-L6-v2")
+    partial = None
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        found = list(env.repo_dir.glob("blobs/*.incomplete"))
+        if found and found[0].stat().st_size > 10_000_000:
+            partial = found[0]
+            break
+        time.sleep(0.05)
+    pull.kill()
+    pull.wait()
+    assert partial is not None, "the fetch never got going"
+    kept = partial.stat().st_size
+    # No half model: the snapshot has no weights, so nothing uses it.
+    assert not (env.snapshot / "model.safetensors").exists()
+    slow.stop()
+    fast = hub_server()
+    env.env["HF_ENDPOINT"] = fast.endpoint
+    env.run("models", "pull", "all-MiniLM-L6-v2")
+    ranges = [r["range"] for r in fast.requests() if r["method"] == "GET" and "/cdn/" in r["path"]]
+    assert len(ranges) == 1 and ranges[0].startswith("bytes="), ranges
+    assert int(ranges[0][len("bytes="):].rstrip("-")) >= kept
+    assert sha256(env.snapshot / "model.safetensors") == PINNED_SAFETENSORS
+    assert not list(env.repo_dir.glob("blobs/*.incomplete"))
+
+
+def test_bytes_that_do_not_match_the_pinned_hash_are_refused(hub_server, tmp_path):
+    # A mirror that states the right hash but serves other bytes.
+    hub = hub_server("--lie", "model.safetensors")
+    env = Env(tmp_path, hub.endpoint, runtime=False)
+    failed = env.run("models", "pull", "all-MiniLM-L6-v2", check=False)
+    assert failed.returncode == 1
+    assert "does not match its pinned hash" in failed.stderr, failed.stderr
+    assert not (env.snapshot / "model.safetensors").exists()
+    assert not list(env.repo_dir.glob("blobs/*.incomplete"))
+    assert not (env.repo_dir / "blobs" / PINNED_SAFETENSORS).exists()
+
+
+def test_a_repository_changed_under_the_pin_is_refused_before_downloading(hub_server, tmp_path):
+    hub = hub_server("--substitute", "model.safetensors")
+    env = Env(tmp_path, hub.endpoint, runtime=False)
+    failed = env.run("models", "pull", "all-MiniLM-L6-v2", check=False)
+    assert failed.returncode == 1 and "content address" in failed.stderr, failed.stderr
+    assert not [r for r in hub.requests() if "/cdn/" in r["path"]]
+
+
+def test_a_graph_the_hub_hashes_wrongly_is_refused(hub_server, tmp_path):
+    # onnx/model.onnx has no pinned hash: the hub's content address checks it.
+    hub = hub_server("--lie", "onnx/model.onnx")
+    env = Env(tmp_path, hub.endpoint)
+    failed = env.run("models", "pull", "all-MiniLM-L6-v2", check=False)
+    assert failed.returncode == 1 and "does not match" in failed.stderr, failed.stderr
+    assert not (env.snapshot / "onnx/model.onnx").exists()
+
+
+def test_offline_mode_reads_the_cache_or_says_how_to_provide_a_model(hub_server, tmp_path):
+    hub = hub_server()
+    env = Env(tmp_path, hub.endpoint)
+    env.env["HF_HUB_OFFLINE"] = "1"
+    failed = env.run("search", "attention", "--library", "notes", check=False)
+    assert failed.returncode == 1
+    for hint in ("HF_HUB_OFFLINE", "--model-dir", "scripts/setup.sh"):
+        assert hint in failed.stderr, failed.stderr
+    assert hub.requests() == []
+    del env.env["HF_HUB_OFFLINE"]
+    env.run("models", "pull", "all-MiniLM-L6-v2")
+    hub.stop()
+    env.env["HF_HUB_OFFLINE"] = "1"
+    env.run("ingest", str(SAMPLES), "--library", "notes")
+    assert search(env)["hits"]
+
+
+def test_the_cache_is_shared_with_huggingface_hub_both_ways(hub_server, tmp_path):
+    hub = hub_server()
+    env = Env(tmp_path, hub.endpoint, runtime=False)
+    # The Python client fills the cache from the same hub ...
+    script = (
+        "import sys; from huggingface_hub import snapshot_download; "
+        "print(snapshot_download(sys.argv[1], revision=sys.argv[2], allow_patterns=sys.argv[3:]))"
+    )
+    patterns = ["*.json", "model.safetensors"]
+    made = subprocess.run([sys.executable, "-c", script, REPO, COMMIT, *patterns],
+                          env=env.env, capture_output=True, text=True, timeout=300)
+    assert made.returncode == 0, made.stderr
+    assert made.stdout.strip().endswith(COMMIT)
+    # ... and folio uses it as it is, offline, asking the hub nothing.
+    before = len(hub.requests())
+    env.env["HF_HUB_OFFLINE"] = "1"
+    env.run("ingest", str(SAMPLES), "--library", "notes")
+    assert search(env)["hits"][0]["source"].endswith("attention.html")
+    assert len(hub.requests()) == before
+    # The other way: what folio fetches, the Python client finds offline.
+    del env.env["HF_HUB_OFFLINE"]
+    other = Env(tmp_path / "other", hub.endpoint)
+    other.run("models", "pull", "all-MiniLM-L6-v2")
+    other.env["HF_HUB_OFFLINE"] = "1"
+    read = (
+        "import sys; from huggingface_hub import hf_hub_download; "
+        "print(hf_hub_download(sys.argv[1], 'onnx/model.onnx', revision=sys.argv[2], local_files_only=True))"
+    )
+    found = subprocess.run([sys.executable, "-c", read, REPO, COMMIT], env=other.env,
+                           capture_output=True, text=True, timeout=120)
+    assert found.returncode == 0, found.stderr
+    assert sha256(found.stdout.strip()) == sha256(setup_model() / "model.onnx")
+
+
+def test_the_token_goes_to_the_hub_and_never_to_its_cdn(hub_server, tmp_path):
+    hub = hub_server()
+    env = Env(tmp_path, hub.endpoint)
+    env.env["HF_TOKEN"] = "hf_test_token"
+    env.run("models", "pull", "all-MiniLM-L6-v2")
+    asked = hub.requests()
+    on_hub = [r for r in asked if "/resolve/" in r["path"]]
+    on_cdn = [r for r in asked if "/cdn/" in r["path"]]
+    assert on_hub and on_cdn
+    assert all(r["authorization"] == "Bearer hf_test_token" for r in on_hub)
+    assert all(r["authorization"] is None for r in on_cdn)
