@@ -97,10 +97,14 @@ if [ ! -f "$model_dir/model.onnx" ]; then
 fi
 
 # The OpenID provider of the OAuth tests (npm oidc-provider, pinned by
-# tests/oidc/package-lock.json), installed beside its script. Needs Node.js
-# 18 or later with npm; on Debian/Ubuntu without them, apt-get installs them.
+# tests/oidc/package-lock.json), installed beside its script, and the MCP
+# Bundle tool (@anthropic-ai/mcpb, tests/install/package-lock.json) that
+# validates and packs folio's bundle. Needs Node.js 18 or later with npm; on
+# Debian/Ubuntu without them, apt-get installs them.
 oidc=$here/../tests/oidc
-if [ ! -f "$oidc/node_modules/oidc-provider/package.json" ]; then
+bundle_tool=$here/../tests/install
+if [ ! -f "$oidc/node_modules/oidc-provider/package.json" ] \
+    || [ ! -f "$bundle_tool/node_modules/@anthropic-ai/mcpb/package.json" ]; then
   if ! command -v npm >/dev/null 2>&1 && [ "${FOLIO_SKIP_APT:-0}" != 1 ] && command -v apt-get >/dev/null 2>&1; then
     sudo=""; [ "$(id -u)" != 0 ] && sudo="sudo"
     log "installing Node.js and npm for the OAuth tests' identity provider"
@@ -110,8 +114,10 @@ if [ ! -f "$oidc/node_modules/oidc-provider/package.json" ]; then
   if command -v npm >/dev/null 2>&1; then
     log "installing the test identity provider (oidc-provider) in tests/oidc"
     (cd "$oidc" && npm ci --silent --no-audit --no-fund >/dev/null)
+    log "installing the MCP Bundle tool (@anthropic-ai/mcpb) in tests/install"
+    (cd "$bundle_tool" && npm ci --silent --no-audit --no-fund >/dev/null)
   else
-    log "no npm: install Node.js 18+ with npm for the OAuth tests"
+    log "no npm: install Node.js 18+ with npm for the OAuth and bundle tests"
   fi
 fi
 

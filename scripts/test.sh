@@ -11,3 +11,6 @@ export FOLIO_TEST_STORE_URL
 cargo fmt --all -- --check
 cargo clippy --all-targets --locked -- -D warnings
 cargo test --workspace --locked
+# The folio-mcp wheel installed into an empty virtualenv and driven over MCP,
+# and the bundle and registry manifests (reuses the debug build).
+scripts/wheel.sh test

@@ -12,7 +12,7 @@ use folio_engine::{ChunkingConfig, EmbedderConfig, EngineConfig, Fusion, OcrConf
 use folio_store::Bm25;
 use serde::Deserialize;
 
-use crate::models::{Wanted, materialise};
+use crate::fetch::{Wanted, materialise};
 
 /// The TOML file's shape. Every field is optional.
 #[derive(Debug, Default, Deserialize)]

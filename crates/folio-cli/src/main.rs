@@ -10,6 +10,7 @@ mod cli;
 mod common;
 mod config;
 mod entities;
+mod fetch;
 mod keys;
 mod models;
 mod output;
