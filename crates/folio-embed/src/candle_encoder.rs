@@ -1,24 +1,60 @@
 //! The pure-Rust fallback: a BERT forward pass on candle tensors on the CPU
 //! (`candle_bert`). No native library; about half the speed of ONNX Runtime
-//! on two cores.
+//! on two cores. Built with the `candle` feature (a default); without it,
+//! loading says how to get the ONNX Runtime path instead.
 
 use std::path::Path;
 
+#[cfg(feature = "candle")]
 use candle_core::{DType, Device, Tensor};
+#[cfg(feature = "candle")]
 use candle_nn::VarBuilder;
 
+#[cfg(feature = "candle")]
 use crate::candle_bert::{Bert, BertConfig};
-use crate::encoder::{Encoder, Forward, pad, pool_batch};
+use crate::encoder::{Encoder, Forward};
+#[cfg(feature = "candle")]
+use crate::encoder::{pad, pool_batch};
 use crate::{EmbedError, LocalModel, ModelConfig};
 
 /// candle forward pass over `model.safetensors`.
+#[cfg(feature = "candle")]
 pub struct CandleForward {
     bert: Bert,
 }
 
+/// No candle in this build: never made.
+#[cfg(not(feature = "candle"))]
+pub enum CandleForward {}
+
 /// The local encoder on candle.
 pub type CandleEncoder = Encoder<CandleForward>;
 
+#[cfg(not(feature = "candle"))]
+impl CandleEncoder {
+    pub fn load(dir: &Path, _options: &ModelConfig) -> Result<Self, EmbedError> {
+        Err(EmbedError::Load {
+            path: dir.display().to_string(),
+            reason:
+                "this folio was built without the candle encoder (no `candle` feature): it needs \
+                     ONNX Runtime (`pip install onnxruntime` beside folio, or ORT_DYLIB_PATH)"
+                    .into(),
+        })
+    }
+}
+
+#[cfg(not(feature = "candle"))]
+impl Forward for CandleForward {
+    fn forward(&self, _: &LocalModel, _: &[&[u32]]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        match *self {}
+    }
+
+    fn name(&self) -> &'static str {
+        "candle"
+    }
+}
+
+#[cfg(feature = "candle")]
 impl CandleEncoder {
     pub fn load(dir: &Path, options: &ModelConfig) -> Result<Self, EmbedError> {
         let model = LocalModel::open(dir, options)?;
@@ -42,6 +78,7 @@ impl CandleEncoder {
     }
 }
 
+#[cfg(feature = "candle")]
 impl Forward for CandleForward {
     fn forward(&self, model: &LocalModel, batch: &[&[u32]]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let err = |e: candle_core::Error| EmbedError::Inference(e.to_string());

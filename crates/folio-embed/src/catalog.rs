@@ -192,7 +192,7 @@ impl CatalogEntry {
 
     /// Whether candle can run it (no ONNX Runtime needed).
     pub fn runs_on_candle(&self) -> bool {
-        self.safetensors.is_some() && self.role == Role::Embedding
+        cfg!(feature = "candle") && self.safetensors.is_some() && self.role == Role::Embedding
     }
 
     /// The options that make its embedding space: the repository id and the

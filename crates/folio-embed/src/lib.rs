@@ -11,6 +11,7 @@
 //! wastes little work.
 
 mod batch;
+#[cfg(feature = "candle")]
 mod candle_bert;
 mod candle_encoder;
 pub mod catalog;
