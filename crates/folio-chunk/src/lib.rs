@@ -36,12 +36,19 @@ impl ChunkConfig {
     /// a passage's evidence together.
     pub fn for_window(window: usize) -> Self {
         let max_tokens = window.saturating_sub(2).max(16);
+        // A long-context encoder (nomic-embed-text: 8,192 tokens) would
+        // otherwise make chunks of whole chapters, too coarse to cite.
+        let target_tokens = max_tokens.min(Self::DEFAULT_TARGET_CAP);
         ChunkConfig {
-            target_tokens: max_tokens,
+            target_tokens,
             max_tokens,
-            overlap_tokens: max_tokens / 8,
+            overlap_tokens: target_tokens / 8,
         }
     }
+
+    /// The largest default chunk: a BERT-size window (512 tokens with the
+    /// special ones); `[chunking] target_tokens` may ask for more.
+    pub const DEFAULT_TARGET_CAP: usize = 510;
 
     pub fn validate(&self) -> Result<(), String> {
         if self.max_tokens < 16 {

@@ -187,6 +187,11 @@ fn multibyte_text_keeps_char_offsets() {
 #[test]
 fn config_validation() {
     assert!(ChunkConfig::for_window(256).validate().is_ok());
+    // A long-context window keeps its maximum but chunks at a citable size.
+    let long = ChunkConfig::for_window(8192);
+    assert_eq!((long.target_tokens, long.max_tokens), (510, 8190));
+    assert!(long.validate().is_ok());
+    assert_eq!(ChunkConfig::for_window(512).target_tokens, 510);
     assert!(
         ChunkConfig {
             target_tokens: 60,

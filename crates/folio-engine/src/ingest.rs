@@ -1003,23 +1003,47 @@ impl Engine {
         }
     }
 
-    /// Embeds `texts` in order, in slices of a few texts, checking for
-    /// cancellation before each slice. Returns the vectors of the texts
-    /// embedded (a prefix) and whether all were.
+    /// Embeds `texts` (the chunks of documents of `sizes` chunks each, in
+    /// order) in slices of similar length, checking for cancellation before
+    /// each slice. Slices in document order would pad every batch to its
+    /// longest chunk (a document's short last chunk beside full ones), so
+    /// texts are sorted by length within runs of whole documents of about
+    /// `RUN` chunks: a run is short enough that cancelled work keeps what
+    /// the runs before it finished. Returns each text's vector in input
+    /// order, `None` for the texts not reached when cancelled.
     fn embed_cancellable(
         embedder: &dyn Embedder,
         texts: &[&str],
+        sizes: &[usize],
         progress: &dyn Progress,
-    ) -> Result<(Vec<Vec<f32>>, bool)> {
+    ) -> Result<Vec<Option<Vec<f32>>>> {
         const SLICE: usize = 16;
-        let mut vectors = Vec::with_capacity(texts.len());
-        for slice in texts.chunks(SLICE) {
-            if progress.cancelled() {
-                return Ok((vectors, false));
+        const RUN: usize = 4 * SLICE;
+        let mut vectors = vec![None; texts.len()];
+        let mut start = 0;
+        let mut sizes = sizes.iter().peekable();
+        while sizes.peek().is_some() {
+            let mut end = start;
+            while let Some(&&size) = sizes.peek()
+                && (end == start || end - start + size <= RUN)
+            {
+                end += size;
+                sizes.next();
             }
-            vectors.extend(embedder.embed_passages(slice)?);
+            let mut order: Vec<usize> = (start..end).collect();
+            order.sort_by_key(|&i| texts[i].len());
+            for slice in order.chunks(SLICE) {
+                if progress.cancelled() {
+                    return Ok(vectors);
+                }
+                let batch: Vec<&str> = slice.iter().map(|&i| texts[i]).collect();
+                for (&i, vector) in slice.iter().zip(embedder.embed_passages(&batch)?) {
+                    vectors[i] = Some(vector);
+                }
+            }
+            start = end;
         }
-        Ok((vectors, true))
+        Ok(vectors)
     }
 
     /// Embeds and writes a group; when cancelled part way, writes the
@@ -1029,7 +1053,7 @@ impl Engine {
         &self,
         request: &IngestRequest,
         embedder: &dyn Embedder,
-        mut group: Vec<Prepared>,
+        group: Vec<Prepared>,
         embed_ms: &mut f64,
         progress: &dyn Progress,
     ) -> Result<(Vec<IngestItem>, bool)> {
@@ -1037,28 +1061,32 @@ impl Engine {
             .iter()
             .flat_map(|p| p.drafts.iter().map(|d| d.embed_text.as_str()))
             .collect();
+        let sizes: Vec<usize> = group.iter().map(|p| p.drafts.len()).collect();
         let started = Instant::now();
-        let (vectors, complete) = Self::embed_cancellable(embedder, &texts, progress)?;
+        let vectors = Self::embed_cancellable(embedder, &texts, &sizes, progress)?;
         *embed_ms += started.elapsed().as_secs_f64() * 1e3;
         drop(texts);
-        let mut covered = 0;
-        let whole = group
-            .iter()
-            .take_while(|p| {
-                covered += p.drafts.len();
-                covered <= vectors.len()
+        let complete = vectors.iter().all(Option::is_some);
+        // A document is written only with every chunk's vector.
+        let mut vectors = vectors.into_iter();
+        let (group, vectors): (Vec<Prepared>, Vec<Vec<Vec<f32>>>) = group
+            .into_iter()
+            .filter_map(|p| {
+                // Taken whole first: collecting into an Option would stop
+                // at the first gap and leave the rest to the next document.
+                let mine: Vec<Option<Vec<f32>>> = vectors.by_ref().take(p.drafts.len()).collect();
+                let mine: Option<Vec<Vec<f32>>> = mine.into_iter().collect();
+                mine.map(|v| (p, v))
             })
-            .count();
-        group.truncate(whole);
+            .unzip();
         if group.is_empty() {
             return Ok((Vec::new(), !complete));
         }
-        let mut vectors = vectors.into_iter();
         let space = embedder.space().clone();
         let mut documents = Vec::with_capacity(group.len());
         let mut warnings = Vec::with_capacity(group.len());
         let finder = self.finder(&request.library)?;
-        for mut prepared in group {
+        for (mut prepared, vectors) in group.into_iter().zip(vectors) {
             let count = prepared.drafts.len() as u32;
             let id = prepared.document.id.clone();
             let chunks: Vec<Chunk> = prepared
@@ -1083,7 +1111,6 @@ impl Engine {
                     }
                 })
                 .collect();
-            let vectors: Vec<Vec<f32>> = vectors.by_ref().take(chunks.len()).collect();
             let mentions = match &finder {
                 Some(finder) => {
                     let (mentions, capped) =
@@ -1131,7 +1158,159 @@ impl Engine {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use folio_core::{EmbeddingSpace, Pooling};
+
     use super::*;
+
+    /// Embeds a text as [its length, its first byte], recording each call's
+    /// texts; cancels once `stop_after` calls were made.
+    struct Recording {
+        space: EmbeddingSpace,
+        calls: Mutex<Vec<Vec<String>>>,
+        made: AtomicUsize,
+        stop_after: usize,
+    }
+
+    impl Recording {
+        fn new(stop_after: usize) -> Self {
+            Recording {
+                space: EmbeddingSpace {
+                    model: "recording".into(),
+                    dim: 2,
+                    pooling: Pooling::Mean,
+                    normalized: false,
+                    query_prefix: String::new(),
+                    passage_prefix: String::new(),
+                },
+                calls: Mutex::new(Vec::new()),
+                made: AtomicUsize::new(0),
+                stop_after,
+            }
+        }
+    }
+
+    impl Embedder for Recording {
+        fn space(&self) -> &EmbeddingSpace {
+            &self.space
+        }
+        fn window(&self) -> usize {
+            512
+        }
+        fn count_tokens(&self, text: &str) -> usize {
+            text.len()
+        }
+        fn embed_passages(
+            &self,
+            texts: &[&str],
+        ) -> std::result::Result<Vec<Vec<f32>>, folio_embed::EmbedError> {
+            self.made.fetch_add(1, Ordering::SeqCst);
+            self.calls
+                .lock()
+                .unwrap()
+                .push(texts.iter().map(|t| t.to_string()).collect());
+            Ok(texts
+                .iter()
+                .map(|t| vec![t.len() as f32, t.as_bytes()[0] as f32])
+                .collect())
+        }
+        fn embed_query(
+            &self,
+            text: &str,
+        ) -> std::result::Result<Vec<f32>, folio_embed::EmbedError> {
+            Ok(self.embed_passages(&[text])?.remove(0))
+        }
+        fn backend(&self) -> &'static str {
+            "recording"
+        }
+    }
+
+    impl Progress for Recording {
+        fn start(&self, _: u64) {}
+        fn advance(&self, _: u64, _: &str) {}
+        fn finish(&self) {}
+        fn cancelled(&self) -> bool {
+            self.made.load(Ordering::SeqCst) >= self.stop_after
+        }
+    }
+
+    /// Documents of 7 chunks each: six of 20 to 60 characters and a short
+    /// last one.
+    fn documents(count: usize) -> (Vec<String>, Vec<usize>) {
+        let mut texts = Vec::new();
+        for d in 0..count {
+            for c in 0..7 {
+                let letter = (b'a' + (d % 26) as u8) as char;
+                let len = if c == 6 {
+                    5 + d % 3
+                } else {
+                    20 + (d * 13 + c * 7) % 41
+                };
+                texts.push(letter.to_string().repeat(len));
+            }
+        }
+        (texts, vec![7; count])
+    }
+
+    #[test]
+    fn a_group_is_embedded_in_slices_of_similar_length_in_input_order() {
+        let (texts, sizes) = documents(20);
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let embedder = Recording::new(usize::MAX);
+        let vectors = Engine::embed_cancellable(&embedder, &refs, &sizes, &embedder).unwrap();
+        // Every text got its own vector, in input order.
+        for (text, vector) in texts.iter().zip(&vectors) {
+            assert_eq!(
+                vector.as_deref(),
+                Some(&[text.len() as f32, text.as_bytes()[0] as f32][..])
+            );
+        }
+        let calls = embedder.calls.lock().unwrap();
+        assert!(calls.iter().all(|c| c.len() <= 16));
+        for call in calls.iter() {
+            assert!(
+                call.windows(2).all(|w| w[0].len() <= w[1].len()),
+                "{call:?}"
+            );
+        }
+        // Padding: each call costs its size times its longest text. Sorted
+        // runs cost less than slices of 16 in document order, where most
+        // slices hold a short last chunk beside full ones.
+        let padded = |calls: &mut dyn Iterator<Item = Vec<usize>>| -> usize {
+            calls.map(|c| c.len() * c.iter().max().unwrap()).sum()
+        };
+        let sorted = padded(&mut calls.iter().map(|c| c.iter().map(String::len).collect()));
+        let in_order = padded(
+            &mut texts
+                .chunks(16)
+                .map(|c| c.iter().map(String::len).collect()),
+        );
+        let exact: usize = texts.iter().map(String::len).sum();
+        assert!(sorted < in_order, "{sorted} vs {in_order}");
+        assert!(
+            sorted - exact < (in_order - exact) / 2,
+            "{sorted} vs {in_order}, exact {exact}"
+        );
+    }
+
+    #[test]
+    fn cancelled_work_keeps_whole_runs_of_documents() {
+        let (texts, sizes) = documents(40);
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        // Cancel after six calls: the first run (9 documents, 63 chunks, 4
+        // calls) is whole; the second is part way.
+        let embedder = Recording::new(6);
+        let vectors = Engine::embed_cancellable(&embedder, &refs, &sizes, &embedder).unwrap();
+        let whole: Vec<bool> = vectors
+            .chunks(7)
+            .map(|doc| doc.iter().all(Option::is_some))
+            .collect();
+        assert!(whole[..9].iter().all(|w| *w), "{whole:?}");
+        assert!(whole[9..].iter().all(|w| !*w), "{whole:?}");
+        assert_eq!(vectors.iter().filter(|v| v.is_some()).count(), 63 + 32);
+    }
 
     #[test]
     fn titles_from_locators() {
