@@ -371,20 +371,21 @@ pub fn runtime_available() -> bool {
 /// Where scripts/setup.sh installs the default model, under the folio home.
 const SETUP_MODEL: &str = "models/all-MiniLM-L6-v2";
 
-/// The reranker's folder: a folder as given, else a catalogued cross-encoder
-/// from the hub cache, fetched on first use.
-fn rerank_folder(given: PathBuf) -> Result<PathBuf> {
-    if given.exists() {
-        return Ok(given);
-    }
-    let name = given.to_string_lossy();
+/// The reranker's folder: a catalogued cross-encoder's, from the hub cache
+/// (fetched on first use), else the folder as given. A folder that is not
+/// there, or a fetch that fails, fails only the reranked searches, saying
+/// why; everything else works.
+fn rerank_folder(given: PathBuf) -> PathBuf {
+    let name = given.to_string_lossy().into_owned();
     match catalog::find(&name) {
-        Some(entry) if entry.role == catalog::Role::Reranker => {
-            materialise(&Wanted::Catalogued(entry), true)
+        Some(entry) if entry.role == catalog::Role::Reranker && !given.exists() => {
+            let wanted = Wanted::Catalogued(entry);
+            materialise(&wanted, true).unwrap_or_else(|e| {
+                eprintln!("folio: the reranker {name} is not available: {e:#}");
+                given
+            })
         }
-        _ => bail!(
-            "[rerank] model {name:?} is neither a folder nor a cross-encoder of the catalogue (`folio models ls`)"
-        ),
+        _ => given,
     }
 }
 
@@ -470,7 +471,7 @@ pub fn engine_config(
     {
         None => None,
         Some(model_dir) => Some(folio_engine::RerankConfig {
-            model_dir: rerank_folder(model_dir)?,
+            model_dir: rerank_folder(model_dir),
             runtime: runtime.clone().context(
                 "the reranker needs the ONNX Runtime library: pip install onnxruntime, run scripts/setup.sh \
                  or set ORT_DYLIB_PATH",
