@@ -45,7 +45,9 @@ case "${1:-}" in
     ;;
   test)
     wheel=$(build dev)
-    "$py" -m auditwheel show "$wheel" | tee /dev/stderr | grep -q "is consistent with"
+    report=$("$py" -m auditwheel show "$wheel")
+    echo "$report" >&2
+    grep -q "is consistent with" <<<"$report"
     cd tests/install
     FOLIO_WHEEL=$wheel FOLIO_BIN=$root/target/debug/folio MCPB="$mcpb" \
       "$py" -m pytest -q -s -p no:cacheprovider test_wheel.py test_package.py
