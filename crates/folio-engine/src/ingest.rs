@@ -225,6 +225,8 @@ impl Progress for SilentProgress {
 /// Chunks embedded together: enough to batch well, small enough that
 /// progress moves and memory stays flat.
 const GROUP_CHUNKS: usize = 256;
+/// Documents prepared (read, extracted, chunked) ahead of the embedding.
+const PREPARED_AHEAD: usize = 8;
 /// The longest a prepared document waits for its group to fill.
 const GROUP_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
 
@@ -381,65 +383,89 @@ impl Engine {
         let mut group: Vec<Prepared> = Vec::new();
         let mut cancelled = false;
         let mut embed_ms = 0.0;
-        let mut read = 0u64;
         let mut group_started = Instant::now();
-        for source in sources {
-            if progress.cancelled() {
-                cancelled = true;
-                break;
-            }
-            let locator = source.locator();
-            match self.prepare(
-                request,
-                source,
-                &chunk_config,
-                &counter,
-                progress,
-                &mut read,
-            ) {
-                Ok(Step::Ready(prepared)) => {
-                    if group.is_empty() {
-                        group_started = Instant::now();
+        // Documents are read, extracted and chunked on a thread of their own
+        // while this one embeds and writes, at most PREPARED_AHEAD documents
+        // ahead (memory stays flat on any folder); the order is kept.
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let read = std::thread::scope(|scope| {
+            let (ready, prepared) = std::sync::mpsc::sync_channel(PREPARED_AHEAD);
+            let (stop, chunk_config, counter) = (&stop, &chunk_config, &counter);
+            let producer = scope.spawn(move || {
+                let mut read = 0u64;
+                for source in sources {
+                    if stop.load(std::sync::atomic::Ordering::Relaxed) || progress.cancelled() {
+                        break;
                     }
-                    group.push(*prepared);
+                    let locator = source.locator();
+                    let step =
+                        self.prepare(request, source, chunk_config, counter, progress, &mut read);
+                    if ready.send((locator, step)).is_err() {
+                        break;
+                    }
                 }
-                Ok(Step::Skipped(id)) => {
-                    items.push(IngestItem {
-                        source: locator.clone(),
-                        status: IngestStatus::Skipped,
-                        document_id: Some(id.to_string()),
-                        title: None,
-                        format: None,
-                        chunks: 0,
-                        pages: None,
-                        error: None,
-                        warnings: Vec::new(),
-                    });
-                    progress.advance(1, &locator);
-                }
-                Err(error) => {
-                    items.push(failed(locator.clone(), error.about(locator.clone())));
-                    progress.advance(1, &locator);
-                }
-            }
-            // A group is written when big enough to embed well, or when its
-            // first document has waited GROUP_WAIT: documents slow to extract
-            // still commit often, so work cut short keeps its progress.
-            let full = group.iter().map(|p| p.drafts.len()).sum::<usize>() >= GROUP_CHUNKS;
-            if full || (!group.is_empty() && group_started.elapsed() >= GROUP_WAIT) {
-                let group = std::mem::take(&mut group);
-                if !self.write_group(
-                    request,
-                    &*embedder,
-                    group,
-                    &mut items,
-                    progress,
-                    &mut embed_ms,
-                ) {
+                read
+            });
+            for (locator, step) in prepared {
+                if progress.cancelled() {
                     cancelled = true;
                     break;
                 }
+                match step {
+                    Ok(Step::Ready(prepared)) => {
+                        if group.is_empty() {
+                            group_started = Instant::now();
+                        }
+                        group.push(*prepared);
+                    }
+                    Ok(Step::Skipped(id)) => {
+                        items.push(IngestItem {
+                            source: locator.clone(),
+                            status: IngestStatus::Skipped,
+                            document_id: Some(id.to_string()),
+                            title: None,
+                            format: None,
+                            chunks: 0,
+                            pages: None,
+                            error: None,
+                            warnings: Vec::new(),
+                        });
+                        progress.advance(1, &locator);
+                    }
+                    Err(error) => {
+                        items.push(failed(locator.clone(), error.about(locator.clone())));
+                        progress.advance(1, &locator);
+                    }
+                }
+                // A group is written when big enough to embed well, or when
+                // its first document has waited GROUP_WAIT: documents slow to
+                // extract still commit often, so work cut short keeps its
+                // progress.
+                let full = group.iter().map(|p| p.drafts.len()).sum::<usize>() >= GROUP_CHUNKS;
+                if full || (!group.is_empty() && group_started.elapsed() >= GROUP_WAIT) {
+                    let group = std::mem::take(&mut group);
+                    if !self.write_group(
+                        request,
+                        &*embedder,
+                        group,
+                        &mut items,
+                        progress,
+                        &mut embed_ms,
+                    ) {
+                        cancelled = true;
+                        break;
+                    }
+                }
             }
+            // The producer stops at its next document; what it prepared
+            // beyond a cancellation is dropped, never written.
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            producer
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        });
+        if progress.cancelled() {
+            cancelled = true;
         }
         if !cancelled
             && !group.is_empty()
