@@ -4,8 +4,6 @@
 //! scripts/setup.sh installs the SDK and pytest into folio's set-up
 //! virtualenv; scripts/postgres.sh runs the server.
 
-use std::path::PathBuf;
-use std::process::Command;
 use std::sync::Mutex;
 
 /// The two runs share the machine's cores: one at a time.
@@ -15,27 +13,14 @@ fn pytest(backend: &str) {
     let _turn = ONE_AT_A_TIME
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let python = folio_testkit::setup_python();
-    assert!(
-        python.exists(),
-        "{} is missing: run scripts/setup.sh",
-        python.display()
+    folio_testkit::pytest(
+        "tests/mcp",
+        &[
+            ("FOLIO_BIN", env!("CARGO_BIN_EXE_folio")),
+            ("FOLIO_MCP_BACKEND", backend),
+        ],
+        &format!("the MCP suite on the {backend} backend"),
     );
-    let output = Command::new(&python)
-        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/mcp"])
-        .current_dir(&root)
-        .env("FOLIO_BIN", env!("CARGO_BIN_EXE_folio"))
-        .env("FOLIO_MCP_BACKEND", backend)
-        .output()
-        .expect("pytest runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "the MCP suite failed on the {backend} backend:\n{stdout}\n{stderr}"
-    );
-    eprintln!("{backend}: {}", stdout.lines().last().unwrap_or_default());
 }
 
 #[test]

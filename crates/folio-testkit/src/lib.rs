@@ -322,3 +322,29 @@ pub fn setup_python() -> std::path::PathBuf {
         });
     home.join("setup-venv/bin/python")
 }
+
+/// Runs pytest on `target` (a path under the repository root) with the
+/// set-up virtualenv's Python and `env`, and fails with its output unless
+/// every test passed; prints pytest's summary line.
+pub fn pytest(target: &str, env: &[(&str, &str)], what: &str) {
+    let python = setup_python();
+    assert!(
+        python.exists(),
+        "{} is missing: run scripts/setup.sh",
+        python.display()
+    );
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let output = std::process::Command::new(&python)
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", target])
+        .current_dir(root)
+        .envs(env.iter().copied())
+        .output()
+        .expect("pytest runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "{what} failed:\n{stdout}\n{stderr}"
+    );
+    eprintln!("{what}: {}", stdout.lines().last().unwrap_or_default());
+}
