@@ -592,7 +592,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
             entities::entities(&engine, args, json)?;
             Ok(Outcome::Success)
         }
-        Command::Models(args) => models::run(args, json),
+        Command::Models(args) => models::run(args, cli.global.config.as_deref(), json),
         Command::Sync(args) => {
             let engine = open(&cli.global, &overrides, !args.dry_run)?;
             sync::run(&engine, args, json)

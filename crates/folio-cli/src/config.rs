@@ -362,9 +362,10 @@ fn usable_runtime(configured: Option<PathBuf>) -> Option<PathBuf> {
     None
 }
 
-/// Whether an ONNX Runtime library is there and loads (for `folio models`).
-pub fn runtime_available() -> bool {
-    let file = load_file(None).ok();
+/// Whether an ONNX Runtime library is there and loads (for `folio models`),
+/// with the configuration file at `config` (the default one when `None`).
+pub fn runtime_available(config: Option<&Path>) -> bool {
+    let file = load_file(config).ok();
     usable_runtime(file.and_then(|f| f.model.runtime)).is_some()
 }
 

@@ -1,6 +1,6 @@
 //! `folio models`: the catalogue, what the hub cache holds, fetching.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
@@ -37,15 +37,15 @@ pub enum ModelsCommand {
 }
 
 /// Runs `folio models`.
-pub fn run(args: &ModelsArgs, json: bool) -> Result<Outcome> {
+pub fn run(args: &ModelsArgs, config: Option<&Path>, json: bool) -> Result<Outcome> {
     match &args.command {
-        ModelsCommand::Ls => list(json),
+        ModelsCommand::Ls => list(config, json),
         ModelsCommand::Pull { model, candle } => {
             let wanted = Wanted::parse(model)?;
             if let Wanted::Folder(dir) = &wanted {
                 bail!("{} is a folder already: nothing to fetch", dir.display());
             }
-            let onnx = !candle && config::runtime_available();
+            let onnx = !candle && config::runtime_available(config);
             let dir = materialise(&wanted, onnx)?;
             if json {
                 println!("{}", json!({"model": model, "path": dir}));
@@ -76,40 +76,48 @@ fn installed(hub: &Hub, wanted: &Wanted) -> Option<PathBuf> {
         .find_map(|onnx| hub.cached(repo, revision, &wanted.files(onnx)))
 }
 
-fn list(json: bool) -> Result<Outcome> {
+fn list(config: Option<&Path>, json: bool) -> Result<Outcome> {
     let hub = Hub::from_env();
-    let runtime = config::runtime_available();
+    let runtime = config::runtime_available(config);
+    // Each entry once: what it is, and where (whether) it is installed.
     let rows: Vec<_> = CATALOG
         .iter()
         .map(|entry| {
-            let wanted = Wanted::Catalogued(entry);
-            let path = installed(&hub, &wanted);
+            let path = installed(&hub, &Wanted::Catalogued(entry));
             let graph = path.as_deref().is_some_and(has_graph);
-            json!({
-                "name": entry.name,
-                "repo": entry.repo,
-                "revision": entry.revision,
-                "role": match entry.role { Role::Embedding => "embedding", Role::Reranker => "reranker" },
-                "dimension": (entry.role == Role::Embedding).then_some(entry.dim),
-                "pooling": (entry.role == Role::Embedding).then(|| format!("{:?}", entry.pooling).to_lowercase()),
-                "window": entry.window,
-                "query_prefix": entry.query_prefix,
-                "passage_prefix": entry.passage_prefix,
-                "download_bytes": entry.download_bytes(runtime),
-                "onnx": entry.onnx.is_some(),
-                "candle": entry.runs_on_candle(),
-                "installed": path.is_some(),
-                "installed_graph": graph,
-                "path": path,
-                "default": entry.name == catalog::DEFAULT_MODEL,
-                "note": entry.note,
-            })
+            let embedding = entry.role == Role::Embedding;
+            let pooling = embedding.then(|| format!("{:?}", entry.pooling).to_lowercase());
+            (entry, path, graph, embedding, pooling)
         })
         .collect();
     if json {
+        let models: Vec<_> = rows
+            .iter()
+            .map(|(entry, path, graph, embedding, pooling)| {
+                json!({
+                    "name": entry.name,
+                    "repo": entry.repo,
+                    "revision": entry.revision,
+                    "role": if *embedding { "embedding" } else { "reranker" },
+                    "dimension": embedding.then_some(entry.dim),
+                    "pooling": pooling,
+                    "window": entry.window,
+                    "query_prefix": entry.query_prefix,
+                    "passage_prefix": entry.passage_prefix,
+                    "download_bytes": entry.download_bytes(runtime),
+                    "onnx": entry.onnx.is_some(),
+                    "candle": entry.runs_on_candle(),
+                    "installed": path.is_some(),
+                    "installed_graph": graph,
+                    "path": path,
+                    "default": entry.name == catalog::DEFAULT_MODEL,
+                    "note": entry.note,
+                })
+            })
+            .collect();
         println!(
             "{}",
-            json!({"cache": hub.cache, "endpoint": hub.endpoint, "onnx_runtime": runtime, "models": rows})
+            json!({"cache": hub.cache, "endpoint": hub.endpoint, "onnx_runtime": runtime, "models": models})
         );
         return Ok(Outcome::Success);
     }
@@ -117,27 +125,22 @@ fn list(json: bool) -> Result<Outcome> {
         "{:<24} {:<9} {:>5} {:>7} {:>9}  {:<10} note",
         "name", "role", "dim", "pooling", "download", "installed"
     );
-    for (entry, row) in CATALOG.iter().zip(&rows) {
-        let installed = match (row["installed"].as_bool(), row["installed_graph"].as_bool()) {
-            (Some(true), Some(true)) => "yes (onnx)",
-            (Some(true), _) => "yes",
-            _ => "no",
+    for (entry, path, graph, embedding, pooling) in &rows {
+        let installed = match (path, graph) {
+            (Some(_), true) => "yes (onnx)",
+            (Some(_), false) => "yes",
+            (None, _) => "no",
         };
-        let embedding = entry.role == Role::Embedding;
         println!(
             "{:<24} {:<9} {:>5} {:>7} {:>9}  {:<10} {}",
             entry.name,
-            if embedding { "embedding" } else { "reranker" },
-            if embedding {
+            if *embedding { "embedding" } else { "reranker" },
+            if *embedding {
                 entry.dim.to_string()
             } else {
                 "-".into()
             },
-            if embedding {
-                format!("{:?}", entry.pooling).to_lowercase()
-            } else {
-                "-".into()
-            },
+            pooling.as_deref().unwrap_or("-"),
             megabytes(entry.download_bytes(runtime)),
             installed,
             entry.note,

@@ -47,7 +47,11 @@ pub struct CatalogEntry {
 /// The default embedding model.
 pub const DEFAULT_MODEL: &str = "all-MiniLM-L6-v2";
 
-const ST_CONFIG: [HubFile; 3] = [
+/// The configuration and tokenizer of a model whose hashes the catalogue
+/// does not pin: checked against the hub's content addresses.
+const CHECKED_BY_HUB: [HubFile; 5] = [
+    HubFile::checked_by_hub("config.json"),
+    HubFile::checked_by_hub("tokenizer.json"),
     HubFile::optional("modules.json"),
     HubFile::optional("sentence_bert_config.json"),
     HubFile::optional("1_Pooling/config.json"),
@@ -107,13 +111,7 @@ pub const CATALOG: &[CatalogEntry] = &[
         window: 512,
         query_prefix: "Represent this sentence for searching relevant passages: ",
         passage_prefix: "",
-        common: &[
-            HubFile::checked_by_hub("config.json"),
-            HubFile::checked_by_hub("tokenizer.json"),
-            ST_CONFIG[0],
-            ST_CONFIG[1],
-            ST_CONFIG[2],
-        ],
+        common: &CHECKED_BY_HUB,
         onnx: Some((HubFile::optional("onnx/model.onnx"), 133_093_490)),
         safetensors: Some((HubFile::checked_by_hub("model.safetensors"), 133_466_304)),
         note: "seed 000; CLS pooling, query instruction",
@@ -128,13 +126,7 @@ pub const CATALOG: &[CatalogEntry] = &[
         window: 8192,
         query_prefix: "search_query: ",
         passage_prefix: "search_document: ",
-        common: &[
-            HubFile::checked_by_hub("config.json"),
-            HubFile::checked_by_hub("tokenizer.json"),
-            ST_CONFIG[0],
-            ST_CONFIG[1],
-            ST_CONFIG[2],
-        ],
+        common: &CHECKED_BY_HUB,
         onnx: Some((HubFile::checked_by_hub("onnx/model.onnx"), 547_239_997)),
         // NomicBert (rotary positions, SwiGLU): not the candle BERT path.
         safetensors: None,
@@ -150,10 +142,7 @@ pub const CATALOG: &[CatalogEntry] = &[
         window: 512,
         query_prefix: "",
         passage_prefix: "",
-        common: &[
-            HubFile::checked_by_hub("config.json"),
-            HubFile::checked_by_hub("tokenizer.json"),
-        ],
+        common: CHECKED_BY_HUB.split_at(2).0,
         onnx: Some((HubFile::checked_by_hub("onnx/model.onnx"), 91_011_230)),
         safetensors: None,
         note: "cross-encoder for [rerank]; needs ONNX Runtime",
@@ -173,20 +162,20 @@ impl CatalogEntry {
     /// has one, else the safetensors).
     pub fn files(&self, onnx: bool) -> Vec<HubFile> {
         let mut files = self.common.to_vec();
-        match (onnx, self.onnx, self.safetensors) {
-            (true, Some((graph, _)), _) | (false, Some((graph, _)), None) => files.push(graph),
-            (_, _, Some((weights, _))) => files.push(weights),
-            (_, None, None) => {}
-        }
+        files.extend(self.weights(onnx).map(|(file, _)| file));
         files
     }
 
     /// The bytes a fetch for that path downloads (weights only).
     pub fn download_bytes(&self, onnx: bool) -> u64 {
+        self.weights(onnx).map_or(0, |(_, bytes)| bytes)
+    }
+
+    /// The weights of the path that will run, with their size.
+    fn weights(&self, onnx: bool) -> Option<(HubFile, u64)> {
         match (onnx, self.onnx, self.safetensors) {
-            (true, Some((_, n)), _) | (false, Some((_, n)), None) => n,
-            (_, _, Some((_, n))) => n,
-            (_, None, None) => 0,
+            (true, Some(graph), _) | (false, Some(graph), None) => Some(graph),
+            (_, _, weights) => weights,
         }
     }
 
@@ -210,16 +199,12 @@ impl CatalogEntry {
 /// sentence-transformers configuration, the tokenizer, and the weights of
 /// the path that will run.
 pub fn files_for_hub_id(onnx: bool) -> Vec<HubFile> {
-    let mut files = vec![
-        HubFile::checked_by_hub("config.json"),
-        HubFile::checked_by_hub("tokenizer.json"),
-    ];
-    files.extend(ST_CONFIG);
-    files.push(if onnx {
-        HubFile::checked_by_hub("onnx/model.onnx")
+    let mut files = CHECKED_BY_HUB.to_vec();
+    files.push(HubFile::checked_by_hub(if onnx {
+        "onnx/model.onnx"
     } else {
-        HubFile::checked_by_hub("model.safetensors")
-    });
+        "model.safetensors"
+    }));
     files
 }
 

@@ -234,20 +234,19 @@ impl Hub {
         files: &[HubFile],
         on: &mut dyn FnMut(FetchEvent),
     ) -> Result<PathBuf, HubError> {
-        // A pinned commit already whole in the cache needs no network.
-        if is_commit(revision)
-            && let Some(snapshot) = self.cached(repo, revision, files)
-        {
-            return Ok(snapshot);
-        }
-        if self.offline {
-            return self
-                .cached(repo, revision, files)
-                .ok_or_else(|| HubError::Offline {
+        // A pinned commit already whole in the cache needs no network;
+        // offline, the cache is all there is (a branch as `refs/` names it).
+        if is_commit(revision) || self.offline {
+            if let Some(snapshot) = self.cached(repo, revision, files) {
+                return Ok(snapshot);
+            }
+            if self.offline {
+                return Err(HubError::Offline {
                     repo: repo.into(),
                     revision: revision.into(),
                     cache: self.cache.display().to_string(),
                 });
+            }
         }
         let client = reqwest::blocking::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
