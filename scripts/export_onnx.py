@@ -10,9 +10,19 @@ A cross-encoder (BertForSequenceClassification: a pooler and a classifier over
 the [CLS] state) returns logits (float32 [batch, labels]) instead, as the hub's
 exports of such models do; folio's reranker reads them.
 
-usage: export_onnx.py MODEL_DIR OUT.onnx
+With --int8 the graph is quantised dynamically (ONNX Runtime's quantiser):
+each linear layer's weights become signed 8-bit with one scale per output
+column (one scale per matrix lost 0.019 nDCG@10 on SciFact; this loses less), and
+its activations are quantised per batch at run time (MatMulInteger), which
+ONNX Runtime runs on VNNI or AVX2 integer kernels. Attention products,
+embeddings and layer norms stay fp32. folio runs this graph, written as
+`model_int8.onnx`, with `[model] precision = "int8"`; only this quantiser's
+graph, because another's gives other vectors. Needs the onnxruntime package.
+
+usage: export_onnx.py [--int8] MODEL_DIR OUT.onnx
 """
 import json
+import os
 import sys
 
 import numpy as np
@@ -134,5 +144,31 @@ def export(model_dir, out_path):
     onnx.save(model, out_path)
 
 
+def quantize(fp32_path, out_path):
+    import logging
+
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    # It advises a pre-processing pass that only matters for static quantisation.
+    logging.getLogger().setLevel(logging.ERROR)
+    quantize_dynamic(fp32_path, out_path, weight_type=QuantType.QInt8, per_channel=True,
+                     op_types_to_quantize=["MatMul"])
+
+
 if __name__ == "__main__":
-    export(sys.argv[1], sys.argv[2])
+    args = sys.argv[1:]
+    int8 = "--int8" in args
+    args = [a for a in args if a != "--int8"]
+    if len(args) != 2:
+        sys.exit("usage: export_onnx.py [--int8] MODEL_DIR OUT.onnx")
+    model_dir, out = args
+    if not int8:
+        export(model_dir, out)
+    else:
+        fp32 = out + ".fp32"
+        try:
+            export(model_dir, fp32)
+            quantize(fp32, out)
+        finally:
+            if os.path.exists(fp32):
+                os.remove(fp32)

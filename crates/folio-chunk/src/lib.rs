@@ -13,6 +13,14 @@ use unicode_segmentation::UnicodeSegmentation;
 /// Counts model tokens in a text, without special tokens.
 pub trait TokenCounter {
     fn count(&self, text: &str) -> usize;
+
+    /// Tokens of `text` (as `count`) and the token ids the encoder will run
+    /// for it, when the counter can give them: the chunker keeps them with
+    /// the chunk, so its text is not tokenised again to be embedded.
+    fn encode(&self, text: &str) -> Option<(usize, Vec<u32>)> {
+        let _ = text;
+        None
+    }
 }
 
 /// How big chunks are, in model tokens.
@@ -81,6 +89,8 @@ pub struct ChunkDraft {
     pub section_path: Vec<String>,
     /// Tokens of `embed_text`, counted exactly.
     pub token_count: u32,
+    /// The encoder's token ids for `embed_text`, when the counter gave them.
+    pub ids: Option<Vec<u32>>,
 }
 
 /// A piece of text that is never cut further: a block, a sentence, a run of
@@ -446,7 +456,10 @@ fn emit(
     };
     let text = doc.slice(first.start, last.end).to_string();
     let embed_text = format!("{header}{text}");
-    let token_count = counter.count(&embed_text);
+    let (token_count, ids) = match counter.encode(&embed_text) {
+        Some((count, ids)) => (count, Some(ids)),
+        None => (counter.count(&embed_text), None),
+    };
     if token_count > max_tokens && group.len() > 1 {
         let (a, b) = group.split_at(group.len() / 2);
         emit(a, doc, header, path, max_tokens, counter, out);
@@ -463,6 +476,7 @@ fn emit(
         page_end: pages.max(),
         section_path: path.to_vec(),
         token_count: token_count as u32,
+        ids,
     });
 }
 

@@ -467,28 +467,32 @@ fn encoder(
         }));
         Ok(v)
     };
-    let (model_dir, runtime) = match config {
+    let (model_dir, runtime, model) = match config {
         Ok(folio_engine::EngineConfig {
-            embedder: EmbedderConfig::Onnx {
-                model_dir, runtime, ..
-            },
+            embedder:
+                EmbedderConfig::Onnx {
+                    model_dir,
+                    runtime,
+                    model,
+                    ..
+                },
             ..
-        }) => (model_dir, Some(runtime)),
+        }) => (model_dir, Some(runtime), model),
         Ok(folio_engine::EngineConfig {
-            embedder: EmbedderConfig::Candle { model_dir, .. },
+            embedder: EmbedderConfig::Candle { model_dir, model },
             ..
-        }) => (model_dir, None),
+        }) => (model_dir, None, model),
         Ok(_) => bail!("the encoder benchmark runs local models"),
         Err(e) if backends == "candle" => {
             tracing::info!(error = %e, "no ONNX Runtime; benchmarking candle only");
             (
                 crate::config::folio_home().join("models/all-MiniLM-L6-v2"),
                 None,
+                ModelConfig::default(),
             )
         }
         Err(e) => return Err(e),
     };
-    let model = ModelConfig::default();
     if backends == "onnx" || backends == "both" {
         let runtime = runtime.context("the onnx backend needs the ONNX Runtime library")?;
         let encoder = OnnxEncoder::load(&model_dir, &model, &runtime, threads)?;

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use folio_core::Limits;
+use folio_core::{Limits, Precision};
 use folio_embed::catalog;
 use folio_embed::{ModelConfig, OpenAiOptions};
 use folio_engine::{ChunkingConfig, EmbedderConfig, EngineConfig, Fusion, OcrConfig};
@@ -187,6 +187,10 @@ pub struct ModelSection {
     pub threads: Option<usize>,
     pub query_prefix: Option<String>,
     pub passage_prefix: Option<String>,
+    /// fp32 (default) or int8: ONNX Runtime over the folder's
+    /// `model_int8.onnx` (scripts/export_onnx.py --int8). An int8 library
+    /// is another embedding space than its fp32 twin.
+    pub precision: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -461,10 +465,29 @@ pub fn engine_config(
             (materialise(&wanted, onnx)?, wanted.defaults())
         }
     };
+    let precision: Precision = match env("FOLIO_MODEL_PRECISION").or(m.precision) {
+        Some(p) => p
+            .parse()
+            .map_err(|e: String| anyhow::anyhow!("[model] precision: {e}"))?,
+        None => defaults.precision,
+    };
+    if precision == Precision::Int8 {
+        match backend.as_deref() {
+            Some("candle" | "openai") => {
+                bail!("[model] precision int8 runs on the onnx backend only")
+            }
+            _ if runtime.is_none() => bail!(
+                "[model] precision int8 runs on ONNX Runtime, which was not found: pip install \
+                 onnxruntime beside folio, run scripts/setup.sh or set FOLIO_ORT_LIB"
+            ),
+            _ => {}
+        }
+    }
     let model = ModelConfig {
         id: env("FOLIO_MODEL_ID").or(m.id).or(defaults.id),
         query_prefix: m.query_prefix.unwrap_or(defaults.query_prefix),
         passage_prefix: m.passage_prefix.unwrap_or(defaults.passage_prefix),
+        precision,
     };
     let rerank = match env("FOLIO_RERANK_MODEL")
         .map(PathBuf::from)
@@ -502,7 +525,8 @@ pub fn engine_config(
     let embedder = match backend.as_deref() {
         None => match runtime {
             Some(runtime)
-                if model_dir.join("model.onnx").exists()
+                if precision == Precision::Int8
+                    || model_dir.join("model.onnx").exists()
                     || model_dir.join("onnx/model.onnx").exists() =>
             {
                 onnx(model_dir, runtime, model)

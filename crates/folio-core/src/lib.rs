@@ -16,7 +16,7 @@ pub use chunk::{Chunk, ChunkId};
 pub use document::{Document, DocumentId, DocumentSummary, SourceKind, content_hash};
 pub use error::ErrorCode;
 pub use filter::{Condition, Filter, FilterError};
-pub use library::{EmbeddingSpace, LibraryName, LibraryNameError, Pooling};
+pub use library::{EmbeddingSpace, LibraryName, LibraryNameError, Pooling, Precision};
 pub use limits::Limits;
 pub use record::{FieldKind, FieldSpec, NeighbourOrder, RecordError, RecordSchema, ValidRecord};
 pub use structured::{Block, BlockKind, StructuredText, alphanumerics};

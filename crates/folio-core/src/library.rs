@@ -78,6 +78,44 @@ pub enum Pooling {
     Cls,
 }
 
+/// The numeric precision of an encoder's matrix multiplications. An int8
+/// encoder's vectors lie close to its fp32 twin's but are not the same, so
+/// precision is part of the embedding space.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Precision {
+    #[default]
+    Fp32,
+    /// Weights quantised to 8 bits, activations quantised per batch
+    /// (dynamic quantisation).
+    Int8,
+}
+
+impl Precision {
+    pub fn is_fp32(&self) -> bool {
+        *self == Precision::Fp32
+    }
+
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Precision::Fp32 => "fp32",
+            Precision::Int8 => "int8",
+        }
+    }
+}
+
+impl std::str::FromStr for Precision {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "fp32" => Ok(Precision::Fp32),
+            "int8" => Ok(Precision::Int8),
+            other => Err(format!("unknown precision {other:?} (use fp32 or int8)")),
+        }
+    }
+}
+
 /// The embedding space a library is pinned to: vectors from another space are
 /// not comparable, so writes and queries in another space are refused.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -92,6 +130,10 @@ pub struct EmbeddingSpace {
     pub query_prefix: String,
     /// Prepended to passages before embedding (e5: `passage: `).
     pub passage_prefix: String,
+    /// Absent (fp32) in spaces recorded before precision was, so those
+    /// libraries read and compare as they always did.
+    #[serde(default, skip_serializing_if = "Precision::is_fp32")]
+    pub precision: Precision,
 }
 
 impl EmbeddingSpace {
@@ -117,6 +159,13 @@ impl EmbeddingSpace {
         if self.query_prefix != other.query_prefix || self.passage_prefix != other.passage_prefix {
             parts.push("prefixes differ".to_string());
         }
+        if self.precision != other.precision {
+            parts.push(format!(
+                "precision {} vs {}",
+                self.precision.as_str(),
+                other.precision.as_str()
+            ));
+        }
         Some(parts.join(", "))
     }
 }
@@ -124,6 +173,37 @@ impl EmbeddingSpace {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn precision_is_part_of_the_space_and_absent_when_fp32() {
+        let fp32 = EmbeddingSpace {
+            model: "m".into(),
+            dim: 4,
+            pooling: Pooling::Mean,
+            normalized: true,
+            query_prefix: String::new(),
+            passage_prefix: String::new(),
+            precision: Precision::Fp32,
+        };
+        // A space recorded before precision existed reads as fp32.
+        let recorded = r#"{"model":"m","dim":4,"pooling":"mean","normalized":true,"query_prefix":"","passage_prefix":""}"#;
+        let old: EmbeddingSpace = serde_json::from_str(recorded).unwrap();
+        assert_eq!(old, fp32);
+        assert_eq!(serde_json::to_string(&fp32).unwrap(), recorded);
+        let int8 = EmbeddingSpace {
+            precision: Precision::Int8,
+            ..fp32.clone()
+        };
+        assert!(
+            serde_json::to_string(&int8)
+                .unwrap()
+                .contains(r#""precision":"int8""#)
+        );
+        assert_eq!(
+            fp32.difference(&int8).as_deref(),
+            Some("precision fp32 vs int8")
+        );
+    }
 
     #[test]
     fn library_names() {

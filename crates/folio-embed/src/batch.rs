@@ -30,14 +30,14 @@ pub fn batches(lengths: &[usize]) -> Vec<Vec<usize>> {
 
 /// Runs `encode` on each batch of `ids` (padded to the batch's longest with
 /// 0, mask 1/0) and scatters the vectors back to input order.
-pub fn run_batches<E>(
-    ids: &[Vec<u32>],
+pub fn run_batches<S: AsRef<[u32]>, E>(
+    ids: &[S],
     mut encode: impl FnMut(&[&[u32]]) -> Result<Vec<Vec<f32>>, E>,
 ) -> Result<Vec<Vec<f32>>, E> {
-    let lengths: Vec<usize> = ids.iter().map(Vec::len).collect();
+    let lengths: Vec<usize> = ids.iter().map(|s| s.as_ref().len()).collect();
     let mut out: Vec<Vec<f32>> = vec![Vec::new(); ids.len()];
     for batch in batches(&lengths) {
-        let inputs: Vec<&[u32]> = batch.iter().map(|&i| ids[i].as_slice()).collect();
+        let inputs: Vec<&[u32]> = batch.iter().map(|&i| ids[i].as_ref()).collect();
         for (i, vector) in batch.into_iter().zip(encode(&inputs)?) {
             out[i] = vector;
         }

@@ -57,11 +57,18 @@ impl Forward for CandleForward {
 #[cfg(feature = "candle")]
 impl CandleEncoder {
     pub fn load(dir: &Path, options: &ModelConfig) -> Result<Self, EmbedError> {
-        let model = LocalModel::open(dir, options)?;
         let fail = |e: String| EmbedError::Load {
             path: dir.display().to_string(),
             reason: e,
         };
+        if options.precision != folio_core::Precision::Fp32 {
+            return Err(fail(
+                "int8 runs on ONNX Runtime only: set [model] backend = \"onnx\" with the runtime \
+                 installed (pip install onnxruntime, or scripts/setup.sh)"
+                    .into(),
+            ));
+        }
+        let model = LocalModel::open(dir, options)?;
         let config: BertConfig = serde_json::from_str(
             &std::fs::read_to_string(dir.join("config.json")).map_err(|e| fail(e.to_string()))?,
         )

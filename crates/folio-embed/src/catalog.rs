@@ -191,6 +191,7 @@ impl CatalogEntry {
             id: Some(self.repo.into()),
             query_prefix: self.query_prefix.into(),
             passage_prefix: self.passage_prefix.into(),
+            ..ModelConfig::default()
         }
     }
 }

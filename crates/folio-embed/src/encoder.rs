@@ -33,7 +33,7 @@ impl<F: Forward> Encoder<F> {
     }
 
     /// Runs token-id sequences through the network in length-sorted batches.
-    fn run_ids(&self, ids: &[Vec<u32>]) -> Result<Vec<Vec<f32>>, EmbedError> {
+    fn run_ids<S: AsRef<[u32]>>(&self, ids: &[S]) -> Result<Vec<Vec<f32>>, EmbedError> {
         batch::run_batches(ids, |b| self.forward.forward(&self.model, b))
     }
 
@@ -64,6 +64,20 @@ impl<F: Forward> Embedder for Encoder<F> {
             texts.iter().map(|t| format!("{prefix}{t}")).collect(),
             false,
         )
+    }
+
+    fn encode_passage(&self, text: &str) -> Option<(usize, Vec<u32>)> {
+        self.model.encode_passage(text)
+    }
+
+    fn embed_passage_ids(&self, ids: &[&[u32]]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        if let Some(long) = ids.iter().find(|s| s.len() > self.model.window) {
+            return Err(EmbedError::TooLong {
+                tokens: long.len(),
+                window: self.model.window,
+            });
+        }
+        self.run_ids(ids)
     }
 
     fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError> {

@@ -27,7 +27,7 @@ mod rerank;
 pub use candle_encoder::CandleEncoder;
 pub use error::EmbedError;
 pub use model::{LocalModel, ModelConfig};
-pub use onnx_encoder::{OnnxEncoder, check_runtime, find_runtime_library};
+pub use onnx_encoder::{INT8_GRAPH, OnnxEncoder, check_runtime, find_runtime_library};
 pub use openai::{OpenAiEmbedder, OpenAiOptions};
 pub use rerank::{CrossEncoder, PairTokens};
 
@@ -50,6 +50,25 @@ pub trait Embedder: Send + Sync {
     /// the window are an error, never silently truncated: the chunker sizes
     /// chunks to fit.
     fn embed_passages(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
+
+    /// A passage's token count (as `count_tokens`) and the token ids
+    /// `embed_passage_ids` runs for it, when this embedder tokenises
+    /// locally and the passage prefix, if any, cannot change the text's
+    /// tokens. Ingest tokenises each chunk once, with this.
+    fn encode_passage(&self, text: &str) -> Option<(usize, Vec<u32>)> {
+        let _ = text;
+        None
+    }
+
+    /// Embeds passages tokenised by `encode_passage`. A sequence longer than
+    /// the window is an error, as in `embed_passages`.
+    fn embed_passage_ids(&self, ids: &[&[u32]]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let _ = ids;
+        Err(EmbedError::Inference(format!(
+            "the {} backend embeds passages from text only",
+            self.backend()
+        )))
+    }
 
     /// Embeds a query (the query prefix is added here). A query longer than
     /// the window is cut to the window: only its dense side loses the tail.

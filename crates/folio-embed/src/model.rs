@@ -3,9 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use folio_core::{EmbeddingSpace, Pooling};
+use folio_core::{EmbeddingSpace, Pooling, Precision};
 use serde::Deserialize;
-use tokenizers::Tokenizer;
+use tokenizers::{PostProcessor, Tokenizer};
 
 use crate::EmbedError;
 
@@ -18,6 +18,8 @@ pub struct ModelConfig {
     pub id: Option<String>,
     pub query_prefix: String,
     pub passage_prefix: String,
+    /// fp32, or int8 on ONNX Runtime over the folder's `model_int8.onnx`.
+    pub precision: Precision,
 }
 
 /// A loaded model folder: tokenizer (padding and truncation off), the
@@ -28,6 +30,8 @@ pub struct LocalModel {
     pub space: EmbeddingSpace,
     pub window: usize,
     pub hidden_size: usize,
+    /// Special tokens the tokenizer adds to one sequence ([CLS], [SEP]).
+    added_tokens: usize,
 }
 
 #[derive(Deserialize)]
@@ -137,13 +141,18 @@ impl LocalModel {
             normalized,
             query_prefix: options.query_prefix.clone(),
             passage_prefix: options.passage_prefix.clone(),
+            precision: options.precision,
         };
+        let added_tokens = tokenizer
+            .get_post_processor()
+            .map_or(0, |p| p.added_tokens(false));
         Ok(LocalModel {
             dir: dir.to_path_buf(),
             tokenizer,
             space,
             window,
             hidden_size: config.hidden_size,
+            added_tokens,
         })
     }
 
@@ -153,6 +162,23 @@ impl LocalModel {
             .encode_fast(text, false)
             .map(|e| e.len())
             .unwrap_or(text.len() / 3 + 1)
+    }
+
+    /// A passage's token count (special tokens excluded, as `count_tokens`)
+    /// and its ids as the encoder runs them. `None` when the model has a
+    /// passage prefix: the prefix is tokenised with the text, which the
+    /// count of the text alone does not describe.
+    pub fn encode_passage(&self, text: &str) -> Option<(usize, Vec<u32>)> {
+        if !self.space.passage_prefix.is_empty() {
+            return None;
+        }
+        let ids = self
+            .tokenizer
+            .encode_fast(text, true)
+            .ok()?
+            .get_ids()
+            .to_vec();
+        Some((ids.len().saturating_sub(self.added_tokens), ids))
     }
 
     /// Token ids (with special tokens) of each text. Passages longer than the

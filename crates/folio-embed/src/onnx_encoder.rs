@@ -10,6 +10,8 @@ use ort::session::Session;
 use ort::session::builder::GraphOptimizationLevel;
 use ort::value::TensorRef;
 
+use folio_core::Precision;
+
 use crate::encoder::{Encoder, Forward, pad, pool_batch};
 use crate::{EmbedError, LocalModel, ModelConfig};
 
@@ -60,22 +62,30 @@ pub fn check_runtime(library: &Path) -> Result<(), EmbedError> {
     load_runtime(library).map(|_| ())
 }
 
-/// An ONNX Runtime session over the folder's `model.onnx` (or
-/// `onnx/model.onnx`, the hub's layout) with `threads` intra-op threads;
-/// `hint` says how to get a missing graph.
+/// The fp32 graph: `model.onnx`, or `onnx/model.onnx` in the hub's layout.
+pub(crate) const FP32_GRAPHS: &[&str] = &["model.onnx", "onnx/model.onnx"];
+/// The int8 graph `scripts/export_onnx.py --int8` writes. Only this one:
+/// another quantiser's graph gives other vectors, so it is another space.
+pub const INT8_GRAPH: &str = "model_int8.onnx";
+
+/// An ONNX Runtime session over the first of the folder's `graphs` that
+/// exists, with `threads` intra-op threads; `hint` says how to get a
+/// missing graph.
 pub(crate) fn session(
     dir: &Path,
+    graphs: &[&str],
     runtime: &Path,
     threads: usize,
     hint: &str,
 ) -> Result<Session, EmbedError> {
     let environment = load_runtime(runtime)?;
-    let onnx = [dir.join("model.onnx"), dir.join("onnx/model.onnx")]
-        .into_iter()
+    let onnx = graphs
+        .iter()
+        .map(|g| dir.join(g))
         .find(|p| p.exists())
         .ok_or_else(|| EmbedError::Load {
             path: dir.display().to_string(),
-            reason: format!("no model.onnx ({hint})"),
+            reason: format!("no {} ({hint})", graphs[0]),
         })?;
     let fail = |e: String| EmbedError::Load {
         path: onnx.display().to_string(),
@@ -116,8 +126,9 @@ pub(crate) fn run_bert<T>(
 }
 
 impl OnnxEncoder {
-    /// Loads the runtime library, the model folder and its `model.onnx` (or
-    /// `onnx/model.onnx`, the hub's layout), with `threads` intra-op threads.
+    /// Loads the runtime library, the model folder and its graph for the
+    /// precision (`model.onnx` or the hub's `onnx/model.onnx` for fp32,
+    /// `model_int8.onnx` for int8), with `threads` intra-op threads.
     pub fn load(
         dir: &Path,
         options: &ModelConfig,
@@ -125,12 +136,26 @@ impl OnnxEncoder {
         threads: usize,
     ) -> Result<Self, EmbedError> {
         let model = LocalModel::open(dir, options)?;
-        let session = session(
-            dir,
-            runtime,
-            threads,
-            "run scripts/setup.sh, or use the candle backend",
-        )?;
+        let session = match options.precision {
+            Precision::Fp32 => session(
+                dir,
+                FP32_GRAPHS,
+                runtime,
+                threads,
+                "run scripts/setup.sh, or use the candle backend",
+            )?,
+            Precision::Int8 => session(
+                dir,
+                &[INT8_GRAPH],
+                runtime,
+                threads,
+                &format!(
+                    "make it with `python scripts/export_onnx.py --int8 {dir} {dir}/{INT8_GRAPH}`; \
+                     scripts/setup.sh does for the default model",
+                    dir = dir.display()
+                ),
+            )?,
+        };
         Ok(Encoder {
             model,
             forward: OnnxForward {

@@ -61,6 +61,7 @@ impl OpenAiEmbedder {
                 normalized: true,
                 query_prefix: options.query_prefix.clone(),
                 passage_prefix: options.passage_prefix.clone(),
+                precision: Default::default(),
             },
             options,
             client,

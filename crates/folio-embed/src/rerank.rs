@@ -80,6 +80,7 @@ impl CrossEncoder {
             .map_err(|e| fail(e.to_string()))?;
         let session = session(
             dir,
+            crate::onnx_encoder::FP32_GRAPHS,
             runtime,
             threads,
             "export it with scripts/export_onnx.py",

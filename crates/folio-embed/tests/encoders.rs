@@ -184,3 +184,67 @@ fn an_embedding_model_is_not_taken_for_a_cross_encoder() {
         Ok(_) => panic!("an embedding model loaded as a cross-encoder"),
     }
 }
+
+#[test]
+fn passages_tokenised_once_embed_as_their_text_does() {
+    let onnx = OnnxEncoder::load(&model_dir(), &ModelConfig::default(), &runtime(), 2).unwrap();
+    let encoded: Vec<(usize, Vec<u32>)> = TEXTS
+        .iter()
+        .map(|t| {
+            onnx.encode_passage(t)
+                .expect("no passage prefix: ids are shared")
+        })
+        .collect();
+    for ((count, ids), text) in encoded.iter().zip(TEXTS) {
+        assert_eq!(*count, onnx.count_tokens(text), "{text}");
+        assert_eq!(ids.len(), count + 2, "[CLS] and [SEP] around {text}");
+    }
+    let ids: Vec<&[u32]> = encoded.iter().map(|(_, ids)| ids.as_slice()).collect();
+    let from_ids = onnx.embed_passage_ids(&ids).unwrap();
+    let from_text = onnx.embed_passages(&TEXTS).unwrap();
+    for (a, b) in from_ids.iter().zip(&from_text) {
+        assert!(cosine(a, b) > 0.99999, "{}", cosine(a, b));
+    }
+    let (_, long) = onnx.encode_passage(&"word ".repeat(400)).unwrap();
+    assert!(matches!(
+        onnx.embed_passage_ids(&[&long]),
+        Err(EmbedError::TooLong {
+            tokens: 402,
+            window: 256
+        })
+    ));
+    // A passage prefix is tokenised with the text: nothing is shared then.
+    let prefixed = ModelConfig {
+        passage_prefix: "passage: ".into(),
+        ..ModelConfig::default()
+    };
+    let onnx = OnnxEncoder::load(&model_dir(), &prefixed, &runtime(), 2).unwrap();
+    assert!(onnx.encode_passage(TEXTS[0]).is_none());
+}
+
+#[test]
+fn the_int8_encoder_is_its_own_space_close_to_fp32() {
+    let int8 = ModelConfig {
+        precision: folio_core::Precision::Int8,
+        ..ModelConfig::default()
+    };
+    let quantised = OnnxEncoder::load(&model_dir(), &int8, &runtime(), 2)
+        .expect("scripts/setup.sh makes model_int8.onnx");
+    let fp32 = OnnxEncoder::load(&model_dir(), &ModelConfig::default(), &runtime(), 2).unwrap();
+    assert_eq!(
+        quantised.space().difference(fp32.space()).as_deref(),
+        Some("precision int8 vs fp32")
+    );
+    let a = quantised.embed_passages(&TEXTS).unwrap();
+    let b = fp32.embed_passages(&TEXTS).unwrap();
+    for (x, y) in a.iter().zip(&b) {
+        assert!((cosine(x, x) - 1.0).abs() < 1e-5, "normalised");
+        // Close to fp32, not equal: quantisation moves every vector a little.
+        let c = cosine(x, y);
+        assert!((0.97..0.99999).contains(&c), "int8 vs fp32 cosine {c}");
+    }
+    assert!(cosine(&a[0], &a[1]) > cosine(&a[0], &a[2]) + 0.3);
+    // candle has no int8 path, and says so.
+    let refused = CandleEncoder::load(&model_dir(), &int8).err().unwrap();
+    assert!(refused.to_string().contains("ONNX Runtime"), "{refused}");
+}

@@ -8,8 +8,8 @@ use std::time::Instant;
 
 use folio_chunk::{ChunkDraft, TokenCounter};
 use folio_core::{
-    Chunk, ChunkId, Document, DocumentId, ErrorCode, LibraryName, RecordSchema, SourceKind,
-    ValidRecord, content_hash,
+    Chunk, ChunkId, Document, DocumentId, EmbeddingSpace, ErrorCode, LibraryName, RecordSchema,
+    SourceKind, ValidRecord, content_hash,
 };
 use folio_embed::Embedder;
 use folio_extract::{Format, Input};
@@ -303,6 +303,37 @@ impl TokenCounter for Counter<'_> {
     fn count(&self, text: &str) -> usize {
         self.0.count_tokens(text)
     }
+
+    fn encode(&self, text: &str) -> Option<(usize, Vec<u32>)> {
+        self.0.encode_passage(text)
+    }
+}
+
+/// A chunk's text to embed, with the token ids the chunker kept for it.
+#[derive(Clone, Copy)]
+struct Passage<'a> {
+    text: &'a str,
+    ids: Option<&'a [u32]>,
+}
+
+impl Passage<'_> {
+    /// What a slice's padding is measured in: tokens when known.
+    fn length(&self) -> usize {
+        self.ids.map_or(self.text.len(), <[u32]>::len)
+    }
+}
+
+/// Documents whose every chunk has its vector, ready to write.
+type Embedded = Vec<(Prepared, Vec<Vec<f32>>)>;
+
+/// What the embedding stage hands the writer, in source order.
+enum Settled {
+    /// A source that needs no write (skipped, or failed before embedding).
+    Item(IngestItem),
+    /// Embedded documents, written in one transaction.
+    Embedded(Embedded),
+    /// Sources whose group failed to embed.
+    Failed(Vec<String>, EngineError),
 }
 
 fn failed(source: String, error: EngineError) -> IngestItem {
@@ -380,15 +411,19 @@ impl Engine {
         progress.start(sources.len() as u64);
         let chunk_config = self.chunk_config(&*embedder)?;
         let counter = Counter(&*embedder);
+        let space = embedder.space().clone();
         let mut group: Vec<Prepared> = Vec::new();
         let mut cancelled = false;
         let mut embed_ms = 0.0;
         let mut group_started = Instant::now();
-        // Documents are read, extracted and chunked on a thread of their own
-        // while this one embeds and writes, at most PREPARED_AHEAD documents
-        // ahead (memory stays flat on any folder); the order is kept.
+        // Three stages run at once, so the encoder is never idle: a thread
+        // reads, extracts and chunks documents (at most PREPARED_AHEAD
+        // ahead), this one embeds them in groups, and a writer commits each
+        // embedded group while the next one embeds. Queues are bounded, so
+        // memory stays flat on any folder, and the order is kept. A document
+        // is reported only once its transaction committed.
         let stop = std::sync::atomic::AtomicBool::new(false);
-        let read = std::thread::scope(|scope| {
+        let (read, written) = std::thread::scope(|scope| {
             let (ready, prepared) = std::sync::mpsc::sync_channel(PREPARED_AHEAD);
             let (stop, chunk_config, counter) = (&stop, &chunk_config, &counter);
             let producer = scope.spawn(move || {
@@ -406,80 +441,114 @@ impl Engine {
                 }
                 read
             });
+            let (settle, settled) = std::sync::mpsc::sync_channel::<Settled>(1);
+            let space = &space;
+            let writer = scope.spawn(move || {
+                let mut items = Vec::new();
+                for message in settled {
+                    match message {
+                        Settled::Item(item) => {
+                            progress.advance(1, &item.source);
+                            items.push(item);
+                        }
+                        Settled::Embedded(documents) => {
+                            let count = documents.len() as u64;
+                            let sources: Vec<String> = documents
+                                .iter()
+                                .map(|(p, _)| p.document.source.clone())
+                                .collect();
+                            match self.write_embedded(request, space, documents) {
+                                Ok(done) => items.extend(done),
+                                Err(error) => items.extend(
+                                    sources
+                                        .into_iter()
+                                        .map(|s| failed(s.clone(), error.clone().about(s))),
+                                ),
+                            }
+                            progress.advance(count, "");
+                        }
+                        Settled::Failed(sources, error) => {
+                            progress.advance(sources.len() as u64, "");
+                            items.extend(
+                                sources
+                                    .into_iter()
+                                    .map(|s| failed(s.clone(), error.clone().about(s))),
+                            );
+                        }
+                    }
+                }
+                items
+            });
+            // Embeds a group and hands what it made to the writer; false
+            // when the work was cancelled (the documents embedded by then
+            // are still written) or the writer is gone.
+            let embed = |group: Vec<Prepared>, embed_ms: &mut f64| -> bool {
+                let (message, complete) = Self::embed_group(&*embedder, group, progress, embed_ms);
+                settle.send(message).is_ok() && complete
+            };
             for (locator, step) in prepared {
                 if progress.cancelled() {
                     cancelled = true;
                     break;
                 }
-                match step {
+                let settled = match step {
                     Ok(Step::Ready(prepared)) => {
                         if group.is_empty() {
                             group_started = Instant::now();
                         }
                         group.push(*prepared);
+                        None
                     }
-                    Ok(Step::Skipped(id)) => {
-                        items.push(IngestItem {
-                            source: locator.clone(),
-                            status: IngestStatus::Skipped,
-                            document_id: Some(id.to_string()),
-                            title: None,
-                            format: None,
-                            chunks: 0,
-                            pages: None,
-                            error: None,
-                            warnings: Vec::new(),
-                        });
-                        progress.advance(1, &locator);
-                    }
-                    Err(error) => {
-                        items.push(failed(locator.clone(), error.about(locator.clone())));
-                        progress.advance(1, &locator);
-                    }
+                    Ok(Step::Skipped(id)) => Some(IngestItem {
+                        source: locator.clone(),
+                        status: IngestStatus::Skipped,
+                        document_id: Some(id.to_string()),
+                        title: None,
+                        format: None,
+                        chunks: 0,
+                        pages: None,
+                        error: None,
+                        warnings: Vec::new(),
+                    }),
+                    Err(error) => Some(failed(locator.clone(), error.about(locator.clone()))),
+                };
+                if let Some(item) = settled
+                    && settle.send(Settled::Item(item)).is_err()
+                {
+                    break;
                 }
-                // A group is written when big enough to embed well, or when
-                // its first document has waited GROUP_WAIT: documents slow to
-                // extract still commit often, so work cut short keeps its
-                // progress.
+                // A group is embedded when big enough to embed well, or
+                // when its first document has waited GROUP_WAIT: documents
+                // slow to extract still commit often, so work cut short
+                // keeps its progress.
                 let full = group.iter().map(|p| p.drafts.len()).sum::<usize>() >= GROUP_CHUNKS;
-                if full || (!group.is_empty() && group_started.elapsed() >= GROUP_WAIT) {
-                    let group = std::mem::take(&mut group);
-                    if !self.write_group(
-                        request,
-                        &*embedder,
-                        group,
-                        &mut items,
-                        progress,
-                        &mut embed_ms,
-                    ) {
-                        cancelled = true;
-                        break;
-                    }
+                if (full || (!group.is_empty() && group_started.elapsed() >= GROUP_WAIT))
+                    && !embed(std::mem::take(&mut group), &mut embed_ms)
+                {
+                    cancelled = true;
+                    break;
                 }
             }
             // The producer stops at its next document; what it prepared
             // beyond a cancellation is dropped, never written.
             stop.store(true, std::sync::atomic::Ordering::Relaxed);
-            producer
+            if progress.cancelled() {
+                cancelled = true;
+            }
+            if !cancelled && !group.is_empty() && !embed(std::mem::take(&mut group), &mut embed_ms)
+            {
+                cancelled = true;
+            }
+            drop(settle);
+            let read = producer
                 .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            let written = writer
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (read, written)
         });
-        if progress.cancelled() {
-            cancelled = true;
-        }
-        if !cancelled
-            && !group.is_empty()
-            && !self.write_group(
-                request,
-                &*embedder,
-                group,
-                &mut items,
-                progress,
-                &mut embed_ms,
-            )
-        {
-            cancelled = true;
-        }
+        items.extend(written);
         self.store.flush()?;
         progress.finish();
         let count = |s: IngestStatus| items.iter().filter(|i| i.status == s).count();
@@ -997,40 +1066,55 @@ impl Engine {
 
     /// Embeds a group of prepared documents together and writes them in one
     /// commit; on failure every document of the group is reported failed.
-    /// Adds the milliseconds spent embedding to `embed_ms`. Returns false
-    /// when the work was cancelled: the documents embedded by then are
-    /// written (and reported), the others are not.
-    fn write_group(
-        &self,
-        request: &IngestRequest,
+    /// Embeds a group, adding the milliseconds spent to `embed_ms`; when
+    /// cancelled part way, keeps the documents whose chunks were all
+    /// embedded. Returns what the writer is to do with it and whether the
+    /// whole group was embedded.
+    fn embed_group(
         embedder: &dyn Embedder,
         group: Vec<Prepared>,
-        items: &mut Vec<IngestItem>,
         progress: &dyn Progress,
         embed_ms: &mut f64,
-    ) -> bool {
-        let count = group.len() as u64;
-        let sources: Vec<String> = group.iter().map(|p| p.document.source.clone()).collect();
-        match self.embed_and_put(request, embedder, group, embed_ms, progress) {
-            Ok((done, cancelled)) => {
-                progress.advance(done.len() as u64, "");
-                items.extend(done);
-                !cancelled
-            }
+    ) -> (Settled, bool) {
+        let passages: Vec<Passage<'_>> = group
+            .iter()
+            .flat_map(|p| {
+                p.drafts.iter().map(|d| Passage {
+                    text: &d.embed_text,
+                    ids: d.ids.as_deref(),
+                })
+            })
+            .collect();
+        let sizes: Vec<usize> = group.iter().map(|p| p.drafts.len()).collect();
+        let started = Instant::now();
+        let vectors = Self::embed_cancellable(embedder, &passages, &sizes, progress);
+        *embed_ms += started.elapsed().as_secs_f64() * 1e3;
+        drop(passages);
+        let vectors = match vectors {
+            Ok(vectors) => vectors,
             Err(error) => {
-                items.extend(
-                    sources
-                        .into_iter()
-                        .map(|s| failed(s.clone(), error.clone().about(s))),
-                );
-                progress.advance(count, "");
-                true
+                let sources = group.into_iter().map(|p| p.document.source).collect();
+                return (Settled::Failed(sources, error), true);
             }
-        }
+        };
+        let complete = vectors.iter().all(Option::is_some);
+        // A document is written only with every chunk's vector.
+        let mut vectors = vectors.into_iter();
+        let embedded = group
+            .into_iter()
+            .filter_map(|p| {
+                // Taken whole first: collecting into an Option would stop
+                // at the first gap and leave the rest to the next document.
+                let mine: Vec<Option<Vec<f32>>> = vectors.by_ref().take(p.drafts.len()).collect();
+                let mine: Option<Vec<Vec<f32>>> = mine.into_iter().collect();
+                mine.map(|v| (p, v))
+            })
+            .collect();
+        (Settled::Embedded(embedded), complete)
     }
 
-    /// Embeds `texts` (the chunks of documents of `sizes` chunks each, in
-    /// order) in slices of similar length, checking for cancellation before
+    /// Embeds `passages` (the chunks of documents of `sizes` chunks each,
+    /// in order) in slices of similar length, checking for cancellation before
     /// each slice. Slices in document order would pad every batch to its
     /// longest chunk (a document's short last chunk beside full ones), so
     /// texts are sorted by length within runs of whole documents of about
@@ -1039,13 +1123,13 @@ impl Engine {
     /// order, `None` for the texts not reached when cancelled.
     fn embed_cancellable(
         embedder: &dyn Embedder,
-        texts: &[&str],
+        passages: &[Passage<'_>],
         sizes: &[usize],
         progress: &dyn Progress,
     ) -> Result<Vec<Option<Vec<f32>>>> {
         const SLICE: usize = 16;
         const RUN: usize = 4 * SLICE;
-        let mut vectors = vec![None; texts.len()];
+        let mut vectors = vec![None; passages.len()];
         let mut start = 0;
         let mut sizes = sizes.iter().peekable();
         while sizes.peek().is_some() {
@@ -1057,13 +1141,22 @@ impl Engine {
                 sizes.next();
             }
             let mut order: Vec<usize> = (start..end).collect();
-            order.sort_by_key(|&i| texts[i].len());
+            order.sort_by_key(|&i| passages[i].length());
             for slice in order.chunks(SLICE) {
                 if progress.cancelled() {
                     return Ok(vectors);
                 }
-                let batch: Vec<&str> = slice.iter().map(|&i| texts[i]).collect();
-                for (&i, vector) in slice.iter().zip(embedder.embed_passages(&batch)?) {
+                // Token ids kept by the chunker are run as they are; a
+                // passage without them is tokenised here.
+                let ids: Option<Vec<&[u32]>> = slice.iter().map(|&i| passages[i].ids).collect();
+                let embedded = match ids {
+                    Some(ids) => embedder.embed_passage_ids(&ids)?,
+                    None => {
+                        let texts: Vec<&str> = slice.iter().map(|&i| passages[i].text).collect();
+                        embedder.embed_passages(&texts)?
+                    }
+                };
+                for (&i, vector) in slice.iter().zip(embedded) {
                     vectors[i] = Some(vector);
                 }
             }
@@ -1072,43 +1165,18 @@ impl Engine {
         Ok(vectors)
     }
 
-    /// Embeds and writes a group; when cancelled part way, writes the
-    /// documents whose chunks were all embedded. Returns their items and
-    /// whether the work was cancelled.
-    fn embed_and_put(
+    /// Writes embedded documents in one transaction and returns their
+    /// items once it committed.
+    fn write_embedded(
         &self,
         request: &IngestRequest,
-        embedder: &dyn Embedder,
-        group: Vec<Prepared>,
-        embed_ms: &mut f64,
-        progress: &dyn Progress,
-    ) -> Result<(Vec<IngestItem>, bool)> {
-        let texts: Vec<&str> = group
-            .iter()
-            .flat_map(|p| p.drafts.iter().map(|d| d.embed_text.as_str()))
-            .collect();
-        let sizes: Vec<usize> = group.iter().map(|p| p.drafts.len()).collect();
-        let started = Instant::now();
-        let vectors = Self::embed_cancellable(embedder, &texts, &sizes, progress)?;
-        *embed_ms += started.elapsed().as_secs_f64() * 1e3;
-        drop(texts);
-        let complete = vectors.iter().all(Option::is_some);
-        // A document is written only with every chunk's vector.
-        let mut vectors = vectors.into_iter();
-        let (group, vectors): (Vec<Prepared>, Vec<Vec<Vec<f32>>>) = group
-            .into_iter()
-            .filter_map(|p| {
-                // Taken whole first: collecting into an Option would stop
-                // at the first gap and leave the rest to the next document.
-                let mine: Vec<Option<Vec<f32>>> = vectors.by_ref().take(p.drafts.len()).collect();
-                let mine: Option<Vec<Vec<f32>>> = mine.into_iter().collect();
-                mine.map(|v| (p, v))
-            })
-            .unzip();
-        if group.is_empty() {
-            return Ok((Vec::new(), !complete));
+        space: &EmbeddingSpace,
+        embedded: Embedded,
+    ) -> Result<Vec<IngestItem>> {
+        if embedded.is_empty() {
+            return Ok(Vec::new());
         }
-        let space = embedder.space().clone();
+        let (group, vectors): (Vec<Prepared>, Vec<Vec<Vec<f32>>>) = embedded.into_iter().unzip();
         let mut documents = Vec::with_capacity(group.len());
         let mut warnings = Vec::with_capacity(group.len());
         let finder = self.finder(&request.library)?;
@@ -1155,7 +1223,7 @@ impl Engine {
                 mentions,
             });
         }
-        self.store.create_library(&request.library, &space)?;
+        self.store.create_library(&request.library, space)?;
         let mut reported: Vec<IngestItem> = documents
             .iter()
             .zip(warnings)
@@ -1178,7 +1246,7 @@ impl Engine {
                 item.chunks = 0;
             }
         }
-        Ok((reported, !complete))
+        Ok(reported)
     }
 }
 
@@ -1187,7 +1255,7 @@ mod tests {
     use std::sync::Mutex;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
-    use folio_core::{EmbeddingSpace, Pooling};
+    use folio_core::Pooling;
 
     use super::*;
 
@@ -1210,6 +1278,7 @@ mod tests {
                     normalized: false,
                     query_prefix: String::new(),
                     passage_prefix: String::new(),
+                    precision: Default::default(),
                 },
                 calls: Mutex::new(Vec::new()),
                 made: AtomicUsize::new(0),
@@ -1237,6 +1306,26 @@ mod tests {
                 .lock()
                 .unwrap()
                 .push(texts.iter().map(|t| t.to_string()).collect());
+            Ok(texts
+                .iter()
+                .map(|t| vec![t.len() as f32, t.as_bytes()[0] as f32])
+                .collect())
+        }
+        /// Token ids here are the text's bytes: a call is recorded as the
+        /// texts they spell, prefixed with `ids:`.
+        fn embed_passage_ids(
+            &self,
+            ids: &[&[u32]],
+        ) -> std::result::Result<Vec<Vec<f32>>, folio_embed::EmbedError> {
+            self.made.fetch_add(1, Ordering::SeqCst);
+            let texts: Vec<String> = ids
+                .iter()
+                .map(|s| s.iter().map(|&b| b as u8 as char).collect())
+                .collect();
+            self.calls
+                .lock()
+                .unwrap()
+                .push(texts.iter().map(|t| format!("ids:{t}")).collect());
             Ok(texts
                 .iter()
                 .map(|t| vec![t.len() as f32, t.as_bytes()[0] as f32])
@@ -1280,10 +1369,17 @@ mod tests {
         (texts, vec![7; count])
     }
 
+    fn passages(texts: &[String]) -> Vec<Passage<'_>> {
+        texts
+            .iter()
+            .map(|t| Passage { text: t, ids: None })
+            .collect()
+    }
+
     #[test]
     fn a_group_is_embedded_in_slices_of_similar_length_in_input_order() {
         let (texts, sizes) = documents(20);
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let refs = passages(&texts);
         let embedder = Recording::new(usize::MAX);
         let vectors = Engine::embed_cancellable(&embedder, &refs, &sizes, &embedder).unwrap();
         // Every text got its own vector, in input order.
@@ -1322,9 +1418,40 @@ mod tests {
     }
 
     #[test]
+    fn token_ids_kept_by_the_chunker_are_embedded_without_the_text() {
+        let (texts, sizes) = documents(5);
+        let ids: Vec<Vec<u32>> = texts
+            .iter()
+            .map(|t| t.bytes().map(u32::from).collect())
+            .collect();
+        let refs: Vec<Passage<'_>> = texts
+            .iter()
+            .zip(&ids)
+            .map(|(text, ids)| Passage {
+                text,
+                ids: Some(ids),
+            })
+            .collect();
+        let embedder = Recording::new(usize::MAX);
+        let vectors = Engine::embed_cancellable(&embedder, &refs, &sizes, &embedder).unwrap();
+        for (text, vector) in texts.iter().zip(&vectors) {
+            assert_eq!(
+                vector.as_deref(),
+                Some(&[text.len() as f32, text.as_bytes()[0] as f32][..])
+            );
+        }
+        let calls = embedder.calls.lock().unwrap();
+        assert!(!calls.is_empty());
+        assert!(
+            calls.iter().flatten().all(|t| t.starts_with("ids:")),
+            "{calls:?}"
+        );
+    }
+
+    #[test]
     fn cancelled_work_keeps_whole_runs_of_documents() {
         let (texts, sizes) = documents(40);
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let refs = passages(&texts);
         // Cancel after six calls: the first run (9 documents, 63 chunks, 4
         // calls) is whole; the second is part way.
         let embedder = Recording::new(6);

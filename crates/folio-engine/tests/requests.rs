@@ -37,6 +37,7 @@ impl HashEmbedder {
                 normalized: true,
                 query_prefix: String::new(),
                 passage_prefix: String::new(),
+                precision: Default::default(),
             },
         }
     }

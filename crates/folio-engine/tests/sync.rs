@@ -98,6 +98,7 @@ fn open(dir: &Path, store_url: Option<&str>, writable: bool) -> (Engine, Arc<Ato
                 normalized: true,
                 query_prefix: String::new(),
                 passage_prefix: String::new(),
+                precision: Default::default(),
             },
             passages: passages.clone(),
         }));

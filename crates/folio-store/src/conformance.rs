@@ -23,6 +23,7 @@ pub fn space() -> EmbeddingSpace {
         normalized: true,
         query_prefix: String::new(),
         passage_prefix: String::new(),
+        precision: Default::default(),
     }
 }
 
