@@ -3,13 +3,17 @@ Markdown files made from a BEIR corpus, and `folio bench encoder` on the same
 documents, back to back, with the same model and threads.
 
     python3 scripts/bench_ingest.py --bin target/release/folio \
-        --corpus ../shared/datasets/scifact-train/corpus.jsonl --docs 1000 [--runs 2]
+        --corpus ../shared/datasets/scifact-train/corpus.jsonl --docs 1000 [--runs 2] \
+        [--precision int8] [--store-url postgres://...]
 
-Prints JSON: per run, ingest seconds, chunks, chunk tokens (as `folio inspect`
-counts them), tokens/s and chunks/s; the encoder's tokens/s on the same
-documents (ONNX Runtime); and their ratio. The encoder benchmark cuts each
-whole document to the window, ingest encodes chunks with their context
-header: the ratio compares tokens encoded per second.
+Prints JSON: per run, ingest seconds and peak resident memory, chunks, the
+tokens the encoder ran (each chunk's tokens as `folio inspect` counts them,
+context header included, plus the model's two special tokens, as the encoder
+benchmark counts its sequences), tokens/s and chunks/s; the encoder's tokens/s
+on the same documents (ONNX Runtime, same precision and threads), measured
+right after; and their ratio. The encoder benchmark cuts each whole document
+to the window, ingest encodes chunks with their context header: the ratio
+compares tokens through the network per second.
 """
 import argparse
 import json
@@ -19,6 +23,9 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+
+# [CLS] and [SEP]: what the encoder runs beyond a chunk's counted tokens.
+SPECIAL_TOKENS = 2
 
 
 def make_folder(corpus, docs, out):
@@ -42,6 +49,18 @@ def run(cmd, env):
     return done.stdout
 
 
+def peak_rss_mb(cmd, env):
+    """Runs cmd and returns its own peak resident memory in MB (wait4)."""
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            err.seek(0)
+            raise SystemExit(f"{' '.join(cmd)}: {err.read().decode(errors='replace')}")
+    return round(usage.ru_maxrss / 1024, 1)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--bin", default="target/release/folio")
@@ -49,33 +68,45 @@ def main():
     p.add_argument("--docs", type=int, default=1000)
     p.add_argument("--runs", type=int, default=1)
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--precision", default="fp32", choices=["fp32", "int8"])
+    p.add_argument("--store-url", help="a PostgreSQL server instead of a data directory")
     args = p.parse_args()
-    env = dict(os.environ, FOLIO_THREADS=str(args.threads), FOLIO_BACKEND="onnx")
+    env = dict(os.environ, FOLIO_THREADS=str(args.threads), FOLIO_BACKEND="onnx",
+               FOLIO_MODEL_PRECISION=args.precision)
     work = Path(tempfile.mkdtemp(prefix="folio-bench-ingest-"))
     try:
         folder = work / "docs"
         count = make_folder(args.corpus, args.docs, folder)
         runs = []
         for i in range(args.runs):
-            data = work / f"data{i}"
+            library = f"bench-{os.getpid()}-{i}"
+            store = (["--store-url", args.store_url] if args.store_url
+                     else ["--data-dir", str(work / f"data{i}")])
             started = time.monotonic()
-            run([args.bin, "--data-dir", str(data), "ingest", str(folder), "--library", "bench"], env)
+            peak = peak_rss_mb([args.bin, *store, "ingest", str(folder), "--library", library], env)
             seconds = time.monotonic() - started
-            info = json.loads(run([args.bin, "--data-dir", str(data), "--json", "inspect", "bench"], env))
+            info = json.loads(run([args.bin, *store, "--json", "inspect", library], env))
+            if args.store_url:
+                run([args.bin, *store, "rm", "--library", library], env)
             encoder = json.loads(run([args.bin, "bench", "encoder", args.corpus, "--docs", str(count),
                                       "--threads", str(args.threads), "--backends", "onnx"], env))
-            ingest_tps = info["total_tokens"] / seconds
+            chunks = info["info"]["chunk_count"]
+            encoded = info["total_tokens"] + SPECIAL_TOKENS * chunks
+            ingest_tps = encoded / seconds
             encoder_tps = encoder["onnxruntime"]["tokens_per_s"]
             runs.append({
                 "ingest_seconds": round(seconds, 2),
-                "chunks": info["info"]["chunk_count"],
+                "peak_rss_mb": peak,
+                "chunks": chunks,
                 "chunk_tokens": info["total_tokens"],
+                "encoded_tokens": encoded,
                 "ingest_tokens_per_s": round(ingest_tps),
-                "ingest_chunks_per_s": round(info["info"]["chunk_count"] / seconds, 1),
+                "ingest_chunks_per_s": round(chunks / seconds, 1),
                 "encoder_tokens_per_s": round(encoder_tps),
                 "ratio": round(ingest_tps / encoder_tps, 3),
             })
-        print(json.dumps({"documents": count, "threads": args.threads, "runs": runs}, indent=2))
+        print(json.dumps({"documents": count, "threads": args.threads, "precision": args.precision,
+                          "store": "postgresql" if args.store_url else "embedded", "runs": runs}, indent=2))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

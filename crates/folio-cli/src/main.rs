@@ -37,6 +37,33 @@ fn log_colours() -> bool {
     std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
+/// The nice value of bulk writes unless FOLIO_INGEST_NICE says otherwise.
+const INGEST_NICE: i32 = 10;
+
+/// Bulk writes (ingest, sync, rebuild, copy) run at a lower CPU priority:
+/// alone on a machine they still get every core, but a server answering
+/// agents on the same machine has its searches served first. Set before any
+/// thread starts, so the encoder's threads and the extraction workers
+/// inherit it; FOLIO_INGEST_NICE=0 keeps full priority.
+fn lower_priority_of_bulk_writes(command: &cli::Command) {
+    use cli::Command;
+    if !matches!(
+        command,
+        Command::Ingest(_) | Command::Sync(_) | Command::Rebuild { .. } | Command::Copy(_)
+    ) {
+        return;
+    }
+    let nice = std::env::var("FOLIO_INGEST_NICE")
+        .ok()
+        .and_then(|v| v.trim().parse::<i32>().ok())
+        .unwrap_or(INGEST_NICE)
+        .clamp(0, 19);
+    // A failure leaves the priority as it was: the work is the same.
+    if nice > 0 && rustix::process::nice(nice).is_err() {
+        tracing::debug!("could not lower the priority of this bulk write");
+    }
+}
+
 fn main() -> ExitCode {
     // Documents are parsed in a child process of this binary (see
     // folio_engine::sandbox): it speaks a pipe protocol, not the CLI.
@@ -53,6 +80,7 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .with_ansi(log_colours())
         .init();
+    lower_priority_of_bulk_writes(&args.command);
     let json = args.global.json;
     match cli::run(args) {
         Ok(common::Outcome::Success) => ExitCode::SUCCESS,
