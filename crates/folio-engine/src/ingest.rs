@@ -1119,8 +1119,11 @@ impl Engine {
     /// longest chunk (a document's short last chunk beside full ones), so
     /// texts are sorted by length within runs of whole documents of about
     /// `RUN` chunks: a run is short enough that cancelled work keeps what
-    /// the runs before it finished. Returns each text's vector in input
-    /// order, `None` for the texts not reached when cancelled.
+    /// the runs before it finished. On SciFact's chunks, batches sorted
+    /// within runs of 64 spent 0.894 of their tokens on text (the rest is
+    /// padding), runs of 128 0.943, the whole group of 256 0.966. Returns
+    /// each text's vector in input order, `None` for the texts not reached
+    /// when cancelled.
     fn embed_cancellable(
         embedder: &dyn Embedder,
         passages: &[Passage<'_>],
@@ -1128,7 +1131,7 @@ impl Engine {
         progress: &dyn Progress,
     ) -> Result<Vec<Option<Vec<f32>>>> {
         const SLICE: usize = 16;
-        const RUN: usize = 4 * SLICE;
+        const RUN: usize = 8 * SLICE;
         let mut vectors = vec![None; passages.len()];
         let mut start = 0;
         let mut sizes = sizes.iter().peekable();
@@ -1452,17 +1455,17 @@ mod tests {
     fn cancelled_work_keeps_whole_runs_of_documents() {
         let (texts, sizes) = documents(40);
         let refs = passages(&texts);
-        // Cancel after six calls: the first run (9 documents, 63 chunks, 4
-        // calls) is whole; the second is part way.
-        let embedder = Recording::new(6);
+        // Cancel after ten calls: the first run (18 documents, 126 chunks,
+        // 8 calls) is whole; the second is part way.
+        let embedder = Recording::new(10);
         let vectors = Engine::embed_cancellable(&embedder, &refs, &sizes, &embedder).unwrap();
         let whole: Vec<bool> = vectors
             .chunks(7)
             .map(|doc| doc.iter().all(Option::is_some))
             .collect();
-        assert!(whole[..9].iter().all(|w| *w), "{whole:?}");
-        assert!(whole[9..].iter().all(|w| !*w), "{whole:?}");
-        assert_eq!(vectors.iter().filter(|v| v.is_some()).count(), 63 + 32);
+        assert!(whole[..18].iter().all(|w| *w), "{whole:?}");
+        assert!(whole[18..].iter().all(|w| !*w), "{whole:?}");
+        assert_eq!(vectors.iter().filter(|v| v.is_some()).count(), 126 + 32);
     }
 
     #[test]
