@@ -4,7 +4,7 @@ documents, back to back, with the same model and threads.
 
     python3 scripts/bench_ingest.py --bin target/release/folio \
         --corpus ../shared/datasets/scifact-train/corpus.jsonl --docs 1000 [--runs 2] \
-        [--precision int8] [--store-url postgres://...]
+        [--precision int8] [--store-url postgres://...] [--format pdf]
 
 Prints JSON: per run, ingest seconds and peak resident memory, chunks, the
 tokens the encoder ran (each chunk's tokens as `folio inspect` counts them,
@@ -21,6 +21,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import textwrap
 import time
 from pathlib import Path
 
@@ -28,14 +29,47 @@ from pathlib import Path
 SPECIAL_TOKENS = 2
 
 
-def make_folder(corpus, docs, out):
+def pdf(lines, per_page=40):
+    """A PDF of Helvetica text lines (ASCII), 40 lines a page, with a
+    correct xref table: what a word processor's plain export holds."""
+    pages = [lines[i:i + per_page] for i in range(0, len(lines), per_page)] or [[]]
+    objects = ["<< /Type /Catalog /Pages 2 0 R >>",
+               "<< /Type /Pages /Kids [%s] /Count %d >>"
+               % (" ".join(f"{4 + 2 * i} 0 R" for i in range(len(pages))), len(pages)),
+               "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    for i, page in enumerate(pages):
+        objects.append("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+                       f"/Resources << /Font << /F1 3 0 R >> >> /Contents {5 + 2 * i} 0 R >>")
+        shown = " T* ".join("(%s) Tj" % l.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+                            for l in page)
+        stream = f"BT /F1 11 Tf 15 TL 72 720 Td {shown} ET"
+        objects.append(f"<< /Length {len(stream)} >>\nstream\n{stream}\nendstream")
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for i, body in enumerate(objects):
+        offsets.append(len(out))
+        out += f"{i + 1} 0 obj\n{body}\nendobj\n".encode("latin-1")
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    for offset in offsets:
+        out += f"{offset:010} 00000 n \n".encode()
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    return bytes(out)
+
+
+def make_folder(corpus, docs, out, form):
     out.mkdir(parents=True, exist_ok=True)
     n = 0
     with open(corpus) as f:
         for line in f:
             d = json.loads(line)
             title = d.get("title") or d["_id"]
-            (out / f"{d['_id']}.md").write_text(f"# {title}\n\n{d['text']}\n")
+            if form == "pdf":
+                text = (title + "\n\n" + d["text"]).encode("ascii", "replace").decode()
+                lines = [w for para in text.split("\n") for w in textwrap.wrap(para, 90) or [""]]
+                (out / f"{d['_id']}.pdf").write_bytes(pdf(lines))
+            else:
+                (out / f"{d['_id']}.md").write_text(f"# {title}\n\n{d['text']}\n")
             n += 1
             if n >= docs:
                 break
@@ -70,13 +104,15 @@ def main():
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--precision", default="fp32", choices=["fp32", "int8"])
     p.add_argument("--store-url", help="a PostgreSQL server instead of a data directory")
+    p.add_argument("--format", default="md", choices=["md", "pdf"],
+                   help="the files made of the corpus: Markdown, or PDFs of its text")
     args = p.parse_args()
     env = dict(os.environ, FOLIO_THREADS=str(args.threads), FOLIO_BACKEND="onnx",
                FOLIO_MODEL_PRECISION=args.precision)
     work = Path(tempfile.mkdtemp(prefix="folio-bench-ingest-"))
     try:
         folder = work / "docs"
-        count = make_folder(args.corpus, args.docs, folder)
+        count = make_folder(args.corpus, args.docs, folder, args.format)
         runs = []
         for i in range(args.runs):
             library = f"bench-{os.getpid()}-{i}"
@@ -105,7 +141,8 @@ def main():
                 "encoder_tokens_per_s": round(encoder_tps),
                 "ratio": round(ingest_tps / encoder_tps, 3),
             })
-        print(json.dumps({"documents": count, "threads": args.threads, "precision": args.precision,
+        print(json.dumps({"documents": count, "format": args.format, "threads": args.threads,
+                          "precision": args.precision,
                           "store": "postgresql" if args.store_url else "embedded", "runs": runs}, indent=2))
     finally:
         shutil.rmtree(work, ignore_errors=True)
