@@ -99,8 +99,28 @@ pub fn extract(
 ) -> Result<(Format, StructuredText), EngineError> {
     match extraction {
         Extraction::InProcess => in_process(input, limits),
+        Extraction::Worker { .. } if !limits.require_sandbox && small_text(input) => {
+            in_process(input, limits)
+        }
         Extraction::Worker { program } => in_worker(program, input, limits, cancelled),
     }
+}
+
+/// Plain text and Markdown up to this size are parsed in this process,
+/// on the parser thread: starting a worker (about 6 ms of CPU) costs more
+/// than parsing them, and a folder of notes is thousands of such files.
+/// Their parsers are folio's own line reader, pulldown-cmark and, for front
+/// matter, yaml-rust2: linear in their input, so 64 KiB bounds their memory
+/// and time, and no nesting 64 KiB can spell exhausts the parser thread's
+/// 256 MiB stack. `[limits] require_sandbox` sends them to workers too.
+const SMALL_TEXT_BYTES: usize = 64 * 1024;
+
+fn small_text(input: Input<'_>) -> bool {
+    input.bytes.len() <= SMALL_TEXT_BYTES
+        && matches!(
+            folio_extract::detect(input),
+            Ok(Format::Text | Format::Markdown)
+        )
 }
 
 /// The checks around the parsers that do not depend on where they run.

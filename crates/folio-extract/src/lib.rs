@@ -17,7 +17,7 @@ mod text;
 mod xml;
 
 pub use error::ExtractError;
-pub use format::Format;
+pub use format::{Format, detect};
 
 use folio_core::{Limits, StructuredText};
 
