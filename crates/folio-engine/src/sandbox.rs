@@ -436,3 +436,54 @@ fn cap_memory(bytes: u64) {
         tracing::warn!(error = %e, "cannot cap the extraction worker's memory");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A worker that cannot start: whatever reaches it fails.
+    fn no_worker() -> Extraction {
+        Extraction::Worker {
+            program: PathBuf::from("/nonexistent/folio-worker"),
+        }
+    }
+
+    fn input<'a>(bytes: &'a [u8], name: &'a str) -> Input<'a> {
+        Input {
+            bytes,
+            name: Some(name),
+            mime: None,
+        }
+    }
+
+    #[test]
+    fn small_text_is_parsed_in_process_and_the_rest_in_a_worker() {
+        let limits = Limits::default();
+        let never = || false;
+        let note = b"# A note\n\nSmall enough to parse here.\n";
+        let (format, text) = extract(&no_worker(), input(note, "n.md"), &limits, &never).unwrap();
+        assert_eq!(format, Format::Markdown);
+        assert_eq!(text.title.as_deref(), Some("A note"));
+        let plain = b"plain words";
+        assert!(extract(&no_worker(), input(plain, "n.txt"), &limits, &never).is_ok());
+        // A larger text file, any PDF, and everything when the sandbox is
+        // required, go to the worker (which cannot start here).
+        let large = "word ".repeat(SMALL_TEXT_BYTES / 5 + 1);
+        let pdf = folio_testkit::pdf(&["a page"]);
+        let required = Limits {
+            require_sandbox: true,
+            ..Limits::default()
+        };
+        for (bytes, name, limits) in [
+            (large.as_bytes(), "big.txt", &limits),
+            (&pdf[..], "p.pdf", &limits),
+            (&note[..], "n.md", &required),
+        ] {
+            let error = extract(&no_worker(), input(bytes, name), limits, &never).unwrap_err();
+            assert!(
+                error.to_string().contains("cannot start"),
+                "{name}: {error}"
+            );
+        }
+    }
+}
