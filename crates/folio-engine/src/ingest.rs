@@ -1379,19 +1379,24 @@ mod tests {
             .collect()
     }
 
+    /// Every text got its own vector ([length, first byte]), in input order.
+    fn each_text_has_its_vector(texts: &[String], vectors: &[Option<Vec<f32>>]) {
+        assert_eq!(texts.len(), vectors.len());
+        for (text, vector) in texts.iter().zip(vectors) {
+            assert_eq!(
+                vector.as_deref(),
+                Some(&[text.len() as f32, text.as_bytes()[0] as f32][..])
+            );
+        }
+    }
+
     #[test]
     fn a_group_is_embedded_in_slices_of_similar_length_in_input_order() {
         let (texts, sizes) = documents(20);
         let refs = passages(&texts);
         let embedder = Recording::new(usize::MAX);
         let vectors = Engine::embed_cancellable(&embedder, &refs, &sizes, &embedder).unwrap();
-        // Every text got its own vector, in input order.
-        for (text, vector) in texts.iter().zip(&vectors) {
-            assert_eq!(
-                vector.as_deref(),
-                Some(&[text.len() as f32, text.as_bytes()[0] as f32][..])
-            );
-        }
+        each_text_has_its_vector(&texts, &vectors);
         let calls = embedder.calls.lock().unwrap();
         assert!(calls.iter().all(|c| c.len() <= 16));
         for call in calls.iter() {
@@ -1437,12 +1442,7 @@ mod tests {
             .collect();
         let embedder = Recording::new(usize::MAX);
         let vectors = Engine::embed_cancellable(&embedder, &refs, &sizes, &embedder).unwrap();
-        for (text, vector) in texts.iter().zip(&vectors) {
-            assert_eq!(
-                vector.as_deref(),
-                Some(&[text.len() as f32, text.as_bytes()[0] as f32][..])
-            );
-        }
+        each_text_has_its_vector(&texts, &vectors);
         let calls = embedder.calls.lock().unwrap();
         assert!(!calls.is_empty());
         assert!(
