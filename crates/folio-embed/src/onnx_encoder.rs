@@ -136,26 +136,21 @@ impl OnnxEncoder {
         threads: usize,
     ) -> Result<Self, EmbedError> {
         let model = LocalModel::open(dir, options)?;
-        let session = match options.precision {
-            Precision::Fp32 => session(
-                dir,
+        let (graphs, hint) = match options.precision {
+            Precision::Fp32 => (
                 FP32_GRAPHS,
-                runtime,
-                threads,
-                "run scripts/setup.sh, or use the candle backend",
-            )?,
-            Precision::Int8 => session(
-                dir,
-                &[INT8_GRAPH],
-                runtime,
-                threads,
-                &format!(
+                "run scripts/setup.sh, or use the candle backend".to_string(),
+            ),
+            Precision::Int8 => (
+                &[INT8_GRAPH][..],
+                format!(
                     "make it with `python scripts/export_onnx.py --int8 {dir} {dir}/{INT8_GRAPH}`; \
                      scripts/setup.sh does for the default model",
                     dir = dir.display()
                 ),
-            )?,
+            ),
         };
+        let session = session(dir, graphs, runtime, threads, &hint)?;
         Ok(Encoder {
             model,
             forward: OnnxForward {

@@ -336,6 +336,13 @@ enum Settled {
     Failed(Vec<String>, EngineError),
 }
 
+/// Every source of a group that failed as one, each with the error.
+fn all_failed(sources: Vec<String>, error: &EngineError) -> impl Iterator<Item = IngestItem> {
+    sources
+        .into_iter()
+        .map(move |s| failed(s.clone(), error.clone().about(s)))
+}
+
 fn failed(source: String, error: EngineError) -> IngestItem {
     IngestItem {
         source,
@@ -459,21 +466,13 @@ impl Engine {
                                 .collect();
                             match self.write_embedded(request, space, documents) {
                                 Ok(done) => items.extend(done),
-                                Err(error) => items.extend(
-                                    sources
-                                        .into_iter()
-                                        .map(|s| failed(s.clone(), error.clone().about(s))),
-                                ),
+                                Err(error) => items.extend(all_failed(sources, &error)),
                             }
                             progress.advance(count, "");
                         }
                         Settled::Failed(sources, error) => {
                             progress.advance(sources.len() as u64, "");
-                            items.extend(
-                                sources
-                                    .into_iter()
-                                    .map(|s| failed(s.clone(), error.clone().about(s))),
-                            );
+                            items.extend(all_failed(sources, &error));
                         }
                     }
                 }
@@ -1064,8 +1063,6 @@ impl Engine {
         Ok(())
     }
 
-    /// Embeds a group of prepared documents together and writes them in one
-    /// commit; on failure every document of the group is reported failed.
     /// Embeds a group, adding the milliseconds spent to `embed_ms`; when
     /// cancelled part way, keeps the documents whose chunks were all
     /// embedded. Returns what the writer is to do with it and whether the
@@ -1290,6 +1287,22 @@ mod tests {
         }
     }
 
+    impl Recording {
+        /// Counts the call, records its texts (after `mark`) and embeds each
+        /// as [its length, its first byte].
+        fn record(&self, texts: &[&str], mark: &str) -> Vec<Vec<f32>> {
+            self.made.fetch_add(1, Ordering::SeqCst);
+            self.calls
+                .lock()
+                .unwrap()
+                .push(texts.iter().map(|t| format!("{mark}{t}")).collect());
+            texts
+                .iter()
+                .map(|t| vec![t.len() as f32, t.as_bytes()[0] as f32])
+                .collect()
+        }
+    }
+
     impl Embedder for Recording {
         fn space(&self) -> &EmbeddingSpace {
             &self.space
@@ -1304,15 +1317,7 @@ mod tests {
             &self,
             texts: &[&str],
         ) -> std::result::Result<Vec<Vec<f32>>, folio_embed::EmbedError> {
-            self.made.fetch_add(1, Ordering::SeqCst);
-            self.calls
-                .lock()
-                .unwrap()
-                .push(texts.iter().map(|t| t.to_string()).collect());
-            Ok(texts
-                .iter()
-                .map(|t| vec![t.len() as f32, t.as_bytes()[0] as f32])
-                .collect())
+            Ok(self.record(texts, ""))
         }
         /// Token ids here are the text's bytes: a call is recorded as the
         /// texts they spell, prefixed with `ids:`.
@@ -1320,19 +1325,12 @@ mod tests {
             &self,
             ids: &[&[u32]],
         ) -> std::result::Result<Vec<Vec<f32>>, folio_embed::EmbedError> {
-            self.made.fetch_add(1, Ordering::SeqCst);
             let texts: Vec<String> = ids
                 .iter()
                 .map(|s| s.iter().map(|&b| b as u8 as char).collect())
                 .collect();
-            self.calls
-                .lock()
-                .unwrap()
-                .push(texts.iter().map(|t| format!("ids:{t}")).collect());
-            Ok(texts
-                .iter()
-                .map(|t| vec![t.len() as f32, t.as_bytes()[0] as f32])
-                .collect())
+            let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+            Ok(self.record(&texts, "ids:"))
         }
         fn embed_query(
             &self,
