@@ -1192,3 +1192,82 @@ fn entities_found_while_ingesting_are_listed_and_described() {
         2
     );
 }
+
+/// Extraction workers are kept between documents: many PDFs take one
+/// process; a refused document keeps its worker, a cancelled one loses it,
+/// a worker is replaced after its quota, and concurrent extractions get
+/// one each. Every text is checked against the page it came from.
+#[test]
+fn extraction_workers_are_reused_and_replaced() {
+    use folio_engine::sandbox::{Extraction, extract};
+    use folio_extract::Input;
+    let Extraction::Worker(workers) =
+        Extraction::worker(PathBuf::from(env!("CARGO_BIN_EXE_folio")))
+    else {
+        unreachable!()
+    };
+    let extraction = Extraction::Worker(workers.clone());
+    let limits = folio_core::Limits::default();
+    let never = || false;
+    let pdf_text = |n: usize| {
+        let page = format!("Page of document {n}");
+        let bytes = folio_testkit::pdf(&[&page]);
+        let input = Input {
+            bytes: &bytes,
+            name: Some("doc.pdf"),
+            mime: None,
+        };
+        let (_, text) = extract(&extraction, input, &limits, &never).unwrap();
+        let words: Vec<&str> = text.blocks.iter().map(|b| b.text.trim()).collect();
+        assert_eq!(words.join(" "), page);
+    };
+    for n in 0..20 {
+        pdf_text(n);
+    }
+    assert_eq!(workers.started(), 1);
+    // A broken PDF is refused by the parser; the worker stays.
+    let broken = b"%PDF-1.4 not really";
+    let input = Input {
+        bytes: broken,
+        name: Some("broken.pdf"),
+        mime: None,
+    };
+    let error = extract(&extraction, input, &limits, &never).unwrap_err();
+    assert_eq!(error.code, folio_core::ErrorCode::MalformedInput, "{error}");
+    pdf_text(20);
+    assert_eq!(workers.started(), 1);
+    // Cancelled mid-extraction: that worker is killed, the next is new.
+    let bytes = folio_testkit::pdf(&["cancelled"]);
+    let input = Input {
+        bytes: &bytes,
+        name: Some("c.pdf"),
+        mime: None,
+    };
+    let error = extract(&extraction, input, &limits, &|| true).unwrap_err();
+    assert!(error.to_string().contains("cancelled"), "{error}");
+    pdf_text(21);
+    assert_eq!(workers.started(), 2);
+    // The second worker has done one document: its quota (100) ends it.
+    for n in 22..121 {
+        pdf_text(n);
+    }
+    assert_eq!(workers.started(), 2);
+    pdf_text(121);
+    assert_eq!(workers.started(), 3);
+    // Two at once: two workers, both kept for what follows.
+    std::thread::scope(|scope| {
+        let a = scope.spawn(|| (200..210).for_each(pdf_text));
+        let b = scope.spawn(|| (300..310).for_each(pdf_text));
+        a.join().unwrap();
+        b.join().unwrap();
+    });
+    let after_pair = workers.started();
+    assert_eq!(after_pair, 4);
+    std::thread::scope(|scope| {
+        let a = scope.spawn(|| (400..405).for_each(pdf_text));
+        let b = scope.spawn(|| (500..505).for_each(pdf_text));
+        a.join().unwrap();
+        b.join().unwrap();
+    });
+    assert_eq!(workers.started(), after_pair);
+}

@@ -10,13 +10,19 @@
 //!
 //! The protocol: the parent writes one JSON header line (`WorkerRequest`)
 //! and then the document's bytes to the child's stdin; the child answers one
-//! JSON value (`WorkerAnswer`) on stdout. Its stderr is kept (bounded) to
-//! tell a stack overflow from an allocation failure.
+//! JSON line (`WorkerAnswer`) on stdout, and waits for the next request. A
+//! worker is kept for up to `WORKER_DOCUMENTS` documents (starting one costs
+//! more CPU than parsing a short PDF); one that overruns, is cancelled or
+//! dies is killed and never reused. Its stderr is kept (bounded) to tell a
+//! stack overflow from an allocation failure.
 
-use std::io::{BufRead, Read, Write};
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use folio_core::{ErrorCode, Limits, StructuredText};
@@ -41,12 +47,21 @@ pub enum Extraction {
     /// stack still aborts the process, and a runaway parser is abandoned
     /// (its thread runs on) rather than stopped.
     InProcess,
-    /// In a child process: `program` run with `WORKER_ARG`, which must call
-    /// `worker_main` (the `folio` binary does).
-    Worker { program: PathBuf },
+    /// In child processes running `program` with `WORKER_ARG`, which must
+    /// call `worker_main` (the `folio` binary does).
+    Worker(Workers),
 }
 
 impl Extraction {
+    /// Child processes of `program`, kept between documents.
+    pub fn worker(program: PathBuf) -> Self {
+        Extraction::Worker(Workers {
+            program,
+            idle: Arc::default(),
+            started: Arc::default(),
+        })
+    }
+
     /// The running executable as the worker: what the `folio` binary uses.
     /// When the executable cannot be found (a deleted binary, a
     /// restricted /proc), extraction falls back to this process, without
@@ -54,7 +69,7 @@ impl Extraction {
     /// error when the engine opens.
     pub fn current_exe() -> Self {
         match std::env::current_exe() {
-            Ok(program) => Extraction::Worker { program },
+            Ok(program) => Extraction::worker(program),
             Err(e) => {
                 tracing::warn!(
                     error = %e,
@@ -64,6 +79,207 @@ impl Extraction {
                 );
                 Extraction::InProcess
             }
+        }
+    }
+}
+
+/// The extraction workers of one program: the idle ones wait here, each
+/// for the limits it was started with (its memory cap and stream bound
+/// are set once, at start). Clones share them.
+#[derive(Clone)]
+pub struct Workers {
+    program: PathBuf,
+    idle: Arc<Mutex<Vec<Worker>>>,
+    started: Arc<AtomicUsize>,
+}
+
+impl std::fmt::Debug for Workers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Workers")
+            .field("program", &self.program)
+            .field("started", &self.started())
+            .finish_non_exhaustive()
+    }
+}
+
+impl PartialEq for Workers {
+    fn eq(&self, other: &Self) -> bool {
+        self.program == other.program
+    }
+}
+
+impl Eq for Workers {}
+
+/// Documents one worker extracts before it is replaced, so whatever a
+/// parser leaves behind (fragmented memory, caches) does not build up.
+const WORKER_DOCUMENTS: usize = 100;
+/// Idle workers kept: one per concurrent ingest is enough.
+const IDLE_WORKERS: usize = 4;
+
+impl Workers {
+    /// Worker processes started so far.
+    pub fn started(&self) -> usize {
+        self.started.load(Ordering::Relaxed)
+    }
+
+    fn take(&self, limits: &Limits) -> Result<Worker, EngineError> {
+        let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
+        // One that exited while idle (killed from outside) is dropped.
+        idle.retain_mut(|w| matches!(w.child.try_wait(), Ok(None)));
+        match idle.iter().position(|w| &w.limits == limits) {
+            Some(i) => Ok(idle.swap_remove(i)),
+            None => {
+                drop(idle);
+                self.started.fetch_add(1, Ordering::Relaxed);
+                Worker::start(&self.program, limits)
+            }
+        }
+    }
+
+    fn put_back(&self, worker: Worker) {
+        let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
+        if worker.documents < WORKER_DOCUMENTS && idle.len() < IDLE_WORKERS {
+            idle.push(worker);
+        }
+    }
+}
+
+/// One running worker: its stdin, the answers its stdout reader thread
+/// hands over, and the start of what it wrote to stderr.
+struct Worker {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    answers: Receiver<Line>,
+    stderr: Arc<Mutex<Vec<u8>>>,
+    stderr_reader: Option<JoinHandle<()>>,
+    limits: Limits,
+    documents: usize,
+}
+
+/// What the stdout reader thread saw.
+enum Line {
+    Answer(Vec<u8>),
+    /// A line longer than the answer cap: the worker is stopped.
+    Overflow,
+    /// The worker closed stdout (it died, or could not read the request).
+    Closed,
+}
+
+impl Worker {
+    fn start(program: &Path, limits: &Limits) -> Result<Self, EngineError> {
+        let internal = |what: &str, e: std::io::Error| {
+            EngineError::new(
+                ErrorCode::Internal,
+                format!("extraction worker {}: {what}: {e}", program.display()),
+            )
+        };
+        // pdf_oxide bounds each decompressed stream by this variable (in MiB).
+        let stream_mib = (limits.max_decompressed_bytes / (1024 * 1024)).max(1);
+        let mut child = Command::new(program)
+            .arg(WORKER_ARG)
+            .env("PDF_OXIDE_MAX_DECOMPRESS_MB", stream_mib.to_string())
+            .env_remove("FOLIO_LOG")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| internal("cannot start", e))?;
+        let (Some(stdin), Some(stdout), Some(mut stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(EngineError::new(
+                ErrorCode::Internal,
+                "extraction worker has no pipes",
+            ));
+        };
+        // An answer holds the extracted text: bounded like it, plus the JSON.
+        let answer_cap = limits
+            .max_decompressed_bytes
+            .saturating_mul(2)
+            .saturating_add(1 << 20);
+        let (send, answers) = std::sync::mpsc::channel();
+        let spawned = std::thread::Builder::new()
+            .name("folio-extract-answers".into())
+            .spawn(move || {
+                let mut stdout = BufReader::new(stdout);
+                loop {
+                    let mut line = Vec::new();
+                    let line = match (&mut stdout).take(answer_cap).read_until(b'\n', &mut line) {
+                        Ok(0) | Err(_) => Line::Closed,
+                        Ok(_) if line.ends_with(b"\n") => Line::Answer(line),
+                        Ok(n) if n as u64 >= answer_cap => Line::Overflow,
+                        Ok(_) => Line::Closed,
+                    };
+                    let last = !matches!(line, Line::Answer(_));
+                    if send.send(line).is_err() || last {
+                        return;
+                    }
+                }
+            });
+        let kept = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&kept);
+        let stderr_reader = spawned.and_then(|_| {
+            std::thread::Builder::new()
+                .name("folio-extract-stderr".into())
+                .spawn(move || {
+                    let mut buffer = [0u8; 4096];
+                    // Read until the worker exits, so it never blocks on a
+                    // full pipe; keep the start of each document's part.
+                    while let Ok(n) = stderr.read(&mut buffer) {
+                        if n == 0 {
+                            return;
+                        }
+                        let mut kept = sink.lock().unwrap_or_else(|p| p.into_inner());
+                        let room = STDERR_KEPT.saturating_sub(kept.len()).min(n);
+                        kept.extend_from_slice(&buffer[..room]);
+                    }
+                })
+        });
+        let stderr_reader = match stderr_reader {
+            Ok(handle) => handle,
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(internal("cannot start its reader threads", e));
+            }
+        };
+        Ok(Worker {
+            child,
+            stdin: Some(stdin),
+            answers,
+            stderr: kept,
+            stderr_reader: Some(stderr_reader),
+            limits: limits.clone(),
+            documents: 0,
+        })
+    }
+
+    /// Stops the worker and returns how it ended, once its stderr is read
+    /// to the end.
+    fn stop(mut self) -> (std::io::Result<ExitStatus>, String) {
+        drop(self.stdin.take());
+        // A worker whose stdout closed has exited: killing it then leaves
+        // its exit status as it was.
+        let _ = self.child.kill();
+        let status = self.child.wait();
+        if let Some(reader) = self.stderr_reader.take() {
+            let _ = reader.join();
+        }
+        let kept = self.stderr.lock().unwrap_or_else(|p| p.into_inner());
+        (status, String::from_utf8_lossy(&kept).into_owned())
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        // A worker not stopped explicitly (an idle one when the engine
+        // goes): its stdin closes, and it is killed and reaped.
+        if self.stderr_reader.is_some() {
+            drop(self.stdin.take());
+            let _ = self.child.kill();
+            let _ = self.child.wait();
         }
     }
 }
@@ -99,10 +315,10 @@ pub fn extract(
 ) -> Result<(Format, StructuredText), EngineError> {
     match extraction {
         Extraction::InProcess => in_process(input, limits),
-        Extraction::Worker { .. } if !limits.require_sandbox && small_text(input) => {
+        Extraction::Worker(_) if !limits.require_sandbox && small_text(input) => {
             in_process(input, limits)
         }
-        Extraction::Worker { program } => in_worker(program, input, limits, cancelled),
+        Extraction::Worker(workers) => in_worker(workers, input, limits, cancelled),
     }
 }
 
@@ -189,7 +405,6 @@ fn timeout(limits: &Limits) -> EngineError {
 /// Why the parent stopped a worker.
 enum Stop {
     Timeout,
-    Overflow,
     Cancelled,
 }
 
@@ -197,17 +412,11 @@ enum Stop {
 const STDERR_KEPT: usize = 16 * 1024;
 
 fn in_worker(
-    program: &std::path::Path,
+    workers: &Workers,
     input: Input<'_>,
     limits: &Limits,
     cancelled: &dyn Fn() -> bool,
 ) -> Result<(Format, StructuredText), EngineError> {
-    let internal = |what: &str, e: std::io::Error| {
-        EngineError::new(
-            ErrorCode::Internal,
-            format!("extraction worker {}: {what}: {e}", program.display()),
-        )
-    };
     let header = serde_json::to_vec(&WorkerRequest {
         name: input.name.map(str::to_string),
         mime: input.mime.map(str::to_string),
@@ -215,124 +424,96 @@ fn in_worker(
         len: input.bytes.len() as u64,
     })
     .map_err(|e| EngineError::new(ErrorCode::Internal, e.to_string()))?;
-    // pdf_oxide bounds each decompressed stream by this variable (in MiB).
-    let stream_mib = (limits.max_decompressed_bytes / (1024 * 1024)).max(1);
-    let mut child = Command::new(program)
-        .arg(WORKER_ARG)
-        .env("PDF_OXIDE_MAX_DECOMPRESS_MB", stream_mib.to_string())
-        .env_remove("FOLIO_LOG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| internal("cannot start", e))?;
-    let (Some(mut stdin), Some(mut stdout), Some(mut stderr)) =
-        (child.stdin.take(), child.stdout.take(), child.stderr.take())
-    else {
-        let _ = child.kill();
-        let _ = child.wait();
-        return Err(EngineError::new(
-            ErrorCode::Internal,
-            "extraction worker has no pipes",
-        ));
-    };
-    // The answer holds the extracted text: bounded like it, plus the JSON.
-    let answer_cap = limits
-        .max_decompressed_bytes
-        .saturating_mul(2)
-        .saturating_add(1 << 20);
-    let overflow = AtomicBool::new(false);
+    let mut worker = workers.take(limits)?;
+    worker
+        .stderr
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clear();
+    worker.documents += 1;
     let started = Instant::now();
     let deadline = Duration::from_secs(limits.extract_timeout_secs);
-    let (status, answer, stderr_text, stopped) = std::thread::scope(|scope| {
+    let stdin = worker.stdin.as_mut();
+    let answers = &worker.answers;
+    let (line, stopped) = std::thread::scope(|scope| {
         scope.spawn(move || {
             // A worker that dies early closes the pipe: its exit says why.
-            let _ = stdin
-                .write_all(&header)
-                .and_then(|()| stdin.write_all(b"\n"))
-                .and_then(|()| stdin.write_all(input.bytes));
-        });
-        let overflow = &overflow;
-        let answer = scope.spawn(move || {
-            let mut answer = Vec::new();
-            let read = (&mut stdout).take(answer_cap).read_to_end(&mut answer);
-            if read.is_ok() && answer.len() as u64 >= answer_cap {
-                overflow.store(true, Ordering::Relaxed);
+            if let Some(stdin) = stdin {
+                let _ = stdin
+                    .write_all(&header)
+                    .and_then(|()| stdin.write_all(b"\n"))
+                    .and_then(|()| stdin.write_all(input.bytes))
+                    .and_then(|()| stdin.flush());
             }
-            answer
         });
-        let stderr_text = scope.spawn(move || {
-            let mut kept = Vec::new();
-            let _ = (&mut stderr)
-                .take(STDERR_KEPT as u64)
-                .read_to_end(&mut kept);
-            // Drain the rest so the worker never blocks on a full pipe.
-            let _ = std::io::copy(&mut stderr, &mut std::io::sink());
-            String::from_utf8_lossy(&kept).into_owned()
-        });
-        let mut pause = Duration::from_millis(1);
-        let mut stopped = None;
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(status)) => break Ok(status),
-                Ok(None) => {}
-                Err(e) => break Err(e),
-            }
-            let reason = if overflow.load(Ordering::Relaxed) {
-                Some(Stop::Overflow)
-            } else if started.elapsed() >= deadline {
-                Some(Stop::Timeout)
+        loop {
+            let reason = if started.elapsed() >= deadline {
+                Stop::Timeout
             } else if cancelled() {
-                Some(Stop::Cancelled)
+                Stop::Cancelled
             } else {
-                None
+                match answers.recv_timeout(Duration::from_millis(20)) {
+                    Ok(line) => break (line, None),
+                    Err(RecvTimeoutError::Timeout) => continue,
+                    Err(RecvTimeoutError::Disconnected) => break (Line::Closed, None),
+                }
             };
-            if let Some(reason) = reason {
-                stopped = Some(reason);
-                let _ = child.kill();
-                break child.wait();
-            }
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(Duration::from_millis(20));
-        };
-        let answer = answer.join().unwrap_or_default();
-        let stderr_text = stderr_text.join().unwrap_or_default();
-        (status, answer, stderr_text, stopped)
+            // Killing the worker also ends a write still in progress.
+            let _ = worker.child.kill();
+            break (Line::Closed, Some(reason));
+        }
     });
-    let status = status.map_err(|e| internal("waiting", e))?;
-    match stopped {
-        Some(Stop::Timeout) => return Err(timeout(limits)),
-        Some(Stop::Overflow) => {
-            return Err(EngineError::new(
-                ErrorCode::TooLarge,
-                format!(
-                    "the extracted text is over the limit of {} bytes (max_decompressed_bytes)",
-                    limits.max_decompressed_bytes
-                ),
-            ));
+    let answer = match (line, stopped) {
+        (_, Some(Stop::Timeout)) => Err(timeout(limits)),
+        (_, Some(Stop::Cancelled)) => Err(EngineError::new(
+            ErrorCode::Timeout,
+            "cancelled while extracting",
+        )),
+        (Line::Overflow, _) => Err(EngineError::new(
+            ErrorCode::TooLarge,
+            format!(
+                "the extracted text is over the limit of {} bytes (max_decompressed_bytes)",
+                limits.max_decompressed_bytes
+            ),
+        )),
+        (Line::Answer(line), None) => match serde_json::from_slice::<WorkerAnswer>(&line) {
+            Ok(WorkerAnswer::Ok { format, text }) => {
+                workers.put_back(worker);
+                return Ok((format, text));
+            }
+            // A worker that could not read the request has lost its place
+            // in the stream: it exits, and is not put back.
+            Ok(WorkerAnswer::Err { code, message }) if code != ErrorCode::Internal => {
+                workers.put_back(worker);
+                return Err(EngineError::new(code, message));
+            }
+            Ok(WorkerAnswer::Err { code, message }) => Err(EngineError::new(code, message)),
+            Err(e) => Err(EngineError::new(
+                ErrorCode::Internal,
+                format!("the extraction worker answered nonsense: {e}"),
+            )),
+        },
+        (Line::Closed, None) => {
+            let (status, stderr) = worker.stop();
+            let status = status.map_err(|e| {
+                EngineError::new(
+                    ErrorCode::Internal,
+                    format!(
+                        "extraction worker {}: waiting: {e}",
+                        workers.program.display()
+                    ),
+                )
+            })?;
+            return Err(died(&stderr, limits, status));
         }
-        Some(Stop::Cancelled) => {
-            return Err(EngineError::new(
-                ErrorCode::Timeout,
-                "cancelled while extracting",
-            ));
-        }
-        None => {}
-    }
-    if status.success()
-        && let Ok(answer) = serde_json::from_slice::<WorkerAnswer>(&answer)
-    {
-        return match answer {
-            WorkerAnswer::Ok { format, text } => Ok((format, text)),
-            WorkerAnswer::Err { code, message } => Err(EngineError::new(code, message)),
-        };
-    }
-    Err(died(&stderr_text, limits, status))
+    };
+    let _ = worker.stop();
+    answer
 }
 
 /// The error for a worker that died instead of answering, from what it
 /// said on the way out.
-fn died(stderr: &str, limits: &Limits, status: std::process::ExitStatus) -> EngineError {
+fn died(stderr: &str, limits: &Limits, status: ExitStatus) -> EngineError {
     if stderr.contains("overflowed its stack") {
         EngineError::new(
             ErrorCode::MalformedInput,
@@ -355,61 +536,88 @@ fn died(stderr: &str, limits: &Limits, status: std::process::ExitStatus) -> Engi
     }
 }
 
-/// The worker's side: reads one request from stdin, extracts it under the
-/// memory cap, answers on stdout. Returns the process exit code. Called by
-/// the `folio` binary when its first argument is `WORKER_ARG`.
+/// The worker's side: reads requests from stdin until it closes, extracts
+/// each under the memory cap (set with the first), answers each with one
+/// line on stdout. Returns the process exit code. Called by the `folio`
+/// binary when its first argument is `WORKER_ARG`.
 pub fn worker_main() -> i32 {
-    let answer = match read_request() {
-        Ok((request, bytes)) => {
-            cap_memory(request.limits.max_extract_memory_bytes);
-            let limits = request.limits;
-            let run = move || {
-                let input = Input {
-                    bytes: &bytes,
-                    name: request.name.as_deref(),
-                    mime: request.mime.as_deref(),
-                };
-                extract_bounded(input, &limits)
-            };
-            // The main thread's stack is fixed by the system: parse on one
-            // sized for deep (legitimate) documents.
-            let result = std::thread::Builder::new()
-                .stack_size(PARSER_STACK_BYTES)
-                .spawn(run)
-                .map_err(|e| EngineError::new(ErrorCode::Internal, e.to_string()))
-                .and_then(|handle| {
-                    handle.join().unwrap_or_else(|_| {
-                        Err(EngineError::new(
-                            ErrorCode::MalformedInput,
-                            "the parser failed on this input",
-                        ))
-                    })
-                });
-            match result {
-                Ok((format, text)) => WorkerAnswer::Ok { format, text },
-                Err(e) => WorkerAnswer::Err {
-                    code: e.code,
-                    message: e.message,
-                },
+    let mut capped = false;
+    loop {
+        let (answer, more) = match read_request() {
+            Ok(None) => return 0,
+            Ok(Some((request, bytes))) => {
+                if !capped {
+                    cap_memory(request.limits.max_extract_memory_bytes);
+                    capped = true;
+                }
+                (extract_request(request, bytes), true)
             }
+            // The stream is out of step: answer, and stop.
+            Err(message) => (
+                WorkerAnswer::Err {
+                    code: ErrorCode::Internal,
+                    message,
+                },
+                false,
+            ),
+        };
+        let mut out = std::io::stdout().lock();
+        let written = serde_json::to_writer(&mut out, &answer).is_ok()
+            && out.write_all(b"\n").is_ok()
+            && out.flush().is_ok();
+        if !written {
+            return 3;
         }
-        Err(message) => WorkerAnswer::Err {
-            code: ErrorCode::Internal,
-            message,
-        },
-    };
-    let mut out = std::io::stdout().lock();
-    let written = serde_json::to_writer(&mut out, &answer).is_ok() && out.flush().is_ok();
-    if written { 0 } else { 3 }
+        if !more {
+            return 0;
+        }
+    }
 }
 
-fn read_request() -> Result<(WorkerRequest, Vec<u8>), String> {
+fn extract_request(request: WorkerRequest, bytes: Vec<u8>) -> WorkerAnswer {
+    let limits = request.limits;
+    let run = move || {
+        let input = Input {
+            bytes: &bytes,
+            name: request.name.as_deref(),
+            mime: request.mime.as_deref(),
+        };
+        extract_bounded(input, &limits)
+    };
+    // The main thread's stack is fixed by the system: parse on one sized
+    // for deep (legitimate) documents.
+    let result = std::thread::Builder::new()
+        .stack_size(PARSER_STACK_BYTES)
+        .spawn(run)
+        .map_err(|e| EngineError::new(ErrorCode::Internal, e.to_string()))
+        .and_then(|handle| {
+            handle.join().unwrap_or_else(|_| {
+                Err(EngineError::new(
+                    ErrorCode::MalformedInput,
+                    "the parser failed on this input",
+                ))
+            })
+        });
+    match result {
+        Ok((format, text)) => WorkerAnswer::Ok { format, text },
+        Err(e) => WorkerAnswer::Err {
+            code: e.code,
+            message: e.message,
+        },
+    }
+}
+
+/// The next request, or none when stdin closed between requests.
+fn read_request() -> Result<Option<(WorkerRequest, Vec<u8>)>, String> {
     let mut stdin = std::io::stdin().lock();
     let mut header = Vec::new();
     (&mut stdin)
         .take(1 << 20)
         .read_until(b'\n', &mut header)
         .map_err(|e| format!("reading the request: {e}"))?;
+    if header.is_empty() {
+        return Ok(None);
+    }
     let request: WorkerRequest =
         serde_json::from_slice(&header).map_err(|e| format!("bad request header: {e}"))?;
     if request.len > request.limits.max_file_bytes {
@@ -423,7 +631,7 @@ fn read_request() -> Result<(WorkerRequest, Vec<u8>), String> {
     if bytes.len() as u64 != request.len {
         return Err("the document was cut short".into());
     }
-    Ok((request, bytes))
+    Ok(Some((request, bytes)))
 }
 
 /// Caps the worker's address space, so a decompression bomb ends in an
@@ -443,9 +651,7 @@ mod tests {
 
     /// A worker that cannot start: whatever reaches it fails.
     fn no_worker() -> Extraction {
-        Extraction::Worker {
-            program: PathBuf::from("/nonexistent/folio-worker"),
-        }
+        Extraction::worker(PathBuf::from("/nonexistent/folio-worker"))
     }
 
     fn input<'a>(bytes: &'a [u8], name: &'a str) -> Input<'a> {
