@@ -20,41 +20,23 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import textwrap
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "mcp"))
+from pdfs import pdf  # noqa: E402
+
 # [CLS] and [SEP]: what the encoder runs beyond a chunk's counted tokens.
 SPECIAL_TOKENS = 2
 
 
-def pdf(lines, per_page=40):
-    """A PDF of Helvetica text lines (ASCII), 40 lines a page, with a
-    correct xref table: what a word processor's plain export holds."""
-    pages = [lines[i:i + per_page] for i in range(0, len(lines), per_page)] or [[]]
-    objects = ["<< /Type /Catalog /Pages 2 0 R >>",
-               "<< /Type /Pages /Kids [%s] /Count %d >>"
-               % (" ".join(f"{4 + 2 * i} 0 R" for i in range(len(pages))), len(pages)),
-               "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
-    for i, page in enumerate(pages):
-        objects.append("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
-                       f"/Resources << /Font << /F1 3 0 R >> >> /Contents {5 + 2 * i} 0 R >>")
-        shown = " T* ".join("(%s) Tj" % l.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
-                            for l in page)
-        stream = f"BT /F1 11 Tf 15 TL 72 720 Td {shown} ET"
-        objects.append(f"<< /Length {len(stream)} >>\nstream\n{stream}\nendstream")
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for i, body in enumerate(objects):
-        offsets.append(len(out))
-        out += f"{i + 1} 0 obj\n{body}\nendobj\n".encode("latin-1")
-    xref = len(out)
-    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
-    for offset in offsets:
-        out += f"{offset:010} 00000 n \n".encode()
-    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    return bytes(out)
+def pdf_of_lines(lines, per_page=40):
+    """A PDF of Helvetica text lines (ASCII), 40 lines a page: what a word
+    processor's plain export holds."""
+    return pdf(["\n".join(lines[i:i + per_page]) for i in range(0, len(lines), per_page)] or [""])
 
 
 def make_folder(corpus, docs, out, form):
@@ -67,7 +49,7 @@ def make_folder(corpus, docs, out, form):
             if form == "pdf":
                 text = (title + "\n\n" + d["text"]).encode("ascii", "replace").decode()
                 lines = [w for para in text.split("\n") for w in textwrap.wrap(para, 90) or [""]]
-                (out / f"{d['_id']}.pdf").write_bytes(pdf(lines))
+                (out / f"{d['_id']}.pdf").write_bytes(pdf_of_lines(lines))
             else:
                 (out / f"{d['_id']}.md").write_text(f"# {title}\n\n{d['text']}\n")
             n += 1

@@ -258,14 +258,19 @@ impl Worker {
         })
     }
 
+    /// Closes its stdin, kills and reaps it. A worker whose stdout closed
+    /// has exited: killing it then leaves its exit status as it was, and a
+    /// second call returns the status the first reaped.
+    fn end(&mut self) -> std::io::Result<ExitStatus> {
+        drop(self.stdin.take());
+        let _ = self.child.kill();
+        self.child.wait()
+    }
+
     /// Stops the worker and returns how it ended, once its stderr is read
     /// to the end.
     fn stop(mut self) -> (std::io::Result<ExitStatus>, String) {
-        drop(self.stdin.take());
-        // A worker whose stdout closed has exited: killing it then leaves
-        // its exit status as it was.
-        let _ = self.child.kill();
-        let status = self.child.wait();
+        let status = self.end();
         if let Some(reader) = self.stderr_reader.take() {
             let _ = reader.join();
         }
@@ -275,14 +280,9 @@ impl Worker {
 }
 
 impl Drop for Worker {
+    /// An idle worker when the engine goes, or one the pool does not keep.
     fn drop(&mut self) {
-        // A worker not stopped explicitly (an idle one when the engine
-        // goes): its stdin closes, and it is killed and reaped.
-        if self.stderr_reader.is_some() {
-            drop(self.stdin.take());
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
+        let _ = self.end();
     }
 }
 
