@@ -112,11 +112,32 @@ pub fn index_metadata_sql(selection: &str) -> String {
     )
 }
 
+const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Puts the database in WAL mode. On a new database that is a write, and
+/// when two connections race for it SQLite answers one "busy" at once
+/// rather than wait (each would wait on the other): that one retries, for
+/// as long as the busy timeout.
+fn wal(conn: &Connection) -> rusqlite::Result<()> {
+    let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+    loop {
+        match conn.pragma_update(None, "journal_mode", "WAL") {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            done => return done,
+        }
+    }
+}
+
 /// Opens the connection in WAL mode with full fsync on commit, and creates
 /// or checks the schema.
 pub fn prepare(conn: &Connection) -> rusqlite::Result<Result<(), String>> {
-    conn.busy_timeout(std::time::Duration::from_secs(30))?;
-    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    wal(conn)?;
     // FULL: a commit is on disk before it is acknowledged, in WAL mode too.
     conn.pragma_update(None, "synchronous", "FULL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;

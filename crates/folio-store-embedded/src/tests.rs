@@ -834,3 +834,33 @@ fn verify_names_entity_mentions_outside_their_chunks() {
         vec!["2 entity mentions point outside the library's chunks".to_string()]
     );
 }
+
+/// Processes that open a new data directory at the same moment all get
+/// it: switching a fresh database to WAL is a write that SQLite refuses
+/// at once (no busy wait) when two connections race for it.
+#[test]
+fn a_new_data_directory_opened_by_many_at_once() {
+    for _ in 0..30 {
+        let dir = tempfile::tempdir().unwrap();
+        let barrier = std::sync::Barrier::new(6);
+        std::thread::scope(|scope| {
+            let opened: Vec<_> = (0..6)
+                .map(|_| {
+                    scope.spawn(|| {
+                        barrier.wait();
+                        EmbeddedStore::open(
+                            dir.path(),
+                            Access::Shared {
+                                lock_wait: Duration::from_secs(30),
+                            },
+                        )
+                        .map(|_| ())
+                    })
+                })
+                .collect();
+            for opened in opened {
+                opened.join().unwrap().unwrap();
+            }
+        });
+    }
+}
