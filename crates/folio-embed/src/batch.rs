@@ -4,8 +4,14 @@
 /// Most sequences in one batch. On two cores, 8–16 beats larger batches:
 /// padding costs more than batching saves.
 pub const MAX_BATCH: usize = 16;
-/// Most padded tokens (batch × longest) in one batch.
-pub const MAX_BATCH_TOKENS: usize = 16 * 256;
+/// Most padded tokens (batch × longest) in one batch: 16 of 64 tokens, 4 of
+/// 256, 2 of 512. What a run allocates grows with batch × longest² (the
+/// attention scores), and ONNX Runtime's arena keeps the largest run's
+/// memory for the process: with 16 × 256 (4,096 tokens) one run of long
+/// chunks took 186 MB more than one of short ones (int8; 110 MB fp32), so an
+/// ingest's peak rose with the longest chunks a folder happened to hold.
+/// At 1,024 a run takes at most about 25 MB, at the same tokens/s.
+pub const MAX_BATCH_TOKENS: usize = 1024;
 
 /// Groups indices of `lengths` into batches, shortest first.
 pub fn batches(lengths: &[usize]) -> Vec<Vec<usize>> {
@@ -68,9 +74,20 @@ mod tests {
 
     #[test]
     fn many_long_texts_split_by_token_budget() {
-        let lengths = vec![256; 40];
-        for b in batches(&lengths) {
-            assert!(b.len() * 256 <= MAX_BATCH_TOKENS);
+        for n in [64, 100, 256, 512] {
+            let lengths = vec![n; 40];
+            let b = batches(&lengths);
+            assert_eq!(b.concat().len(), 40);
+            for batch in &b {
+                assert!(
+                    batch.len() * n <= MAX_BATCH_TOKENS,
+                    "{} of {n}",
+                    batch.len()
+                );
+            }
+            assert_eq!(b[0].len(), (MAX_BATCH_TOKENS / n).clamp(1, MAX_BATCH));
         }
+        // A text longer than the budget still gets a batch of its own.
+        assert_eq!(batches(&[MAX_BATCH_TOKENS + 1, 3]), vec![vec![1], vec![0]]);
     }
 }

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
 
 use crate::EmbedError;
-use crate::batch::MAX_BATCH;
+use crate::batch;
 use crate::onnx_encoder::{run_bert, session};
 
 /// A query and a passage as the cross-encoder reads them.
@@ -122,14 +122,20 @@ impl CrossEncoder {
             .iter()
             .map(|p| self.tokenize(query, p))
             .collect::<Result<Vec<_>, _>>()?;
-        let mut scores = Vec::with_capacity(pairs.len());
-        for batch in pairs.chunks(MAX_BATCH) {
-            scores.extend(self.run(batch)?);
+        // Batched by length under the encoder's token budget, so a run's
+        // memory stays bounded for long passages too.
+        let lengths: Vec<usize> = pairs.iter().map(|p| p.ids.len()).collect();
+        let mut scores = vec![0.0; pairs.len()];
+        for indices in batch::batches(&lengths) {
+            let batch: Vec<&PairTokens> = indices.iter().map(|&i| &pairs[i]).collect();
+            for (i, score) in indices.into_iter().zip(self.run(&batch)?) {
+                scores[i] = score;
+            }
         }
         Ok(scores)
     }
 
-    fn run(&self, batch: &[PairTokens]) -> Result<Vec<f32>, EmbedError> {
+    fn run(&self, batch: &[&PairTokens]) -> Result<Vec<f32>, EmbedError> {
         let inference = |e: String| EmbedError::Inference(e);
         let seq = batch.iter().map(|p| p.ids.len()).max().unwrap_or(0);
         let shape = (batch.len(), seq);
