@@ -383,8 +383,15 @@ pub fn run(cli: Cli) -> Result<Outcome> {
                 ocr_languages: args.ocr_languages.clone(),
                 dedup: folio_engine::Dedup::Content,
                 allow_private_urls: None,
+                // Text output prints each document as it settles; JSON
+                // output is one report of them all.
+                keep_items: json,
             };
-            let mut report = engine.ingest(&request, &Bar::new("ingest", !json))?;
+            let bar = |label| {
+                let bar = Bar::new(label, !json);
+                if json { bar } else { bar.printing_items() }
+            };
+            let mut report = engine.ingest(&request, &bar("ingest"))?;
             if let Some(dir) = &args.zotero {
                 let zotero = folio_engine::zotero::ZoteroRequest {
                     dir: dir.clone(),
@@ -394,7 +401,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
                     force: args.force,
                     ocr_languages: args.ocr_languages.clone(),
                 };
-                let more = engine.ingest_zotero(&zotero, &Bar::new("zotero", !json))?;
+                let more = engine.ingest_zotero(&zotero, &bar("zotero"))?;
                 report.absorb(more);
             }
             match &args.references {

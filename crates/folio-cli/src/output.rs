@@ -5,7 +5,7 @@ use std::io::Write;
 use anyhow::Result;
 use folio_core::{Chunk, Document, DocumentSummary};
 use folio_engine::eval::EvalReport;
-use folio_engine::{IngestReport, IngestStatus, SearchResponse};
+use folio_engine::{IngestItem, IngestReport, IngestStatus, SearchResponse};
 use folio_store::{LibraryInfo, LibraryStats};
 use serde::Serialize;
 
@@ -25,7 +25,8 @@ fn pages(start: Option<u32>, end: Option<u32>) -> Option<String> {
 }
 
 /// Summary on stdout; one line per failed input on stderr (the bulk
-/// ingestion contract).
+/// ingestion contract). The text summary's line per document was printed
+/// as each settled ([`ingest_item`]).
 pub fn ingest(report: &IngestReport, json: bool) -> Result<()> {
     ingest_failures(report);
     if json {
@@ -49,23 +50,26 @@ pub fn ingest_failures(report: &IngestReport) {
     }
 }
 
+/// A settled document's line on stdout (failures go to stderr with the
+/// summary).
+pub fn ingest_item(item: &IngestItem) -> Result<()> {
+    if item.status == IngestStatus::Failed {
+        return Ok(());
+    }
+    let status = serde_json::to_value(item.status)?;
+    writeln!(
+        std::io::stdout().lock(),
+        "{:<8} {}  {} chunks  {}",
+        status.as_str().unwrap_or_default(),
+        item.document_id.as_deref().unwrap_or("-"),
+        item.chunks,
+        item.source
+    )?;
+    Ok(())
+}
+
 fn ingest_summary(report: &IngestReport) -> Result<()> {
     let mut out = std::io::stdout().lock();
-    for item in report
-        .items
-        .iter()
-        .filter(|i| i.status != IngestStatus::Failed)
-    {
-        let status = serde_json::to_value(item.status)?;
-        writeln!(
-            out,
-            "{:<8} {}  {} chunks  {}",
-            status.as_str().unwrap_or_default(),
-            item.document_id.as_deref().unwrap_or("-"),
-            item.chunks,
-            item.source
-        )?;
-    }
     writeln!(
         out,
         "library {}: {} indexed, {} replaced, {} skipped, {} failed; {} chunks in {:.1} s{}",

@@ -3,11 +3,13 @@
 
 use std::io::IsTerminal;
 
-use folio_engine::Progress;
+use folio_engine::{IngestItem, Progress};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 pub struct Bar {
     bar: ProgressBar,
+    /// Print each settled ingest item's line on stdout as it comes.
+    items: bool,
 }
 
 impl Bar {
@@ -23,7 +25,14 @@ impl Bar {
         .progress_chars("=> ");
         bar.set_style(style);
         bar.set_prefix(label.to_string());
-        Bar { bar }
+        Bar { bar, items: false }
+    }
+
+    /// A bar that also prints each ingested document's line as it settles
+    /// (the text output of `folio ingest`), so no list of them is kept.
+    pub fn printing_items(mut self) -> Self {
+        self.items = true;
+        self
     }
 }
 
@@ -42,5 +51,13 @@ impl Progress for Bar {
 
     fn finish(&self) {
         self.bar.finish_and_clear();
+    }
+
+    fn item(&self, item: &IngestItem) {
+        if self.items {
+            // A closed stdout (a pipe to `head`) ends the printing, not
+            // the ingest.
+            let _ = self.bar.suspend(|| crate::output::ingest_item(item));
+        }
     }
 }

@@ -210,6 +210,7 @@ impl Engine {
                 // same text must not merge into one.
                 dedup: crate::ingest::Dedup::Source,
                 allow_private_urls: None,
+                keep_items: true,
             },
             progress,
         )?;

@@ -74,6 +74,11 @@ pub struct IngestRequest {
     /// Whether URLs may resolve to private addresses (None: the engine's
     /// configuration decides).
     pub allow_private_urls: Option<bool>,
+    /// Whether the report lists every source's item, or only the failed
+    /// ones and those with warnings (its counts stay whole). Every item is
+    /// also handed to [`Progress::item`] as it settles, so a caller that
+    /// prints items as they come need not hold 100,000 of them.
+    pub keep_items: bool,
 }
 
 impl IngestRequest {
@@ -89,6 +94,7 @@ impl IngestRequest {
             ocr_languages: Vec::new(),
             dedup: Dedup::Content,
             allow_private_urls: None,
+            keep_items: true,
         }
     }
 }
@@ -211,6 +217,9 @@ pub trait Progress: Send + Sync {
     fn cancelled(&self) -> bool {
         false
     }
+    /// One source's outcome, once settled (a document's after its
+    /// transaction committed), in the order they settle.
+    fn item(&self, _item: &IngestItem) {}
 }
 
 /// Reports nothing.
@@ -343,6 +352,49 @@ fn all_failed(sources: Vec<String>, error: &EngineError) -> impl Iterator<Item =
         .map(move |s| failed(s.clone(), error.clone().about(s)))
 }
 
+/// The outcomes of an ingest as they settle: counts of every item, and the
+/// items the request keeps.
+#[derive(Default)]
+struct Tally {
+    items: Vec<IngestItem>,
+    settled: usize,
+    indexed: usize,
+    replaced: usize,
+    skipped: usize,
+    failed: usize,
+    chunks: u64,
+}
+
+impl Tally {
+    /// Counts an item and hands it to `progress`; keeps it when `keep_all`,
+    /// or when it failed or carries warnings.
+    fn add(&mut self, item: IngestItem, keep_all: bool, progress: &dyn Progress) {
+        progress.item(&item);
+        self.settled += 1;
+        self.chunks += u64::from(item.chunks);
+        match item.status {
+            IngestStatus::Indexed => self.indexed += 1,
+            IngestStatus::Replaced => self.replaced += 1,
+            IngestStatus::Skipped => self.skipped += 1,
+            IngestStatus::Failed => self.failed += 1,
+        }
+        if keep_all || item.status == IngestStatus::Failed || !item.warnings.is_empty() {
+            self.items.push(item);
+        }
+    }
+
+    /// Appends another tally's items (settled after this one's) and counts.
+    fn absorb(&mut self, other: Tally) {
+        self.items.extend(other.items);
+        self.settled += other.settled;
+        self.indexed += other.indexed;
+        self.replaced += other.replaced;
+        self.skipped += other.skipped;
+        self.failed += other.failed;
+        self.chunks += other.chunks;
+    }
+}
+
 fn failed(source: String, error: EngineError) -> IngestItem {
     IngestItem {
         source,
@@ -399,7 +451,8 @@ impl Engine {
             Err(e) => return Err(e.into()),
         }
         let schema = self.schema_for(request)?;
-        let mut items = Vec::new();
+        let keep = request.keep_items;
+        let mut tally = Tally::default();
         let mut sources = Vec::new();
         for target in &request.targets {
             match self.expand(target, &request.library, schema.as_ref()) {
@@ -407,14 +460,16 @@ impl Engine {
                     for source in expanded {
                         match source {
                             Ok(source) => sources.push(source),
-                            Err((locator, error)) => items.push(failed(locator, error)),
+                            Err((locator, error)) => {
+                                tally.add(failed(locator, error), keep, progress)
+                            }
                         }
                     }
                 }
-                Err((locator, error)) => items.push(failed(locator, error)),
+                Err((locator, error)) => tally.add(failed(locator, error), keep, progress),
             }
         }
-        let total = items.len() + sources.len();
+        let total = tally.settled + sources.len();
         progress.start(sources.len() as u64);
         let chunk_config = self.chunk_config(&*embedder)?;
         let counter = Counter(&*embedder);
@@ -451,12 +506,12 @@ impl Engine {
             let (settle, settled) = std::sync::mpsc::sync_channel::<Settled>(1);
             let space = &space;
             let writer = scope.spawn(move || {
-                let mut items = Vec::new();
+                let mut tally = Tally::default();
                 for message in settled {
                     match message {
                         Settled::Item(item) => {
                             progress.advance(1, &item.source);
-                            items.push(item);
+                            tally.add(item, keep, progress);
                         }
                         Settled::Embedded(documents) => {
                             let count = documents.len() as u64;
@@ -464,19 +519,25 @@ impl Engine {
                                 .iter()
                                 .map(|(p, _)| p.document.source.clone())
                                 .collect();
-                            match self.write_embedded(request, space, documents) {
-                                Ok(done) => items.extend(done),
-                                Err(error) => items.extend(all_failed(sources, &error)),
+                            let done: Vec<IngestItem> =
+                                match self.write_embedded(request, space, documents) {
+                                    Ok(done) => done,
+                                    Err(error) => all_failed(sources, &error).collect(),
+                                };
+                            for item in done {
+                                tally.add(item, keep, progress);
                             }
                             progress.advance(count, "");
                         }
                         Settled::Failed(sources, error) => {
                             progress.advance(sources.len() as u64, "");
-                            items.extend(all_failed(sources, &error));
+                            for item in all_failed(sources, &error) {
+                                tally.add(item, keep, progress);
+                            }
                         }
                     }
                 }
-                items
+                tally
             });
             // Embeds a group and hands what it made to the writer; false
             // when the work was cancelled (the documents embedded by then
@@ -547,23 +608,22 @@ impl Engine {
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
             (read, written)
         });
-        items.extend(written);
+        tally.absorb(written);
         self.store.flush()?;
         progress.finish();
-        let count = |s: IngestStatus| items.iter().filter(|i| i.status == s).count();
         let report = IngestReport {
             library: request.library.to_string(),
-            indexed: count(IngestStatus::Indexed),
-            replaced: count(IngestStatus::Replaced),
-            skipped: count(IngestStatus::Skipped),
-            failed: count(IngestStatus::Failed),
-            chunks: items.iter().map(|i| u64::from(i.chunks)).sum(),
+            indexed: tally.indexed,
+            replaced: tally.replaced,
+            skipped: tally.skipped,
+            failed: tally.failed,
+            chunks: tally.chunks,
             cancelled,
-            pending: total - items.len(),
+            pending: total - tally.settled,
             elapsed_ms: started.elapsed().as_millis() as u64,
             embed_ms,
             bytes: read,
-            items,
+            items: tally.items,
         };
         self.totals.add(&report);
         Ok(report)

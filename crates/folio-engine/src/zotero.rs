@@ -106,6 +106,7 @@ impl Engine {
                 ocr_languages: request.ocr_languages.clone(),
                 dedup: crate::ingest::Dedup::Content,
                 allow_private_urls: None,
+                keep_items: true,
             },
             progress,
         )

@@ -1001,3 +1001,84 @@ fn ingest_writes_entity_mentions_on_postgres() {
     let database = TestDatabase::new("entities");
     ingest_writes_entity_mentions(dir.path(), Some(&database.url));
 }
+
+/// Records every item an ingest hands to its progress.
+#[derive(Default)]
+struct Items(std::sync::Mutex<Vec<(String, folio_engine::IngestStatus)>>);
+
+impl folio_engine::Progress for Items {
+    fn start(&self, _: u64) {}
+    fn advance(&self, _: u64, _: &str) {}
+    fn finish(&self) {}
+    fn item(&self, item: &folio_engine::IngestItem) {
+        self.0
+            .lock()
+            .unwrap()
+            .push((item.source.clone(), item.status));
+    }
+}
+
+// Issue 33: `folio ingest` of 100,000 files kept one item per file in its
+// report until the end. A request that does not keep items still counts
+// every source, keeps the failed ones, and hands each item to its progress
+// as it settles: the same items, in the same order, as a report keeping
+// them all.
+#[test]
+fn a_report_without_items_counts_every_source_and_hands_each_to_progress() {
+    let targets = || {
+        let mut targets: Vec<IngestTarget> = TEXTS
+            .iter()
+            .enumerate()
+            .map(|(i, text)| IngestTarget::Content {
+                name: format!("doc{i}.md"),
+                text: text.to_string(),
+                format: None,
+                title: None,
+            })
+            .collect();
+        targets.insert(
+            2,
+            IngestTarget::Path("/nonexistent/folio/missing.md".into()),
+        );
+        targets
+    };
+    let run = |keep_items: bool| {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = open(dir.path(), None, true, Limits::default());
+        let mut request = IngestRequest::new(library(), targets());
+        request.keep_items = keep_items;
+        let items = Items::default();
+        let report = engine.ingest(&request, &items).unwrap();
+        (report, items.0.into_inner().unwrap())
+    };
+    let (whole, seen_whole) = run(true);
+    let (lean, seen_lean) = run(false);
+    let listed: Vec<_> = whole
+        .items
+        .iter()
+        .map(|i| (i.source.clone(), i.status))
+        .collect();
+    assert_eq!(listed.len(), TEXTS.len() + 1, "{whole:?}");
+    assert_eq!(seen_whole, listed);
+    assert_eq!(seen_lean, listed);
+    assert_eq!(
+        (
+            lean.indexed,
+            lean.skipped,
+            lean.failed,
+            lean.chunks,
+            lean.pending
+        ),
+        (
+            whole.indexed,
+            whole.skipped,
+            whole.failed,
+            whole.chunks,
+            whole.pending
+        )
+    );
+    assert_eq!((lean.indexed, lean.failed), (TEXTS.len(), 1));
+    assert_eq!(lean.items.len(), 1);
+    assert_eq!(lean.items[0].status, folio_engine::IngestStatus::Failed);
+    assert!(lean.items[0].source.ends_with("missing.md"), "{lean:?}");
+}

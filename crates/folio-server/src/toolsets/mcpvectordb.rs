@@ -252,6 +252,7 @@ async fn ingest_one(
         ocr_languages: Vec::new(),
         dedup: folio_engine::Dedup::Source,
         allow_private_urls: Some(shared.options.allow_private_urls),
+        keep_items: true,
     };
     let (item, chunks) = ops::ingest_one(shared, call, request).await?;
     Ok(item_output(library_name, &item, chunks))
@@ -396,6 +397,7 @@ async fn ingest_folder(shared: &Shared, p: IngestFolderParams, call: &Call) -> C
         ocr_languages: Vec::new(),
         dedup: folio_engine::Dedup::Source,
         allow_private_urls: Some(shared.options.allow_private_urls),
+        keep_items: true,
     };
     let library_name = p.library.clone();
     let outcome = ops::ingest_then(shared, call, request, move |engine, report| {

@@ -365,6 +365,7 @@ async fn ingest(shared: &Shared, p: IngestParams, call: &Call) -> CallToolResult
         ocr_languages: p.ocr_languages,
         dedup: folio_engine::Dedup::Content,
         allow_private_urls: Some(shared.options.allow_private_urls),
+        keep_items: true,
     };
     match ops::ingest(shared, call, request).await {
         Ok(report) => success(&ingest_output(report)),
