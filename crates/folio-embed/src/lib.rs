@@ -27,7 +27,9 @@ mod rerank;
 pub use candle_encoder::CandleEncoder;
 pub use error::EmbedError;
 pub use model::{LocalModel, ModelConfig};
-pub use onnx_encoder::{INT8_GRAPH, OnnxEncoder, check_runtime, find_runtime_library};
+pub use onnx_encoder::{
+    INT8_GRAPH, OnnxEncoder, check_runtime, find_runtime_library, int8_kernels_saturate,
+};
 pub use openai::{OpenAiEmbedder, OpenAiOptions};
 pub use rerank::{CrossEncoder, PairTokens};
 

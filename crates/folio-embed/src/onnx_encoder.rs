@@ -68,6 +68,22 @@ pub(crate) const FP32_GRAPHS: &[&str] = &["model.onnx", "onnx/model.onnx"];
 /// another quantiser's graph gives other vectors, so it is another space.
 pub const INT8_GRAPH: &str = "model_int8.onnx";
 
+/// Whether this CPU's int8 kernels can saturate: x86 without VNNI, where
+/// ONNX Runtime's u8 × s8 kernel sums pairs of products in 16 bits. Under
+/// emulation of such a CPU, the int8 graph's dense nDCG@10 on a SciFact cut
+/// fell 0.011 below fp32, against +0.0003 with VNNI (docs/benchmarks.md).
+pub fn int8_kernels_saturate() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        !(std::arch::is_x86_feature_detected!("avx512vnni")
+            || std::arch::is_x86_feature_detected!("avxvnni"))
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
 /// An ONNX Runtime session over the first of the folder's `graphs` that
 /// exists, with `threads` intra-op threads; `hint` says how to get a
 /// missing graph.
