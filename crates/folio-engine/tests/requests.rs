@@ -133,9 +133,9 @@ const TEXTS: [&str; 6] = [
     "# Tides\n\nThe moon raises tides; spring tides follow full and new moons.",
 ];
 
-/// A small library: documents with metadata to filter and facet on.
-fn fill(engine: &Engine) {
-    let targets = TEXTS
+/// TEXTS as content targets, `doc0.md` to `doc5.md`.
+fn contents() -> Vec<IngestTarget> {
+    TEXTS
         .iter()
         .enumerate()
         .map(|(i, text)| IngestTarget::Content {
@@ -144,8 +144,12 @@ fn fill(engine: &Engine) {
             format: None,
             title: None,
         })
-        .collect();
-    let mut request = IngestRequest::new(library(), targets);
+        .collect()
+}
+
+/// A small library: documents with metadata to filter and facet on.
+fn fill(engine: &Engine) {
+    let mut request = IngestRequest::new(library(), contents());
     request.metadata = serde_json::from_value(json!({"year": 2020, "tags": ["earth", "water"]}))
         .expect("an object");
     let report = engine.ingest(&request, &SilentProgress).unwrap();
@@ -1026,16 +1030,7 @@ impl folio_engine::Progress for Items {
 #[test]
 fn a_report_without_items_counts_every_source_and_hands_each_to_progress() {
     let targets = || {
-        let mut targets: Vec<IngestTarget> = TEXTS
-            .iter()
-            .enumerate()
-            .map(|(i, text)| IngestTarget::Content {
-                name: format!("doc{i}.md"),
-                text: text.to_string(),
-                format: None,
-                title: None,
-            })
-            .collect();
+        let mut targets = contents();
         targets.insert(
             2,
             IngestTarget::Path("/nonexistent/folio/missing.md".into()),
