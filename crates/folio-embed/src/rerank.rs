@@ -128,7 +128,15 @@ impl CrossEncoder {
         let mut scores = vec![0.0; pairs.len()];
         for indices in batch::batches(&lengths) {
             let batch: Vec<&PairTokens> = indices.iter().map(|&i| &pairs[i]).collect();
-            for (i, score) in indices.into_iter().zip(self.run(&batch)?) {
+            let batch_scores = self.run(&batch)?;
+            if batch_scores.len() != indices.len() {
+                return Err(EmbedError::Inference(format!(
+                    "the reranker gave {} scores for {} pairs",
+                    batch_scores.len(),
+                    indices.len()
+                )));
+            }
+            for (i, score) in indices.into_iter().zip(batch_scores) {
                 scores[i] = score;
             }
         }
