@@ -1,6 +1,8 @@
 //! Length-sorted batching: texts of similar length share a batch, so padding
 //! costs little; results come back in the caller's order.
 
+use crate::EmbedError;
+
 /// Most sequences in one batch. On two cores, 8–16 beats larger batches:
 /// padding costs more than batching saves.
 pub const MAX_BATCH: usize = 16;
@@ -34,18 +36,28 @@ pub fn batches(lengths: &[usize]) -> Vec<Vec<usize>> {
     out
 }
 
-/// Runs `encode` on each batch of `ids` (padded to the batch's longest with
-/// 0, mask 1/0) and scatters the vectors back to input order.
-pub fn run_batches<S: AsRef<[u32]>, E>(
-    ids: &[S],
-    mut encode: impl FnMut(&[&[u32]]) -> Result<Vec<Vec<f32>>, E>,
-) -> Result<Vec<Vec<f32>>, E> {
-    let lengths: Vec<usize> = ids.iter().map(|s| s.as_ref().len()).collect();
-    let mut out: Vec<Vec<f32>> = vec![Vec::new(); ids.len()];
+/// Runs `run` on each length-sorted batch of `items` (`len` gives an item's
+/// tokens; the runner pads) and scatters the results back to input order.
+/// A batch answered with another number of results is an error.
+pub fn run_batches<T, R: Default + Clone>(
+    items: &[T],
+    len: impl Fn(&T) -> usize,
+    mut run: impl FnMut(&[&T]) -> Result<Vec<R>, EmbedError>,
+) -> Result<Vec<R>, EmbedError> {
+    let lengths: Vec<usize> = items.iter().map(len).collect();
+    let mut out = vec![R::default(); items.len()];
     for batch in batches(&lengths) {
-        let inputs: Vec<&[u32]> = batch.iter().map(|&i| ids[i].as_ref()).collect();
-        for (i, vector) in batch.into_iter().zip(encode(&inputs)?) {
-            out[i] = vector;
+        let inputs: Vec<&T> = batch.iter().map(|&i| &items[i]).collect();
+        let results = run(&inputs)?;
+        if results.len() != batch.len() {
+            return Err(EmbedError::Inference(format!(
+                "{} results for a batch of {}",
+                results.len(),
+                batch.len()
+            )));
+        }
+        for (i, result) in batch.into_iter().zip(results) {
+            out[i] = result;
         }
     }
     Ok(out)
@@ -62,8 +74,8 @@ mod tests {
         assert_eq!(b.concat().len(), 5);
         assert_eq!(b[0][0], 1);
         let ids: Vec<Vec<u32>> = lengths.iter().map(|&n| vec![7; n]).collect();
-        let out = run_batches(&ids, |batch| {
-            Ok::<_, ()>(batch.iter().map(|s| vec![s.len() as f32]).collect())
+        let out = run_batches(&ids, Vec::len, |batch| {
+            Ok(batch.iter().map(|s| vec![s.len() as f32]).collect())
         })
         .unwrap();
         assert_eq!(

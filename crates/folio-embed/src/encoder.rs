@@ -34,7 +34,14 @@ impl<F: Forward> Encoder<F> {
 
     /// Runs token-id sequences through the network in length-sorted batches.
     fn run_ids<S: AsRef<[u32]>>(&self, ids: &[S]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        batch::run_batches(ids, |b| self.forward.forward(&self.model, b))
+        batch::run_batches(
+            ids,
+            |s| s.as_ref().len(),
+            |b| {
+                let b: Vec<&[u32]> = b.iter().map(|s| s.as_ref()).collect();
+                self.forward.forward(&self.model, &b)
+            },
+        )
     }
 
     fn embed(&self, texts: Vec<String>, cut: bool) -> Result<Vec<Vec<f32>>, EmbedError> {

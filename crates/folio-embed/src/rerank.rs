@@ -124,23 +124,7 @@ impl CrossEncoder {
             .collect::<Result<Vec<_>, _>>()?;
         // Batched by length under the encoder's token budget, so a run's
         // memory stays bounded for long passages too.
-        let lengths: Vec<usize> = pairs.iter().map(|p| p.ids.len()).collect();
-        let mut scores = vec![0.0; pairs.len()];
-        for indices in batch::batches(&lengths) {
-            let batch: Vec<&PairTokens> = indices.iter().map(|&i| &pairs[i]).collect();
-            let batch_scores = self.run(&batch)?;
-            if batch_scores.len() != indices.len() {
-                return Err(EmbedError::Inference(format!(
-                    "the reranker gave {} scores for {} pairs",
-                    batch_scores.len(),
-                    indices.len()
-                )));
-            }
-            for (i, score) in indices.into_iter().zip(batch_scores) {
-                scores[i] = score;
-            }
-        }
-        Ok(scores)
+        batch::run_batches(&pairs, |p| p.ids.len(), |b| self.run(b))
     }
 
     fn run(&self, batch: &[&PairTokens]) -> Result<Vec<f32>, EmbedError> {

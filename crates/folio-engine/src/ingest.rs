@@ -357,7 +357,6 @@ fn all_failed(sources: Vec<String>, error: &EngineError) -> impl Iterator<Item =
 #[derive(Default)]
 struct Tally {
     items: Vec<IngestItem>,
-    settled: usize,
     indexed: usize,
     replaced: usize,
     skipped: usize,
@@ -370,7 +369,6 @@ impl Tally {
     /// or when it failed or carries warnings.
     fn add(&mut self, item: IngestItem, keep_all: bool, progress: &dyn Progress) {
         progress.item(&item);
-        self.settled += 1;
         self.chunks += u64::from(item.chunks);
         match item.status {
             IngestStatus::Indexed => self.indexed += 1,
@@ -383,15 +381,9 @@ impl Tally {
         }
     }
 
-    /// Appends another tally's items (settled after this one's) and counts.
-    fn absorb(&mut self, other: Tally) {
-        self.items.extend(other.items);
-        self.settled += other.settled;
-        self.indexed += other.indexed;
-        self.replaced += other.replaced;
-        self.skipped += other.skipped;
-        self.failed += other.failed;
-        self.chunks += other.chunks;
+    /// Items settled so far.
+    fn settled(&self) -> usize {
+        self.indexed + self.replaced + self.skipped + self.failed
     }
 }
 
@@ -469,7 +461,7 @@ impl Engine {
                 Err((locator, error)) => tally.add(failed(locator, error), keep, progress),
             }
         }
-        let total = tally.settled + sources.len();
+        let total = tally.settled() + sources.len();
         progress.start(sources.len() as u64);
         let chunk_config = self.chunk_config(&*embedder)?;
         let counter = Counter(&*embedder);
@@ -485,7 +477,7 @@ impl Engine {
         // memory stays flat on any folder, and the order is kept. A document
         // is reported only once its transaction committed.
         let stop = std::sync::atomic::AtomicBool::new(false);
-        let (read, written) = std::thread::scope(|scope| {
+        let (read, tally) = std::thread::scope(|scope| {
             let (ready, prepared) = std::sync::mpsc::sync_channel(PREPARED_AHEAD);
             let (stop, chunk_config, counter) = (&stop, &chunk_config, &counter);
             let producer = scope.spawn(move || {
@@ -505,8 +497,9 @@ impl Engine {
             });
             let (settle, settled) = std::sync::mpsc::sync_channel::<Settled>(1);
             let space = &space;
+            // The writer settles the items after those the expansion failed.
             let writer = scope.spawn(move || {
-                let mut tally = Tally::default();
+                let mut tally = tally;
                 for message in settled {
                     match message {
                         Settled::Item(item) => {
@@ -603,12 +596,11 @@ impl Engine {
             let read = producer
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            let written = writer
+            let tally = writer
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            (read, written)
+            (read, tally)
         });
-        tally.absorb(written);
         self.store.flush()?;
         progress.finish();
         let report = IngestReport {
@@ -619,7 +611,7 @@ impl Engine {
             failed: tally.failed,
             chunks: tally.chunks,
             cancelled,
-            pending: total - tally.settled,
+            pending: total - tally.settled(),
             elapsed_ms: started.elapsed().as_millis() as u64,
             embed_ms,
             bytes: read,
