@@ -286,6 +286,18 @@ enum Step {
     Skipped(DocumentId),
 }
 
+/// Whether two documents are the same work: the same content, or the same
+/// DOI (as `Engine::twin` finds them).
+fn same_work(a: &Document, b: &Document) -> bool {
+    let doi = |d: &Document| {
+        d.metadata
+            .get("doi")
+            .and_then(Value::as_str)
+            .and_then(folio_core::citation::normalise_doi)
+    };
+    a.content_hash == b.content_hash || doi(a).is_some_and(|x| doi(b).is_some_and(|y| x == y))
+}
+
 /// Metadata keys a source's metadata may add to a twin without replacing
 /// what the twin has.
 fn merge_missing(into: &mut Map<String, Value>, from: &Map<String, Value>) -> bool {
@@ -304,6 +316,9 @@ struct Prepared {
     document: Document,
     drafts: Vec<ChunkDraft>,
     warnings: Vec<String>,
+    /// New to the library under `Dedup::Content`, with no twin stored when
+    /// it was read: a twin of this same ingest may have committed since.
+    may_have_twin: bool,
 }
 
 struct Counter<'a>(&'a dyn Embedder);
@@ -399,6 +414,31 @@ fn failed(source: String, error: EngineError) -> IngestItem {
         error: Some(error),
         warnings: Vec::new(),
     }
+}
+
+fn skipped(source: String, id: &DocumentId) -> IngestItem {
+    IngestItem {
+        source,
+        status: IngestStatus::Skipped,
+        document_id: Some(id.to_string()),
+        title: None,
+        format: None,
+        chunks: 0,
+        pages: None,
+        error: None,
+        warnings: Vec::new(),
+    }
+}
+
+/// What the writer does with one embedded document of a group.
+enum Slot {
+    /// Written with the group, reported in its place.
+    Written,
+    /// Settled before the write (a twin committed since it was read).
+    Settled(Box<IngestItem>),
+    /// A twin of a document written with the group: one more locator of
+    /// it once the group commits.
+    Follows(Box<Document>),
 }
 
 /// A title from a path or URL: the last segment without its extension.
@@ -552,17 +592,7 @@ impl Engine {
                         group.push(*prepared);
                         None
                     }
-                    Ok(Step::Skipped(id)) => Some(IngestItem {
-                        source: locator.clone(),
-                        status: IngestStatus::Skipped,
-                        document_id: Some(id.to_string()),
-                        title: None,
-                        format: None,
-                        chunks: 0,
-                        pages: None,
-                        error: None,
-                        warnings: Vec::new(),
-                    }),
+                    Ok(Step::Skipped(id)) => Some(skipped(locator.clone(), &id)),
                     Err(error) => Some(failed(locator.clone(), error.about(locator.clone()))),
                 };
                 if let Some(item) = settled
@@ -918,6 +948,7 @@ impl Engine {
         // A record's hash covers its fields: a match means they are current.
         let fields_hashed = record_content.is_some();
         let hash = record_content.unwrap_or_else(|| content_hash(&bytes));
+        let mut may_have_twin = false;
         if !request.force {
             match self.store.content_hash(&id)? {
                 Some(stored) if stored == hash && request.dedup == Dedup::Source => {
@@ -937,6 +968,7 @@ impl Engine {
                         self.add_locator(&twin, &locator, &metadata)?;
                         return Ok(Step::Skipped(twin.id));
                     }
+                    may_have_twin = true;
                 }
             }
         }
@@ -1022,6 +1054,7 @@ impl Engine {
             document,
             drafts,
             warnings,
+            may_have_twin,
         })))
     }
 
@@ -1220,6 +1253,92 @@ impl Engine {
     /// Writes embedded documents in one transaction and returns their
     /// items once it committed.
     fn write_embedded(
+        &self,
+        request: &IngestRequest,
+        space: &EmbeddingSpace,
+        embedded: Embedded,
+    ) -> Result<Vec<IngestItem>> {
+        if embedded.is_empty() {
+            return Ok(Vec::new());
+        }
+        // Twins within this ingest: `prepare` looked for one before the
+        // first copy committed. A twin stored since, or one written with
+        // this group, makes the document one more locator of it, as a later
+        // ingest of it would.
+        let mut slots = Vec::with_capacity(embedded.len());
+        let mut writing: Embedded = Vec::with_capacity(embedded.len());
+        for (prepared, vectors) in embedded {
+            if prepared.may_have_twin {
+                let document = &prepared.document;
+                if writing
+                    .iter()
+                    .any(|(p, _)| same_work(&p.document, document))
+                {
+                    slots.push(Slot::Follows(Box::new(prepared.document)));
+                    continue;
+                }
+                match self.join_twin(&request.library, document) {
+                    Ok(None) => {}
+                    Ok(Some(twin)) => {
+                        slots.push(Slot::Settled(Box::new(skipped(
+                            document.source.clone(),
+                            &twin,
+                        ))));
+                        continue;
+                    }
+                    Err(error) => {
+                        let source = document.source.clone();
+                        slots.push(Slot::Settled(Box::new(failed(
+                            source.clone(),
+                            error.about(source),
+                        ))));
+                        continue;
+                    }
+                }
+            }
+            slots.push(Slot::Written);
+            writing.push((prepared, vectors));
+        }
+        let mut written = self.write_group(request, space, writing)?.into_iter();
+        Ok(slots
+            .into_iter()
+            .filter_map(|slot| match slot {
+                Slot::Written => written.next(),
+                Slot::Settled(item) => Some(*item),
+                Slot::Follows(document) => {
+                    let source = document.source.clone();
+                    Some(match self.join_twin(&request.library, &document) {
+                        Ok(Some(twin)) => skipped(source, &twin),
+                        // Its twin, committed a moment ago, was deleted
+                        // by another writer since.
+                        Ok(None) => failed(
+                            source.clone(),
+                            EngineError::new(
+                                ErrorCode::Internal,
+                                "its twin in this ingest was not written",
+                            )
+                            .about(source),
+                        ),
+                        Err(error) => failed(source.clone(), error.about(source)),
+                    })
+                }
+            })
+            .collect())
+    }
+
+    /// Records `document` as one more locator of a stored twin (the same
+    /// content or DOI), returning the twin's id; `None` when none is stored.
+    fn join_twin(&self, library: &LibraryName, document: &Document) -> Result<Option<DocumentId>> {
+        let doi = document.metadata.get("doi");
+        let Some(twin) = self.twin(library, &document.content_hash, doi)? else {
+            return Ok(None);
+        };
+        self.add_locator(&twin, &document.source, &document.metadata)?;
+        Ok(Some(twin.id))
+    }
+
+    /// Writes a group of embedded documents in one transaction.
+    fn write_group(
         &self,
         request: &IngestRequest,
         space: &EmbeddingSpace,

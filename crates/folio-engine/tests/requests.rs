@@ -1077,3 +1077,105 @@ fn a_report_without_items_counts_every_source_and_hands_each_to_progress() {
     assert_eq!(lean.items[0].status, folio_engine::IngestStatus::Failed);
     assert!(lean.items[0].source.ends_with("missing.md"), "{lean:?}");
 }
+
+/// What a library holds, by source: each document's id and its locators.
+fn holdings(engine: &Engine) -> Vec<(String, String, Value)> {
+    let (documents, _) = engine.documents(&library(), 0, 10_000).unwrap();
+    let mut held: Vec<_> = documents
+        .into_iter()
+        .map(|d| {
+            let locators = d.metadata.get("locators").cloned().unwrap_or(Value::Null);
+            (d.source, d.id.to_string(), locators)
+        })
+        .collect();
+    held.sort_by(|a, b| a.0.cmp(&b.0));
+    held
+}
+
+/// Two files with the same bytes in one ingest are one document with two
+/// locators, as when they come in two ingests (Dedup::Content): the second
+/// is skipped as its twin's, whether the first had committed when the
+/// second was read (a twin far behind, in a later group) or not (next to
+/// it, in the same group).
+fn twins_in_one_ingest_are_one_document(dir: &Path, store_url: Option<&str>) {
+    let twin = "# Rivers again\n\nThe same note, saved twice in one folder.";
+    let filler: Vec<IngestTarget> = (0..300)
+        .map(|i| IngestTarget::Content {
+            name: format!("filler{i:03}.md"),
+            text: format!("# Note {i}\n\nFiller note number {i} about topic {i}."),
+            format: None,
+            title: None,
+        })
+        .collect();
+    let content = |name: &str| IngestTarget::Content {
+        name: name.into(),
+        text: twin.into(),
+        format: None,
+        title: None,
+    };
+    // The copies' items; the filler's are counted by the report.
+    let statuses = |report: &folio_engine::IngestReport| -> Vec<_> {
+        report
+            .items
+            .iter()
+            .filter(|i| !i.source.starts_with("filler"))
+            .map(|i| (i.source.clone(), i.status, i.document_id.clone()))
+            .collect()
+    };
+    // The oracle: the first copy, then the copies in ingests of their own.
+    let separate = dir.join("separate");
+    let engine = open(&separate, store_url, true, Limits::default());
+    let mut first = vec![content("a.md")];
+    first.extend(filler.clone());
+    let mut seen = statuses(
+        &engine
+            .ingest(&IngestRequest::new(library(), first), &SilentProgress)
+            .unwrap(),
+    );
+    for name in ["b.md", "z.md"] {
+        let report = engine
+            .ingest(
+                &IngestRequest::new(library(), vec![content(name)]),
+                &SilentProgress,
+            )
+            .unwrap();
+        seen.extend(statuses(&report));
+    }
+    let expected = holdings(&engine);
+    drop(engine);
+
+    // PostgreSQL keeps one database for both runs: the library starts empty.
+    let together = dir.join("together");
+    let engine = open(&together, store_url, true, Limits::default());
+    if store_url.is_some() {
+        engine.delete_library(&library()).unwrap();
+    }
+    let mut targets = vec![content("a.md"), content("b.md")];
+    targets.extend(filler);
+    targets.push(content("z.md"));
+    let report = engine
+        .ingest(&IngestRequest::new(library(), targets), &SilentProgress)
+        .unwrap();
+    let got = statuses(&report);
+    assert_eq!(got, seen);
+    assert_eq!((report.indexed, report.skipped), (301, 2));
+    let (_, a_id, locators) = expected.iter().find(|(s, ..)| s == "a.md").unwrap();
+    assert_eq!(locators, &json!(["a.md", "b.md", "z.md"]));
+    let skipped = folio_engine::IngestStatus::Skipped;
+    assert_eq!(got[1], ("b.md".to_string(), skipped, Some(a_id.clone())));
+    assert_eq!(got[2], ("z.md".to_string(), skipped, Some(a_id.clone())));
+    assert!(holdings(&engine) == expected, "the libraries differ");
+}
+
+#[test]
+fn twins_in_one_ingest_are_one_document_on_the_embedded_store() {
+    let dir = tempfile::tempdir().unwrap();
+    twins_in_one_ingest_are_one_document(dir.path(), None);
+}
+
+#[test]
+fn twins_in_one_ingest_are_one_document_on_postgres() {
+    let dir = tempfile::tempdir().unwrap();
+    let database = TestDatabase::new("twins");
+    twins_in_one_ingest_are_one_document(dir.path(), Some(&database.url));
+}
