@@ -72,6 +72,7 @@ pub const INT8_GRAPH: &str = "model_int8.onnx";
 /// ONNX Runtime's u8 × s8 kernel sums pairs of products in 16 bits. Under
 /// emulation of such a CPU, the int8 graph's dense nDCG@10 on a SciFact cut
 /// fell 0.011 below fp32, against +0.0003 with VNNI (docs/benchmarks.md).
+/// There the int8 session runs with [`EXACT_INT8`].
 pub fn int8_kernels_saturate() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
@@ -84,14 +85,24 @@ pub fn int8_kernels_saturate() -> bool {
     }
 }
 
+/// ONNX Runtime's session entry that rewrites each int8 weight matrix as
+/// uint8 (w + 128, its zero point moved with it: the same products) where
+/// its u8 × s8 kernels can saturate, so its u8 × u8 kernels run, which sum
+/// without a 16-bit clamp. The integers are then exact, as with VNNI, and
+/// the vectors those of a VNNI CPU; the kernels are slower than u8 × s8.
+/// Weights cut to 7 bits instead would keep the faster kernel but lost
+/// 0.007 dense nDCG@10 on SciFact train (docs/benchmarks.md).
+pub const EXACT_INT8: (&str, &str) = ("session.x64quantprecision", "1");
+
 /// An ONNX Runtime session over the first of the folder's `graphs` that
-/// exists, with `threads` intra-op threads; `hint` says how to get a
-/// missing graph.
+/// exists, with `threads` intra-op threads and the session `entries`;
+/// `hint` says how to get a missing graph.
 pub(crate) fn session(
     dir: &Path,
     graphs: &[&str],
     runtime: &Path,
     threads: usize,
+    entries: &[(&str, &str)],
     hint: &str,
 ) -> Result<Session, EmbedError> {
     let environment = load_runtime(runtime)?;
@@ -107,8 +118,13 @@ pub(crate) fn session(
         path: onnx.display().to_string(),
         reason: e,
     };
-    Session::builder(environment)
-        .map_err(|e| fail(e.to_string()))?
+    let mut builder = Session::builder(environment).map_err(|e| fail(e.to_string()))?;
+    for (key, value) in entries {
+        builder = builder
+            .with_config_entry(key, value)
+            .map_err(|e| fail(e.to_string()))?;
+    }
+    builder
         .with_optimization_level(GraphOptimizationLevel::All)
         .map_err(|e| fail(e.to_string()))?
         .with_intra_threads(threads.max(1))
@@ -172,7 +188,9 @@ impl OnnxEncoder {
                 ),
             ),
         };
-        let session = session(dir, graphs, runtime, threads, &hint)?;
+        let exact = options.precision == Precision::Int8 && int8_kernels_saturate();
+        let entries: &[(&str, &str)] = if exact { &[EXACT_INT8] } else { &[] };
+        let session = session(dir, graphs, runtime, threads, entries, &hint)?;
         Ok(Encoder {
             model,
             forward: OnnxForward {

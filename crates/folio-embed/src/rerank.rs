@@ -83,6 +83,7 @@ impl CrossEncoder {
             crate::onnx_encoder::FP32_GRAPHS,
             runtime,
             threads,
+            &[],
             "export it with scripts/export_onnx.py",
         )?;
         let Some(logits) = session.outputs().iter().position(|o| o.name() == "logits") else {

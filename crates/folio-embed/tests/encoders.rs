@@ -248,3 +248,93 @@ fn the_int8_encoder_is_its_own_space_close_to_fp32() {
     let refused = CandleEncoder::load(&model_dir(), &int8).err().unwrap();
     assert!(refused.to_string().contains("ONNX Runtime"), "{refused}");
 }
+
+/// int8 vectors of eight SciFact abstracts from a CPU whose int8 kernels
+/// sum exactly (VNNI), written by `write_the_exact_int8_fixture`.
+const INT8_FIXTURE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/int8_exact.json"
+);
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Int8Fixture {
+    made_on: String,
+    texts: Vec<String>,
+    vectors: Vec<Vec<f32>>,
+}
+
+fn int8_encoder() -> OnnxEncoder {
+    let int8 = ModelConfig {
+        precision: folio_core::Precision::Int8,
+        ..ModelConfig::default()
+    };
+    OnnxEncoder::load(&model_dir(), &int8, &runtime(), 2)
+        .expect("scripts/setup.sh makes model_int8.onnx")
+}
+
+/// Writes the fixture from this CPU, when its int8 kernels are exact
+/// (`cargo test -p folio-embed --test encoders -- --ignored write_the_exact`).
+#[test]
+#[ignore]
+fn write_the_exact_int8_fixture() {
+    assert!(
+        !folio_embed::int8_kernels_saturate(),
+        "write it on a CPU with VNNI (or ARM): its int8 sums are exact"
+    );
+    let corpus = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/datasets/scifact-train/corpus.jsonl"),
+    )
+    .unwrap();
+    let texts: Vec<String> = corpus
+        .lines()
+        .take(8)
+        .map(|l| {
+            let doc: serde_json::Value = serde_json::from_str(l).unwrap();
+            let text = format!(
+                "{}. {}",
+                doc["title"].as_str().unwrap(),
+                doc["text"].as_str().unwrap()
+            );
+            // Within the 256-token window.
+            text.split_whitespace()
+                .take(100)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let vectors = int8_encoder().embed_passages(&refs).unwrap();
+    let fixture = Int8Fixture {
+        made_on: "x86-64 with AVX-512 VNNI, ONNX Runtime 1.24.4 (scripts/setup.sh)".into(),
+        texts,
+        vectors,
+    };
+    std::fs::write(
+        INT8_FIXTURE,
+        serde_json::to_string_pretty(&fixture).unwrap(),
+    )
+    .unwrap();
+}
+
+/// Where ONNX Runtime's u8 × s8 kernels can saturate (x86 without VNNI),
+/// folio asks for its exact u8 × u8 ones: the int8 vectors are then those
+/// of a CPU whose sums are exact, not the saturated ones. Under emulation
+/// of such a CPU (`qemu-x86_64 -cpu Haswell` on this test's binary), the
+/// mean cosine to the fixture was 0.9995 with the exact kernels and 0.9951
+/// with the saturating ones; natively on VNNI, 1.0000.
+#[test]
+fn int8_vectors_are_those_of_exact_integer_sums_on_every_cpu() {
+    let fixture: Int8Fixture =
+        serde_json::from_str(&std::fs::read_to_string(INT8_FIXTURE).unwrap()).unwrap();
+    let refs: Vec<&str> = fixture.texts.iter().map(String::as_str).collect();
+    let vectors = int8_encoder().embed_passages(&refs).unwrap();
+    let cosines: Vec<f32> = vectors
+        .iter()
+        .zip(&fixture.vectors)
+        .map(|(a, b)| cosine(a, b))
+        .collect();
+    let mean = cosines.iter().sum::<f32>() / cosines.len() as f32;
+    eprintln!("int8 vectors against the exact fixture: {cosines:?}, mean {mean}");
+    assert!(mean >= 0.998, "{cosines:?}");
+}
