@@ -279,6 +279,23 @@ impl Source {
 /// Sources expanded from one target, each ready or failed with its place.
 type Expanded = Vec<std::result::Result<Source, (String, EngineError)>>;
 
+/// The sources of one target, `count` of them, made as they are taken: a
+/// folder is walked while its files are prepared, so its list of files is
+/// never held (100,000 of them took 25 MB as a list).
+struct Sources<'a> {
+    count: usize,
+    items: Box<dyn Iterator<Item = std::result::Result<Source, (String, EngineError)>> + Send + 'a>,
+}
+
+impl From<Expanded> for Sources<'_> {
+    fn from(list: Expanded) -> Self {
+        Sources {
+            count: list.len(),
+            items: Box::new(list.into_iter()),
+        }
+    }
+}
+
 /// What preparing a source came to.
 enum Step {
     Ready(Box<Prepared>),
@@ -488,21 +505,12 @@ impl Engine {
         let mut sources = Vec::new();
         for target in &request.targets {
             match self.expand(target, &request.library, schema.as_ref()) {
-                Ok(expanded) => {
-                    for source in expanded {
-                        match source {
-                            Ok(source) => sources.push(source),
-                            Err((locator, error)) => {
-                                tally.add(failed(locator, error), keep, progress)
-                            }
-                        }
-                    }
-                }
+                Ok(expanded) => sources.push(expanded),
                 Err((locator, error)) => tally.add(failed(locator, error), keep, progress),
             }
         }
-        let total = tally.settled() + sources.len();
-        progress.start(sources.len() as u64);
+        let refused = tally.settled();
+        progress.start(sources.iter().map(|s| s.count as u64).sum());
         let chunk_config = self.chunk_config(&*embedder)?;
         let counter = Counter(&*embedder);
         let space = embedder.space().clone();
@@ -517,23 +525,40 @@ impl Engine {
         // memory stays flat on any folder, and the order is kept. A document
         // is reported only once its transaction committed.
         let stop = std::sync::atomic::AtomicBool::new(false);
-        let (read, tally) = std::thread::scope(|scope| {
+        let (read, total, tally) = std::thread::scope(|scope| {
             let (ready, prepared) = std::sync::mpsc::sync_channel(PREPARED_AHEAD);
             let (stop, chunk_config, counter) = (&stop, &chunk_config, &counter);
+            // It counts every source it takes, and those it leaves when
+            // stopped: what is not settled then is pending.
             let producer = scope.spawn(move || {
                 let mut read = 0u64;
-                for source in sources {
+                let mut taken = 0usize;
+                let mut sources = sources.into_iter().flat_map(|s| s.items);
+                for source in sources.by_ref() {
+                    taken += 1;
                     if stop.load(std::sync::atomic::Ordering::Relaxed) || progress.cancelled() {
                         break;
                     }
-                    let locator = source.locator();
-                    let step =
-                        self.prepare(request, source, chunk_config, counter, progress, &mut read);
+                    let (locator, step) = match source {
+                        Ok(source) => {
+                            let locator = source.locator();
+                            let step = self.prepare(
+                                request,
+                                source,
+                                chunk_config,
+                                counter,
+                                progress,
+                                &mut read,
+                            );
+                            (locator, step)
+                        }
+                        Err((locator, error)) => (locator, Err(error)),
+                    };
                     if ready.send((locator, step)).is_err() {
                         break;
                     }
                 }
-                read
+                (read, taken + sources.count())
             });
             let (settle, settled) = std::sync::mpsc::sync_channel::<Settled>(1);
             let space = &space;
@@ -623,13 +648,13 @@ impl Engine {
                 cancelled = true;
             }
             drop(settle);
-            let read = producer
+            let (read, taken) = producer
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
             let tally = writer
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            (read, tally)
+            (read, refused + taken, tally)
         });
         self.store.flush()?;
         progress.finish();
@@ -721,7 +746,7 @@ impl Engine {
         target: &IngestTarget,
         library: &LibraryName,
         schema: Option<&RecordSchema>,
-    ) -> std::result::Result<Expanded, (String, EngineError)> {
+    ) -> std::result::Result<Sources<'_>, (String, EngineError)> {
         match target {
             IngestTarget::Item {
                 locator,
@@ -750,11 +775,13 @@ impl Engine {
                     text: text.clone(),
                     title: title.clone(),
                     metadata: metadata.clone(),
-                })])
+                })]
+                .into())
             }
             IngestTarget::Record(record) => Ok(vec![
                 Self::record_source(library, schema, record).map_err(|e| ("record".into(), e)),
-            ]),
+            ]
+            .into()),
             IngestTarget::Path(path) | IngestTarget::File(path) => {
                 let shown = path.display().to_string();
                 let canonical = self
@@ -772,20 +799,26 @@ impl Engine {
                 {
                     return self
                         .records_file(&canonical, format, library, schema)
+                        .map(Sources::from)
                         .map_err(|e| (shown.clone(), e));
                 }
                 if canonical.as_path().is_dir() {
-                    Ok(folio_source::walk(&canonical, &self.roots, &walked)
-                        .into_iter()
-                        .map(|r| {
+                    // Counted first (for progress), then walked again as
+                    // the files are prepared.
+                    let count = folio_source::walk_lazily(&canonical, &self.roots, &walked).count();
+                    let items =
+                        folio_source::walk_lazily(&canonical, &self.roots, &walked).map(move |r| {
                             r.map(Source::File).map_err(|e| {
                                 let error = EngineError::from(e);
                                 (error.input.clone().unwrap_or_else(|| shown.clone()), error)
                             })
-                        })
-                        .collect())
+                        });
+                    Ok(Sources {
+                        count,
+                        items: Box::new(items),
+                    })
                 } else {
-                    Ok(vec![Ok(Source::File(canonical))])
+                    Ok(vec![Ok(Source::File(canonical))].into())
                 }
             }
             IngestTarget::Url(url) => {
@@ -795,7 +828,7 @@ impl Engine {
                         EngineError::new(ErrorCode::UrlNotAllowed, format!("not a URL: {e}")),
                     )
                 })?;
-                Ok(vec![Ok(Source::Url(parsed.to_string()))])
+                Ok(vec![Ok(Source::Url(parsed.to_string()))].into())
             }
             IngestTarget::Content {
                 name,
@@ -814,7 +847,8 @@ impl Engine {
                     text: text.clone(),
                     format: format.clone(),
                     title: title.clone(),
-                })])
+                })]
+                .into())
             }
             IngestTarget::Bytes { name, bytes } => {
                 if name.trim().is_empty() {
@@ -826,7 +860,8 @@ impl Engine {
                 Ok(vec![Ok(Source::Bytes {
                     name: name.clone(),
                     bytes: bytes.clone(),
-                })])
+                })]
+                .into())
             }
         }
     }

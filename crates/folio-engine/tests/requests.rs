@@ -1179,3 +1179,65 @@ fn twins_in_one_ingest_are_one_document_on_postgres() {
     let database = TestDatabase::new("twins");
     twins_in_one_ingest_are_one_document(dir.path(), Some(&database.url));
 }
+
+/// Cancels once `after` items have settled.
+struct CancelAfter {
+    after: usize,
+    settled: std::sync::atomic::AtomicUsize,
+}
+
+impl folio_engine::Progress for CancelAfter {
+    fn start(&self, _: u64) {}
+    fn advance(&self, _: u64, _: &str) {}
+    fn finish(&self) {}
+    fn item(&self, _: &folio_engine::IngestItem) {
+        self.settled
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+    fn cancelled(&self) -> bool {
+        self.settled.load(std::sync::atomic::Ordering::SeqCst) >= self.after
+    }
+}
+
+// Issue 33: a folder is walked while its files are prepared, not listed
+// first. A cancelled ingest of a folder still accounts for every file, in
+// subfolders too: settled or pending, and the next ingest settles the rest.
+#[test]
+fn a_cancelled_folder_ingest_counts_every_file_settled_or_pending() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("notes");
+    for i in 0..400 {
+        let sub = folder.join(format!("part{}", i % 3));
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::write(
+            sub.join(format!("note{i:03}.md")),
+            format!(
+                "# Note {i}\n\nA note about subject {i}, filed in part {}.",
+                i % 3
+            ),
+        )
+        .unwrap();
+    }
+    std::fs::write(folder.join("ignored.bin"), b"\x00\x01").unwrap();
+    let engine = open(&dir.path().join("data"), None, true, Limits::default());
+    let request = IngestRequest::new(library(), vec![IngestTarget::Path(folder.clone())]);
+    let cancel = CancelAfter {
+        after: 30,
+        settled: Default::default(),
+    };
+    let first = engine.ingest(&request, &cancel).unwrap();
+    assert!(first.cancelled, "{first:?}");
+    assert!(
+        first.indexed >= 30 && first.indexed < 400,
+        "{}",
+        first.indexed
+    );
+    assert_eq!(first.indexed + first.failed + first.pending, 400);
+    let second = engine.ingest(&request, &SilentProgress).unwrap();
+    assert!(!second.cancelled);
+    assert_eq!(
+        (second.indexed, second.skipped, second.pending),
+        (400 - first.indexed, first.indexed, 0)
+    );
+    assert_eq!(engine.documents(&library(), 0, 1000).unwrap().1, 400);
+}

@@ -177,35 +177,37 @@ fn hidden(name: &std::ffi::OsStr) -> bool {
 pub fn walk(
     dir: &CanonicalPath,
     roots: &Roots,
-    wanted: &dyn Fn(&Path) -> bool,
+    wanted: &(dyn Fn(&Path) -> bool + Sync),
 ) -> Vec<Result<CanonicalPath, SourceError>> {
-    let mut out = Vec::new();
-    let walker = walkdir::WalkDir::new(dir.as_path())
+    walk_lazily(dir, roots, wanted).collect()
+}
+
+/// [`walk`] as the folder is read: only one folder's entries (to sort them)
+/// are held at a time, so a folder of any size is walked in flat memory.
+pub fn walk_lazily<'a>(
+    dir: &CanonicalPath,
+    roots: &'a Roots,
+    wanted: &'a (dyn Fn(&Path) -> bool + Sync),
+) -> impl Iterator<Item = Result<CanonicalPath, SourceError>> + Send + use<'a> {
+    let top = dir.locator();
+    walkdir::WalkDir::new(dir.as_path())
         .follow_links(true)
         .sort_by_file_name()
         .into_iter()
-        .filter_entry(|e| e.depth() == 0 || !hidden(e.file_name()));
-    for entry in walker {
-        match entry {
-            Ok(entry) if entry.file_type().is_file() => {
-                if wanted(entry.path()) {
-                    out.push(roots.confine(entry.path()));
-                }
+        .filter_entry(|e| e.depth() == 0 || !hidden(e.file_name()))
+        .filter_map(move |entry| match entry {
+            Ok(entry) if entry.file_type().is_file() && wanted(entry.path()) => {
+                Some(roots.confine(entry.path()))
             }
-            Ok(_) => {}
-            Err(e) => {
-                let path = e
+            Ok(_) => None,
+            Err(e) => Some(Err(SourceError::Io {
+                path: e
                     .path()
                     .map(|p| p.display().to_string())
-                    .unwrap_or_else(|| dir.locator());
-                out.push(Err(SourceError::Io {
-                    path,
-                    reason: e.to_string(),
-                }));
-            }
-        }
-    }
-    out
+                    .unwrap_or_else(|| top.clone()),
+                reason: e.to_string(),
+            })),
+        })
 }
 
 /// Reads a file, refusing it before reading when it is over `max_bytes`.
