@@ -805,7 +805,7 @@ impl Engine {
                 if canonical.as_path().is_dir() {
                     // Counted first (for progress), then walked again as
                     // the files are prepared.
-                    let count = folio_source::walk_lazily(&canonical, &self.roots, &walked).count();
+                    let count = folio_source::count_walked(&canonical, &walked);
                     let items =
                         folio_source::walk_lazily(&canonical, &self.roots, &walked).map(move |r| {
                             r.map(Source::File).map_err(|e| {

@@ -190,24 +190,39 @@ pub fn walk_lazily<'a>(
     wanted: &'a (dyn Fn(&Path) -> bool + Sync),
 ) -> impl Iterator<Item = Result<CanonicalPath, SourceError>> + Send + use<'a> {
     let top = dir.locator();
+    walker(dir).filter_map(move |entry| match entry {
+        Ok(entry) if entry.file_type().is_file() && wanted(entry.path()) => {
+            Some(roots.confine(entry.path()))
+        }
+        Ok(_) => None,
+        Err(e) => Some(Err(SourceError::Io {
+            path: e
+                .path()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| top.clone()),
+            reason: e.to_string(),
+        })),
+    })
+}
+
+/// How many items [`walk_lazily`] yields, without resolving each path.
+pub fn count_walked(dir: &CanonicalPath, wanted: &dyn Fn(&Path) -> bool) -> usize {
+    walker(dir)
+        .filter(|entry| match entry {
+            Ok(entry) => entry.file_type().is_file() && wanted(entry.path()),
+            Err(_) => true,
+        })
+        .count()
+}
+
+fn walker(
+    dir: &CanonicalPath,
+) -> walkdir::FilterEntry<walkdir::IntoIter, impl FnMut(&walkdir::DirEntry) -> bool + use<>> {
     walkdir::WalkDir::new(dir.as_path())
         .follow_links(true)
         .sort_by_file_name()
         .into_iter()
         .filter_entry(|e| e.depth() == 0 || !hidden(e.file_name()))
-        .filter_map(move |entry| match entry {
-            Ok(entry) if entry.file_type().is_file() && wanted(entry.path()) => {
-                Some(roots.confine(entry.path()))
-            }
-            Ok(_) => None,
-            Err(e) => Some(Err(SourceError::Io {
-                path: e
-                    .path()
-                    .map(|p| p.display().to_string())
-                    .unwrap_or_else(|| top.clone()),
-                reason: e.to_string(),
-            })),
-        })
 }
 
 /// Reads a file, refusing it before reading when it is over `max_bytes`.
@@ -377,6 +392,11 @@ mod tests {
         })
         .collect();
         assert_eq!(files, ["a.txt", "b.md", "sub/c.txt"]);
+        // The count walk agrees without resolving paths.
+        assert_eq!(
+            count_walked(&root, &|p| p.extension().is_some_and(|e| e != "png")),
+            3
+        );
     }
 
     #[test]
