@@ -280,8 +280,8 @@ impl Source {
 type Expanded = Vec<std::result::Result<Source, (String, EngineError)>>;
 
 /// The sources of one target, `count` of them, made as they are taken: a
-/// folder is walked while its files are prepared, so its list of files is
-/// never held (100,000 of them took 25 MB as a list).
+/// folder is walked while its files are prepared, so no list of its files
+/// (one that grew with the folder) is held.
 struct Sources<'a> {
     count: usize,
     items: Box<dyn Iterator<Item = std::result::Result<Source, (String, EngineError)>> + Send + 'a>,
