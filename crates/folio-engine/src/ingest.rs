@@ -999,9 +999,10 @@ impl Engine {
                 None if request.dedup == Dedup::Source => {}
                 None => {
                     let doi = metadata.get("doi").or_else(|| request.metadata.get("doi"));
-                    if let Some(twin) = self.twin(&request.library, &hash, doi)? {
-                        self.add_locator(&twin, &locator, &metadata)?;
-                        return Ok(Step::Skipped(twin.id));
+                    if let Some(twin) =
+                        self.join_twin(&request.library, &hash, doi, &locator, &metadata)?
+                    {
+                        return Ok(Step::Skipped(twin));
                     }
                     may_have_twin = true;
                 }
@@ -1312,7 +1313,7 @@ impl Engine {
                     slots.push(Slot::Follows(Box::new(prepared.document)));
                     continue;
                 }
-                match self.join_twin(&request.library, document) {
+                match self.join_twin_of(&request.library, document) {
                     Ok(None) => {}
                     Ok(Some(twin)) => {
                         slots.push(Slot::Settled(Box::new(skipped(
@@ -1342,7 +1343,7 @@ impl Engine {
                 Slot::Settled(item) => Some(*item),
                 Slot::Follows(document) => {
                     let source = document.source.clone();
-                    Some(match self.join_twin(&request.library, &document) {
+                    Some(match self.join_twin_of(&request.library, &document) {
                         Ok(Some(twin)) => skipped(source, &twin),
                         // Its twin, committed a moment ago, was deleted
                         // by another writer since.
@@ -1361,15 +1362,33 @@ impl Engine {
             .collect())
     }
 
-    /// Records `document` as one more locator of a stored twin (the same
-    /// content or DOI), returning the twin's id; `None` when none is stored.
-    fn join_twin(&self, library: &LibraryName, document: &Document) -> Result<Option<DocumentId>> {
-        let doi = document.metadata.get("doi");
-        let Some(twin) = self.twin(library, &document.content_hash, doi)? else {
+    /// Records `locator` as one more source of a stored twin (the same
+    /// content `hash` or `doi`), returning the twin's id; `None` when none
+    /// is stored.
+    fn join_twin(
+        &self,
+        library: &LibraryName,
+        hash: &str,
+        doi: Option<&Value>,
+        locator: &str,
+        metadata: &Map<String, Value>,
+    ) -> Result<Option<DocumentId>> {
+        let Some(twin) = self.twin(library, hash, doi)? else {
             return Ok(None);
         };
-        self.add_locator(&twin, &document.source, &document.metadata)?;
+        self.add_locator(&twin, locator, metadata)?;
         Ok(Some(twin.id))
+    }
+
+    /// `join_twin` for a prepared document.
+    fn join_twin_of(&self, library: &LibraryName, d: &Document) -> Result<Option<DocumentId>> {
+        self.join_twin(
+            library,
+            &d.content_hash,
+            d.metadata.get("doi"),
+            &d.source,
+            &d.metadata,
+        )
     }
 
     /// Writes a group of embedded documents in one transaction.

@@ -11,4 +11,4 @@ pub mod zotero;
 
 pub use error::SourceError;
 pub use fetch::{FetchPolicy, Fetched, fetch, is_public};
-pub use path::{CanonicalPath, Roots, count_walked, read_file, walk, walk_lazily};
+pub use path::{CanonicalPath, Roots, count_walked, read_file, walk_lazily};

@@ -171,19 +171,11 @@ fn hidden(name: &std::ffi::OsStr) -> bool {
 }
 
 /// The files under a folder, recursively, in sorted order, that `wanted`
-/// accepts (by path). Hidden files and folders are skipped; symlinks are
-/// followed only when they resolve inside the roots. Unreadable entries are
-/// returned as errors so the caller can report them and carry on.
-pub fn walk(
-    dir: &CanonicalPath,
-    roots: &Roots,
-    wanted: &(dyn Fn(&Path) -> bool + Sync),
-) -> Vec<Result<CanonicalPath, SourceError>> {
-    walk_lazily(dir, roots, wanted).collect()
-}
-
-/// [`walk`] as the folder is read: only one folder's entries (to sort them)
-/// are held at a time, so a folder of any size is walked in flat memory.
+/// accepts (by path), as the folder is read: only one folder's entries (to
+/// sort them) are held at a time, so a folder of any size is walked in flat
+/// memory. Hidden files and folders are skipped; symlinks are followed only
+/// when they resolve inside the roots. Unreadable entries are yielded as
+/// errors so the caller can report them and carry on.
 pub fn walk_lazily<'a>(
     dir: &CanonicalPath,
     roots: &'a Roots,
@@ -378,10 +370,9 @@ mod tests {
         }
         let roots = Roots::unrestricted();
         let root = roots.confine(dir).unwrap();
-        let files: Vec<String> = walk(&root, &roots, &|p| {
+        let files: Vec<String> = walk_lazily(&root, &roots, &|p| {
             p.extension().is_some_and(|e| e != "png")
         })
-        .into_iter()
         .map(|r| {
             r.unwrap()
                 .as_path()
