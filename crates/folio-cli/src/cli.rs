@@ -10,7 +10,9 @@ use folio_engine::{Fusion, IngestRequest, IngestTarget, Mode, ResponseMode, Sear
 use folio_store::Bm25;
 use serde_json::{Map, Value};
 
-use crate::common::{Global, Outcome, library, open, usage};
+use crate::common::{
+    Global, Outcome, library, open, open_for_bulk_write, settle_bulk_write, usage,
+};
 use crate::config::Overrides;
 use crate::progress::Bar;
 use crate::{bench, entities, keys, models, output, records, serve, sync};
@@ -356,7 +358,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Command::Serve(args) => serve::run(&cli.global, args, overrides),
         Command::Ingest(args) => {
             overrides.allow_private_urls = args.allow_private_urls;
-            let engine = open(&cli.global, &overrides, true)?;
+            let engine = open_for_bulk_write(&cli.global, &overrides)?;
             if let Some(path) = &args.schema {
                 let schema = records::read_schema(path)?;
                 engine.set_record_schema(&library(&args.library)?, &schema)?;
@@ -404,6 +406,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
                 let more = engine.ingest_zotero(&zotero, &bar("zotero"))?;
                 report.absorb(more);
             }
+            settle_bulk_write(&engine, report.chunks, json);
             match &args.references {
                 Some(path) if json => {
                     // One JSON document: the report with what the references matched.
@@ -601,7 +604,10 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         }
         Command::Models(args) => models::run(args, cli.global.config.as_deref(), json),
         Command::Sync(args) => {
-            let engine = open(&cli.global, &overrides, !args.dry_run)?;
+            let engine = match args.dry_run {
+                true => open(&cli.global, &overrides, false)?,
+                false => open_for_bulk_write(&cli.global, &overrides)?,
+            };
             sync::run(&engine, args, json)
         }
         Command::Entity(args) => {

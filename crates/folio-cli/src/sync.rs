@@ -62,6 +62,9 @@ pub fn run(engine: &Engine, args: &SyncArgs, json: bool) -> Result<Outcome> {
     )?;
     request.dry_run = args.dry_run;
     let report = engine.sync(&request, &Bar::new("sync", !json))?;
+    if !args.dry_run {
+        crate::common::settle_bulk_write(engine, report.embedded_chunks, json);
+    }
     print(&report, json)?;
     if !args.watch {
         return Ok(if report.failed.is_empty() {

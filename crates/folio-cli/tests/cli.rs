@@ -506,6 +506,22 @@ fn kill_9_during_ingest_leaves_a_consistent_store() {
     assert_eq!(report["skipped"].as_u64(), Some(indexed));
     assert_eq!(report["indexed"].as_u64(), Some(400 - indexed));
     assert_eq!(document_count(&f, "bulk"), 400);
+    // The ingest deferred its vector index and settled it before exiting:
+    // the saved index holds every chunk, so no later search replays them.
+    assert_eq!(saved_vectors(&f), 400);
+}
+
+/// How many vectors the saved vector index of the data directory's only
+/// library holds.
+fn saved_vectors(f: &Folio) -> u64 {
+    let indexes: Vec<_> = std::fs::read_dir(f.data.path().join("indexes"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(indexes.len(), 1, "{indexes:?}");
+    let meta: Value =
+        serde_json::from_slice(&std::fs::read(indexes[0].join("vectors.json")).unwrap()).unwrap();
+    meta["count"].as_u64().unwrap()
 }
 
 #[test]

@@ -6,14 +6,16 @@ use crate::EmbedError;
 /// Most sequences in one batch. On two cores, 8–16 beats larger batches:
 /// padding costs more than batching saves.
 pub const MAX_BATCH: usize = 16;
-/// Most padded tokens (batch × longest) in one batch: 16 of 64 tokens, 4 of
-/// 256, 2 of 512. What a run allocates grows with batch × longest² (the
-/// attention scores), and ONNX Runtime's arena keeps the largest run's
-/// memory for the process: with 16 × 256 (4,096 tokens) one run of long
-/// chunks took 186 MB more than one of short ones (int8; 110 MB fp32), so an
-/// ingest's peak rose with the longest chunks a folder happened to hold.
-/// At 1,024 a run takes at most about 25 MB, at the same tokens/s.
-pub const MAX_BATCH_TOKENS: usize = 1024;
+/// Most attention scores (batch × longest², per head) in one batch: 16
+/// sequences of 64 tokens, 4 of 128, one of 256 or longer. A run's memory
+/// grows with the attention scores, and ONNX Runtime's arena keeps the
+/// largest run's memory for the process, so a cap on padded tokens alone
+/// (1,024: 4 of 256) still let the longest chunks a folder happened to
+/// hold raise an ingest's peak (the 1,000-note folder with its 10 longest
+/// notes swapped for longer ones: +12 MB). Bounded by the scores, every
+/// batch shape costs what 16 × 64 costs, and ONNX Runtime's tokens/s
+/// measured the same for 1, 2 and 4 sequences of 256 tokens.
+pub const MAX_BATCH_ATTENTION: usize = 64 * 64 * MAX_BATCH;
 
 /// Groups indices of `lengths` into batches, shortest first.
 pub fn batches(lengths: &[usize]) -> Vec<Vec<usize>> {
@@ -24,7 +26,8 @@ pub fn batches(lengths: &[usize]) -> Vec<Vec<usize>> {
     for i in order {
         let longest = lengths[i].max(1);
         if !current.is_empty()
-            && (current.len() >= MAX_BATCH || (current.len() + 1) * longest > MAX_BATCH_TOKENS)
+            && (current.len() >= MAX_BATCH
+                || (current.len() + 1) * longest * longest > MAX_BATCH_ATTENTION)
         {
             out.push(std::mem::take(&mut current));
         }
@@ -85,21 +88,26 @@ mod tests {
     }
 
     #[test]
-    fn many_long_texts_split_by_token_budget() {
-        for n in [64, 100, 256, 512] {
+    fn long_texts_split_by_attention_budget() {
+        for (n, size) in [
+            (20, 16),
+            (64, 16),
+            (65, 15),
+            (100, 6),
+            (128, 4),
+            (256, 1),
+            (512, 1),
+        ] {
             let lengths = vec![n; 40];
             let b = batches(&lengths);
             assert_eq!(b.concat().len(), 40);
             for batch in &b {
-                assert!(
-                    batch.len() * n <= MAX_BATCH_TOKENS,
-                    "{} of {n}",
-                    batch.len()
-                );
+                assert!(batch.len() == 1 || batch.len() * n * n <= MAX_BATCH_ATTENTION);
             }
-            assert_eq!(b[0].len(), (MAX_BATCH_TOKENS / n).clamp(1, MAX_BATCH));
+            assert_eq!(b[0].len(), size, "batches of {n}-token texts");
         }
-        // A text longer than the budget still gets a batch of its own.
-        assert_eq!(batches(&[MAX_BATCH_TOKENS + 1, 3]), vec![vec![1], vec![0]]);
+        // Mixed lengths: a batch is bounded by its longest text.
+        let b = batches(&[30, 30, 30, 30, 200, 30]);
+        assert_eq!(b, vec![vec![0, 1, 2, 3, 5], vec![4]]);
     }
 }

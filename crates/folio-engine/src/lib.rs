@@ -165,6 +165,8 @@ pub struct Engine {
     store: Arc<dyn Store>,
     embedded: Option<Arc<EmbeddedStore>>,
     embedder: Mutex<Option<Arc<dyn Embedder>>>,
+    /// The embedder was given (`with_embedder`), not loaded: `settle` keeps it.
+    embedder_given: bool,
     /// The cross-encoder, loaded on the first reranked search.
     reranker: Mutex<Option<Arc<folio_embed::CrossEncoder>>>,
     roots: Roots,
@@ -274,6 +276,7 @@ impl Engine {
             store,
             embedded,
             embedder: Mutex::new(None),
+            embedder_given: false,
             reranker: Mutex::new(None),
             roots,
             clock: Box::new(SystemClock),
@@ -286,8 +289,9 @@ impl Engine {
     }
 
     /// Uses `embedder` instead of loading one from the configuration.
-    pub fn with_embedder(self, embedder: Arc<dyn Embedder>) -> Self {
+    pub fn with_embedder(mut self, embedder: Arc<dyn Embedder>) -> Self {
         *self.embedder.lock().unwrap_or_else(|p| p.into_inner()) = Some(embedder);
+        self.embedder_given = true;
         self
     }
 
@@ -547,6 +551,32 @@ impl Engine {
 
     pub fn flush(&self) -> Result<()> {
         Ok(self.store.flush()?)
+    }
+
+    /// For a process that writes and then exits (`folio ingest`, `folio
+    /// sync`): the embedded store's heavy index upkeep waits for `settle`
+    /// (`EmbeddedStore::start_bulk`), so a large ingest never holds its
+    /// library's HNSW graph, nor merges its largest lexical segments, beside
+    /// the encoder. A PostgreSQL server keeps its own indexes: nothing
+    /// changes there.
+    pub fn start_bulk_write(&self) {
+        if let Some(store) = &self.embedded {
+            store.start_bulk();
+        }
+    }
+
+    /// Ends a bulk write: frees the models this engine loaded (the next use
+    /// loads them again), then lets the store do the upkeep it deferred.
+    /// Returns the chunks the vector indexes gained or lost.
+    pub fn settle(&self) -> Result<u64> {
+        if !self.embedder_given {
+            *self.embedder.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        }
+        *self.reranker.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        match &self.embedded {
+            Some(store) => Ok(store.settle()?),
+            None => Ok(0),
+        }
     }
 }
 

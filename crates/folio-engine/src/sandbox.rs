@@ -316,9 +316,9 @@ pub fn extract(
     cancelled: &dyn Fn() -> bool,
 ) -> Result<(Format, StructuredText), EngineError> {
     match extraction {
-        Extraction::InProcess => in_process(input, limits),
+        Extraction::InProcess => in_process(input, limits, small_text(input)),
         Extraction::Worker(_) if !limits.require_sandbox && small_text(input) => {
-            in_process(input, limits)
+            in_process(input, limits, true)
         }
         Extraction::Worker(workers) => in_worker(workers, input, limits, cancelled),
     }
@@ -360,38 +360,96 @@ fn extract_bounded(
     Ok((format, text))
 }
 
-fn in_process(input: Input<'_>, limits: &Limits) -> Result<(Format, StructuredText), EngineError> {
+/// A parse handed to a parser thread.
+type ParseJob = Box<dyn FnOnce() + Send>;
+
+/// Parser threads waiting for the next small text (see `SMALL_TEXT_BYTES`),
+/// by the sender of their job queue. A thread per document cost a folder of
+/// 100,000 notes 100,000 thread starts, each a stack mapping and an
+/// allocator heap abandoned on exit. Only small texts reuse a thread: their
+/// parsers cannot grow its stack, which a kept thread would hold.
+static IDLE_PARSERS: Mutex<Vec<std::sync::mpsc::Sender<ParseJob>>> = Mutex::new(Vec::new());
+
+/// Most parser threads kept idle (one per concurrent ingest is enough).
+const IDLE_PARSERS_MAX: usize = 4;
+
+/// A parser thread's job queue: an idle one's when `reuse` and there is
+/// one, else a new thread's. The thread ends when its queue's sender is
+/// dropped (after the job it runs, for one abandoned on a timeout) or when
+/// a parser panics.
+fn parser_thread(reuse: bool) -> std::io::Result<std::sync::mpsc::Sender<ParseJob>> {
+    if reuse && let Some(jobs) = IDLE_PARSERS.lock().unwrap_or_else(|p| p.into_inner()).pop() {
+        return Ok(jobs);
+    }
+    let (jobs, queue) = std::sync::mpsc::channel::<ParseJob>();
+    std::thread::Builder::new()
+        .name("folio-extract".into())
+        .stack_size(PARSER_STACK_BYTES)
+        .spawn(move || {
+            for job in queue {
+                job();
+            }
+        })?;
+    Ok(jobs)
+}
+
+fn in_process(
+    input: Input<'_>,
+    limits: &Limits,
+    reuse: bool,
+) -> Result<(Format, StructuredText), EngineError> {
     let deadline = Duration::from_secs(limits.extract_timeout_secs);
     let (send, receive) = std::sync::mpsc::channel();
     let bytes = input.bytes.to_vec();
     let name = input.name.map(str::to_string);
     let mime = input.mime.map(str::to_string);
     let owned_limits = limits.clone();
-    std::thread::Builder::new()
-        .name("folio-extract".into())
-        .stack_size(PARSER_STACK_BYTES)
-        .spawn(move || {
-            let input = Input {
-                bytes: &bytes,
-                name: name.as_deref(),
-                mime: mime.as_deref(),
-            };
-            let _ = send.send(extract_bounded(input, &owned_limits));
-        })
-        .map_err(|e| {
-            EngineError::new(
-                ErrorCode::Internal,
-                format!("cannot start a parser thread: {e}"),
-            )
-        })?;
-    match receive.recv_timeout(deadline) {
+    let job: ParseJob = Box::new(move || {
+        let input = Input {
+            bytes: &bytes,
+            name: name.as_deref(),
+            mime: mime.as_deref(),
+        };
+        let _ = send.send(extract_bounded(input, &owned_limits));
+    });
+    let cannot_start = |e: &dyn std::fmt::Display| {
+        EngineError::new(
+            ErrorCode::Internal,
+            format!("cannot start a parser thread: {e}"),
+        )
+    };
+    let jobs = parser_thread(reuse).map_err(|e| cannot_start(&e))?;
+    // An idle thread that died (a parser panicked in it) has dropped its
+    // queue: the job comes back, and a new thread takes it.
+    let jobs = match jobs.send(job) {
+        Ok(()) => jobs,
+        Err(std::sync::mpsc::SendError(job)) => {
+            let fresh = parser_thread(false).map_err(|e| cannot_start(&e))?;
+            fresh
+                .send(job)
+                .map_err(|_| cannot_start(&"it ended at once"))?;
+            fresh
+        }
+    };
+    let result = match receive.recv_timeout(deadline) {
         Ok(result) => result,
-        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Err(timeout(limits)),
-        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => Err(EngineError::new(
-            ErrorCode::MalformedInput,
-            "the parser failed on this input",
-        )),
+        // The thread runs on with its job; its queue is dropped here, so it
+        // ends when the job does.
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => return Err(timeout(limits)),
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+            return Err(EngineError::new(
+                ErrorCode::MalformedInput,
+                "the parser failed on this input",
+            ));
+        }
+    };
+    if reuse {
+        let mut idle = IDLE_PARSERS.lock().unwrap_or_else(|p| p.into_inner());
+        if idle.len() < IDLE_PARSERS_MAX {
+            idle.push(jobs);
+        }
     }
+    result
 }
 
 fn timeout(limits: &Limits) -> EngineError {
@@ -693,5 +751,38 @@ mod tests {
                 "{name}: {error}"
             );
         }
+    }
+
+    /// Live threads of this process named `name`.
+    fn threads_named(name: &str) -> usize {
+        std::fs::read_dir("/proc/self/task")
+            .unwrap()
+            .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
+            .filter(|comm| comm.trim() == name)
+            .count()
+    }
+
+    // Issue 33: a thread per small text cost a folder of notes a thread
+    // start per file. Consecutive small texts now share a kept thread, and
+    // each still gets its own answer.
+    #[test]
+    fn small_texts_share_a_kept_parser_thread() {
+        let limits = Limits::default();
+        let never = || false;
+        for i in 0..40 {
+            let note = format!("# Note {i}\n\nSmall enough to parse here.\n");
+            let (_, text) = extract(
+                &no_worker(),
+                input(note.as_bytes(), "n.md"),
+                &limits,
+                &never,
+            )
+            .unwrap();
+            assert_eq!(text.title, Some(format!("Note {i}")));
+        }
+        // The last parse's thread waits for the next one rather than ending.
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(threads_named("folio-extract") >= 1);
+        assert!(!IDLE_PARSERS.lock().unwrap().is_empty());
     }
 }

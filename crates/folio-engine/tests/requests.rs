@@ -1241,3 +1241,62 @@ fn a_cancelled_folder_ingest_counts_every_file_settled_or_pending() {
     );
     assert_eq!(engine.documents(&library(), 0, 1000).unwrap().1, 400);
 }
+
+/// The installed embedding model (`scripts/setup.sh`).
+fn real_model_dir() -> std::path::PathBuf {
+    let home = std::env::var("FOLIO_HOME")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|_| {
+            std::path::PathBuf::from(std::env::var("HOME").expect("HOME"))
+                .join(".local/share/folio")
+        });
+    home.join("models/all-MiniLM-L6-v2")
+}
+
+// Issue 33: a bulk write (`folio ingest`) defers its vector index and
+// settles at the end: the encoder it loaded is freed first (so the index is
+// never built beside it), the index then holds every chunk written, and
+// the next search loads the encoder again. An embedder handed to the
+// engine is the caller's: settling keeps it.
+#[test]
+fn settling_a_bulk_write_frees_the_encoder_then_indexes_every_chunk() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config(dir.path(), None, true, Limits::default());
+    config.embedder = EmbedderConfig::Candle {
+        model_dir: real_model_dir(),
+        model: Default::default(),
+    };
+    let engine = Engine::open(config).unwrap();
+    engine.start_bulk_write();
+    let report = engine
+        .ingest(&IngestRequest::new(library(), contents()), &SilentProgress)
+        .unwrap();
+    assert_eq!(report.indexed, TEXTS.len(), "{report:?}");
+    assert!(engine.embedder_loaded());
+    assert_eq!(engine.settle().unwrap(), report.chunks);
+    assert!(!engine.embedder_loaded(), "settling kept the encoder");
+    let stats = engine.store().stats(&library()).unwrap();
+    assert_eq!(stats.index["vectors"], report.chunks);
+    let mut request = SearchRequest::new(library(), "what grinds the rock under ice");
+    request.mode = Mode::Dense;
+    let response = engine.search(&request).unwrap();
+    assert!(
+        response.hits[0]
+            .source
+            .as_deref()
+            .is_some_and(|s| s.ends_with("doc1.md")),
+        "{:?}",
+        response.hits[0]
+    );
+    assert!(engine.embedder_loaded());
+
+    let given = tempfile::tempdir().unwrap();
+    let engine = open(given.path(), None, true, Limits::default());
+    engine.start_bulk_write();
+    fill(&engine);
+    assert_eq!(engine.settle().unwrap(), report.chunks);
+    assert!(
+        engine.embedder_loaded(),
+        "settling dropped a given embedder"
+    );
+}

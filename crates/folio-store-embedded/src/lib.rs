@@ -94,6 +94,21 @@ struct Marks {
     vectors: i64,
     saved: i64,
     unsaved_chunks: u64,
+    /// The vector index is not in memory: a bulk write
+    /// (`EmbeddedStore::start_bulk`) opened the library to write, and
+    /// nothing has searched its vectors since. `vectors` and
+    /// `saved` mean nothing until it is loaded.
+    deferred: bool,
+}
+
+/// What a caller of `EmbeddedStore::index` needs current.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Need {
+    /// Both indexes (dense search, statistics, verification).
+    All,
+    /// The lexical index; the vector index too unless it is deferred
+    /// (lexical search, and the catch-up after a write).
+    Lexical,
 }
 
 /// A library's row: what searches and writes need, without the counts.
@@ -120,6 +135,8 @@ pub struct EmbeddedStore {
     filters: Mutex<FilterCache>,
     /// Libraries' (generation, documents, chunks) as last counted.
     counts: Mutex<HashMap<i64, (u64, u64, u64)>>,
+    /// A bulk write is under way (`start_bulk`).
+    bulk: std::sync::atomic::AtomicBool,
 }
 
 /// The chunk keys recent filters allow, each valid for the generation it
@@ -273,7 +290,72 @@ impl EmbeddedStore {
             writes: std::sync::atomic::AtomicU64::new(0),
             filters: Mutex::new(FilterCache::default()),
             counts: Mutex::new(HashMap::new()),
+            bulk: std::sync::atomic::AtomicBool::new(false),
         })
+    }
+
+    /// For a process that writes and then exits (the CLI's `ingest`): until
+    /// `settle`, the derived indexes' heavy upkeep waits. Writes neither
+    /// load a library's vector index nor replay into it (the change log
+    /// holds every vector), and the lexical index merges only small
+    /// segments. An ingest of 100,000 files then never holds the HNSW graph
+    /// (about 0.6 KB a chunk) nor merges its largest segments beside the
+    /// encoder. A search meanwhile loads and replays the vector index as
+    /// usual, after which writes keep it current again.
+    pub fn start_bulk(&self) {
+        if self.access != Access::ReadOnly {
+            self.bulk.store(true, std::sync::atomic::Ordering::SeqCst);
+            for index in self.open_indexes() {
+                if let Some(lexical) = &index.lexical {
+                    lexical.set_bulk(true);
+                }
+            }
+        }
+    }
+
+    fn is_bulk(&self) -> bool {
+        self.bulk.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Ends a bulk write (see `start_bulk`): the lexical indexes it wrote
+    /// merge as tantivy's default policy says, and then every vector index
+    /// it left behind is brought up to the change log's head and saved.
+    /// Returns how many chunks the vector indexes gained or lost. Later
+    /// writes keep the indexes current again. Nothing to do for a process
+    /// that never started one.
+    pub fn settle(&self) -> Result<u64> {
+        if !self.bulk.swap(false, std::sync::atomic::Ordering::SeqCst) {
+            return Ok(0);
+        }
+        let indexes = self.open_indexes();
+        if indexes.is_empty() {
+            return Ok(0);
+        }
+        // Under the write lock, as every write of derived indexes.
+        let _write = self.begin_quiet_write()?;
+        let conn = self.conn();
+        for index in &indexes {
+            if let Some(lexical) = &index.lexical
+                && lexical.is_bulk()
+            {
+                lexical.set_bulk(false);
+                lexical.ensure_writer()?;
+                // A commit of nothing: tantivy considers merges after every
+                // commit. Closing waits for them, so the vector index below
+                // is not built beside a merge.
+                lexical.apply(&[], lexical.watermark()?)?;
+                lexical.close_writer();
+                lexical.reload()?;
+            }
+        }
+        let mut changed = 0;
+        for index in &indexes {
+            let mut marks = index.marks.lock().unwrap_or_else(|p| p.into_inner());
+            changed += self.load_vectors(&conn, index, &mut marks)?;
+        }
+        drop(conn);
+        self.save_vectors(true)?;
+        Ok(changed)
     }
 
     pub fn dir(&self) -> &Path {
@@ -449,6 +531,16 @@ impl EmbeddedStore {
     /// The library's derived indexes, opened on first use and brought up to
     /// the change log's head.
     fn index(&self, conn: &Connection, library: &LibraryRow) -> Result<Arc<LibraryIndex>> {
+        self.index_for(conn, library, Need::All)
+    }
+
+    /// `index`, for a caller that needs only what `need` says current.
+    fn index_for(
+        &self,
+        conn: &Connection,
+        library: &LibraryRow,
+        need: Need,
+    ) -> Result<Arc<LibraryIndex>> {
         let existing = self
             .indexes
             .read()
@@ -469,15 +561,22 @@ impl EmbeddedStore {
                 if lexical.is_none() && self.try_repair_lexical(conn, library.id, &dir, false) {
                     lexical = Lexical::open(&lexical_dir, false)?;
                 }
-                let (vectors, mark) = match Vectors::load(&dir, dim) {
-                    Some(loaded) => loaded,
-                    None => (Vectors::new(dim)?, 0),
+                let deferred = need == Need::Lexical && self.is_bulk();
+                if let Some(lexical) = &lexical {
+                    lexical.set_bulk(self.is_bulk());
+                }
+                let (vectors, mark) = match deferred {
+                    true => (Vectors::new(dim)?, 0),
+                    false => {
+                        Vectors::load(&dir, dim).map_or_else(|| Ok((Vectors::new(dim)?, 0)), Ok)?
+                    }
                 };
                 let marks = Marks {
                     lexical: 0,
                     vectors: mark,
                     saved: mark,
                     unsaved_chunks: 0,
+                    deferred,
                 };
                 let index = Arc::new(LibraryIndex {
                     id: library.id,
@@ -495,7 +594,7 @@ impl EmbeddedStore {
                     .clone()
             }
         };
-        self.catch_up(conn, &index)?;
+        self.catch_up(conn, &index, need)?;
         if opened {
             self.check_counts(conn, &index)?;
             if self.may_write() {
@@ -514,7 +613,6 @@ impl EmbeddedStore {
     /// count per index on first use of a library in a process.
     fn check_counts(&self, conn: &Connection, index: &LibraryIndex) -> Result<()> {
         let head = log_head(conn, index.id)?;
-        let expected = chunk_count(conn, index.id)?;
         let mut marks = index.marks.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(lexical) = &index.lexical
             && marks.lexical == head
@@ -527,56 +625,73 @@ impl EmbeddedStore {
                 marks.lexical = lexical.watermark()?;
             }
         }
-        if marks.vectors == head && index.vectors.len() as u64 != expected {
-            tracing::warn!(
-                library_id = index.id,
-                indexed = index.vectors.len(),
-                expected,
-                "the vector index does not match the database; rebuilding it"
-            );
-            index.vectors.clear()?;
-            let mut stmt = conn
-                .prepare(
-                    "SELECT c.key, c.vector FROM chunks c JOIN documents d ON d.id = c.document_id
-                     WHERE d.library_id = ?",
-                )
-                .map_err(sql_err("rebuilding the vector index"))?;
-            let mut rows = stmt
-                .query([index.id])
-                .map_err(sql_err("rebuilding the vector index"))?;
-            let mut items = Vec::with_capacity(1024);
-            while let Some(row) = rows
-                .next()
-                .map_err(sql_err("rebuilding the vector index"))?
-            {
-                items.push((
-                    row.get::<_, i64>(0)
-                        .map_err(sql_err("rebuilding the vector index"))?
-                        as u64,
-                    rows::vector_from_bytes(
-                        &row.get::<_, Vec<u8>>(1)
-                            .map_err(sql_err("rebuilding the vector index"))?,
-                    ),
-                ));
-                if items.len() == 1024 {
-                    index.vectors.add(&items)?;
-                    items.clear();
-                }
+        self.check_vectors(conn, index, &mut marks, head)
+    }
+
+    /// The vector half of `check_counts` (nothing while the index is
+    /// deferred: it is checked when loaded).
+    fn check_vectors(
+        &self,
+        conn: &Connection,
+        index: &LibraryIndex,
+        marks: &mut Marks,
+        head: i64,
+    ) -> Result<()> {
+        if marks.deferred || marks.vectors != head {
+            return Ok(());
+        }
+        let expected = chunk_count(conn, index.id)?;
+        if index.vectors.len() as u64 == expected {
+            return Ok(());
+        }
+        tracing::warn!(
+            library_id = index.id,
+            indexed = index.vectors.len(),
+            expected,
+            "the vector index does not match the database; rebuilding it"
+        );
+        index.vectors.clear()?;
+        let mut stmt = conn
+            .prepare(
+                "SELECT c.key, c.vector FROM chunks c JOIN documents d ON d.id = c.document_id
+                 WHERE d.library_id = ?",
+            )
+            .map_err(sql_err("rebuilding the vector index"))?;
+        let mut rows = stmt
+            .query([index.id])
+            .map_err(sql_err("rebuilding the vector index"))?;
+        let mut items = Vec::with_capacity(1024);
+        while let Some(row) = rows
+            .next()
+            .map_err(sql_err("rebuilding the vector index"))?
+        {
+            items.push((
+                row.get::<_, i64>(0)
+                    .map_err(sql_err("rebuilding the vector index"))? as u64,
+                rows::vector_from_bytes(
+                    &row.get::<_, Vec<u8>>(1)
+                        .map_err(sql_err("rebuilding the vector index"))?,
+                ),
+            ));
+            if items.len() == 1024 {
+                index.vectors.add(&items)?;
+                items.clear();
             }
-            index.vectors.add(&items)?;
-            marks.saved = 0;
-            marks.unsaved_chunks = expected.max(1);
-            if self.may_write() {
-                index.vectors.save(&index.dir, head)?;
-                marks.saved = head;
-                marks.unsaved_chunks = 0;
-            }
+        }
+        index.vectors.add(&items)?;
+        marks.saved = 0;
+        marks.unsaved_chunks = expected.max(1);
+        if self.may_write() {
+            index.vectors.save(&index.dir, head)?;
+            marks.saved = head;
+            marks.unsaved_chunks = 0;
         }
         Ok(())
     }
 
-    /// Replays change-log entries newer than what each derived index covers.
-    fn catch_up(&self, conn: &Connection, index: &LibraryIndex) -> Result<()> {
+    /// Replays change-log entries newer than what each derived index
+    /// covers; a deferred vector index is loaded first when `need` is all.
+    fn catch_up(&self, conn: &Connection, index: &LibraryIndex, need: Need) -> Result<()> {
         let head = log_head(conn, index.id)?;
         let mut marks = index.marks.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(lexical) = &index.lexical {
@@ -606,42 +721,95 @@ impl EmbeddedStore {
                 }
             }
         }
-        if marks.vectors < head {
-            let removed = removed_keys(conn, index.id, marks.vectors, head)?;
-            index.vectors.remove(&removed)?;
-            let mut added = 0u64;
-            // Batched across documents, so large replays insert in parallel.
-            let mut pending = Vec::new();
-            for document in changed_documents(conn, index.id, marks.vectors, head)? {
-                let mut stmt = conn
-                    .prepare_cached("SELECT key, vector FROM chunks WHERE document_id = ?")
-                    .map_err(sql_err("replaying the change log"))?;
-                let items = stmt
-                    .query_map([&document], |r| {
-                        Ok((
-                            r.get::<_, i64>(0)? as u64,
-                            rows::vector_from_bytes(&r.get::<_, Vec<u8>>(1)?),
-                        ))
-                    })
-                    .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
-                    .map_err(sql_err("replaying the change log"))?;
-                added += items.len() as u64;
-                pending.extend(items);
-                if pending.len() >= 4096 {
-                    index.vectors.add(&pending)?;
-                    pending.clear();
-                }
+        match (marks.deferred, need) {
+            (true, Need::Lexical) => {}
+            (true, Need::All) => {
+                self.load_vectors(conn, index, &mut marks)?;
             }
-            index.vectors.add(&pending)?;
-            marks.vectors = head;
-            marks.unsaved_chunks += added + removed.len() as u64;
-            if self.may_write() && marks.unsaved_chunks >= SAVE_EVERY_CHUNKS {
-                index.vectors.save(&index.dir, head)?;
-                marks.saved = head;
-                marks.unsaved_chunks = 0;
+            (false, _) => {
+                self.catch_up_vectors(conn, index, &mut marks, head)?;
             }
         }
         Ok(())
+    }
+
+    /// Loads a deferred vector index from its file (empty when there is
+    /// none), replays the log onto it and checks it as a freshly opened
+    /// index is checked. Returns the chunks replayed.
+    fn load_vectors(
+        &self,
+        conn: &Connection,
+        index: &LibraryIndex,
+        marks: &mut Marks,
+    ) -> Result<u64> {
+        if !marks.deferred {
+            return Ok(0);
+        }
+        let (loaded, mark) = match Vectors::load(&index.dir, index.dim) {
+            Some(loaded) => loaded,
+            None => (Vectors::new(index.dim)?, 0),
+        };
+        index.vectors.replace(loaded);
+        *marks = Marks {
+            lexical: marks.lexical,
+            vectors: mark,
+            saved: mark,
+            unsaved_chunks: 0,
+            deferred: false,
+        };
+        let head = log_head(conn, index.id)?;
+        let replayed = self.catch_up_vectors(conn, index, marks, head)?;
+        self.check_vectors(conn, index, marks, head)?;
+        Ok(replayed)
+    }
+
+    /// Replays the change log from the vector index's mark to `head`.
+    /// Returns the chunks added or removed.
+    fn catch_up_vectors(
+        &self,
+        conn: &Connection,
+        index: &LibraryIndex,
+        marks: &mut Marks,
+        head: i64,
+    ) -> Result<u64> {
+        if marks.vectors >= head {
+            return Ok(0);
+        }
+        let removed = removed_keys(conn, index.id, marks.vectors, head)?;
+        index.vectors.remove(&removed)?;
+        let mut added = 0u64;
+        // Batched across documents, so large replays insert in parallel.
+        let mut pending = Vec::new();
+        for document in changed_documents(conn, index.id, marks.vectors, head)? {
+            let mut stmt = conn
+                .prepare_cached("SELECT key, vector FROM chunks WHERE document_id = ?")
+                .map_err(sql_err("replaying the change log"))?;
+            let items = stmt
+                .query_map([&document], |r| {
+                    Ok((
+                        r.get::<_, i64>(0)? as u64,
+                        rows::vector_from_bytes(&r.get::<_, Vec<u8>>(1)?),
+                    ))
+                })
+                .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+                .map_err(sql_err("replaying the change log"))?;
+            added += items.len() as u64;
+            pending.extend(items);
+            if pending.len() >= 4096 {
+                index.vectors.add(&pending)?;
+                pending.clear();
+            }
+        }
+        index.vectors.add(&pending)?;
+        marks.vectors = head;
+        let changed = added + removed.len() as u64;
+        marks.unsaved_chunks += changed;
+        if self.may_write() && marks.unsaved_chunks >= SAVE_EVERY_CHUNKS {
+            index.vectors.save(&index.dir, head)?;
+            marks.saved = head;
+            marks.unsaved_chunks = 0;
+        }
+        Ok(changed)
     }
 
     /// Brings a library's lexical index up to the log's head on behalf of a
@@ -1210,7 +1378,7 @@ impl Store for EmbeddedStore {
         }
         tx.commit().map_err(sql_err("committing documents"))?;
         for row in libraries.values().filter(|r| touched.contains(&r.id)) {
-            self.index(&conn, row)?;
+            self.index_for(&conn, row, Need::Lexical)?;
         }
         Ok(outcomes)
     }
@@ -1267,7 +1435,7 @@ impl Store for EmbeddedStore {
             .map_err(sql_err("deleting"))?;
         let name = LibraryName::new(name).map_err(|e| StoreError::io("library name", e))?;
         let row = Self::library_row(&conn, &name)?;
-        self.index(&conn, &row)?;
+        self.index_for(&conn, &row, Need::Lexical)?;
         Ok(())
     }
 
@@ -1343,7 +1511,7 @@ impl Store for EmbeddedStore {
             let conn = self.conn();
             let row = Self::library_row(&conn, library)?;
             (
-                self.index(&conn, &row)?,
+                self.index_for(&conn, &row, Need::Lexical)?,
                 self.allowed_keys(&conn, row.id, filter)?,
             )
         };
@@ -1369,7 +1537,7 @@ impl Store for EmbeddedStore {
             let conn = self.conn();
             let row = Self::library_row(&conn, library)?;
             (
-                self.index(&conn, &row)?,
+                self.index_for(&conn, &row, Need::Lexical)?,
                 self.allowed(&conn, row.id, filter, Unit::Document)?,
                 self.allowed_keys(&conn, row.id, filter)?,
             )

@@ -864,3 +864,234 @@ fn a_new_data_directory_opened_by_many_at_once() {
         });
     }
 }
+
+/// Whether the library's vector index is deferred in `store`, and how many
+/// vectors it holds in memory.
+fn vector_state(store: &EmbeddedStore) -> (bool, usize) {
+    let id = EmbeddedStore::library_id(&store.conn(), &lib()).unwrap();
+    let index = store.indexes.read().unwrap()[&id].clone();
+    let deferred = index.marks.lock().unwrap().deferred;
+    (deferred, index.vectors.len())
+}
+
+/// What the saved vector index file covers: (watermark, vectors).
+fn saved_vectors(dir: &Path) -> (i64, usize) {
+    let meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("indexes/1/vectors.json")).unwrap())
+            .unwrap();
+    (
+        meta["watermark"].as_i64().unwrap(),
+        meta["count"].as_u64().unwrap() as usize,
+    )
+}
+
+fn dense_sources(store: &dyn Store, vector: &[f32]) -> Vec<String> {
+    let hits = store.dense(&lib(), vector, &Filter::default(), 10).unwrap();
+    let mut ids: Vec<String> = hits
+        .iter()
+        .map(|h| h.chunk.as_str().split(':').next().unwrap().to_string())
+        .collect();
+    ids.sort();
+    ids
+}
+
+// Issue 33: an ingest of 100,000 files held the library's HNSW graph (about
+// 60 MB) beside its encoder. A deferring writer's writes neither load the
+// vector index nor replay into it; `settle` replays once and saves, and the
+// index it leaves is the one a writer that never deferred leaves.
+#[test]
+fn a_deferring_writer_indexes_vectors_once_when_it_settles() {
+    let dir = tempfile::tempdir().unwrap();
+    seed(&writable(dir.path()));
+    assert_eq!(saved_vectors(dir.path()).1, 2);
+    let store = writable(dir.path());
+    store.start_bulk();
+    for (i, source) in ["c.txt", "d.txt"].into_iter().enumerate() {
+        store
+            .put_documents(
+                vec![document(&lib(), source, &["cherries"], &[2 + i], json!({}))],
+                false,
+            )
+            .unwrap();
+    }
+    assert_eq!(vector_state(&store), (true, 0), "writes loaded the index");
+    // A lexical search needs only the lexical index, which writes keep
+    // current.
+    let lexical = store
+        .lexical(&lib(), "cherries", &Filter::default(), 10, Bm25::default())
+        .unwrap();
+    assert_eq!(lexical.len(), 2);
+    assert_eq!(vector_state(&store), (true, 0));
+    // Nothing was saved meanwhile: the file still covers the seed.
+    assert_eq!(saved_vectors(dir.path()).1, 2);
+
+    assert_eq!(store.settle().unwrap(), 2);
+    assert_eq!(vector_state(&store), (false, 4));
+    let head = log_head(&store.conn(), 1).unwrap();
+    assert_eq!(saved_vectors(dir.path()), (head, 4));
+    // After settling, writes keep the index current again.
+    store
+        .put_documents(
+            vec![document(
+                &lib(),
+                "e.txt",
+                &["elderberries"],
+                &[3],
+                json!({}),
+            )],
+            false,
+        )
+        .unwrap();
+    assert_eq!(vector_state(&store), (false, 5));
+    assert_eq!(store.settle().unwrap(), 0);
+    drop(store);
+
+    // The oracle: the same documents written by a store that never
+    // deferred.
+    let other = tempfile::tempdir().unwrap();
+    let plain = writable(other.path());
+    seed(&plain);
+    for (source, text, axis_) in [
+        ("c.txt", "cherries", 2),
+        ("d.txt", "cherries", 3),
+        ("e.txt", "elderberries", 3),
+    ] {
+        plain
+            .put_documents(
+                vec![document(&lib(), source, &[text], &[axis_], json!({}))],
+                false,
+            )
+            .unwrap();
+    }
+    let reader = EmbeddedStore::open(dir.path(), Access::ReadOnly).unwrap();
+    for a in 0..4 {
+        assert_eq!(
+            dense_sources(&reader, &axis(a, 0.1)),
+            dense_sources(&plain, &axis(a, 0.1))
+        );
+    }
+    assert_eq!(vector_state(&reader), (false, 5));
+}
+
+// A search in a deferring process loads the index and replays the log onto
+// it, and the writes after it keep it current; a deferring writer that dies
+// before it settles leaves nothing a reader cannot replay.
+#[test]
+fn a_deferring_writers_search_loads_the_index_and_its_death_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = writable(dir.path());
+    store.start_bulk();
+    seed(&store);
+    assert_eq!(vector_state(&store), (true, 0));
+    assert_eq!(search_both(&store), (2, 2));
+    assert_eq!(vector_state(&store), (false, 2));
+    store
+        .put_documents(
+            vec![document(&lib(), "c.txt", &["cherries"], &[2], json!({}))],
+            false,
+        )
+        .unwrap();
+    assert_eq!(vector_state(&store), (false, 3));
+    drop(store);
+
+    let store = writable(dir.path());
+    store.start_bulk();
+    store
+        .put_documents(
+            vec![document(&lib(), "d.txt", &["dates"], &[3], json!({}))],
+            false,
+        )
+        .unwrap();
+    store
+        .delete_document(&DocumentId::derive(&lib(), "a.txt"))
+        .unwrap();
+    assert_eq!(vector_state(&store), (true, 0));
+    // Dies without settling (the forgotten store keeps its lock, so the
+    // reader replays in memory).
+    std::mem::forget(store);
+    let reader = EmbeddedStore::open(dir.path(), Access::ReadOnly).unwrap();
+    let found = dense_sources(&reader, &axis(3, 0.0));
+    let expected: Vec<String> = ["b.txt", "c.txt", "d.txt"]
+        .iter()
+        .map(|s| DocumentId::derive(&lib(), s).to_string())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    assert_eq!(found, expected);
+}
+
+/// The entries of each segment of the library's lexical index, largest
+/// first.
+fn segment_sizes(store: &EmbeddedStore) -> Vec<u32> {
+    let id = EmbeddedStore::library_id(&store.conn(), &lib()).unwrap();
+    let index = store.indexes.read().unwrap()[&id].clone();
+    let mut sizes = index.lexical.as_ref().unwrap().segment_sizes();
+    sizes.sort_unstable_by(|a, b| b.cmp(a));
+    sizes
+}
+
+/// Writes 64 documents of 299 chunks (300 lexical entries each, with the
+/// whole text), one commit each, through a shared writer (whose write
+/// sessions wait for their merges).
+fn write_many_segments(dir: &Path, bulk: bool) -> EmbeddedStore {
+    let store = EmbeddedStore::open(
+        dir,
+        Access::Shared {
+            lock_wait: Duration::from_secs(5),
+        },
+    )
+    .unwrap();
+    if bulk {
+        store.start_bulk();
+    }
+    store.create_library(&lib(), &space()).unwrap();
+    let texts: Vec<String> = (0..299).map(|i| format!("word{i}")).collect();
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let axes = vec![0; texts.len()];
+    for d in 0..64 {
+        store
+            .put_documents(
+                vec![document(
+                    &lib(),
+                    &format!("{d}.txt"),
+                    &texts,
+                    &axes,
+                    json!({}),
+                )],
+                false,
+            )
+            .unwrap();
+    }
+    store
+}
+
+// Issue 33: tantivy merged ~96,000 entries at once in the middle of a
+// 100,000-file ingest. A bulk write merges only segments of at most
+// BULK_MERGE_MAX_DOCS entries; settling merges the rest as a write that was
+// never bulk does.
+#[test]
+fn a_bulk_write_merges_small_segments_until_it_settles() {
+    let plain_dir = tempfile::tempdir().unwrap();
+    let plain = write_many_segments(plain_dir.path(), false);
+    let largest_plain = segment_sizes(&plain)[0];
+    assert!(largest_plain > 8 * 2_000, "{:?}", segment_sizes(&plain));
+
+    let dir = tempfile::tempdir().unwrap();
+    let store = write_many_segments(dir.path(), true);
+    let sizes = segment_sizes(&store);
+    assert_eq!(sizes.iter().sum::<u32>(), 64 * 300);
+    assert!(sizes[0] <= 8 * 2_000, "{sizes:?}");
+    assert!(sizes.len() >= 8, "{sizes:?}");
+
+    store.settle().unwrap();
+    let settled = segment_sizes(&store);
+    assert_eq!(settled.iter().sum::<u32>(), 64 * 300);
+    assert!(
+        settled[0] >= largest_plain,
+        "{settled:?} against {largest_plain}"
+    );
+    let hits = store
+        .lexical(&lib(), "word7", &Filter::default(), 100, Bm25::default())
+        .unwrap();
+    assert_eq!(hits.len(), 64);
+}

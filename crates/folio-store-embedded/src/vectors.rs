@@ -135,10 +135,15 @@ impl Vectors {
 
     /// Empties the index (before a rebuild from the source of truth).
     pub fn clear(&self) -> Result<(), StoreError> {
-        let fresh = Vectors::new(self.dim)?;
-        let fresh = fresh.index.into_inner().unwrap_or_else(|p| p.into_inner());
-        *self.index.write().unwrap_or_else(|p| p.into_inner()) = fresh;
+        self.replace(Vectors::new(self.dim)?);
         Ok(())
+    }
+
+    /// Takes `other`'s contents in place of this index's (loading an index
+    /// that was deferred).
+    pub fn replace(&self, other: Vectors) {
+        let fresh = other.index.into_inner().unwrap_or_else(|p| p.into_inner());
+        *self.index.write().unwrap_or_else(|p| p.into_inner()) = fresh;
     }
 
     pub fn remove_files(dir: &Path) {
