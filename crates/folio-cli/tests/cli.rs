@@ -12,21 +12,13 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use folio_testkit::model_dir;
 use serde_json::{Value, json};
 
 struct Folio {
     data: tempfile::TempDir,
     files: tempfile::TempDir,
     env: Vec<(String, String)>,
-}
-
-fn model_dir() -> PathBuf {
-    let home = std::env::var("FOLIO_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            PathBuf::from(std::env::var("HOME").expect("HOME")).join(".local/share/folio")
-        });
-    home.join("models/all-MiniLM-L6-v2")
 }
 
 impl Folio {

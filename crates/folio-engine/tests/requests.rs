@@ -1242,17 +1242,6 @@ fn a_cancelled_folder_ingest_counts_every_file_settled_or_pending() {
     assert_eq!(engine.documents(&library(), 0, 1000).unwrap().1, 400);
 }
 
-/// The installed embedding model (`scripts/setup.sh`).
-fn real_model_dir() -> std::path::PathBuf {
-    let home = std::env::var("FOLIO_HOME")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|_| {
-            std::path::PathBuf::from(std::env::var("HOME").expect("HOME"))
-                .join(".local/share/folio")
-        });
-    home.join("models/all-MiniLM-L6-v2")
-}
-
 // Issue 33: a bulk write (`folio ingest`) defers its vector index and
 // settles at the end: the encoder it loaded is freed first (so the index is
 // never built beside it), the index then holds every chunk written, and
@@ -1263,7 +1252,7 @@ fn settling_a_bulk_write_frees_the_encoder_then_indexes_every_chunk() {
     let dir = tempfile::tempdir().unwrap();
     let mut config = config(dir.path(), None, true, Limits::default());
     config.embedder = EmbedderConfig::Candle {
-        model_dir: real_model_dir(),
+        model_dir: folio_testkit::model_dir(),
         model: Default::default(),
     };
     let engine = Engine::open(config).unwrap();

@@ -7,6 +7,18 @@ use std::io::Write;
 pub mod modules;
 pub mod postgres;
 
+/// Where `scripts/setup.sh` installs the default embedding model
+/// (`$FOLIO_HOME`, else `~/.local/share/folio`), for tests that run it.
+pub fn model_dir() -> std::path::PathBuf {
+    let home = std::env::var("FOLIO_HOME")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|_| {
+            std::path::PathBuf::from(std::env::var("HOME").expect("HOME"))
+                .join(".local/share/folio")
+        });
+    home.join("models/all-MiniLM-L6-v2")
+}
+
 /// A PDF of Helvetica text, one string per page (`\n` starts a new line),
 /// with a correct xref table.
 pub fn pdf(pages: &[&str]) -> Vec<u8> {
