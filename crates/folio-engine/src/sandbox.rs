@@ -418,19 +418,11 @@ fn in_process(
             format!("cannot start a parser thread: {e}"),
         )
     };
+    // An idle thread waits on its queue (one whose parser panicked or
+    // overran is never put back), so the send reaches a live thread.
     let jobs = parser_thread(reuse).map_err(|e| cannot_start(&e))?;
-    // An idle thread that died (a parser panicked in it) has dropped its
-    // queue: the job comes back, and a new thread takes it.
-    let jobs = match jobs.send(job) {
-        Ok(()) => jobs,
-        Err(std::sync::mpsc::SendError(job)) => {
-            let fresh = parser_thread(false).map_err(|e| cannot_start(&e))?;
-            fresh
-                .send(job)
-                .map_err(|_| cannot_start(&"it ended at once"))?;
-            fresh
-        }
-    };
+    jobs.send(job)
+        .map_err(|_| cannot_start(&"the parser thread ended"))?;
     let result = match receive.recv_timeout(deadline) {
         Ok(result) => result,
         // The thread runs on with its job; its queue is dropped here, so it

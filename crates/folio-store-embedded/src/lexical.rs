@@ -147,11 +147,11 @@ pub struct Lexical {
 /// entries than this are left out of merges. With tantivy's default policy
 /// a 100,000-file ingest merged ~96,000 entries at once in the middle of
 /// the run, a transient of about 15 MB beside the encoder that a
-/// 1,000-file ingest never has; bounded, merges stay around 8,000 entries
-/// (segments are merged eight at a time) and the merge of the large
-/// segments waits for `settle`, after the encoder's memory is freed. Two
-/// entries per small file (its chunk and its whole text): a folder of
-/// 100,000 notes then holds about 25 segments until it settles.
+/// 1,000-file ingest never has; bounded, a merge takes about eight
+/// segments under 2,000 entries each, and the merge of the large segments
+/// waits for `settle`, after the encoder's memory is freed. Two entries per
+/// small file (its chunk and its whole text): a folder of 100,000 notes
+/// held about 40 segments late in its ingest.
 const BULK_MERGE_MAX_DOCS: usize = 2_000;
 
 /// Live entries of each kind in one searcher generation, and their total

@@ -562,14 +562,12 @@ impl EmbeddedStore {
                     lexical = Lexical::open(&lexical_dir, false)?;
                 }
                 let deferred = need == Need::Lexical && self.is_bulk();
-                if let Some(lexical) = &lexical {
-                    lexical.set_bulk(self.is_bulk());
+                if let Some(lexical) = lexical.as_ref().filter(|_| self.is_bulk()) {
+                    lexical.set_bulk(true);
                 }
                 let (vectors, mark) = match deferred {
                     true => (Vectors::new(dim)?, 0),
-                    false => {
-                        Vectors::load(&dir, dim).map_or_else(|| Ok((Vectors::new(dim)?, 0)), Ok)?
-                    }
+                    false => Vectors::load_or_new(&dir, dim)?,
                 };
                 let marks = Marks {
                     lexical: 0,
@@ -745,10 +743,7 @@ impl EmbeddedStore {
         if !marks.deferred {
             return Ok(0);
         }
-        let (loaded, mark) = match Vectors::load(&index.dir, index.dim) {
-            Some(loaded) => loaded,
-            None => (Vectors::new(index.dim)?, 0),
-        };
+        let (loaded, mark) = Vectors::load_or_new(&index.dir, index.dim)?;
         index.vectors.replace(loaded);
         *marks = Marks {
             lexical: marks.lexical,

@@ -865,11 +865,16 @@ fn a_new_data_directory_opened_by_many_at_once() {
     }
 }
 
+/// The library's derived indexes as `store` holds them open.
+fn open_index(store: &EmbeddedStore) -> Arc<LibraryIndex> {
+    let id = EmbeddedStore::library_id(&store.conn(), &lib()).unwrap();
+    store.indexes.read().unwrap()[&id].clone()
+}
+
 /// Whether the library's vector index is deferred in `store`, and how many
 /// vectors it holds in memory.
 fn vector_state(store: &EmbeddedStore) -> (bool, usize) {
-    let id = EmbeddedStore::library_id(&store.conn(), &lib()).unwrap();
-    let index = store.indexes.read().unwrap()[&id].clone();
+    let index = open_index(store);
     let deferred = index.marks.lock().unwrap().deferred;
     (deferred, index.vectors.len())
 }
@@ -1011,21 +1016,13 @@ fn a_deferring_writers_search_loads_the_index_and_its_death_loses_nothing() {
     std::mem::forget(store);
     let reader = EmbeddedStore::open(dir.path(), Access::ReadOnly).unwrap();
     let found = dense_sources(&reader, &axis(3, 0.0));
-    let expected: Vec<String> = ["b.txt", "c.txt", "d.txt"]
-        .iter()
-        .map(|s| DocumentId::derive(&lib(), s).to_string())
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    assert_eq!(found, expected);
+    assert_eq!(found, ids(&["b.txt", "c.txt", "d.txt"]));
 }
 
 /// The entries of each segment of the library's lexical index, largest
 /// first.
 fn segment_sizes(store: &EmbeddedStore) -> Vec<u32> {
-    let id = EmbeddedStore::library_id(&store.conn(), &lib()).unwrap();
-    let index = store.indexes.read().unwrap()[&id].clone();
-    let mut sizes = index.lexical.as_ref().unwrap().segment_sizes();
+    let mut sizes = open_index(store).lexical.as_ref().unwrap().segment_sizes();
     sizes.sort_unstable_by(|a, b| b.cmp(a));
     sizes
 }

@@ -107,6 +107,14 @@ impl Vectors {
         ))
     }
 
+    /// `load`, or a new empty index covering nothing (watermark 0).
+    pub fn load_or_new(dir: &Path, dim: usize) -> Result<(Self, i64), StoreError> {
+        match Vectors::load(dir, dim) {
+            Some(loaded) => Ok(loaded),
+            None => Ok((Vectors::new(dim)?, 0)),
+        }
+    }
+
     /// Saves the index and then its metadata, each by write-and-rename, so a
     /// crash leaves either the old pair or a newer index with older metadata
     /// (replaying the log onto it is idempotent) — never the reverse.
