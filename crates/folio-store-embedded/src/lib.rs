@@ -297,10 +297,11 @@ impl EmbeddedStore {
     /// For a process that writes and then exits (the CLI's `ingest`): until
     /// `settle`, the derived indexes' heavy upkeep waits. Writes neither
     /// load a library's vector index nor replay into it (the change log
-    /// holds every vector), and the lexical index merges only small
-    /// segments. An ingest of 100,000 files then never holds the HNSW graph
-    /// (about 0.6 KB a chunk) nor merges its largest segments beside the
-    /// encoder. A search meanwhile loads and replays the vector index as
+    /// holds every vector); the lexical index merges only small segments,
+    /// and its commits are loaded only when read. An ingest of 100,000
+    /// files then never holds the HNSW graph (about 0.6 KB a chunk), nor
+    /// merges its largest segments beside the encoder, nor maps the files
+    /// of every segment it wrote. A search meanwhile loads and replays the vector index as
     /// usual, after which writes keep it current again.
     pub fn start_bulk(&self) {
         if self.access != Access::ReadOnly {
@@ -1016,7 +1017,7 @@ fn remove_stale_lexical(index_dir: &Path) {
 /// document touched by log entries in (from, to]; a deleted document comes
 /// with neither.
 fn lexical_batch(conn: &Connection, library_id: i64, from: i64, to: i64) -> Result<LexicalBatch> {
-    let documents = changed_documents(conn, library_id, from, to)?;
+    let documents = changed_since(conn, library_id, from, to)?;
     let mut chunks_of = conn
         .prepare_cached(
             "SELECT key, context || text FROM chunks WHERE document_id = ? ORDER BY idx",
@@ -1026,7 +1027,7 @@ fn lexical_batch(conn: &Connection, library_id: i64, from: i64, to: i64) -> Resu
         .prepare_cached("SELECT title, text FROM documents WHERE id = ?")
         .map_err(sql_err("replaying the change log"))?;
     let mut batch = Vec::with_capacity(documents.len());
-    for document in documents {
+    for (document, existed) in documents {
         let chunks = chunks_of
             .query_map([&document], |r| {
                 Ok((r.get::<_, i64>(0)? as u64, r.get::<_, String>(1)?))
@@ -1046,6 +1047,7 @@ fn lexical_batch(conn: &Connection, library_id: i64, from: i64, to: i64) -> Resu
             id: document,
             text: text.filter(|_| !chunks.is_empty()),
             chunks,
+            replaces: existed,
         });
     }
     Ok(batch)
@@ -1141,6 +1143,8 @@ fn for_each_document_batch(
                     id: document,
                     text: Some(whole),
                     chunks: vec![(key, text)],
+                    // The rebuild has emptied the index.
+                    replaces: false,
                 });
             }
         }
@@ -1158,15 +1162,38 @@ fn changed_documents(
     from: i64,
     to: i64,
 ) -> Result<Vec<String>> {
+    Ok(changed_since(conn, library_id, from, to)?
+        .into_iter()
+        .map(|(document, _)| document)
+        .collect())
+}
+
+/// `changed_documents`, each with whether it existed at `from`: its first
+/// entry in the range removed chunks. Both writes that log a change (a put
+/// and a delete) log the keys the document held, and a document has at
+/// least one chunk, so a document whose first entry removed none did not
+/// exist then, and an index that reflects the log up to `from` holds none
+/// of its entries.
+fn changed_since(
+    conn: &Connection,
+    library_id: i64,
+    from: i64,
+    to: i64,
+) -> Result<Vec<(String, bool)>> {
     let mut stmt = conn
-        .prepare_cached("SELECT document_id FROM changes WHERE library_id = ? AND seq > ? AND seq <= ? ORDER BY seq")
+        .prepare_cached("SELECT document_id, removed_keys != '[]' FROM changes WHERE library_id = ? AND seq > ? AND seq <= ? ORDER BY seq")
         .map_err(sql_err("reading the change log"))?;
     let all = stmt
-        .query_map(params![library_id, from, to], |r| r.get::<_, String>(0))
+        .query_map(params![library_id, from, to], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, bool>(1)?))
+        })
         .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
         .map_err(sql_err("reading the change log"))?;
     let mut seen = HashSet::new();
-    Ok(all.into_iter().filter(|d| seen.insert(d.clone())).collect())
+    Ok(all
+        .into_iter()
+        .filter(|(d, _)| seen.insert(d.clone()))
+        .collect())
 }
 
 /// Chunk keys removed by log entries in (from, to].
