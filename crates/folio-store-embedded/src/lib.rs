@@ -301,8 +301,8 @@ impl EmbeddedStore {
     /// and its commits are loaded only when read. An ingest of 100,000
     /// files then never holds the HNSW graph (about 0.6 KB a chunk), nor
     /// merges its largest segments beside the encoder, nor maps the files
-    /// of every segment it wrote. A search meanwhile loads and replays the vector index as
-    /// usual, after which writes keep it current again.
+    /// of every segment it wrote. A search meanwhile loads and replays the
+    /// vector index as usual, after which writes keep it current again.
     pub fn start_bulk(&self) {
         if self.access != Access::ReadOnly {
             self.bulk.store(true, std::sync::atomic::Ordering::SeqCst);
