@@ -144,11 +144,9 @@ pub struct Lexical {
     /// last.
     counts: Mutex<Option<(u64, Counts)>>,
     /// A bulk write is under way: merges are held to small segments (see
-    /// `BULK_MERGE_MAX_DOCS`) and commits are not loaded until read.
+    /// `BULK_MERGE_MAX_DOCS`) and commits are loaded when read, not when
+    /// made (`searcher`).
     bulk: std::sync::atomic::AtomicBool,
-    /// A bulk commit has not been loaded into the reader yet: the next
-    /// read loads it (`searcher`).
-    unloaded: std::sync::atomic::AtomicBool,
 }
 
 /// During a bulk write (`EmbeddedStore::start_bulk`), segments holding more
@@ -211,7 +209,6 @@ impl Lexical {
             fields,
             counts: Mutex::new(None),
             bulk: std::sync::atomic::AtomicBool::new(false),
-            unloaded: std::sync::atomic::AtomicBool::new(false),
         };
         if writable {
             lexical.ensure_writer()?;
@@ -301,16 +298,15 @@ impl Lexical {
 
     /// Sees the latest commit (another process's, in read-only mode).
     pub fn reload(&self) -> Result<(), StoreError> {
-        self.unloaded
-            .store(false, std::sync::atomic::Ordering::SeqCst);
         self.reader
             .reload()
             .map_err(err("reloading the lexical index"))
     }
 
-    /// The last commit's searcher, loading a bulk commit first.
+    /// The last commit's searcher; during a bulk write, whose commits are
+    /// not loaded when made, the latest is loaded first.
     fn searcher(&self) -> Result<Searcher, StoreError> {
-        if self.unloaded.load(std::sync::atomic::Ordering::SeqCst) {
+        if self.is_bulk() {
             self.reload()?;
         }
         Ok(self.reader.searcher())
@@ -404,8 +400,6 @@ impl Lexical {
             .map_err(err("committing the lexical index"))?;
         drop(guard);
         if self.is_bulk() {
-            self.unloaded
-                .store(true, std::sync::atomic::Ordering::SeqCst);
             return Ok(());
         }
         self.reload()

@@ -776,7 +776,7 @@ impl EmbeddedStore {
         let mut added = 0u64;
         // Batched across documents, so large replays insert in parallel.
         let mut pending = Vec::new();
-        for document in changed_documents(conn, index.id, marks.vectors, head)? {
+        for (document, _) in changed_since(conn, index.id, marks.vectors, head)? {
             let mut stmt = conn
                 .prepare_cached("SELECT key, vector FROM chunks WHERE document_id = ?")
                 .map_err(sql_err("replaying the change log"))?;
@@ -1155,20 +1155,8 @@ fn for_each_document_batch(
     Ok(())
 }
 
-/// Distinct documents touched by log entries in (from, to], in log order.
-fn changed_documents(
-    conn: &Connection,
-    library_id: i64,
-    from: i64,
-    to: i64,
-) -> Result<Vec<String>> {
-    Ok(changed_since(conn, library_id, from, to)?
-        .into_iter()
-        .map(|(document, _)| document)
-        .collect())
-}
-
-/// `changed_documents`, each with whether it existed at `from`: its first
+/// Distinct documents touched by log entries in (from, to], in log order,
+/// each with whether it existed at `from`: its first
 /// entry in the range removed chunks. Both writes that log a change (a put
 /// and a delete) log the keys the document held, and a document has at
 /// least one chunk, so a document whose first entry removed none did not
