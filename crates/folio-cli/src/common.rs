@@ -90,25 +90,26 @@ pub fn open(cli: &Global, overrides: &Overrides, writable: bool) -> Result<Engin
 /// store's heavy index upkeep waits for `settle_bulk_write`.
 pub fn open_for_bulk_write(cli: &Global, overrides: &Overrides) -> Result<Engine> {
     let engine = open(cli, overrides, true)?;
-    engine.start_bulk_write();
+    engine.start_bulk_write()?;
     Ok(engine)
 }
 
 /// Chunks written above which `settle_bulk_write` says what it is doing:
-/// indexing their vectors takes about half a second per thousand.
+/// indexing them (vectors and words) takes about half a second per
+/// thousand.
 const SAY_SETTLING_ABOVE: u64 = 20_000;
 
-/// Ends a bulk write: frees the encoder, then indexes the vectors the writes
-/// deferred. A failure here loses nothing (every vector is committed; the
-/// next process to open the library replays them), so it is a warning, not
-/// the command's failure.
+/// Ends a bulk write: frees the encoder, then builds the index entries the
+/// writes deferred (lexical and vector). A failure here loses nothing (every
+/// chunk and vector is committed; the next process to open the library
+/// replays them), so it is a warning, not the command's failure.
 pub fn settle_bulk_write(engine: &Engine, chunks: u64, json: bool) {
     if !json && chunks > SAY_SETTLING_ABOVE {
-        eprintln!("folio: indexing the vectors of {chunks} chunks");
+        eprintln!("folio: indexing {chunks} chunks for search");
     }
     if let Err(e) = engine.settle() {
         eprintln!(
-            "folio: warning: the vector index was not brought up to date ({e}); \
+            "folio: warning: the search indexes were not brought up to date ({e}); \
              the next search does it"
         );
     }

@@ -503,6 +503,28 @@ fn kill_9_during_ingest_leaves_a_consistent_store() {
     assert_eq!(saved_vectors(&f), 400);
 }
 
+// Issue 33: with mimalloc's arena committed when reserved (its default on
+// Linux), an ingest peaked about 20 MB higher. The workspace's build
+// configuration (.cargo/config.toml) makes on-demand commit the default;
+// mimalloc reports its options when asked to be verbose.
+#[test]
+fn the_allocator_commits_its_arena_on_demand() {
+    let out = Command::new(env!("CARGO_BIN_EXE_folio"))
+        .arg("--version")
+        .env("MIMALLOC_VERBOSE", "1")
+        .env_remove("MIMALLOC_ARENA_EAGER_COMMIT")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let options = stderr(&out);
+    assert!(
+        options
+            .lines()
+            .any(|l| l.trim() == "option 'arena_eager_commit': 0"),
+        "{options}"
+    );
+}
+
 /// How many vectors the saved vector index of the data directory's only
 /// library holds.
 fn saved_vectors(f: &Folio) -> u64 {

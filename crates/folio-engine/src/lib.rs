@@ -554,15 +554,15 @@ impl Engine {
     }
 
     /// For a process that writes and then exits (`folio ingest`, `folio
-    /// sync`): the embedded store's heavy index upkeep waits for `settle`
+    /// sync`): the embedded store's derived indexes wait for `settle`
     /// (`EmbeddedStore::start_bulk`), so a large ingest never holds its
-    /// library's HNSW graph, nor merges its largest lexical segments, beside
-    /// the encoder. A PostgreSQL server keeps its own indexes: nothing
-    /// changes there.
-    pub fn start_bulk_write(&self) {
+    /// library's HNSW graph, nor runs a lexical writer, beside the encoder.
+    /// A PostgreSQL server keeps its own indexes: nothing changes there.
+    pub fn start_bulk_write(&self) -> Result<()> {
         if let Some(store) = &self.embedded {
-            store.start_bulk();
+            store.start_bulk()?;
         }
+        Ok(())
     }
 
     /// Ends a bulk write: frees the models this engine loaded (the next use

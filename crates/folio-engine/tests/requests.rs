@@ -1256,7 +1256,7 @@ fn settling_a_bulk_write_frees_the_encoder_then_indexes_every_chunk() {
         model: Default::default(),
     };
     let engine = Engine::open(config).unwrap();
-    engine.start_bulk_write();
+    engine.start_bulk_write().unwrap();
     let report = engine
         .ingest(&IngestRequest::new(library(), contents()), &SilentProgress)
         .unwrap();
@@ -1281,7 +1281,7 @@ fn settling_a_bulk_write_frees_the_encoder_then_indexes_every_chunk() {
 
     let given = tempfile::tempdir().unwrap();
     let engine = open(given.path(), None, true, Limits::default());
-    engine.start_bulk_write();
+    engine.start_bulk_write().unwrap();
     fill(&engine);
     assert_eq!(engine.settle().unwrap(), report.chunks);
     assert!(

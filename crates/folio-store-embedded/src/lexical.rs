@@ -133,6 +133,12 @@ pub struct LexicalDocument {
 /// Documents to re-index.
 pub type LexicalBatch = Vec<LexicalDocument>;
 
+/// Hands the documents to index to the callback it is given, a batch at a
+/// time.
+pub type Fill<'a> = &'a mut dyn FnMut(
+    &mut dyn FnMut(LexicalBatch) -> Result<(), StoreError>,
+) -> Result<(), StoreError>;
+
 /// One library's lexical index.
 pub struct Lexical {
     index: Index,
@@ -143,22 +149,7 @@ pub struct Lexical {
     /// Live (chunk, document) entries of the searcher generation counted
     /// last.
     counts: Mutex<Option<(u64, Counts)>>,
-    /// A bulk write is under way: merges are held to small segments (see
-    /// `BULK_MERGE_MAX_DOCS`) and commits are loaded when read, not when
-    /// made (`searcher`).
-    bulk: std::sync::atomic::AtomicBool,
 }
-
-/// During a bulk write (`EmbeddedStore::start_bulk`), segments holding more
-/// entries than this are left out of merges. With tantivy's default policy
-/// a 100,000-file ingest merged ~96,000 entries at once in the middle of
-/// the run, a transient of about 15 MB beside the encoder that a
-/// 1,000-file ingest never has; bounded, a merge takes about eight
-/// segments under 2,000 entries each, and the merge of the large segments
-/// waits for `settle`, after the encoder's memory is freed. Two entries per
-/// small file (its chunk and its whole text): a folder of 100,000 notes
-/// held about 40 segments late in its ingest.
-const BULK_MERGE_MAX_DOCS: usize = 2_000;
 
 /// Live entries of each kind in one searcher generation, and their total
 /// length in analysed terms.
@@ -168,16 +159,6 @@ struct Counts {
     documents: u64,
     chunk_terms: u64,
     document_terms: u64,
-}
-
-/// tantivy's log merge policy, with merges held to small segments during a
-/// bulk write.
-fn merge_policy(bulk: bool) -> Box<dyn tantivy::indexer::MergePolicy> {
-    let mut policy = tantivy::indexer::LogMergePolicy::default();
-    if bulk {
-        policy.set_max_docs_before_merge(BULK_MERGE_MAX_DOCS);
-    }
-    Box::new(policy)
 }
 
 impl Lexical {
@@ -208,7 +189,6 @@ impl Lexical {
             writer: Mutex::new(None),
             fields,
             counts: Mutex::new(None),
-            bulk: std::sync::atomic::AtomicBool::new(false),
         };
         if writable {
             lexical.ensure_writer()?;
@@ -225,7 +205,6 @@ impl Lexical {
                 .index
                 .writer_with_num_threads(1, 50_000_000)
                 .map_err(err("opening the lexical writer"))?;
-            writer.set_merge_policy(merge_policy(self.is_bulk()));
             // A writer killed between writing a segment's delete file and
             // committing `meta.json` leaves that file behind under the name
             // the next commit with the same opstamp will want (opstamps
@@ -239,36 +218,6 @@ impl Lexical {
             *slot = Some(writer);
         }
         Ok(())
-    }
-
-    /// Holds merges to small segments while a bulk write is under way, or
-    /// (`false`) returns to tantivy's default policy for the next commit.
-    pub fn set_bulk(&self, bulk: bool) {
-        self.bulk.store(bulk, std::sync::atomic::Ordering::SeqCst);
-        if let Some(writer) = &*self.writer.lock().unwrap_or_else(|p| p.into_inner()) {
-            writer.set_merge_policy(merge_policy(bulk));
-        }
-    }
-
-    /// Segments of the commit the reader holds, without loading a newer one.
-    #[cfg(test)]
-    pub fn loaded_segments(&self) -> usize {
-        self.reader.searcher().segment_readers().len()
-    }
-
-    /// Entries (live or deleted) of each segment of the last commit.
-    #[cfg(test)]
-    pub fn segment_sizes(&self) -> Vec<u32> {
-        self.searcher()
-            .unwrap()
-            .segment_readers()
-            .iter()
-            .map(|s| s.max_doc())
-            .collect()
-    }
-
-    pub fn is_bulk(&self) -> bool {
-        self.bulk.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Closes the writer, letting its background merges finish first: a
@@ -303,12 +252,8 @@ impl Lexical {
             .map_err(err("reloading the lexical index"))
     }
 
-    /// The last commit's searcher; during a bulk write, whose commits are
-    /// not loaded when made, the latest is loaded first.
+    /// The searcher of the commit loaded last.
     fn searcher(&self) -> Result<Searcher, StoreError> {
-        if self.is_bulk() {
-            self.reload()?;
-        }
         Ok(self.reader.searcher())
     }
 
@@ -380,10 +325,7 @@ impl Lexical {
     }
 
     /// Commits what is staged with the watermark, so a restart knows what
-    /// is covered, and reloads the reader. During a bulk write the reader
-    /// loads the commit when next read: loading maps every new segment's
-    /// files, and a writer that never reads its index would keep them all
-    /// resident (7 MB late in a 100,000-file ingest).
+    /// is covered, and reloads the reader.
     fn commit(&self, mut guard: WriterGuard<'_>, watermark: i64) -> Result<(), StoreError> {
         let Some(writer) = guard.as_mut() else {
             return Err(StoreError::io(
@@ -399,38 +341,39 @@ impl Lexical {
             .commit()
             .map_err(err("committing the lexical index"))?;
         drop(guard);
-        if self.is_bulk() {
-            return Ok(());
-        }
         self.reload()
     }
 
     /// Replaces the postings of `documents` (see `stage`) and commits with
     /// the watermark.
+    #[cfg(test)]
     pub fn apply(&self, documents: &[LexicalDocument], watermark: i64) -> Result<(), StoreError> {
-        let guard = self.writer()?;
-        if let Some(writer) = guard.as_ref() {
-            Self::stage(writer, self.fields, documents)?;
-        }
-        self.commit(guard, watermark)
+        self.update(&mut |add| add(documents.to_vec()), watermark)
     }
 
-    /// Empties the index and adds every document `fill` hands over (it
-    /// calls back with batches of (document, chunks)), in one commit
-    /// covering `watermark`: the repair for an index that no longer matches
-    /// the source of truth. Until the commit, readers see the old index.
-    pub fn rebuild(
-        &self,
-        fill: impl FnOnce(
-            &mut dyn FnMut(LexicalBatch) -> Result<(), StoreError>,
-        ) -> Result<(), StoreError>,
-        watermark: i64,
-    ) -> Result<(), StoreError> {
+    /// Replaces the postings of every document `fill` hands over (it calls
+    /// back with batches, so a long change log is never held at once), in
+    /// one commit covering `watermark`.
+    pub fn update(&self, fill: Fill<'_>, watermark: i64) -> Result<(), StoreError> {
+        self.write(false, fill, watermark)
+    }
+
+    /// Empties the index and adds every document `fill` hands over, in one
+    /// commit covering `watermark`: the repair for an index that no longer
+    /// matches the source of truth. Until the commit, readers see the old
+    /// index.
+    pub fn rebuild(&self, fill: Fill<'_>, watermark: i64) -> Result<(), StoreError> {
+        self.write(true, fill, watermark)
+    }
+
+    fn write(&self, clear: bool, fill: Fill<'_>, watermark: i64) -> Result<(), StoreError> {
         let guard = self.writer()?;
         if let Some(writer) = guard.as_ref() {
-            writer
-                .delete_all_documents()
-                .map_err(err("clearing the lexical index"))?;
+            if clear {
+                writer
+                    .delete_all_documents()
+                    .map_err(err("clearing the lexical index"))?;
+            }
             fill(&mut |batch| Self::stage(writer, self.fields, &batch))?;
         }
         self.commit(guard, watermark)

@@ -39,6 +39,7 @@ use folio_store::{
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params, params_from_iter};
 
 use crate::lexical::{Lexical, LexicalBatch, LexicalDocument, Unit};
+use crate::lock::BulkMark;
 pub use crate::lock::WriteLock;
 
 /// An access key from its stored record and last use.
@@ -107,8 +108,12 @@ enum Need {
     /// Both indexes (dense search, statistics, verification).
     All,
     /// The lexical index; the vector index too unless it is deferred
-    /// (lexical search, and the catch-up after a write).
+    /// (lexical search).
     Lexical,
+    /// The catch-up after a write: both indexes, but during a bulk write
+    /// neither the lexical index (left to `settle`) nor a deferred vector
+    /// index.
+    Write,
 }
 
 /// A library's row: what searches and writes need, without the counts.
@@ -137,6 +142,8 @@ pub struct EmbeddedStore {
     counts: Mutex<HashMap<i64, (u64, u64, u64)>>,
     /// A bulk write is under way (`start_bulk`).
     bulk: std::sync::atomic::AtomicBool,
+    /// Held from `start_bulk` to the end of `settle`.
+    bulk_mark: Mutex<Option<BulkMark>>,
 }
 
 /// The chunk keys recent filters allow, each valid for the generation it
@@ -291,40 +298,54 @@ impl EmbeddedStore {
             filters: Mutex::new(FilterCache::default()),
             counts: Mutex::new(HashMap::new()),
             bulk: std::sync::atomic::AtomicBool::new(false),
+            bulk_mark: Mutex::new(None),
         })
     }
 
     /// For a process that writes and then exits (the CLI's `ingest`): until
-    /// `settle`, the derived indexes' heavy upkeep waits. Writes neither
-    /// load a library's vector index nor replay into it (the change log
-    /// holds every vector); the lexical index merges only small segments,
-    /// and its commits are loaded only when read. An ingest of 100,000
-    /// files then never holds the HNSW graph (about 0.6 KB a chunk), nor
-    /// merges its largest segments beside the encoder, nor maps the files
-    /// of every segment it wrote. A search meanwhile loads and replays the
-    /// vector index as usual, after which writes keep it current again.
-    pub fn start_bulk(&self) {
-        if self.access != Access::ReadOnly {
-            self.bulk.store(true, std::sync::atomic::Ordering::SeqCst);
-            for index in self.open_indexes() {
-                if let Some(lexical) = &index.lexical {
-                    lexical.set_bulk(true);
-                }
-            }
+    /// `settle`, the derived indexes wait. Writes commit documents, chunks
+    /// and vectors to SQLite (the change log holds every change) and touch
+    /// neither index: they do not load a library's vector index nor replay
+    /// into it, and they do not start a lexical writer. An ingest of
+    /// 100,000 files then never holds the HNSW graph (about 0.6 KB a
+    /// chunk), and its peak memory does not grow with the files: a lexical
+    /// writer started beside the encoder (about once a second) raised the
+    /// peak by some 20 MB.
+    ///
+    /// A search in this process meanwhile brings both indexes current for
+    /// itself (the lexical index through `repair_lexical`), and writes keep
+    /// the vector index current after it. A reader in another process
+    /// replays the vectors into its own memory and serves the lexical index
+    /// as last committed: the bulk mark tells it that this process will
+    /// bring it up to date, so it does not do that work on a search's time.
+    pub fn start_bulk(&self) -> Result<()> {
+        if self.access == Access::ReadOnly {
+            return Ok(());
         }
+        let mut mark = self.bulk_mark.lock().unwrap_or_else(|p| p.into_inner());
+        if mark.is_none() {
+            *mark = Some(BulkMark::hold(&self.dir)?);
+        }
+        self.bulk.store(true, std::sync::atomic::Ordering::SeqCst);
+        Ok(())
     }
 
     fn is_bulk(&self) -> bool {
         self.bulk.load(std::sync::atomic::Ordering::SeqCst)
     }
 
-    /// Ends a bulk write (see `start_bulk`): the lexical indexes it wrote
-    /// merge as tantivy's default policy says, and then every vector index
-    /// it left behind is brought up to the change log's head and saved.
-    /// Returns how many chunks the vector indexes gained or lost. Later
-    /// writes keep the indexes current again. Nothing to do for a process
-    /// that never started one.
+    /// Ends a bulk write (see `start_bulk`): each lexical index it left
+    /// behind is brought up to the change log's head in one commit, then
+    /// each vector index is, and saved. Returns how many chunks the vector
+    /// indexes gained or lost. Later writes keep the indexes current again.
+    /// Nothing to do for a process that never started one. The bulk mark is
+    /// released even when this fails: readers then repair what is left.
     pub fn settle(&self) -> Result<u64> {
+        let _mark = self
+            .bulk_mark
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
         if !self.bulk.swap(false, std::sync::atomic::Ordering::SeqCst) {
             return Ok(0);
         }
@@ -336,17 +357,15 @@ impl EmbeddedStore {
         let _write = self.begin_quiet_write()?;
         let conn = self.conn();
         for index in &indexes {
-            if let Some(lexical) = &index.lexical
-                && lexical.is_bulk()
-            {
-                lexical.set_bulk(false);
+            if let Some(lexical) = &index.lexical {
+                let head = log_head(&conn, index.id)?;
                 lexical.ensure_writer()?;
-                // A commit of nothing: tantivy considers merges after every
-                // commit. Closing waits for them, so the vector index below
-                // is not built beside a merge.
-                lexical.apply(&[], lexical.watermark()?)?;
+                let mut marks = index.marks.lock().unwrap_or_else(|p| p.into_inner());
+                marks.lexical = bring_lexical_up_to(&conn, index.id, lexical, head)?;
+                drop(marks);
+                // Closing waits for the merges the commit started, so the
+                // vector index below is not built beside a merge.
                 lexical.close_writer();
-                lexical.reload()?;
             }
         }
         let mut changed = 0;
@@ -562,10 +581,7 @@ impl EmbeddedStore {
                 if lexical.is_none() && self.try_repair_lexical(conn, library.id, &dir, false) {
                     lexical = Lexical::open(&lexical_dir, false)?;
                 }
-                let deferred = need == Need::Lexical && self.is_bulk();
-                if let Some(lexical) = lexical.as_ref().filter(|_| self.is_bulk()) {
-                    lexical.set_bulk(true);
-                }
+                let deferred = need != Need::All && self.is_bulk();
                 let (vectors, mark) = match deferred {
                     true => (Vectors::new(dim)?, 0),
                     false => Vectors::load_or_new(&dir, dim)?,
@@ -618,7 +634,10 @@ impl EmbeddedStore {
             && !lexical_matches(conn, index.id, lexical)?
         {
             if self.may_write() {
-                lexical.rebuild(|add| for_each_document_batch(conn, index.id, add), head)?;
+                lexical.rebuild(
+                    &mut |add| for_each_document_batch(conn, index.id, add),
+                    head,
+                )?;
             } else if self.try_repair_lexical(conn, index.id, &index.dir, true) {
                 lexical.reload()?;
                 marks.lexical = lexical.watermark()?;
@@ -695,23 +714,16 @@ impl EmbeddedStore {
         let mut marks = index.marks.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(lexical) = &index.lexical {
             if self.may_write() {
-                lexical.ensure_writer()?;
-                marks.lexical = lexical.watermark()?;
-                if marks.lexical == 0 && head > 0 {
-                    // A new index (a new library's first write, or a new
-                    // analyser): built from the documents a batch at a time
-                    // rather than replaying the whole log at once.
-                    lexical.rebuild(|add| for_each_document_batch(conn, index.id, add), head)?;
-                    marks.lexical = head;
-                } else if marks.lexical < head {
-                    lexical.apply(&lexical_batch(conn, index.id, marks.lexical, head)?, head)?;
-                    marks.lexical = head;
+                if !(need == Need::Write && self.is_bulk()) {
+                    lexical.ensure_writer()?;
+                    marks.lexical = bring_lexical_up_to(conn, index.id, lexical, head)?;
                 }
             } else if marks.lexical < head {
                 lexical.reload()?;
                 marks.lexical = lexical.watermark()?;
-                // Still behind: no live writer will commit this (a writer
-                // died before its lexical commit). Repair it if we can.
+                // Still behind: a writer died before its lexical commit, or
+                // a bulk write left it to its `settle`. Repair it if we can
+                // (`repair_lexical` leaves a live bulk writer's lag alone).
                 if marks.lexical < head
                     && self.try_repair_lexical(conn, index.id, &index.dir, false)
                 {
@@ -721,7 +733,7 @@ impl EmbeddedStore {
             }
         }
         match (marks.deferred, need) {
-            (true, Need::Lexical) => {}
+            (true, Need::Lexical | Need::Write) => {}
             (true, Need::All) => {
                 self.load_vectors(conn, index, &mut marks)?;
             }
@@ -820,6 +832,11 @@ impl EmbeddedStore {
         dir: &Path,
         verify: bool,
     ) -> Result<bool> {
+        // Another process's bulk write will bring the index up to date when
+        // it settles (a search in the bulk process itself does it now).
+        if !self.is_bulk() && BulkMark::held(&self.dir) {
+            return Ok(false);
+        }
         let Some(_lock) = WriteLock::try_acquire(&self.dir)? else {
             return Ok(false);
         };
@@ -830,20 +847,20 @@ impl EmbeddedStore {
         // now are the state to repair to.
         let head = log_head(conn, library_id)?;
         let from = writer.watermark()?;
-        if from == 0 && head > 0 {
-            tracing::info!(library_id, head, "building the lexical index");
-            writer.rebuild(|add| for_each_document_batch(conn, library_id, add), head)?;
-        } else if from < head {
+        if from < head {
             tracing::info!(
                 library_id,
                 from,
                 head,
-                "repairing the lexical index left behind by an interrupted writer"
+                "bringing the lexical index up to date for a reader"
             );
-            writer.apply(&lexical_batch(conn, library_id, from, head)?, head)?;
+            bring_lexical_up_to(conn, library_id, &writer, head)?;
         }
         if (verify || from < head) && !lexical_matches(conn, library_id, &writer)? {
-            writer.rebuild(|add| for_each_document_batch(conn, library_id, add), head)?;
+            writer.rebuild(
+                &mut |add| for_each_document_batch(conn, library_id, add),
+                head,
+            )?;
         }
         remove_stale_lexical(dir);
         Ok(true)
@@ -1013,10 +1030,16 @@ fn remove_stale_lexical(index_dir: &Path) {
     }
 }
 
-/// The whole text and current chunks (key, embedded text) of every
-/// document touched by log entries in (from, to]; a deleted document comes
-/// with neither.
-fn lexical_batch(conn: &Connection, library_id: i64, from: i64, to: i64) -> Result<LexicalBatch> {
+/// Hands `add` the whole text and current chunks (key, embedded text) of
+/// every document touched by log entries in (from, to], a few hundred
+/// documents at a time; a deleted document comes with neither.
+fn for_each_changed_batch(
+    conn: &Connection,
+    library_id: i64,
+    from: i64,
+    to: i64,
+    add: &mut dyn FnMut(LexicalBatch) -> Result<()>,
+) -> Result<()> {
     let documents = changed_since(conn, library_id, from, to)?;
     let mut chunks_of = conn
         .prepare_cached(
@@ -1026,31 +1049,61 @@ fn lexical_batch(conn: &Connection, library_id: i64, from: i64, to: i64) -> Resu
     let mut text_of = conn
         .prepare_cached("SELECT title, text FROM documents WHERE id = ?")
         .map_err(sql_err("replaying the change log"))?;
-    let mut batch = Vec::with_capacity(documents.len());
-    for (document, existed) in documents {
-        let chunks = chunks_of
-            .query_map([&document], |r| {
-                Ok((r.get::<_, i64>(0)? as u64, r.get::<_, String>(1)?))
-            })
-            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
-            .map_err(sql_err("replaying the change log"))?;
-        let text = text_of
-            .query_row([&document], |r| {
-                Ok(lexical::document_text(
-                    r.get::<_, Option<String>>(0)?.as_deref(),
-                    &r.get::<_, String>(1)?,
-                ))
-            })
-            .optional()
-            .map_err(sql_err("replaying the change log"))?;
-        batch.push(LexicalDocument {
-            id: document,
-            text: text.filter(|_| !chunks.is_empty()),
-            chunks,
-            replaces: existed,
-        });
+    for slice in documents.chunks(LEXICAL_BATCH_DOCUMENTS) {
+        let mut batch = Vec::with_capacity(slice.len());
+        for (document, existed) in slice {
+            let chunks = chunks_of
+                .query_map([document], |r| {
+                    Ok((r.get::<_, i64>(0)? as u64, r.get::<_, String>(1)?))
+                })
+                .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+                .map_err(sql_err("replaying the change log"))?;
+            let text = text_of
+                .query_row([document], |r| {
+                    Ok(lexical::document_text(
+                        r.get::<_, Option<String>>(0)?.as_deref(),
+                        &r.get::<_, String>(1)?,
+                    ))
+                })
+                .optional()
+                .map_err(sql_err("replaying the change log"))?;
+            batch.push(LexicalDocument {
+                id: document.clone(),
+                text: text.filter(|_| !chunks.is_empty()),
+                chunks,
+                replaces: *existed,
+            });
+        }
+        add(batch)?;
     }
-    Ok(batch)
+    Ok(())
+}
+
+/// Brings `lexical` (whose writer is open) from its watermark up to `head`
+/// in one commit, a batch of documents at a time; an index that covers
+/// nothing yet is built from the documents rather than from the whole
+/// log. Returns the new watermark.
+fn bring_lexical_up_to(
+    conn: &Connection,
+    library_id: i64,
+    lexical: &Lexical,
+    head: i64,
+) -> Result<i64> {
+    let from = lexical.watermark()?;
+    if from == 0 && head > 0 {
+        lexical.rebuild(
+            &mut |add| for_each_document_batch(conn, library_id, add),
+            head,
+        )?;
+    } else if from < head {
+        lexical.update(
+            &mut |add| for_each_changed_batch(conn, library_id, from, head, add),
+            head,
+        )?;
+    } else {
+        return Ok(from);
+    }
+    Ok(head)
 }
 
 /// The last change-log position of a library (0 when it has none).
@@ -1098,6 +1151,10 @@ fn source_counts(conn: &Connection, library_id: i64) -> Result<(u64, u64)> {
     .map_err(sql_err("counting chunks"))
 }
 
+/// Documents handed to a lexical index at a time: the text of a few
+/// hundred, never a large library's or a long change log's.
+const LEXICAL_BATCH_DOCUMENTS: usize = 256;
+
 /// Hands every document of a library with its chunks (key, embedded text)
 /// to `add`, a few hundred documents at a time, so a rebuild never holds a
 /// large library's text in memory at once.
@@ -1106,7 +1163,6 @@ fn for_each_document_batch(
     library_id: i64,
     add: &mut dyn FnMut(LexicalBatch) -> Result<()>,
 ) -> Result<()> {
-    const BATCH_DOCUMENTS: usize = 256;
     let mut stmt = conn
         .prepare(
             "SELECT c.document_id, c.key, c.context || c.text FROM chunks c
@@ -1128,7 +1184,7 @@ fn for_each_document_batch(
         match batch.last_mut() {
             Some(last) if last.id == document => last.chunks.push((key, text)),
             _ => {
-                if batch.len() == BATCH_DOCUMENTS {
+                if batch.len() == LEXICAL_BATCH_DOCUMENTS {
                     add(std::mem::take(&mut batch))?;
                 }
                 let whole = text_of
@@ -1388,7 +1444,7 @@ impl Store for EmbeddedStore {
         }
         tx.commit().map_err(sql_err("committing documents"))?;
         for row in libraries.values().filter(|r| touched.contains(&r.id)) {
-            self.index_for(&conn, row, Need::Lexical)?;
+            self.index_for(&conn, row, Need::Write)?;
         }
         Ok(outcomes)
     }
@@ -1445,7 +1501,7 @@ impl Store for EmbeddedStore {
             .map_err(sql_err("deleting"))?;
         let name = LibraryName::new(name).map_err(|e| StoreError::io("library name", e))?;
         let row = Self::library_row(&conn, &name)?;
-        self.index_for(&conn, &row, Need::Lexical)?;
+        self.index_for(&conn, &row, Need::Write)?;
         Ok(())
     }
 

@@ -80,3 +80,57 @@ impl Drop for WriteLock {
         let _ = self.file.unlock();
     }
 }
+
+/// Held (shared: several may) by each process whose bulk write defers the
+/// lexical index until it settles (`EmbeddedStore::start_bulk`). Readers
+/// leave the lag to it while it lives; like the write lock, the OS
+/// releases it when the process dies.
+#[derive(Debug)]
+pub struct BulkMark {
+    file: File,
+}
+
+const BULK_MARK: &str = "bulk.lock";
+
+impl BulkMark {
+    pub fn hold(dir: &Path) -> Result<Self, StoreError> {
+        let path = dir.join(BULK_MARK);
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| StoreError::io(path.display().to_string(), e))?;
+        // Waits only while a reader probes (`held`), an instant.
+        file.lock_shared()
+            .map_err(|e| StoreError::io(path.display().to_string(), e))?;
+        Ok(BulkMark { file })
+    }
+
+    /// Whether a process holds the mark on `dir`. Opens the file for
+    /// reading only (a read-only process creates nothing); a missing file
+    /// means no process ever held it.
+    pub fn held(dir: &Path) -> bool {
+        let Ok(file) = File::open(dir.join(BULK_MARK)) else {
+            return false;
+        };
+        match file.try_lock() {
+            Ok(()) => {
+                let _ = file.unlock();
+                false
+            }
+            Err(std::fs::TryLockError::WouldBlock) => true,
+            Err(std::fs::TryLockError::Error(e)) => {
+                tracing::warn!(error = %e, "the bulk-write mark could not be read; taken as free");
+                false
+            }
+        }
+    }
+}
+
+impl Drop for BulkMark {
+    fn drop(&mut self) {
+        let _ = self.file.unlock();
+    }
+}

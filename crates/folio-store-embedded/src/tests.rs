@@ -910,7 +910,7 @@ fn a_deferring_writer_indexes_vectors_once_when_it_settles() {
     seed(&writable(dir.path()));
     assert_eq!(saved_vectors(dir.path()).1, 2);
     let store = writable(dir.path());
-    store.start_bulk();
+    store.start_bulk().unwrap();
     for (i, source) in ["c.txt", "d.txt"].into_iter().enumerate() {
         store
             .put_documents(
@@ -985,7 +985,7 @@ fn a_deferring_writer_indexes_vectors_once_when_it_settles() {
 fn a_deferring_writers_search_loads_the_index_and_its_death_loses_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let store = writable(dir.path());
-    store.start_bulk();
+    store.start_bulk().unwrap();
     seed(&store);
     assert_eq!(vector_state(&store), (true, 0));
     assert_eq!(search_both(&store), (2, 2));
@@ -1000,7 +1000,7 @@ fn a_deferring_writers_search_loads_the_index_and_its_death_loses_nothing() {
     drop(store);
 
     let store = writable(dir.path());
-    store.start_bulk();
+    store.start_bulk().unwrap();
     store
         .put_documents(
             vec![document(&lib(), "d.txt", &["dates"], &[3], json!({}))],
@@ -1019,85 +1019,137 @@ fn a_deferring_writers_search_loads_the_index_and_its_death_loses_nothing() {
     assert_eq!(found, ids(&["b.txt", "c.txt", "d.txt"]));
 }
 
-/// The entries of each segment of the library's lexical index, largest
-/// first.
-fn segment_sizes(store: &EmbeddedStore) -> Vec<u32> {
-    let mut sizes = open_index(store).lexical.as_ref().unwrap().segment_sizes();
-    sizes.sort_unstable_by(|a, b| b.cmp(a));
-    sizes
-}
-
-/// Writes 64 documents of 299 chunks (300 lexical entries each, with the
-/// whole text), one commit each, through a shared writer (whose write
-/// sessions wait for their merges).
-fn write_many_segments(dir: &Path, bulk: bool) -> EmbeddedStore {
-    let store = EmbeddedStore::open(
+fn shared(dir: &Path) -> EmbeddedStore {
+    EmbeddedStore::open(
         dir,
         Access::Shared {
             lock_wait: Duration::from_secs(5),
         },
     )
-    .unwrap();
-    if bulk {
-        store.start_bulk();
-    }
-    store.create_library(&lib(), &space()).unwrap();
-    let texts: Vec<String> = (0..299).map(|i| format!("word{i}")).collect();
-    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let axes = vec![0; texts.len()];
-    for d in 0..64 {
-        store
-            .put_documents(
-                vec![document(
-                    &lib(),
-                    &format!("{d}.txt"),
-                    &texts,
-                    &axes,
-                    json!({}),
-                )],
-                false,
-            )
-            .unwrap();
-    }
-    store
+    .unwrap()
 }
 
-// Issue 33: tantivy merged ~96,000 entries at once in the middle of a
-// 100,000-file ingest. A bulk write merges only segments of at most
-// BULK_MERGE_MAX_DOCS entries and loads its commits only when read;
-// settling merges the rest as a write that was never bulk does.
-#[test]
-fn a_bulk_write_merges_small_segments_until_it_settles() {
-    let plain_dir = tempfile::tempdir().unwrap();
-    let plain = write_many_segments(plain_dir.path(), false);
-    let largest_plain = segment_sizes(&plain)[0];
-    assert!(largest_plain > 8 * 2_000, "{:?}", segment_sizes(&plain));
+/// The change-log position the committed lexical index covers.
+fn lexical_watermark(dir: &Path) -> i64 {
+    Lexical::open(&lexical::lexical_dir(&dir.join("indexes/1")), false)
+        .unwrap()
+        .unwrap()
+        .watermark()
+        .unwrap()
+}
 
-    let dir = tempfile::tempdir().unwrap();
-    let store = write_many_segments(dir.path(), true);
-    // Only the first commit was loaded, by the count check of a newly
-    // opened index; no later one was (loading maps every new segment's
-    // files).
-    let index = open_index(&store);
-    let lexical = index.lexical.as_ref().unwrap();
-    assert_eq!(lexical.loaded_segments(), 1);
-    let sizes = segment_sizes(&store);
-    assert_eq!(lexical.loaded_segments(), sizes.len());
-    assert_eq!(sizes.iter().sum::<u32>(), 64 * 300);
-    assert!(sizes[0] <= 8 * 2_000, "{sizes:?}");
-    assert!(sizes.len() >= 8, "{sizes:?}");
-
-    store.settle().unwrap();
-    let settled = segment_sizes(&store);
-    assert_eq!(settled.iter().sum::<u32>(), 64 * 300);
-    assert!(
-        settled[0] >= largest_plain,
-        "{settled:?} against {largest_plain}"
-    );
+fn lexical_sources(store: &EmbeddedStore, query: &str) -> Vec<String> {
     let hits = store
-        .lexical(&lib(), "word7", &Filter::default(), 100, Bm25::default())
+        .lexical(&lib(), query, &Filter::default(), 500, Bm25::default())
         .unwrap();
-    assert_eq!(hits.len(), 64);
+    let mut ids: Vec<String> = hits
+        .iter()
+        .map(|h| h.chunk.as_str().split(':').next().unwrap().to_string())
+        .collect();
+    ids.sort();
+    ids.dedup();
+    ids
+}
+
+/// 300 notes (more than one batch of a lexical catch-up), each with its
+/// own word and a shared one.
+fn notes() -> Vec<NewDocument> {
+    (0..300)
+        .map(|i| {
+            let text = format!("note{i} cherries");
+            document(&lib(), &format!("n{i}.txt"), &[&text], &[2], json!({}))
+        })
+        .collect()
+}
+
+// Issue 33: a lexical writer started beside the encoder at every write of
+// an ingest raised its peak memory by some 20 MB, more often the more files
+// it held. A bulk write leaves the lexical index to `settle`: a reader in
+// another process serves what is committed (the dense side replays the log
+// itself) and does not do the bulk writer's indexing on a search's time; a
+// search in the bulk process brings the index current for it; settling
+// brings it to the head in one commit, and the index it leaves holds what
+// SQLite holds.
+#[test]
+fn a_bulk_write_indexes_lexically_when_it_settles() {
+    let dir = tempfile::tempdir().unwrap();
+    seed(&shared(dir.path()));
+    let seeded = lexical_watermark(dir.path());
+    assert!(seeded > 0);
+
+    let bulk = shared(dir.path());
+    bulk.start_bulk().unwrap();
+    bulk.put_documents(notes(), false).unwrap();
+    bulk.delete_document(&DocumentId::derive(&lib(), "a.txt"))
+        .unwrap();
+    assert_eq!(
+        lexical_watermark(dir.path()),
+        seeded,
+        "a bulk write indexed"
+    );
+
+    let reader = EmbeddedStore::open(dir.path(), Access::ReadOnly).unwrap();
+    assert_eq!(lexical_sources(&reader, "cherries"), Vec::<String>::new());
+    assert_eq!(lexical_watermark(dir.path()), seeded, "a reader repaired");
+    // The dense side replays the change log in the reader's memory.
+    assert_eq!(dense_sources(&reader, &axis(2, 0.0)).len(), 10);
+    // The deleted document drops out when hits are resolved.
+    assert_eq!(lexical_sources(&reader, "apples"), Vec::<String>::new());
+
+    // A search in the bulk process brings the index current.
+    let names: Vec<String> = (0..300).map(|i| format!("n{i}.txt")).collect();
+    let all = ids(&names.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(lexical_sources(&bulk, "cherries"), all);
+    let searched = log_head(&bulk.conn(), 1).unwrap();
+    assert_eq!(lexical_watermark(dir.path()), searched);
+
+    bulk.put_documents(
+        vec![
+            document(&lib(), "n7.txt", &["note7 dates"], &[1], json!({})),
+            document(&lib(), "e.txt", &["elderberries"], &[3], json!({})),
+        ],
+        false,
+    )
+    .unwrap();
+    assert_eq!(
+        lexical_sources(&reader, "elderberries"),
+        Vec::<String>::new()
+    );
+    assert_eq!(lexical_watermark(dir.path()), searched);
+
+    bulk.settle().unwrap();
+    let head = log_head(&bulk.conn(), 1).unwrap();
+    assert_eq!(lexical_watermark(dir.path()), head);
+    assert_eq!(lexical_sources(&reader, "elderberries"), ids(&["e.txt"]));
+    assert_eq!(lexical_sources(&reader, "note7"), ids(&["n7.txt"]));
+    assert_eq!(lexical_sources(&reader, "cherries").len(), 299);
+    assert_eq!(lexical_sources(&reader, "bananas"), ids(&["b.txt"]));
+    let index = open_index(&reader);
+    assert!(lexical_matches(&reader.conn(), 1, index.lexical.as_ref().unwrap()).unwrap());
+}
+
+// A bulk writer that dies before it settles releases its mark with its
+// locks: the next reader brings the lexical index up to date itself, as
+// after any writer's death.
+#[test]
+fn a_bulk_writers_death_leaves_the_lexical_index_to_readers() {
+    let dir = tempfile::tempdir().unwrap();
+    seed(&shared(dir.path()));
+    let seeded = lexical_watermark(dir.path());
+    let bulk = shared(dir.path());
+    bulk.start_bulk().unwrap();
+    bulk.put_documents(notes(), false).unwrap();
+    let reader = EmbeddedStore::open(dir.path(), Access::ReadOnly).unwrap();
+    assert_eq!(lexical_sources(&reader, "note299"), Vec::<String>::new());
+    assert_eq!(lexical_watermark(dir.path()), seeded);
+
+    drop(bulk);
+    assert_eq!(lexical_sources(&reader, "note299"), ids(&["n299.txt"]));
+    assert_eq!(lexical_sources(&reader, "cherries").len(), 300);
+    assert_eq!(
+        lexical_watermark(dir.path()),
+        log_head(&reader.conn(), 1).unwrap()
+    );
 }
 
 // Issue 33: a write deletes a document's old lexical entries only when the
@@ -1155,7 +1207,12 @@ fn a_document_deletes_its_lexical_entries_only_when_it_held_chunks() {
     // Replayed from any point: the flag is whether a held chunks there.
     let head = log_head(&store.conn(), 1).unwrap();
     for from in first..head {
-        let batch = lexical_batch(&store.conn(), 1, from, head).unwrap();
+        let mut batch = Vec::new();
+        for_each_changed_batch(&store.conn(), 1, from, head, &mut |b| {
+            batch.extend(b);
+            Ok(())
+        })
+        .unwrap();
         let entry = batch.iter().find(|d| d.id == a.as_str()).unwrap();
         assert_eq!(
             entry.replaces,
