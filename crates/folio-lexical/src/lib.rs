@@ -196,15 +196,6 @@ pub fn term_count(text: &str) -> usize {
     length
 }
 
-/// The analyser's tokens of `text`: analysed once, both indexed (as a
-/// pre-tokenized value) and counted (the entry's length). For a chunk;
-/// a whole document is analysed as it is indexed, never held as tokens.
-pub fn tokens(text: &str) -> Vec<Token> {
-    let mut tokens = Vec::new();
-    for_each_token(text, |token| tokens.push(token.clone()));
-    tokens
-}
-
 /// The analysed terms of a query, each once in order of first appearance,
 /// with how often the query has it: BM25 counts a repeated query term as
 /// often as it occurs (as Lucene and bm25s do), which long, natural-language
@@ -321,6 +312,5 @@ mod tests {
         for (term, n) in counts {
             assert_eq!(terms.iter().filter(|t| **t == term).count() as u32, n);
         }
-        assert_eq!(tokens(text).len(), terms.len());
     }
 }

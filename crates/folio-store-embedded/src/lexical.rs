@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::Mutex;
 
 pub use folio_lexical::{INDEX_VERSION, document_key, document_text, top_k};
-use folio_lexical::{analyzer, query_terms, term_count, tokens};
+use folio_lexical::{analyzer, query_terms, term_count};
 use folio_store::{Bm25, StoreError};
 use tantivy::postings::Postings;
 use tantivy::query::{
@@ -18,7 +18,6 @@ use tantivy::query::{
 use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, STRING, Schema, TextFieldIndexing, TextOptions,
 };
-use tantivy::tokenizer::PreTokenizedString;
 use tantivy::{
     DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TERMINATED, TantivyDocument,
     Term,
@@ -151,6 +150,12 @@ pub struct Lexical {
     counts: Mutex<Option<(u64, Counts)>>,
 }
 
+/// The memory tantivy's writer indexes in before it writes a segment out:
+/// its smallest. Most commits hold a few documents; a settling bulk write
+/// or a rebuild writes a segment per 15 MB rather than holding more beside
+/// the rest of the process.
+const WRITER_MEMORY: usize = 15_000_000;
+
 /// Live entries of each kind in one searcher generation, and their total
 /// length in analysed terms.
 #[derive(Debug, Clone, Copy)]
@@ -203,7 +208,7 @@ impl Lexical {
         if slot.is_none() {
             let writer: IndexWriter = self
                 .index
-                .writer_with_num_threads(1, 50_000_000)
+                .writer_with_num_threads(1, WRITER_MEMORY)
                 .map_err(err("opening the lexical writer"))?;
             // A writer killed between writing a segment's delete file and
             // committing `meta.json` leaves that file behind under the name
@@ -292,17 +297,14 @@ impl Lexical {
                 doc
             };
             for (key, text) in &document.chunks {
+                // Counted here and analysed again as tantivy indexes it, as
+                // a whole text is: the text waits in tantivy's queue of up
+                // to 10,000 entries, where tokens (an allocation each)
+                // would take several times its size. A settling bulk write
+                // stages faster than tantivy indexes.
                 let mut doc = entry();
-                let tokens = tokens(text);
-                doc.add_u64(fields.length, tokens.len() as u64);
-                // Not stored: the text itself is not kept, only its tokens.
-                doc.add_pre_tokenized_text(
-                    fields.text,
-                    PreTokenizedString {
-                        text: String::new(),
-                        tokens,
-                    },
-                );
+                doc.add_u64(fields.length, term_count(text) as u64);
+                doc.add_text(fields.text, text);
                 doc.add_u64(fields.key, *key);
                 writer
                     .add_document(doc)
