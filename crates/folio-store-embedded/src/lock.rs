@@ -24,14 +24,7 @@ impl WriteLock {
     /// Takes the lock file `name` in `dir` (the same mechanism serves other
     /// roles: the serving owner of a data directory holds `owner.lock`).
     pub fn acquire_file(dir: &Path, name: &str, wait: Duration) -> Result<Self, StoreError> {
-        let path = dir.join(name);
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(|e| StoreError::io(path.display().to_string(), e))?;
+        let (mut file, path) = open_lock_file(dir, name)?;
         let start = Instant::now();
         loop {
             match file.try_lock() {
@@ -75,6 +68,20 @@ impl WriteLock {
     }
 }
 
+/// Opens (creating) the lock file `name` in `dir`, without truncating what
+/// another holder wrote into it.
+fn open_lock_file(dir: &Path, name: &str) -> Result<(File, std::path::PathBuf), StoreError> {
+    let path = dir.join(name);
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(|e| StoreError::io(path.display().to_string(), e))?;
+    Ok((file, path))
+}
+
 impl Drop for WriteLock {
     fn drop(&mut self) {
         let _ = self.file.unlock();
@@ -94,14 +101,7 @@ const BULK_MARK: &str = "bulk.lock";
 
 impl BulkMark {
     pub fn hold(dir: &Path) -> Result<Self, StoreError> {
-        let path = dir.join(BULK_MARK);
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(|e| StoreError::io(path.display().to_string(), e))?;
+        let (file, path) = open_lock_file(dir, BULK_MARK)?;
         // Waits only while a reader probes (`held`), an instant.
         file.lock_shared()
             .map_err(|e| StoreError::io(path.display().to_string(), e))?;
