@@ -1202,15 +1202,20 @@ impl folio_engine::Progress for CancelAfter {
 // Issue 33: a folder is walked while its files are prepared, not listed
 // first. A cancelled ingest of a folder still accounts for every file, in
 // subfolders too: settled or pending, and the next ingest settles the rest.
+// 1,000 one-chunk notes make at least four groups of 256 chunks: the writer
+// takes a group only when it has written the one before (the hand-over
+// holds one group), so the third group cannot be handed over before the
+// first group's items have settled and cancelled the work, however fast
+// the files are read.
 #[test]
 fn a_cancelled_folder_ingest_counts_every_file_settled_or_pending() {
     let dir = tempfile::tempdir().unwrap();
     let folder = dir.path().join("notes");
-    for i in 0..400 {
+    for i in 0..1000 {
         let sub = folder.join(format!("part{}", i % 3));
         std::fs::create_dir_all(&sub).unwrap();
         std::fs::write(
-            sub.join(format!("note{i:03}.md")),
+            sub.join(format!("note{i:04}.md")),
             format!(
                 "# Note {i}\n\nA note about subject {i}, filed in part {}.",
                 i % 3
@@ -1228,18 +1233,18 @@ fn a_cancelled_folder_ingest_counts_every_file_settled_or_pending() {
     let first = engine.ingest(&request, &cancel).unwrap();
     assert!(first.cancelled, "{first:?}");
     assert!(
-        first.indexed >= 30 && first.indexed < 400,
+        first.indexed >= 30 && first.indexed < 1000,
         "{}",
         first.indexed
     );
-    assert_eq!(first.indexed + first.failed + first.pending, 400);
+    assert_eq!(first.indexed + first.failed + first.pending, 1000);
     let second = engine.ingest(&request, &SilentProgress).unwrap();
     assert!(!second.cancelled);
     assert_eq!(
         (second.indexed, second.skipped, second.pending),
-        (400 - first.indexed, first.indexed, 0)
+        (1000 - first.indexed, first.indexed, 0)
     );
-    assert_eq!(engine.documents(&library(), 0, 1000).unwrap().1, 400);
+    assert_eq!(engine.documents(&library(), 0, 1000).unwrap().1, 1000);
 }
 
 // Issue 33: a bulk write (`folio ingest`) defers its vector index and
