@@ -49,6 +49,16 @@ struct WordStream<'a> {
     token: &'a mut Token,
 }
 
+impl WordTokenizer {
+    fn new() -> Self {
+        WordTokenizer {
+            // The pattern is a constant that compiles; a failure is a bug.
+            pattern: Arc::new(Regex::new(TOKEN).expect("the token pattern compiles")),
+            token: Token::default(),
+        }
+    }
+}
+
 impl Tokenizer for WordTokenizer {
     type TokenStream<'a> = WordStream<'a>;
 
@@ -96,12 +106,7 @@ pub fn analyzer() -> TextAnalyzer {
     static ANALYZER: std::sync::OnceLock<TextAnalyzer> = std::sync::OnceLock::new();
     ANALYZER
         .get_or_init(|| {
-            // The pattern is a constant that compiles; a failure is a bug.
-            let tokenizer = WordTokenizer {
-                pattern: Arc::new(Regex::new(TOKEN).expect("the token pattern compiles")),
-                token: Token::default(),
-            };
-            TextAnalyzer::builder(tokenizer)
+            TextAnalyzer::builder(WordTokenizer::new())
                 .filter(RemoveLongFilter::limit(40))
                 .filter(LowerCaser)
                 .filter(AsciiFoldingFilter)
@@ -283,10 +288,7 @@ mod tests {
             tokens
         }
         let mut reference = RegexTokenizer::new(TOKEN).unwrap();
-        let mut words = WordTokenizer {
-            pattern: Arc::new(Regex::new(TOKEN).unwrap()),
-            token: Token::default(),
-        };
+        let mut words = WordTokenizer::new();
         for text in texts {
             let expected = collect(reference.token_stream(text));
             let found = collect(words.token_stream(text));

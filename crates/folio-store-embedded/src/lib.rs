@@ -140,9 +140,8 @@ pub struct EmbeddedStore {
     filters: Mutex<FilterCache>,
     /// Libraries' (generation, documents, chunks) as last counted.
     counts: Mutex<HashMap<i64, (u64, u64, u64)>>,
-    /// A bulk write is under way (`start_bulk`).
-    bulk: std::sync::atomic::AtomicBool,
-    /// Held from `start_bulk` to the end of `settle`.
+    /// Held from `start_bulk` to the start of `settle`'s work (released at
+    /// its end): a bulk write is under way while it is here.
     bulk_mark: Mutex<Option<BulkMark>>,
 }
 
@@ -297,7 +296,6 @@ impl EmbeddedStore {
             writes: std::sync::atomic::AtomicU64::new(0),
             filters: Mutex::new(FilterCache::default()),
             counts: Mutex::new(HashMap::new()),
-            bulk: std::sync::atomic::AtomicBool::new(false),
             bulk_mark: Mutex::new(None),
         })
     }
@@ -326,12 +324,14 @@ impl EmbeddedStore {
         if mark.is_none() {
             *mark = Some(BulkMark::hold(&self.dir)?);
         }
-        self.bulk.store(true, std::sync::atomic::Ordering::SeqCst);
         Ok(())
     }
 
     fn is_bulk(&self) -> bool {
-        self.bulk.load(std::sync::atomic::Ordering::SeqCst)
+        self.bulk_mark
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some()
     }
 
     /// Ends a bulk write (see `start_bulk`): each lexical index it left
@@ -341,14 +341,14 @@ impl EmbeddedStore {
     /// Nothing to do for a process that never started one. The bulk mark is
     /// released even when this fails: readers then repair what is left.
     pub fn settle(&self) -> Result<u64> {
-        let _mark = self
+        let Some(_mark) = self
             .bulk_mark
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .take();
-        if !self.bulk.swap(false, std::sync::atomic::Ordering::SeqCst) {
+            .take()
+        else {
             return Ok(0);
-        }
+        };
         let indexes = self.open_indexes();
         if indexes.is_empty() {
             return Ok(0);
