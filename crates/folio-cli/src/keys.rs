@@ -74,7 +74,14 @@ fn lifetime(text: &str) -> Result<Duration> {
     if n == 0 {
         return Err(usage("--expires must be more than 0"));
     }
-    Ok(Duration::from_secs(n.saturating_mul(seconds)))
+    let lifetime = Duration::from_secs(n.saturating_mul(seconds));
+    if lifetime > folio_engine::keys::MAX_LIFETIME {
+        return Err(usage(format!(
+            "--expires {text:?}: a key lives at most {}d",
+            folio_engine::keys::MAX_LIFETIME.as_secs() / 86_400
+        )));
+    }
+    Ok(lifetime)
 }
 
 /// A rate such as `60/min` as calls per minute (rounded up).

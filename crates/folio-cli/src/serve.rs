@@ -224,13 +224,16 @@ pub fn run(cli: &Global, args: &ServeArgs, mut overrides: Overrides) -> Result<O
         server_version: args.server_version.clone().or(section.server_version),
         keys_required,
         audit_log: args.audit_log.clone().or(section.audit_log),
-        default_rate_per_minute: args
-            .rate
-            .clone()
-            .or(section.rate)
-            .as_deref()
-            .map(crate::keys::per_minute)
-            .transpose()?,
+        default_rate_per_minute: match args.rate.clone().or(section.rate) {
+            // A rate is per key: without keys there is no caller to hold to it.
+            Some(_) if !keys_required => {
+                return Err(usage(format!(
+                    "--rate limits each key's calls: it needs --auth keys or oauth \
+                     (this server uses --auth {auth})"
+                )));
+            }
+            rate => rate.as_deref().map(crate::keys::per_minute).transpose()?,
+        },
         ingest_bytes_per_hour: args
             .ingest_rate
             .clone()
@@ -374,7 +377,19 @@ async fn serve_http(
             "folio: serving metrics at http://{}/metrics",
             listener.local_addr()?
         );
-        let app = folio_server::http::metrics_router(shared.clone());
+        if !addr.ip().is_loopback() {
+            eprintln!(
+                "folio: warning: metrics at {addr} are served without credentials to anyone who \
+                 can reach that address (per-library counts): keep it on a private interface"
+            );
+        }
+        // The same Host and Origin checks as the main address: a page in a
+        // browser cannot read the metrics through DNS rebinding.
+        let app = folio_server::http::metrics_router(
+            shared.clone(),
+            http.allowed_hosts.clone(),
+            http.allowed_origins.clone(),
+        );
         let stop = cancel.clone();
         tokio::spawn(async move {
             if let Err(e) = folio_server::http::serve(listener, app, stop).await {

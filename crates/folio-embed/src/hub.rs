@@ -9,8 +9,11 @@
 //! Every file is checked before it is used: against the SHA-256 the catalogue
 //! pins where it pins one, else against the content address the hub states
 //! for the pinned revision (the SHA-256 of a large file, the git blob SHA-1 of
-//! a small one). Downloads resume (`Range`) from `blobs/<etag>.incomplete`;
-//! a blob appears only whole and checked (written, synced, renamed), and a
+//! a small one). A pinned file's blob is named by its pin, whatever the
+//! server states, and a blob already cached is hashed again before it is
+//! linked. Downloads resume (`Range`) from `blobs/<name>.incomplete`, stop
+//! at the size the hub states, and are hashed from disk, streamed; a blob
+//! appears only whole and checked (written, synced, renamed), and a
 //! snapshot links only to whole blobs, so a killed fetch leaves no half
 //! model. `HF_ENDPOINT`, `HF_HOME`, `HF_HUB_CACHE`, `HF_HUB_OFFLINE` and
 //! `HF_TOKEN` are honoured as the Python client honours them.
@@ -397,26 +400,36 @@ impl Hub {
                 .to_string(),
             _ => url.clone(),
         };
+        // A pinned file's blob is named by its pin, never by what the
+        // server states: a hostile endpoint cannot point a pinned file at a
+        // blob it planted under another address.
+        let name = match file.sha256 {
+            Some(pinned) => pinned.to_ascii_lowercase(),
+            None => etag.clone(),
+        };
         let blobs = repo_dir.join("blobs");
         fs::create_dir_all(&blobs).map_err(|e| self.io(&blobs, e))?;
-        let blob = blobs.join(&etag);
-        if !blob.exists() {
-            // One fetch of a blob at a time across processes.
-            let lock_path = blobs.join(format!("{etag}.lock"));
-            let lock = File::create(&lock_path).map_err(|e| self.io(&lock_path, e))?;
-            lock.lock().map_err(|e| self.io(&lock_path, e))?;
-            if !blob.exists() {
-                self.download(
-                    client, repo, file.path, &download, &blob, size, &expected, on,
-                )?;
-            }
-            drop(lock);
-            let _ = fs::remove_file(&lock_path);
+        let blob = blobs.join(&name);
+        // One fetch of a blob at a time across processes.
+        let lock_path = blobs.join(format!("{name}.lock"));
+        let lock = File::create(&lock_path).map_err(|e| self.io(&lock_path, e))?;
+        lock.lock().map_err(|e| self.io(&lock_path, e))?;
+        // A blob already there is linked only if it hashes to what is
+        // expected (another tool, or an older folio, may have put it there).
+        if blob.exists() && !hash_file(&blob, &expected).is_ok_and(|h| h == expected.hex()) {
+            fs::remove_file(&blob).map_err(|e| self.io(&blob, e))?;
         }
+        if !blob.exists() {
+            self.download(
+                client, repo, file.path, &download, &blob, size, &expected, on,
+            )?;
+        }
+        drop(lock);
+        let _ = fs::remove_file(&lock_path);
         let snapshot = repo_dir
             .join("snapshots")
             .join(commit.as_deref().unwrap_or(&served_commit));
-        link(&snapshot, file.path, &etag).map_err(|e| self.io(&snapshot, e))?;
+        link(&snapshot, file.path, &name).map_err(|e| self.io(&snapshot, e))?;
         on(FetchEvent::Done { path: file.path });
         Ok(())
     }
@@ -437,28 +450,15 @@ impl Hub {
         let mut have = fs::metadata(&partial).map_or(0, |m| m.len());
         if size.is_some_and(|s| have > s) {
             have = 0;
+            let _ = fs::remove_file(&partial);
         }
-        let mut hasher = Hasher::new(expected);
+        // Never more than the stated size (or, unstated, `MAX_BLOB_BYTES`).
+        let cap = size.unwrap_or(MAX_BLOB_BYTES);
         let mut out = OpenOptions::new()
             .create(true)
             .append(true)
             .open(&partial)
             .map_err(|e| self.io(&partial, e))?;
-        if have > 0 {
-            // Hash what the interrupted fetch already wrote.
-            let mut existing = File::open(&partial).map_err(|e| self.io(&partial, e))?;
-            let mut buf = vec![0u8; 1 << 20];
-            let mut left = have;
-            while left > 0 {
-                let n = existing.read(&mut buf).map_err(|e| self.io(&partial, e))?;
-                if n == 0 {
-                    break;
-                }
-                let n = n.min(left as usize);
-                hasher.update(&buf[..n]);
-                left -= n as u64;
-            }
-        }
         on(FetchEvent::Start {
             path,
             size,
@@ -477,7 +477,7 @@ impl Hub {
                     if have > 0 {
                         // The server ignored the range: start over.
                         out.set_len(0).map_err(|e| self.io(&partial, e))?;
-                        hasher = Hasher::new(expected);
+                        have = 0;
                     }
                 }
                 other => {
@@ -496,14 +496,25 @@ impl Hub {
                 if n == 0 {
                     break;
                 }
+                if have + n as u64 > cap {
+                    drop(out);
+                    let _ = fs::remove_file(&partial);
+                    return Err(HubError::Protocol {
+                        repo: repo.into(),
+                        path: path.into(),
+                        reason: format!("GET {url} sent more than the {cap} bytes stated"),
+                    });
+                }
                 out.write_all(&buf[..n]).map_err(|e| self.io(&partial, e))?;
-                hasher.update(&buf[..n]);
+                have += n as u64;
                 on(FetchEvent::Bytes(n as u64));
             }
         }
         out.sync_all().map_err(|e| self.io(&partial, e))?;
         drop(out);
-        let actual = hasher.finish();
+        // Hashed from the file, streamed: a resumed download's earlier
+        // bytes included, and no body held in memory.
+        let actual = hash_file(&partial, expected).map_err(|e| self.io(&partial, e))?;
         if actual != expected.hex() {
             let _ = fs::remove_file(&partial);
             return Err(HubError::HashMismatch {
@@ -521,6 +532,9 @@ impl Hub {
     }
 }
 
+/// The largest download whose size the hub does not state.
+const MAX_BLOB_BYTES: u64 = 64 << 30;
+
 /// What a file's bytes must hash to.
 enum Expected {
     Sha256(String),
@@ -536,32 +550,28 @@ impl Expected {
     }
 }
 
-enum Hasher {
-    Sha256(Sha256),
-    /// Git's header needs the length first: the bytes are kept (small files only).
-    GitSha1(Vec<u8>),
+/// The hash `expected` is of, of the file at `path`, streamed.
+fn hash_file(path: &Path, expected: &Expected) -> std::io::Result<String> {
+    match expected {
+        Expected::Sha256(_) => sha256_file(path),
+        Expected::GitSha1(_) => git_blob_sha1_file(path),
+    }
 }
 
-impl Hasher {
-    fn new(expected: &Expected) -> Hasher {
-        match expected {
-            Expected::Sha256(_) => Hasher::Sha256(Sha256::new()),
-            Expected::GitSha1(_) => Hasher::GitSha1(Vec::new()),
+/// Git's id of the blob a file holds, streamed (the header's length is
+/// the file's).
+fn git_blob_sha1_file(path: &Path) -> std::io::Result<String> {
+    let mut file = File::open(path)?;
+    let length = file.metadata()?.len();
+    let mut h = Sha1::new();
+    h.update(format!("blob {length}\0").as_bytes());
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            return Ok(hex::encode(h.finalize()));
         }
-    }
-
-    fn update(&mut self, bytes: &[u8]) {
-        match self {
-            Hasher::Sha256(h) => h.update(bytes),
-            Hasher::GitSha1(kept) => kept.extend_from_slice(bytes),
-        }
-    }
-
-    fn finish(self) -> String {
-        match self {
-            Hasher::Sha256(h) => hex::encode(h.finalize()),
-            Hasher::GitSha1(kept) => git_blob_sha1(&kept),
-        }
+        h.update(&buf[..n]);
     }
 }
 

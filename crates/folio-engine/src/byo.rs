@@ -124,6 +124,7 @@ impl Engine {
                 "cancelled before the chunks were committed: nothing was written",
             ));
         }
+        progress.admit(request.chunks.iter().map(|c| c.text.len() as u64).sum())?;
         // The declared entities each chunk mentions.
         if let Some(finder) = self.finder(&request.library)? {
             for d in &mut documents {

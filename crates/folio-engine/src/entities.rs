@@ -299,6 +299,85 @@ struct Resolved {
     matched_by: MatchedBy,
 }
 
+/// A library's declared entities with every name and alias folded once,
+/// sorted: an exact name, an alias or a prefix is a binary search, and a
+/// fuzzy match reads only the names that share the first letter. Built on
+/// the first lookup after a write (`Engine::declared_index`), so a lookup
+/// costs the same whether 20 or 100,000 entities are declared.
+pub(crate) struct DeclaredIndex {
+    declared: Vec<Declared>,
+    /// Each entity's key (its folded name), by position.
+    keys: Vec<String>,
+    /// (folded name or alias, entity position, whether it is the name).
+    names: Vec<(String, usize, bool)>,
+    /// Entity position by key.
+    by_key: HashMap<String, usize>,
+}
+
+impl DeclaredIndex {
+    fn new(declared: Vec<Declared>) -> Self {
+        let keys: Vec<String> = declared.iter().map(|d| fold_name(&d.name)).collect();
+        let mut names = Vec::new();
+        for (at, d) in declared.iter().enumerate() {
+            names.push((keys[at].clone(), at, true));
+            for alias in &d.aliases {
+                names.push((fold_name(alias), at, false));
+            }
+        }
+        names.retain(|(name, _, _)| !name.is_empty());
+        names.sort();
+        let by_key = keys
+            .iter()
+            .enumerate()
+            .map(|(at, key)| (key.clone(), at))
+            .rev()
+            .collect();
+        DeclaredIndex {
+            declared,
+            keys,
+            names,
+            by_key,
+        }
+    }
+
+    /// The names (folded) that start with `prefix`, in order.
+    fn starting_with<'a>(
+        &'a self,
+        prefix: &'a str,
+    ) -> impl Iterator<Item = &'a (String, usize, bool)> + 'a {
+        let from = self
+            .names
+            .partition_point(|(name, _, _)| name.as_str() < prefix);
+        self.names[from..]
+            .iter()
+            .take_while(move |(name, _, _)| name.starts_with(prefix))
+    }
+
+    /// The entity `folded` names exactly: by its name first, else an alias.
+    fn exact(&self, folded: &str) -> Option<(usize, MatchedBy)> {
+        let mut best: Option<(usize, MatchedBy)> = None;
+        for (name, at, is_name) in self.starting_with(folded) {
+            if name != folded {
+                break;
+            }
+            let by = if *is_name {
+                MatchedBy::Name
+            } else {
+                MatchedBy::Alias
+            };
+            // The list's order decides between equals, as a scan would.
+            if best.is_none_or(|(b, bb)| (by, *at) < (bb, b)) {
+                best = Some((*at, by));
+            }
+        }
+        best
+    }
+
+    fn by_key(&self, key: &str) -> Option<&Declared> {
+        self.by_key.get(key).map(|at| &self.declared[*at])
+    }
+}
+
 impl Engine {
     /// The finder for documents of `library`, or None when entities are
     /// off. A library that does not exist yet has no declared entities.
@@ -443,29 +522,57 @@ impl Engine {
         Ok(self.store.entities(library, &query, top)?)
     }
 
+    /// The declared entities of `library`, indexed; rebuilt only when the
+    /// store has changed since (its generation), or every time on a backend
+    /// that cannot say.
+    pub(crate) fn declared_index(
+        &self,
+        library: &LibraryName,
+    ) -> Result<std::sync::Arc<DeclaredIndex>> {
+        let generation = self.store.generation()?;
+        if let Some(generation) = generation {
+            let cached = self
+                .declared_indexes
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(library)
+                .filter(|(at, _)| *at == generation)
+                .map(|(_, index)| index.clone());
+            if let Some(index) = cached {
+                return Ok(index);
+            }
+        }
+        let index = std::sync::Arc::new(DeclaredIndex::new(self.store.declared_entities(library)?));
+        if let Some(generation) = generation {
+            let mut indexes = self
+                .declared_indexes
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            // One entry a library; a flood of made-up names cannot grow it.
+            if indexes.len() >= 64 {
+                indexes.clear();
+            }
+            indexes.insert(library.clone(), (generation, index.clone()));
+        }
+        Ok(index)
+    }
+
     /// The entity `name` names exactly: a declared entity by its name or an
     /// alias, or a key of the graph.
     fn resolve(
         &self,
         library: &LibraryName,
-        declared: &[Declared],
+        declared: &DeclaredIndex,
         name: &str,
     ) -> Result<Option<Resolved>> {
         let folded = fold_name(name);
         if folded.is_empty() {
             return Ok(None);
         }
-        for d in declared {
-            let matched_by = if fold_name(&d.name) == folded {
-                MatchedBy::Name
-            } else if d.aliases.iter().any(|a| fold_name(a) == folded) {
-                MatchedBy::Alias
-            } else {
-                continue;
-            };
+        if let Some((at, matched_by)) = declared.exact(&folded) {
             return Ok(Some(Resolved {
-                key: fold_name(&d.name),
-                declared: Some(d.clone()),
+                key: declared.keys[at].clone(),
+                declared: Some(declared.declared[at].clone()),
                 matched_by,
             }));
         }
@@ -481,7 +588,7 @@ impl Engine {
     /// exactly, else its folded form (which matches nothing when no entity
     /// has it).
     pub(crate) fn entity_key(&self, library: &LibraryName, name: &str) -> Result<String> {
-        let declared = self.store.declared_entities(library)?;
+        let declared = self.declared_index(library)?;
         Ok(match self.resolve(library, &declared, name)? {
             Some(r) => r.key,
             None => fold_name(name),
@@ -517,13 +624,7 @@ impl Engine {
                 "an entity name must have letters or digits",
             ));
         }
-        let declared = self.store.declared_entities(library)?;
-        let declared_kind = |key: &str| {
-            declared
-                .iter()
-                .find(|d| fold_name(&d.name) == key)
-                .map(|d| (d.name.clone(), d.kind.clone()))
-        };
+        let declared = self.declared_index(library)?;
         let mut found: BTreeMap<String, (MatchedBy, Option<usize>)> = BTreeMap::new();
         let mut note = |key: String, by: MatchedBy, distance: Option<usize>| {
             let entry = found.entry(key).or_insert((by, distance));
@@ -534,11 +635,8 @@ impl Engine {
         if let Some(r) = self.resolve(library, &declared, text)? {
             note(r.key, r.matched_by, None);
         }
-        for d in &declared {
-            let names = std::iter::once(&d.name).chain(&d.aliases);
-            if names.map(|n| fold_name(n)).any(|n| n.starts_with(&folded)) {
-                note(fold_name(&d.name), MatchedBy::Prefix, None);
-            }
+        for (_, at, _) in declared.starting_with(&folded) {
+            note(declared.keys[*at].clone(), MatchedBy::Prefix, None);
         }
         let counts = |prefix: &str, limit: usize| {
             self.store.entities(
@@ -560,26 +658,51 @@ impl Engine {
         // graph's keys that share the first letter.
         let most = max_edits(&folded);
         let first: String = folded.chars().take(1).collect();
-        let mut candidates: Vec<(String, String)> = declared
-            .iter()
-            .flat_map(|d| {
-                let key = fold_name(&d.name);
-                std::iter::once(&d.name)
-                    .chain(&d.aliases)
-                    .map(move |n| (key.clone(), fold_name(n)))
-            })
-            .collect();
-        for e in counts(&first, FUZZY_CANDIDATES)? {
-            candidates.push((e.entity.clone(), e.entity.clone()));
-            known.insert(e.entity.clone(), e);
-        }
-        for (key, name) in candidates {
-            if let Some(d) = edits_within(&folded, &name, most) {
-                note(key, MatchedBy::Fuzzy, Some(d));
+        if most > 0 {
+            for (name, at, _) in declared.starting_with(&first) {
+                if let Some(d) = edits_within(&folded, name, most) {
+                    note(declared.keys[*at].clone(), MatchedBy::Fuzzy, Some(d));
+                }
+            }
+            for e in counts(&first, FUZZY_CANDIDATES)? {
+                if let Some(d) = edits_within(&folded, &e.entity, most) {
+                    note(e.entity.clone(), MatchedBy::Fuzzy, Some(d));
+                }
+                known.insert(e.entity.clone(), e);
             }
         }
+        // Best first by what is known without a query (the count queries
+        // return the most mentioned names of a prefix, so a name they left
+        // out has fewer mentions than those they gave); only the first
+        // `limit` that pass the type filter are read further.
+        let mut ranked: Vec<(String, MatchedBy, Option<usize>)> = found
+            .into_iter()
+            .map(|(key, (by, distance))| (key, by, distance))
+            .collect();
+        let mentions_known = |key: &str| known.get(key).map_or(0, |c| c.mentions);
+        ranked.sort_by(|a, b| {
+            (a.1, a.2, std::cmp::Reverse(mentions_known(&a.0)), &a.0).cmp(&(
+                b.1,
+                b.2,
+                std::cmp::Reverse(mentions_known(&b.0)),
+                &b.0,
+            ))
+        });
         let mut matches = Vec::new();
-        for (key, (matched_by, distance)) in found {
+        for (key, matched_by, distance) in ranked {
+            if matches.len() >= limit {
+                break;
+            }
+            let (name, entity_kind) = match declared.by_key(&key) {
+                Some(d) => (Some(d.name.clone()), d.kind.clone()),
+                None => match self.store.mentions_of(library, &key, 1)?.first() {
+                    Some(hit) => (None, self.mention_kind(&hit.document_id, &key)?),
+                    None => continue,
+                },
+            };
+            if kind.is_some_and(|k| k != entity_kind) {
+                continue;
+            }
             // Counts the queries above read, else the entity's mentions.
             let (mentions, documents) = match known.remove(&key) {
                 Some(count) => (count.mentions, count.documents),
@@ -590,16 +713,6 @@ impl Engine {
                     (hits.len() as u64, documents.len() as u64)
                 }
             };
-            let (name, entity_kind) = match declared_kind(&key) {
-                Some((name, kind)) => (Some(name), kind),
-                None => match self.store.mentions_of(library, &key, 1)?.first() {
-                    Some(hit) => (None, self.mention_kind(&hit.document_id, &key)?),
-                    None => continue,
-                },
-            };
-            if kind.is_some_and(|k| k != entity_kind) {
-                continue;
-            }
             matches.push(EntityMatch {
                 entity: key,
                 name,
@@ -624,7 +737,6 @@ impl Engine {
                     &b.entity,
                 ))
         });
-        matches.truncate(limit);
         Ok(matches)
     }
 
@@ -694,7 +806,7 @@ impl Engine {
         kind: Option<&str>,
         detail: Detail,
     ) -> Result<EntityCard> {
-        let declared = self.store.declared_entities(library)?;
+        let declared = self.declared_index(library)?;
         let exact = self
             .resolve(library, &declared, name)?
             .filter(|r| match (kind, &r.declared) {
@@ -720,16 +832,13 @@ impl Engine {
                     ));
                 };
                 Resolved {
-                    declared: declared
-                        .iter()
-                        .find(|d| fold_name(&d.name) == best.entity)
-                        .cloned(),
+                    declared: declared.by_key(&best.entity).cloned(),
                     key: best.entity,
                     matched_by: best.matched_by,
                 }
             }
         };
-        self.card(library, &declared, resolved, detail)
+        self.card(library, &declared.declared, resolved, detail)
     }
 
     fn card(

@@ -220,6 +220,14 @@ pub trait Progress: Send + Sync {
     /// One source's outcome, once settled (a document's after its
     /// transaction committed), in the order they settle.
     fn item(&self, _item: &IngestItem) {}
+    /// Asked before each document is written, with the bytes read for it
+    /// (a source, a record, a batch of chunks): an error refuses that
+    /// document and nothing of it is written. The hook of an ingest budget
+    /// charges here, per document as it is admitted, so concurrent calls
+    /// or one call of many sources cannot pass it.
+    fn admit(&self, _bytes: u64) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// Reports nothing.
@@ -980,6 +988,7 @@ impl Engine {
             }
         };
         *read += bytes.len() as u64;
+        progress.admit(bytes.len() as u64)?;
         // A record's hash covers its fields: a match means they are current.
         let fields_hashed = record_content.is_some();
         let hash = record_content.unwrap_or_else(|| content_hash(&bytes));

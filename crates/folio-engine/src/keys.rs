@@ -5,7 +5,8 @@
 //! found by its hash (an index lookup: the time taken depends on the hash,
 //! never on how much of a guess matched) and the hash is compared again in
 //! constant time. Lookups are cached for `RECHECK`, so a revocation holds
-//! on every server within that time.
+//! on every server within that time. A key's last use is recorded off the
+//! request, so presenting a key never waits for the write lock.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Mutex;
@@ -15,7 +16,7 @@ use folio_core::{ErrorCode, LibraryName};
 use folio_store::KeyRecord;
 use sha2::{Digest, Sha256};
 
-use crate::timestamp::rfc3339;
+use crate::timestamp::{parse_rfc3339, rfc3339};
 use crate::{Engine, EngineError, Result};
 
 /// What a key starts with.
@@ -24,6 +25,10 @@ pub const KEY_PREFIX: &str = "folio_";
 /// How long a key lookup is trusted before the store is asked again: the
 /// longest a revoked key keeps working on a server that just used it.
 pub const RECHECK: Duration = Duration::from_secs(2);
+
+/// The longest lifetime a key may be given (a hundred years): longer is
+/// refused rather than overflowing the clock.
+pub const MAX_LIFETIME: Duration = Duration::from_secs(36_525 * 86_400);
 
 /// How often a key's last use is written back (a key used all day is one
 /// write a minute, not one per call).
@@ -69,12 +74,25 @@ impl Scope {
     }
 }
 
+/// The credential a principal presented, as far as a server may keep it:
+/// what a session is bound to, never a name (a revoked key's name can be
+/// given to a new key with other rights).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Credential {
+    /// An access key, by its SHA-256.
+    Key { hash: String },
+    /// An identity provider's access token, by its issuer and subject.
+    Token { issuer: String, subject: String },
+}
+
 /// Who is calling, once their key is accepted: what audit lines and
 /// refusals name, and what they may touch.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Principal {
     /// The key's name (never the key).
     pub name: String,
+    /// What was presented: the identity a session is bound to.
+    pub credential: Credential,
     pub scopes: BTreeSet<Scope>,
     /// None: every library.
     pub libraries: Option<BTreeSet<LibraryName>>,
@@ -194,6 +212,12 @@ impl Engine {
                 "a key needs at least one scope (search, ingest, admin)",
             ));
         }
+        if key.expires_in.is_some_and(|d| d > MAX_LIFETIME) {
+            return Err(EngineError::invalid(format!(
+                "a key lives at most {} days",
+                MAX_LIFETIME.as_secs() / 86_400
+            )));
+        }
         if key.rate_per_minute == Some(0) {
             return Err(EngineError::invalid("a rate is at least 1 call a minute"));
         }
@@ -255,6 +279,15 @@ impl Engine {
         Ok(principal)
     }
 
+    /// The principal of the key whose hash is `hash`, checked again (a
+    /// session's credential, while the session lasts): `Unauthorized` once
+    /// the key is revoked or expired. Answered from the lookup cache while
+    /// fresh, so a revocation ends a session within `RECHECK`.
+    pub fn recheck_key(&self, hash: &str) -> Result<Principal> {
+        let record = self.key_record(hash)?;
+        self.accept(record, hash, self.clock.now())
+    }
+
     /// `authenticate` answered from memory alone: for a key looked up
     /// within `RECHECK` whose last use needs no writing back. None when the
     /// store must be asked (then call `authenticate`).
@@ -285,10 +318,12 @@ impl Engine {
         else {
             return Err(unauthorized("unknown or revoked key"));
         };
+        // Compared as times (a year past 9999 sorts before today as text);
+        // an expiry that does not read as a time has passed.
         if record
             .expires_at
             .as_deref()
-            .is_some_and(|expiry| expiry <= rfc3339(now).as_str())
+            .is_some_and(|expiry| parse_rfc3339(expiry).is_none_or(|at| at <= now))
         {
             return Err(unauthorized("the key has expired"));
         }
@@ -321,7 +356,10 @@ impl Engine {
     }
 
     /// Writes the key's last use back, at most once per `TOUCH_EVERY`, on a
-    /// writable engine; a failure is logged, never the caller's.
+    /// writable engine, on a thread of its own: the request that presented
+    /// the key never waits for the write lock (another process may hold it
+    /// for a long write). Best effort: a failure is logged, never the
+    /// caller's, and the next use a minute later writes again.
     fn touch(&self, hash: &str, now: SystemTime) {
         if self.read_only() {
             return;
@@ -339,7 +377,16 @@ impl Engine {
             }
             touched.insert(hash.to_string(), Instant::now());
         }
-        if let Err(e) = self.store.touch_key(hash, &rfc3339(now)) {
+        let store = self.store.clone();
+        let (hash, at) = (hash.to_string(), rfc3339(now));
+        let spawned = std::thread::Builder::new()
+            .name("key use".into())
+            .spawn(move || {
+                if let Err(e) = store.touch_key(&hash, &at) {
+                    tracing::warn!("recording a key's use failed: {e}");
+                }
+            });
+        if let Err(e) = spawned {
             tracing::warn!("recording a key's use failed: {e}");
         }
     }
@@ -364,6 +411,9 @@ fn principal(record: &KeyRecord) -> Result<Principal> {
         .transpose()?;
     Ok(Principal {
         name: record.name.clone(),
+        credential: Credential::Key {
+            hash: record.hash.clone(),
+        },
         scopes,
         libraries,
         rate_per_minute: record.rate_per_minute,
@@ -387,6 +437,9 @@ mod tests {
         let other = LibraryName::new("hr").unwrap();
         let intern = Principal {
             name: "intern".into(),
+            credential: Credential::Key {
+                hash: key_hash("intern"),
+            },
             scopes: [Scope::Search].into(),
             libraries: Some([wiki.clone()].into()),
             rate_per_minute: None,

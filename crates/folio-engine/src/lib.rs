@@ -177,6 +177,10 @@ pub struct Engine {
     cache: cache::SearchCache,
     /// Access key lookups (see `keys`).
     keys: keys::KeyCache,
+    /// Each library's declared entities, indexed for lookups, with the
+    /// store generation they were read at.
+    declared_indexes:
+        Mutex<std::collections::HashMap<LibraryName, (u64, Arc<entities::DeclaredIndex>)>>,
     /// What this engine has ingested since it opened (for metrics).
     totals: IngestTotals,
 }
@@ -283,6 +287,7 @@ impl Engine {
             tesseract: std::sync::OnceLock::new(),
             cache: cache::SearchCache::default(),
             keys: keys::KeyCache::default(),
+            declared_indexes: Mutex::default(),
             totals: IngestTotals::default(),
             config,
         })
@@ -530,6 +535,12 @@ impl Engine {
             .replace_vectors(library, embedder.space(), vectors)?;
         progress.finish();
         Ok(count)
+    }
+
+    /// Whether `[ingest] roots` name the folders file ingestion may read
+    /// (without them a server only guards secrets and system trees).
+    pub fn has_roots(&self) -> bool {
+        !self.config.roots.is_empty()
     }
 
     /// Resolves `path` the way file ingestion does: symlinks resolved, and

@@ -104,6 +104,13 @@ pub struct SyncReport {
     /// Files still being written, left for a later pass.
     pub unsettled: Vec<String>,
     pub failed: Vec<SyncFailure>,
+    /// Folders and files the walk could not read (permissions, a vanished
+    /// entry): documents at or under them were kept, not removed.
+    pub unreadable: Vec<SyncFailure>,
+    /// For a pass of a watch: why the folder is not watched for events
+    /// (passes then run on a schedule). None when events arrive.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unwatched: Option<String>,
     /// Files that failed in an earlier pass and have not changed since:
     /// not read again.
     pub still_failing: Vec<String>,
@@ -179,10 +186,45 @@ pub fn transient(path: &Path) -> bool {
             .any(|s| name.ends_with(s))
 }
 
+/// What a walk of a folder found: its supported files with their stats,
+/// and the paths it could not read (a folder or a file whose entry or
+/// metadata failed), with why.
+#[derive(Debug, Default)]
+pub struct Scan {
+    pub files: BTreeMap<PathBuf, Stat>,
+    pub unreadable: Vec<(PathBuf, String)>,
+}
+
+impl Scan {
+    /// Whether `source` lies at or under a path the walk could not read: a
+    /// document there may still exist, so it is not gone. A walk error that
+    /// names no path covers the whole folder.
+    fn covers(&self, folder: &Path, source: &str) -> bool {
+        let source = Path::new(source);
+        self.unreadable.iter().any(|(path, _)| {
+            path.as_os_str().is_empty() || path == folder || source.starts_with(path)
+        })
+    }
+}
+
+/// The path a walk error is about, if it names one.
+fn error_path(error: &ignore::Error) -> Option<PathBuf> {
+    match error {
+        ignore::Error::WithPath { path, .. } => Some(path.clone()),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+            error_path(err)
+        }
+        ignore::Error::Loop { child, .. } => Some(child.clone()),
+        ignore::Error::Partial(errors) => errors.iter().find_map(error_path),
+        _ => None,
+    }
+}
+
 /// The supported files of `folder` (canonical), with their stats, after
 /// ignore rules: `.gitignore`, `.ignore` and `.folioignore` files, hidden
-/// files and folders, `exclude` globs, transient files.
-pub fn scan(folder: &Path, exclude: &[String]) -> Result<BTreeMap<PathBuf, Stat>> {
+/// files and folders, `exclude` globs, transient files; and what could not
+/// be read.
+pub fn scan(folder: &Path, exclude: &[String]) -> Result<Scan> {
     let mut overrides = ignore::overrides::OverrideBuilder::new(folder);
     for glob in exclude {
         overrides
@@ -204,13 +246,16 @@ pub fn scan(folder: &Path, exclude: &[String]) -> Result<BTreeMap<PathBuf, Stat>
         .add_custom_ignore_filename(".folioignore")
         .overrides(overrides)
         .build();
-    let mut files = BTreeMap::new();
+    let mut scan = Scan::default();
     for entry in walk {
         let entry = match entry {
             Ok(e) => e,
-            // An unreadable subfolder is skipped, not fatal.
+            // An unreadable subfolder is not fatal, and not empty either:
+            // what it holds is kept, and reported.
             Err(e) => {
-                tracing::warn!(error = %e, "skipping an unreadable entry");
+                tracing::warn!(error = %e, "an entry could not be read");
+                scan.unreadable
+                    .push((error_path(&e).unwrap_or_default(), e.to_string()));
                 continue;
             }
         };
@@ -221,11 +266,14 @@ pub fn scan(folder: &Path, exclude: &[String]) -> Result<BTreeMap<PathBuf, Stat>
         if !crate::ingest::walked(path) || transient(path) {
             continue;
         }
-        if let Ok(metadata) = entry.metadata() {
-            files.insert(path.to_path_buf(), Stat::of(&metadata));
+        match entry.metadata() {
+            Ok(metadata) => {
+                scan.files.insert(path.to_path_buf(), Stat::of(&metadata));
+            }
+            Err(e) => scan.unreadable.push((path.to_path_buf(), e.to_string())),
         }
     }
-    Ok(files)
+    Ok(scan)
 }
 
 impl Engine {
@@ -252,7 +300,17 @@ impl Engine {
             dry_run: request.dry_run,
             ..SyncReport::default()
         };
-        let files = scan(&folder, &request.exclude)?;
+        let scan = scan(&folder, &request.exclude)?;
+        report.unreadable = scan
+            .unreadable
+            .iter()
+            .map(|(path, why)| SyncFailure {
+                source: path.display().to_string(),
+                code: ErrorCode::NotFound,
+                message: why.clone(),
+            })
+            .collect();
+        let files = &scan.files;
         let stored = self.documents_under(&request.library, &folder)?;
         let by_source: HashMap<&str, &DocumentSummary> =
             stored.iter().map(|d| (d.source.as_str(), d)).collect();
@@ -267,7 +325,7 @@ impl Engine {
             .collect();
         let mut changed = Vec::new();
         let mut new = Vec::new();
-        for (path, stat) in &files {
+        for (path, stat) in files {
             let locator = path.to_string_lossy().into_owned();
             if request.settle > Duration::ZERO && stat.age() < request.settle {
                 report.unsettled.push(locator);
@@ -285,10 +343,11 @@ impl Engine {
             }
         }
         // Documents whose file is gone: moved (the same bytes at a new
-        // path, or still at another of their sources) or deleted.
+        // path, or still at another of their sources) or deleted. A
+        // document under a path the walk could not read is not gone.
         let missing: Vec<&DocumentSummary> = stored
             .iter()
-            .filter(|d| !present.contains(&d.source))
+            .filter(|d| !present.contains(&d.source) && !scan.covers(&folder, &d.source))
             .collect();
         let mut missing_by_hash: HashMap<&str, Vec<&DocumentSummary>> = HashMap::new();
         for d in &missing {
@@ -311,10 +370,12 @@ impl Engine {
                 adds.push(path);
                 continue;
             }
-            let bytes = match folio_source::read_file(
-                &self.roots.confine(&path)?,
-                self.config.limits.max_file_bytes,
-            ) {
+            // A file that vanished since the walk is skipped, not fatal.
+            let read = self
+                .roots
+                .confine(&path)
+                .and_then(|path| folio_source::read_file(&path, self.config.limits.max_file_bytes));
+            let bytes = match read {
                 Ok(b) => b,
                 Err(e) => {
                     let e = EngineError::from(e);
@@ -553,11 +614,24 @@ impl Engine {
     ) -> Result<()> {
         use notify::Watcher;
         let (sender, events) = std::sync::mpsc::channel();
-        let mut watcher = notify::recommended_watcher(move |event| {
-            let _ = sender.send(event);
-        })
+        // Symbolic links are not followed: a link to / would watch the
+        // whole file system (passes never follow them either).
+        let mut watcher = notify::RecommendedWatcher::new(
+            move |event| {
+                let _ = sender.send(event);
+            },
+            notify::Config::default().with_follow_symlinks(false),
+        )
         .map_err(|e| EngineError::new(ErrorCode::Internal, format!("watching: {e}")))?;
         let mut watching = false;
+        // Why the folder cannot be watched for events (an unreadable
+        // subfolder, too many folders for inotify): passes then run every
+        // `POLL_WITHOUT_EVENTS`, and watching is tried again after a
+        // back-off that doubles up to `rescan`, since each try walks the
+        // whole tree.
+        let mut unwatched: Option<String> = None;
+        let mut next_try = Instant::now();
+        let mut back_off = Duration::from_secs(1);
         let mut due = Some(Instant::now());
         let mut last_pass = Instant::now();
         let folder = self
@@ -569,10 +643,24 @@ impl Engine {
         // A file that failed is read again only once it changes.
         let mut request = request.clone();
         while !stop.load(Ordering::Relaxed) {
-            if !watching && request.folder.is_dir() {
-                watching = watcher
-                    .watch(&request.folder, notify::RecursiveMode::Recursive)
-                    .is_ok();
+            if !watching && Instant::now() >= next_try && request.folder.is_dir() {
+                match watcher.watch(&request.folder, notify::RecursiveMode::Recursive) {
+                    Ok(()) => {
+                        watching = true;
+                        unwatched = None;
+                        back_off = Duration::from_secs(1);
+                    }
+                    Err(e) => {
+                        // Watches added before the failure are dropped.
+                        let _ = watcher.unwatch(&request.folder);
+                        unwatched = Some(format!(
+                            "changes are found by rescans every {} s, not events: {e}",
+                            options.rescan.min(POLL_WITHOUT_EVENTS).as_secs()
+                        ));
+                        next_try = Instant::now() + back_off;
+                        back_off = (back_off * 2).min(options.rescan.max(Duration::from_secs(1)));
+                    }
+                }
             }
             match events.recv_timeout(options.tick) {
                 Ok(Ok(event)) => {
@@ -588,7 +676,12 @@ impl Engine {
                 Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
                 Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
             }
-            if last_pass.elapsed() >= options.rescan {
+            let rescan = if watching {
+                options.rescan
+            } else {
+                options.rescan.min(POLL_WITHOUT_EVENTS)
+            };
+            if last_pass.elapsed() >= rescan {
                 due.get_or_insert_with(Instant::now);
             }
             let Some(at) = due else { continue };
@@ -615,7 +708,10 @@ impl Engine {
                 due = Some(Instant::now() + options.standby);
                 continue;
             }
-            let result = self.sync(&request, &crate::SilentProgress);
+            let mut result = self.sync(&request, &crate::SilentProgress);
+            if let Ok(report) = &mut result {
+                report.unwatched = unwatched.clone();
+            }
             if let Ok(report) = &result {
                 let still: HashSet<&String> = report.still_failing.iter().collect();
                 request.failed_before.retain(|path, _| still.contains(path));
@@ -645,6 +741,10 @@ impl Engine {
         Ok(())
     }
 }
+
+/// How often a watch whose folder cannot be watched for events rescans it
+/// (at most; `WatchOptions::rescan` when that is shorter).
+pub const POLL_WITHOUT_EVENTS: Duration = Duration::from_secs(30);
 
 /// How a watch waits.
 #[derive(Debug, Clone)]

@@ -663,7 +663,40 @@ fn keys_live_and_die(dir: &Path, store_url: Option<&str>) {
     assert_eq!(alice.scopes, [Scope::Search, Scope::Ingest].into());
     assert_eq!(alice.libraries, Some([library()].into()));
     writer.authenticate(&token).unwrap();
-    assert!(writer.keys().unwrap()[0].last_used_at.is_some());
+    // Recorded off the request, a moment later.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while writer.keys().unwrap()[0].last_used_at.is_none() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the key's use is recorded"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    // Issue 46 §11: a lifetime past what the clock holds is refused, not a
+    // panic; one of a hundred years and less is taken.
+    for (days, taken) in [
+        (36_525u64, true),
+        (3_000_000, false),
+        (u64::MAX / 86_400, false),
+    ] {
+        let created = writer.create_key(&NewKey {
+            name: format!("lifetime-{days}"),
+            expires_in: Some(Duration::from_secs(days * 86_400)),
+            ..new.clone()
+        });
+        match created {
+            Ok((key, _)) => {
+                assert!(taken, "{days} days");
+                assert!(writer.authenticate(&key).is_ok(), "{days} days: valid now");
+                writer.revoke_key(&format!("lifetime-{days}")).unwrap();
+            }
+            Err(e) => {
+                assert!(!taken, "{days} days: {e}");
+                assert_eq!(e.code, ErrorCode::InvalidArgument);
+            }
+        }
+    }
 
     let last = token.chars().last().unwrap();
     let flipped = format!("{}{}", &token[..69], if last == '0' { '1' } else { '0' });
@@ -719,6 +752,55 @@ fn keys_live_and_die(dir: &Path, store_url: Option<&str>) {
 fn keys_live_and_die_on_the_embedded_store() {
     let dir = tempfile::tempdir().unwrap();
     keys_live_and_die(dir.path(), None);
+}
+
+// Issue 46 §7: a key's first request recorded its use under the data
+// directory's write lock, so with another process writing it waited for
+// the lock (8 s to 30 s). It answers now while the lock is held, and the
+// use is recorded once the lock is free.
+#[test]
+fn a_key_is_accepted_while_another_process_holds_the_write_lock() {
+    use folio_engine::keys::{NewKey, Scope};
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Arc::new(open(dir.path(), None, true, Limits::default()));
+    let (token, _) = engine
+        .create_key(&NewKey {
+            name: "bot".into(),
+            scopes: [Scope::Search].into(),
+            libraries: None,
+            expires_in: None,
+            rate_per_minute: None,
+        })
+        .unwrap();
+    let held = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(dir.path().join("write.lock"))
+        .unwrap();
+    held.lock().unwrap();
+    let (answered, answer) = std::sync::mpsc::channel();
+    let presenting = engine.clone();
+    let key = token.clone();
+    std::thread::spawn(move || {
+        let _ = answered.send(presenting.authenticate(&key).map(|p| p.name));
+    });
+    let principal = answer
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the key is answered while the write lock is held");
+    assert_eq!(principal.unwrap(), "bot");
+    assert!(engine.keys().unwrap()[0].last_used_at.is_none());
+    held.unlock().unwrap();
+    drop(held);
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while engine.keys().unwrap()[0].last_used_at.is_none() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the use is recorded once the lock is free"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 #[test]

@@ -443,3 +443,75 @@ fn two_watchers_of_one_folder_on_postgres_take_turns() {
     stops[1].store(true, Ordering::SeqCst);
     b.join().unwrap().unwrap();
 }
+
+/// The inode numbers this process's inotify instances watch, read from
+/// `/proc/self/fdinfo` (a line `inotify wd:… ino:<hex> …` per watch).
+fn inotify_watched_inodes() -> BTreeSet<u64> {
+    let mut inodes = BTreeSet::new();
+    for fd in std::fs::read_dir("/proc/self/fd").unwrap().flatten() {
+        let inotify = std::fs::read_link(fd.path())
+            .is_ok_and(|target| target.to_string_lossy().contains("inotify"));
+        if !inotify {
+            continue;
+        }
+        let info = std::fs::read_to_string(Path::new("/proc/self/fdinfo").join(fd.file_name()))
+            .unwrap_or_default();
+        for line in info.lines().filter(|l| l.starts_with("inotify wd:")) {
+            if let Some(ino) = line
+                .split_whitespace()
+                .find_map(|field| field.strip_prefix("ino:"))
+                .and_then(|hex| u64::from_str_radix(hex, 16).ok())
+            {
+                inodes.insert(ino);
+            }
+        }
+    }
+    inodes
+}
+
+// Issue 46 §4: the watcher followed symbolic links, so a link to `/` in a
+// watched folder watched the whole file system. The folders behind a link
+// are not watched (passes never follow links either); the folder itself is.
+#[test]
+fn a_watch_does_not_follow_symbolic_links() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("watched");
+    write(&folder.join("first.md"), "# First\n\nFigs are sweet.");
+    let elsewhere = dir.path().join("elsewhere");
+    for i in 0..20 {
+        write(
+            &elsewhere.join(format!("d{i}/note.md")),
+            "# Far\n\nKumquats.",
+        );
+    }
+    std::os::unix::fs::symlink(&elsewhere, folder.join("link")).unwrap();
+    let folder = folder.canonicalize().unwrap();
+    let (engine, _) = open(&dir.path().join("data"), None, true);
+    let engine = Arc::new(engine);
+    let stop = Arc::new(AtomicBool::new(false));
+    let (request, options) = quick_watch(&folder);
+    let watcher = {
+        let (engine, stop) = (engine.clone(), stop.clone());
+        std::thread::spawn(move || engine.watch(&request, &options, &stop, &mut |_| {}))
+    };
+    let started = Instant::now();
+    while found(&engine, "figs").is_empty() {
+        assert!(started.elapsed() < Duration::from_secs(20), "no first pass");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let watched = inotify_watched_inodes();
+    let own = std::fs::metadata(&folder).unwrap().ino();
+    assert!(watched.contains(&own), "the folder itself is watched");
+    let behind_link: Vec<u64> = std::iter::once(elsewhere.clone())
+        .chain((0..20).map(|i| elsewhere.join(format!("d{i}"))))
+        .map(|p| std::fs::metadata(p).unwrap().ino())
+        .collect();
+    assert!(
+        behind_link.iter().all(|ino| !watched.contains(ino)),
+        "folders behind a link are not watched"
+    );
+    assert!(found(&engine, "kumquats").is_empty(), "nor indexed");
+    stop.store(true, Ordering::Relaxed);
+    watcher.join().unwrap().unwrap();
+}

@@ -56,7 +56,7 @@ impl Shared {
             engine,
             options,
             registry,
-            telemetry,
+            telemetry: Arc::new(telemetry),
         }))
     }
 

@@ -8,7 +8,7 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::RwLock;
+use std::sync::{Condvar, Mutex, RwLock};
 
 use folio_store::StoreError;
 use serde::{Deserialize, Serialize};
@@ -38,9 +38,52 @@ struct VectorMeta {
     count: usize,
 }
 
+/// Searches of one index at once. usearch answers each search from a
+/// thread context reserved ahead and fails a search that finds none free
+/// ("Reserve capacity ahead of searches!"), and searches come from the
+/// blocking pool's many threads: the index keeps this many contexts, and
+/// a search beyond them waits for one (`Slots`).
+const SEARCH_CONTEXTS: usize = 16;
+
 pub struct Vectors {
     index: RwLock<Index>,
     dim: usize,
+    slots: Slots,
+}
+
+/// The search contexts of an index not in use (a counting semaphore).
+struct Slots {
+    free: Mutex<usize>,
+    freed: Condvar,
+}
+
+/// A search context held until dropped.
+struct Slot<'a>(&'a Slots);
+
+impl Slots {
+    fn new() -> Self {
+        Slots {
+            free: Mutex::new(SEARCH_CONTEXTS),
+            freed: Condvar::new(),
+        }
+    }
+
+    /// Waits for a free context.
+    fn take(&self) -> Slot<'_> {
+        let mut free = self.free.lock().unwrap_or_else(|p| p.into_inner());
+        while *free == 0 {
+            free = self.freed.wait(free).unwrap_or_else(|p| p.into_inner());
+        }
+        *free -= 1;
+        Slot(self)
+    }
+}
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        *self.0.free.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        self.0.freed.notify_one();
+    }
 }
 
 fn err(context: &str) -> impl Fn(cxx::Exception) -> StoreError + '_ {
@@ -73,11 +116,12 @@ impl Vectors {
     pub fn new(dim: usize) -> Result<Self, StoreError> {
         let index = Index::new(&options(dim)).map_err(err("creating the vector index"))?;
         index
-            .reserve(1024)
+            .reserve_capacity_and_threads(1024, SEARCH_CONTEXTS)
             .map_err(err("reserving the vector index"))?;
         Ok(Vectors {
             index: RwLock::new(index),
             dim,
+            slots: Slots::new(),
         })
     }
 
@@ -98,10 +142,14 @@ impl Vectors {
             tracing::warn!(path = %path.display(), "vector index does not match its metadata; rebuilding");
             return None;
         }
+        index
+            .reserve_capacity_and_threads(index.capacity().max(index.size()), SEARCH_CONTEXTS)
+            .ok()?;
         Some((
             Vectors {
                 index: RwLock::new(index),
                 dim,
+                slots: Slots::new(),
             },
             meta.watermark,
         ))
@@ -211,9 +259,13 @@ impl Vectors {
             1
         };
         let needed = index.size() + items.len();
+        // Never fewer contexts than searches may use (see SEARCH_CONTEXTS).
         if needed > index.capacity() || threads > 1 {
             index
-                .reserve_capacity_and_threads(needed.next_power_of_two(), threads)
+                .reserve_capacity_and_threads(
+                    needed.next_power_of_two().max(index.capacity()),
+                    threads.max(SEARCH_CONTEXTS),
+                )
                 .map_err(err("growing the vector index"))?;
         }
         let quantised = index.scalar_kind() == ScalarKind::I8;
@@ -277,6 +329,7 @@ impl Vectors {
         if k == 0 || index.size() == 0 {
             return Ok(Vec::new());
         }
+        let _slot = self.slots.take();
         let quantised = index.scalar_kind() == ScalarKind::I8;
         let coded = codes(query);
         let matches = match allowed {
@@ -316,11 +369,9 @@ impl Vectors {
     /// Approximate search through the graph regardless of size: for
     /// measuring the graph's recall against `search`'s exact answer.
     pub fn search_graph(&self, query: &[f32], k: usize) -> Result<Vec<(u64, f32)>, StoreError> {
-        graph_search(
-            &self.index.read().unwrap_or_else(|p| p.into_inner()),
-            query,
-            k,
-        )
+        let index = self.index.read().unwrap_or_else(|p| p.into_inner());
+        let _slot = self.slots.take();
+        graph_search(&index, query, k)
     }
 }
 
@@ -410,6 +461,39 @@ mod tests {
                 EXPANSION_SEARCH
             );
         }
+    }
+
+    // Issue 46 §10: an index grown by small adds reserved one thread
+    // context, and concurrent searches from the blocking pool failed with
+    // "Reserve capacity ahead of searches!". Far more threads than
+    // contexts search at once, exactly, through the graph and filtered,
+    // after adds of one item at a time: every search answers.
+    #[test]
+    fn concurrent_searches_never_run_out_of_contexts() {
+        let vectors = Vectors::new(4).unwrap();
+        for k in 0..1_500u64 {
+            vectors.add(&[(k, unit(k))]).unwrap();
+        }
+        let allowed: HashSet<u64> = (0..1_500).step_by(3).collect();
+        std::thread::scope(|scope| {
+            for t in 0..48u64 {
+                let (vectors, allowed) = (&vectors, &allowed);
+                scope.spawn(move || {
+                    for i in 0..60u64 {
+                        let query = unit(t * 61 + i);
+                        let found = match i % 3 {
+                            0 => vectors.search(&query, None, 10),
+                            1 => vectors.search_graph(&query, 10),
+                            _ => vectors.search(&query, Some(allowed), 10),
+                        };
+                        assert_eq!(
+                            found.expect("a search never fails for concurrency").len(),
+                            10
+                        );
+                    }
+                });
+            }
+        });
     }
 
     fn unit(k: u64) -> Vec<f32> {

@@ -667,11 +667,33 @@ impl PostgresStore {
 }
 
 /// A claim held by a database session of its own.
-struct SessionClaim(tokio_postgres::Client);
+struct SessionClaim {
+    client: tokio_postgres::Client,
+    runtime: tokio::runtime::Handle,
+}
+
+/// How long the probe of a claim may take before the claim counts as lost.
+const CLAIM_PROBE: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl folio_store::Claim for SessionClaim {
+    /// Asks the server whether this session still holds an advisory lock:
+    /// a connection that was dropped silently (no FIN ever arrived) does
+    /// not answer within `CLAIM_PROBE`, and a session the server ended
+    /// holds nothing, so two processes never both think they hold it.
     fn held(&self) -> bool {
-        !self.0.is_closed()
+        if self.client.is_closed() {
+            return false;
+        }
+        let _runtime = self.runtime.enter();
+        let probe = tokio::time::timeout(
+            CLAIM_PROBE,
+            self.client.query_one(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' \
+                 AND pid = pg_backend_pid() AND granted",
+                &[],
+            ),
+        );
+        matches!(wait(probe), Ok(Ok(row)) if row.get::<_, i64>(0) > 0)
     }
 }
 
@@ -1552,7 +1574,10 @@ impl Store for PostgresStore {
         if !granted {
             return Ok(None);
         }
-        Ok(Some(Box::new(SessionClaim(conn.detach()))))
+        Ok(Some(Box::new(SessionClaim {
+            client: conn.detach(),
+            runtime: self.pool.handle(),
+        })))
     }
 
     fn declared_entities(&self, library: &LibraryName) -> Result<Vec<Declared>> {

@@ -159,6 +159,14 @@ impl Pool {
         if config.get_application_name().is_none() {
             config.application_name("folio");
         }
+        // A connection dropped silently (a NAT or firewall forgetting it)
+        // is found within a minute, not the system's two hours: a watch's
+        // claim lives on its connection's session.
+        if config.get_keepalives_idle() >= Duration::from_secs(2 * 60 * 60) {
+            config.keepalives_idle(Duration::from_secs(30));
+            config.keepalives_interval(Duration::from_secs(10));
+            config.keepalives_retries(3);
+        }
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("folio-postgres")
@@ -183,6 +191,12 @@ impl Pool {
         };
         pool.config.options(options);
         Ok(pool)
+    }
+
+    /// The runtime the connections' tasks run on (for timers of callers
+    /// outside it).
+    pub fn handle(&self) -> tokio::runtime::Handle {
+        self.runtime().handle().clone()
     }
 
     fn runtime(&self) -> &tokio::runtime::Runtime {

@@ -152,6 +152,7 @@ impl Call {
             sender: self.progress.clone(),
             done: AtomicU64::new(0),
             total: AtomicU64::new(0),
+            budget: None,
         }
     }
 }
@@ -161,6 +162,23 @@ pub struct CallProgress {
     sender: Option<mpsc::UnboundedSender<Forward>>,
     done: AtomicU64,
     total: AtomicU64,
+    /// The ingest budget each document written is admitted by.
+    budget: Option<super::IngestBudget>,
+}
+
+impl CallProgress {
+    /// This progress, admitting each document through `budget`.
+    pub fn within(mut self, budget: Option<super::IngestBudget>) -> Self {
+        self.budget = budget;
+        self
+    }
+
+    /// This progress without its notifications to the client (a tool that
+    /// reports steps of its own), still cancelled and budgeted.
+    pub fn silent(mut self) -> Self {
+        self.sender = None;
+        self
+    }
 }
 
 impl CallProgress {
@@ -193,5 +211,12 @@ impl Progress for CallProgress {
 
     fn cancelled(&self) -> bool {
         self.cancel.is_cancelled()
+    }
+
+    fn admit(&self, bytes: u64) -> Result<(), EngineError> {
+        match &self.budget {
+            Some(budget) => budget.spend(bytes),
+            None => Ok(()),
+        }
     }
 }

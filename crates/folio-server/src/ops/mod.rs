@@ -38,7 +38,7 @@ pub struct Shared {
     /// The tools this server exposes.
     pub registry: Registry,
     /// Rate limits, the audit log and the counters of `/metrics`.
-    pub telemetry: telemetry::Telemetry,
+    pub telemetry: Arc<telemetry::Telemetry>,
 }
 
 impl Shared {
@@ -93,42 +93,88 @@ async fn authorise(shared: &Shared, call: &Call, touches: Touches<'_>) -> Result
     }
 }
 
-/// The budget of ingested bytes an hour that holds `call`'s caller, when
-/// one does (an identified caller on a server with an ingest rate).
-fn ingest_budget<'a>(shared: &Shared, call: &'a Call) -> Option<(&'a str, u64)> {
-    let principal = call.principal.as_ref()?;
-    Some((
-        principal.name.as_str(),
-        shared.options.ingest_bytes_per_hour?,
+/// Refuses (`PathNotAllowed`) a credentialed caller's reading of the
+/// server's own files (paths, folders, a Zotero library, a reference list)
+/// when no `[ingest] roots` say which folders it may read: without roots a
+/// key could ingest the server's configuration and read it back. The local
+/// user and an open server keep the guarded default; content, URLs and
+/// uploads are not files of the server.
+pub fn server_files(shared: &Shared, call: &Call) -> Result<(), EngineError> {
+    if call.principal.is_none() || shared.engine.has_roots() {
+        return Ok(());
+    }
+    Err(EngineError::new(
+        ErrorCode::PathNotAllowed,
+        "this server reads no files of its own for a caller with a key or token: \
+         it has no [ingest] roots (send content, a URL or an upload instead)",
     ))
 }
 
-/// Refuses an ingest (`RateLimited`, with the wait in its details) when
-/// the caller has spent its ingest budget.
-fn admit_ingest(shared: &Shared, call: &Call) -> Result<(), EngineError> {
-    let Some((caller, per_hour)) = ingest_budget(shared, call) else {
-        return Ok(());
-    };
-    shared
-        .telemetry
-        .admit_ingest(caller, per_hour)
-        .map_err(|wait| {
-            let seconds = wait.as_secs_f64().ceil().max(1.0) as u64;
-            EngineError::new(
-                ErrorCode::RateLimited,
-                format!(
-                    "{caller:?} has ingested its {per_hour} bytes for this hour: retry in {seconds} s"
-                ),
-            )
-            .with_details(serde_json::json!({"retry_after_seconds": seconds}))
-        })
+/// Whether a request reads files of the server.
+fn reads_server_files(request: &IngestRequest) -> bool {
+    request.targets.iter().any(|t| match t {
+        IngestTarget::Path(_) | IngestTarget::File(_) => true,
+        IngestTarget::Item { path, .. } => path.is_some(),
+        IngestTarget::Url(_)
+        | IngestTarget::Content { .. }
+        | IngestTarget::Bytes { .. }
+        | IngestTarget::Record(_) => false,
+    })
 }
 
-/// Charges the bytes an ingest read to its caller's budget.
-fn charge_ingest(shared: &Shared, call: &Call, bytes: u64) {
-    if let Some((caller, per_hour)) = ingest_budget(shared, call) {
-        shared.telemetry.charge_ingest(caller, per_hour, bytes);
+/// The budget of ingested bytes an hour that holds `call`'s caller, when
+/// one does (an identified caller on a server with an ingest rate).
+fn ingest_budget(shared: &Shared, call: &Call) -> Option<IngestBudget> {
+    let principal = call.principal.as_ref()?;
+    Some(IngestBudget {
+        telemetry: shared.telemetry.clone(),
+        caller: principal.name.clone(),
+        per_hour: shared.options.ingest_bytes_per_hour?,
+    })
+}
+
+/// One caller's budget of ingested bytes an hour: every writer charges it
+/// through `Progress::admit`, per document as the document is admitted.
+#[derive(Clone)]
+pub struct IngestBudget {
+    telemetry: Arc<telemetry::Telemetry>,
+    caller: String,
+    per_hour: u64,
+}
+
+impl IngestBudget {
+    /// Admits a document of `bytes` while the budget is not spent (it may
+    /// overdraw it: the caller then waits for the overdraft to refill), or
+    /// refuses it (`RateLimited`, with the wait in its details).
+    pub fn spend(&self, bytes: u64) -> Result<(), EngineError> {
+        let (caller, per_hour) = (&self.caller, self.per_hour);
+        self.telemetry
+            .spend_ingest(caller, per_hour, bytes)
+            .map_err(|wait| {
+                let seconds = wait.as_secs_f64().ceil().max(1.0) as u64;
+                EngineError::new(
+                    ErrorCode::RateLimited,
+                    format!(
+                        "{caller:?} has ingested its {per_hour} bytes for this hour: retry in {seconds} s"
+                    ),
+                )
+                .with_details(serde_json::json!({"retry_after_seconds": seconds}))
+            })
     }
+}
+
+/// Refuses an ingest before any work (`RateLimited`) when the caller has
+/// already spent its budget; each document is still admitted on its own.
+fn admit_ingest(shared: &Shared, call: &Call) -> Result<(), EngineError> {
+    match ingest_budget(shared, call) {
+        Some(budget) => budget.spend(0),
+        None => Ok(()),
+    }
+}
+
+/// The progress of `call`'s write, charging its caller's ingest budget.
+pub fn write_progress(shared: &Shared, call: &Call) -> call::CallProgress {
+    call.progress().within(ingest_budget(shared, call))
 }
 
 /// The libraries `call` may see.
@@ -252,7 +298,7 @@ pub async fn ingest(
 
 /// Ingests for `call` as `ingest` does, then runs `then` on the report with
 /// the engine (on the blocking pool, within the same time limit). The
-/// caller's ingest budget is checked before and charged after.
+/// caller's ingest budget admits each document as it is read.
 pub async fn ingest_then<T, F>(
     shared: &Shared,
     call: &Call,
@@ -263,17 +309,17 @@ where
     F: FnOnce(&Engine, IngestReport) -> Result<T, EngineError> + Send + 'static,
     T: Send + 'static,
 {
+    if reads_server_files(&request) {
+        server_files(shared, call)?;
+    }
     admit_ingest(shared, call)?;
-    let progress = call.progress();
+    let progress = write_progress(shared, call);
     let library = request.library.clone();
-    let (answer, bytes) = run(shared, call, Touches::Library(&library), move |engine| {
+    run(shared, call, Touches::Library(&library), move |engine| {
         let report = engine.ingest(&request, &progress)?;
-        let bytes = report.bytes;
-        Ok((then(engine, report), bytes))
+        then(engine, report)
     })
-    .await?;
-    charge_ingest(shared, call, bytes);
-    answer
+    .await
 }
 
 /// Where `ingest_source` reads documents from.
@@ -324,16 +370,16 @@ pub async fn ingest_source(
     call: &Call,
     ingest: SourceIngest,
 ) -> Written<Ingested> {
-    if let Err(refused) = admit_ingest(shared, call) {
+    if let Err(refused) = server_files(shared, call).and_then(|()| admit_ingest(shared, call)) {
         return Written::Done(Err(refused));
     }
-    let progress = call.progress();
+    let progress = write_progress(shared, call);
     let allow_private_urls = shared.options.allow_private_urls;
     let mut touched = vec![ingest.library.clone()];
     if let Source::Zotero(request) = &ingest.source {
         touched.push(request.library.clone());
     }
-    let written = write(shared, call, Touches::Libraries(&touched), move |engine| {
+    write(shared, call, Touches::Libraries(&touched), move |engine| {
         let SourceIngest {
             library,
             source,
@@ -377,19 +423,7 @@ pub async fn ingest_source(
             unmatched,
         })
     })
-    .await;
-    let done = match &written {
-        Written::Done(Ok(done)) => Some(done),
-        Written::TimedOut {
-            stopped: Some(Ok(done)),
-            ..
-        } => Some(done),
-        _ => None,
-    };
-    if let Some(done) = done {
-        charge_ingest(shared, call, done.report.bytes);
-    }
-    written
+    .await
 }
 
 /// Ingests one source for `call`: the item, and the chunks its document
@@ -463,7 +497,23 @@ pub struct PathCheck {
 }
 
 /// Whether the server can read `path` (and ingestion may: roots apply).
-pub fn check_path(shared: &Shared, path: &str) -> PathCheck {
+/// Only a caller who may ingest server files learns anything: another
+/// caller is told it may not ask, without a word about the file.
+pub fn check_path(shared: &Shared, call: &Call, path: &str) -> PathCheck {
+    let refused = |message: String| PathCheck {
+        path: path.to_string(),
+        readable: false,
+        size_bytes: None,
+        error: Some(message),
+    };
+    if let Some(principal) = &call.principal
+        && !principal.may(folio_engine::keys::Scope::Ingest)
+    {
+        return refused("check_path needs the ingest scope".into());
+    }
+    if let Err(e) = server_files(shared, call) {
+        return refused(e.message);
+    }
     let result = shared
         .engine
         .confine(std::path::Path::new(path))
@@ -480,13 +530,36 @@ pub fn check_path(shared: &Shared, path: &str) -> PathCheck {
             size_bytes: Some(meta.len()),
             error: None,
         },
-        Err(e) => PathCheck {
-            path: path.to_string(),
-            readable: false,
-            size_bytes: None,
-            error: Some(e),
-        },
+        Err(e) => refused(e),
     }
+}
+
+/// Whether `call`'s caller may see where the server keeps things (its
+/// data directory, model folder, working directory): the local user, an
+/// open server's caller, or an admin.
+pub fn sees_server(call: &Call) -> bool {
+    call.principal
+        .as_ref()
+        .is_none_or(|p| p.may(folio_engine::keys::Scope::Admin))
+}
+
+/// The folder watches `call`'s caller may see: those of its libraries,
+/// with the folder named only to a caller who may ingest.
+pub fn visible_watches(call: &Call) -> Vec<watch::WatchState> {
+    let ingests = call
+        .principal
+        .as_ref()
+        .is_none_or(|p| p.may(folio_engine::keys::Scope::Ingest));
+    watch::states()
+        .into_iter()
+        .filter(|w| LibraryName::new(&w.library).is_ok_and(|l| call.may_touch(&l)))
+        .map(|mut w| {
+            if !ingests {
+                w.folder = String::new();
+            }
+            w
+        })
+        .collect()
 }
 
 /// The search caches' counters, as server diagnostics report them.
@@ -625,21 +698,19 @@ pub enum Written<T> {
     /// Finished within the limit, or failed.
     Done(Result<T, EngineError>),
     /// The limit passed: the work was cancelled and waited for. `stopped` is
-    /// what it returned once stopped (what it finished stays written), or
-    /// None when it was still stopping after a grace period.
+    /// what it returned once stopped (what it finished stays written).
     TimedOut {
         error: EngineError,
-        stopped: Option<Result<T, EngineError>>,
+        stopped: Result<T, EngineError>,
     },
 }
 
-/// How long cancelled work gets to stop and say what it finished.
-const STOP_GRACE: Duration = Duration::from_secs(30);
-
 /// Runs a write for `call` under its tool's time limit. On timeout the
 /// call is cancelled (the work stops between documents, embedding batches
-/// and before each commit) and then awaited, so the caller can say exactly
-/// what was written before the limit.
+/// and before each commit) and then awaited to its end, however long a
+/// commit under way takes (a write lock another process holds), so a
+/// `Timeout` always says exactly what was written: never a batch that
+/// commits after the answer.
 pub async fn write<T, F>(shared: &Shared, call: &Call, touches: Touches<'_>, work: F) -> Written<T>
 where
     F: FnOnce(&Engine) -> Result<T, EngineError> + Send + 'static,
@@ -665,7 +736,7 @@ where
                     limit.as_secs_f64()
                 ),
             );
-            let stopped = tokio::time::timeout(STOP_GRACE, task).await.ok();
+            let stopped = task.await;
             Written::TimedOut { error, stopped }
         }
     }

@@ -179,33 +179,34 @@ impl Telemetry {
         taken
     }
 
-    /// Lets an ingest of `caller` start while its budget of `per_hour`
-    /// bytes is not spent, or says how long until it is back (and counts
-    /// the refusal). The ingest is charged afterwards (`charge_ingest`):
-    /// one that starts within budget may overdraw it, and the caller then
-    /// waits for the overdraft to refill.
-    pub fn admit_ingest(&self, caller: &str, per_hour: u64) -> Result<(), Duration> {
+    /// Admits `bytes` ingested by `caller` while its budget of `per_hour`
+    /// bytes is not spent, charging them at once (a document admitted
+    /// within budget may overdraw it, and the caller then waits for the
+    /// overdraft to refill), or says how long until the budget is back
+    /// (and counts the refusal). Check and charge are one step, so
+    /// concurrent writers cannot both pass on the same remainder.
+    pub fn spend_ingest(&self, caller: &str, per_hour: u64, bytes: u64) -> Result<(), Duration> {
         let (capacity, per_second) = hourly(per_hour);
-        let tokens = *self
-            .ingest_buckets
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .level(caller, capacity, per_second);
-        if tokens > 0.0 {
-            return Ok(());
+        let refused = {
+            let mut buckets = self
+                .ingest_buckets
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            let tokens = buckets.level(caller, capacity, per_second);
+            if *tokens > 0.0 {
+                *tokens -= bytes as f64;
+                None
+            } else {
+                Some(Duration::from_secs_f64((1.0 - *tokens) / per_second))
+            }
+        };
+        match refused {
+            None => Ok(()),
+            Some(wait) => {
+                self.count_rate_limited(caller);
+                Err(wait)
+            }
         }
-        self.count_rate_limited(caller);
-        Err(Duration::from_secs_f64((1.0 - tokens) / per_second))
-    }
-
-    /// Charges `bytes` ingested to `caller`'s budget of `per_hour`.
-    pub fn charge_ingest(&self, caller: &str, per_hour: u64, bytes: u64) {
-        let (capacity, per_second) = hourly(per_hour);
-        *self
-            .ingest_buckets
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .level(caller, capacity, per_second) -= bytes as f64;
     }
 
     fn count_rate_limited(&self, caller: &str) {
@@ -318,19 +319,19 @@ mod tests {
     }
 
     #[test]
-    fn an_ingest_budget_admits_until_spent_and_overdraws_once() {
+    fn an_ingest_budget_charges_each_document_as_it_is_admitted() {
         let telemetry = Telemetry::default();
         let per_hour = 3_600_000; // 1,000 bytes a second
-        assert!(telemetry.admit_ingest("bot", per_hour).is_ok());
-        // One ingest within budget may take more than is left.
-        telemetry.charge_ingest("bot", per_hour, 3_650_000);
-        let wait = telemetry.admit_ingest("bot", per_hour).unwrap_err();
+        // One document within budget may take more than is left; it is
+        // charged as it is admitted, so the next is refused at once.
+        assert!(telemetry.spend_ingest("bot", per_hour, 3_650_000).is_ok());
+        let wait = telemetry.spend_ingest("bot", per_hour, 1).unwrap_err();
         // 50,000 bytes overdrawn at 1,000 a second.
         assert!(
             wait >= Duration::from_secs(49) && wait <= Duration::from_secs(51),
             "{wait:?}"
         );
-        assert!(telemetry.admit_ingest("other", per_hour).is_ok());
+        assert!(telemetry.spend_ingest("other", per_hour, 0).is_ok());
         assert!(
             telemetry
                 .exposition(&[])

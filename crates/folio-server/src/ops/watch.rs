@@ -21,10 +21,11 @@ use crate::options::WatchSpec;
 pub struct WatchState {
     pub folder: String,
     pub library: String,
-    /// starting, watching, standby (another process on the same database
-    /// applies this folder's changes; this one takes over if it stops), or
-    /// suspended (the folder is missing: nothing is removed until it is
-    /// back).
+    /// starting, watching, polling (the folder cannot be watched for
+    /// events, last_error says why: it is rescanned on a schedule),
+    /// standby (another process on the same database applies this
+    /// folder's changes; this one takes over if it stops), or suspended
+    /// (the folder is missing: nothing is removed until it is back).
     pub state: String,
     pub passes: u64,
     /// Documents added, replaced, moved or removed so far.
@@ -96,8 +97,13 @@ pub fn start(engine: Arc<Engine>, specs: &[WatchSpec]) {
                             s.passes += 1;
                             match pass {
                                 Ok(report) => {
-                                    s.state = "watching".into();
-                                    s.last_error = None;
+                                    // Without events the folder is rescanned
+                                    // on a schedule: "polling", and why.
+                                    s.state = match &report.unwatched {
+                                        None => "watching".into(),
+                                        Some(_) => "polling".into(),
+                                    };
+                                    s.last_error = report.unwatched.clone();
                                     if report.changed() {
                                         s.changes += (report.added.len()
                                             + report.replaced.len()
@@ -120,6 +126,7 @@ pub fn start(engine: Arc<Engine>, specs: &[WatchSpec]) {
                                     s.failing = report
                                         .failed
                                         .iter()
+                                        .chain(&report.unreadable)
                                         .map(|f| format!("{}: {}", f.source, f.message))
                                         .collect();
                                 }

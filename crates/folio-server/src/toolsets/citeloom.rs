@@ -363,13 +363,7 @@ async fn ingest_from_source(
         Written::Done(Ok(done)) => done,
         Written::Done(Err(e)) => return error(shared, call, &e, Some(&p.project)),
         Written::TimedOut { error, stopped } => {
-            return timed_out(
-                shared,
-                call,
-                error,
-                &p.project,
-                stopped.map(|r| r.map(|d| d.report)),
-            );
+            return timed_out(shared, call, error, &p.project, stopped.map(|d| d.report));
         }
     };
     let mut warnings = Vec::new();
@@ -418,11 +412,11 @@ fn timed_out(
     call: &Call,
     error: EngineError,
     project: &str,
-    stopped: Option<Result<folio_engine::IngestReport, EngineError>>,
+    stopped: Result<folio_engine::IngestReport, EngineError>,
 ) -> CallToolResult {
     let mut details = Map::new();
     let message = match stopped {
-        Some(Ok(report)) => {
+        Ok(report) => {
             let processed = report.indexed + report.replaced + report.skipped;
             details.insert("documents_processed".into(), json!(processed));
             details.insert("chunks_written".into(), json!(report.chunks));
@@ -435,17 +429,10 @@ fn timed_out(
                 error.message, report.chunks, report.failed, report.pending
             )
         }
-        Some(Err(e)) if e.code != ErrorCode::Timeout => {
+        Err(e) if e.code != ErrorCode::Timeout => {
             format!("{}: stopped on an error: {e}", error.message)
         }
-        Some(Err(_)) => format!("{}: stopped; nothing was written", error.message),
-        None => {
-            details.insert("stopping".into(), json!(true));
-            format!(
-                "{}: the work is stopping; it writes nothing after its current step",
-                error.message
-            )
-        }
+        Err(_) => format!("{}: stopped; nothing was written", error.message),
     };
     let error = EngineError::new(ErrorCode::Timeout, message);
     error_with(shared, call, &error, Some(project), details)

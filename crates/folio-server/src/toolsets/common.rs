@@ -314,7 +314,7 @@ async fn store_chunks(shared: &Shared, p: StoreChunksParams, call: &Call) -> Cal
         model: models.pop().map(|m| normalise_model(&m)),
         create_library: false,
     };
-    let progress = call.progress();
+    let progress = ops::write_progress(shared, call);
     let touched = request.library.clone();
     let result = match ops::write(shared, call, Touches::Library(&touched), move |engine| {
         engine.store_chunks(&request, &progress)
@@ -325,7 +325,7 @@ async fn store_chunks(shared: &Shared, p: StoreChunksParams, call: &Call) -> Cal
         // Stopped before its commit (nothing written), or committed just
         // as the limit passed: say which.
         Written::TimedOut { error, stopped } => match stopped {
-            Some(Ok(report)) => {
+            Ok(report) => {
                 let message = format!(
                     "{}: the batch was committed as the limit passed ({} chunks written)",
                     error.message,
@@ -339,14 +339,20 @@ async fn store_chunks(shared: &Shared, p: StoreChunksParams, call: &Call) -> Cal
                 let error = EngineError::new(ErrorCode::Timeout, message);
                 return error_with(shared, call, &error, Some(&p.project), details);
             }
-            Some(Err(e)) if e.code == ErrorCode::Timeout => Err(EngineError::new(
+            // Stopped, or failed, before its commit: nothing was written.
+            Err(e) => Err(EngineError::new(
                 ErrorCode::Timeout,
                 format!(
-                    "{}: stopped before its commit; nothing was written",
-                    error.message
+                    "{}: stopped before its commit; nothing was written{}",
+                    error.message,
+                    if e.code == ErrorCode::Timeout {
+                        String::new()
+                    } else {
+                        format!(" ({})", e.message)
+                    }
                 ),
-            )),
-            _ => Err(error),
+            )
+            .with_details(json!({"chunks_written": 0}))),
         },
     };
     match result {

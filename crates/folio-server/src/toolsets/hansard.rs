@@ -682,6 +682,7 @@ fn store_speech(
     library: &LibraryName,
     record: Map<String, Value>,
     duplicate_of: Option<(&String, &String)>,
+    progress: &dyn folio_engine::Progress,
 ) -> Result<Result<folio_engine::IngestReport, String>, EngineError> {
     ensure_library(engine, library)?;
     if let Some((hash, speech)) = duplicate_of {
@@ -704,9 +705,7 @@ fn store_speech(
         }
     }
     let request = IngestRequest::new(library.clone(), vec![IngestTarget::Record(record)]);
-    engine
-        .ingest(&request, &folio_engine::SilentProgress)
-        .map(Ok)
+    engine.ingest(&request, progress).map(Ok)
 }
 
 async fn ingest_speech(shared: &Shared, p: IngestParams, call: &Call) -> CallToolResult {
@@ -736,8 +735,17 @@ async fn ingest_speech(shared: &Shared, p: IngestParams, call: &Call) -> CallToo
     let hash = content_hash.clone();
     let speech = speech_id.clone();
     let touched = library.clone();
+    // The speech is charged to the caller's ingest budget as it is
+    // admitted; its progress is the seed's steps, not the engine's.
+    let progress = ops::write_progress(shared, call).silent();
     let outcome = ops::run(shared, call, Touches::Library(&touched), move |engine| {
-        store_speech(engine, &library, record, skip.then_some((&hash, &speech)))
+        store_speech(
+            engine,
+            &library,
+            record,
+            skip.then_some((&hash, &speech)),
+            &progress,
+        )
     })
     .await;
     let base = |id: &str, status: &str, chunks: u32, embedding_time_ms: f64| IngestOutput {

@@ -370,11 +370,16 @@ async fn ingest_folder(shared: &Shared, p: IngestFolderParams, call: &Call) -> C
             p.max_concurrency
         ));
     }
+    // Confined before anything is listed: a folder outside the roots is
+    // refused without naming what it holds.
+    if let Err(e) = ops::server_files(shared, call) {
+        return error(e);
+    }
     let folder = PathBuf::from(p.folder.trim());
-    let absolute = match std::fs::canonicalize(&folder) {
+    let absolute = match shared.engine.confine(&folder) {
         Ok(path) if path.is_dir() => path,
         Ok(path) => return error(format!("{} is a file, not a folder", path.display())),
-        Err(e) => return error(format!("folder {} cannot be read: {e}", folder.display())),
+        Err(e) => return error(e),
     };
     let name = match library(&p.library) {
         Ok(n) => n,
@@ -914,7 +919,10 @@ struct ServerInfoOutput {
     path_check: Option<PathCheck>,
 }
 
-fn server_info(shared: &Shared, p: ServerInfoParams) -> CallToolResult {
+fn server_info(shared: &Shared, p: ServerInfoParams, call: &Call) -> CallToolResult {
+    // Where things live is for the local user and admins only.
+    let sees_server = ops::sees_server(call);
+    let shown = |path: String| if sees_server { path } else { String::new() };
     let note = if shared.options.transport == "stdio" {
         "In stdio mode the server runs on the same machine as the client: it reads files from this \
          machine's file system, within the configured roots. Use ingest_content for text the server \
@@ -927,20 +935,24 @@ fn server_info(shared: &Shared, p: ServerInfoParams) -> CallToolResult {
         platform: std::env::consts::OS.into(),
         python_version: None,
         version: shared.options.identity().1,
-        cwd: std::env::current_dir()
-            .map(|d| d.display().to_string())
-            .unwrap_or_default(),
-        lancedb_uri: shared.engine.config().data_dir.display().to_string(),
-        fastembed_cache_path: shared
-            .options
-            .model_dir
-            .as_ref()
-            .map(|d| d.display().to_string())
-            .unwrap_or_default(),
+        cwd: shown(
+            std::env::current_dir()
+                .map(|d| d.display().to_string())
+                .unwrap_or_default(),
+        ),
+        lancedb_uri: shown(shared.engine.config().data_dir.display().to_string()),
+        fastembed_cache_path: shown(
+            shared
+                .options
+                .model_dir
+                .as_ref()
+                .map(|d| d.display().to_string())
+                .unwrap_or_default(),
+        ),
         transport: shared.options.transport.clone(),
         note: note.into(),
         cache: CacheInfo::of(shared),
-        path_check: p.check_path.map(|path| check_path(shared, &path)),
+        path_check: p.check_path.map(|path| check_path(shared, call, &path)),
     })
 }
 
@@ -1126,7 +1138,7 @@ pub async fn call(
         }
         "server_info" => {
             with_args(arguments, error, |p: ServerInfoParams| async move {
-                server_info(shared, p)
+                server_info(shared, p, call)
             })
             .await
         }

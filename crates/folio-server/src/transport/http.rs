@@ -25,8 +25,9 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tower_http::catch_panic::CatchPanicLayer;
 
-use folio_engine::keys::{Principal, Scope};
+use folio_engine::keys::{Credential, Principal, Scope};
 
+use super::access;
 use super::mcp::FolioServer;
 use super::oauth::{Refusal, Verifier};
 use super::refuse;
@@ -34,7 +35,6 @@ use super::sse;
 use super::upload::upload;
 use crate::ops::Shared;
 use crate::options::Toolset;
-use crate::tool::scope;
 
 /// How the HTTP server guards itself.
 #[derive(Debug, Clone)]
@@ -82,11 +82,21 @@ impl HttpOptions {
 
 struct Guard {
     hosts: Vec<String>,
+    /// Whether a Host that is an IP address passes too (the metrics
+    /// listener, which a scraper reaches by address; a rebinding page can
+    /// only send a name it controls).
+    ip_hosts: bool,
     origins: Vec<String>,
     token: Option<String>,
     callers: Callers,
     max_body_bytes: usize,
+    /// The credential each streamable HTTP session was opened with: a
+    /// session answers requests of that credential only.
+    sessions: std::sync::Mutex<std::collections::HashMap<String, Credential>>,
 }
+
+/// The header that names a streamable HTTP session.
+const SESSION_HEADER: &str = "mcp-session-id";
 
 /// Who may call, beyond the Host, Origin and shared-token checks.
 enum Callers {
@@ -125,6 +135,17 @@ fn host_allowed(host: &str, allowed: &[String]) -> bool {
     })
 }
 
+/// Whether a Host header names an IP address (with or without a port).
+fn is_ip_host(host: &str) -> bool {
+    let host = host.trim();
+    host.parse::<std::net::SocketAddr>().is_ok()
+        || host.parse::<std::net::IpAddr>().is_ok()
+        || host
+            .strip_prefix('[')
+            .and_then(|h| h.strip_suffix(']'))
+            .is_some_and(|h| h.parse::<std::net::Ipv6Addr>().is_ok())
+}
+
 /// Browser origins on loopback are allowed by default; others must be listed.
 fn origin_allowed(origin: &str, allowed: &[String]) -> bool {
     let origin = origin.trim().to_ascii_lowercase();
@@ -157,6 +178,7 @@ async fn guard(State(guard): State<Arc<Guard>>, mut request: Request, next: Next
         .or_else(|| request.uri().authority().map(|a| a.as_str()));
     match host {
         Some(host) if host_allowed(host, &guard.hosts) => {}
+        Some(host) if guard.ip_hosts && is_ip_host(host) => {}
         _ => return refuse(StatusCode::FORBIDDEN, "Host not allowed"),
     }
     if let Some(origin) = headers.get(header::ORIGIN) {
@@ -207,8 +229,43 @@ async fn guard(State(guard): State<Arc<Guard>>, mut request: Request, next: Next
     {
         return rate_limited(wait);
     }
+    // A session is bound to the credential that opened it: another
+    // credential (another key, even one given a revoked key's name) finds
+    // no such session.
+    let session = request
+        .headers()
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let credential = principal.credential.clone();
+    if let Some(id) = &session {
+        let bound = guard
+            .sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(id)
+            .cloned();
+        if bound.as_ref() != Some(&credential) {
+            return refuse(StatusCode::NOT_FOUND, "no such session");
+        }
+    }
+    let closing = request.method() == axum::http::Method::DELETE;
     request.extensions_mut().insert(principal);
-    next.run(request).await
+    let response = next.run(request).await;
+    let mut sessions = guard.sessions.lock().unwrap_or_else(|p| p.into_inner());
+    match (&session, response.headers().get(SESSION_HEADER)) {
+        (Some(id), _) if closing => {
+            sessions.remove(id);
+        }
+        (None, Some(opened)) => {
+            if let Ok(id) = opened.to_str() {
+                sessions.insert(id.to_string(), credential);
+            }
+        }
+        _ => {}
+    }
+    drop(sessions);
+    response
 }
 
 /// Where the Protected Resource Metadata lives (RFC 9728), with the
@@ -309,17 +366,15 @@ async fn by_token(
         }
     };
     let (request, needed) = needed_scope(shared, request, max_body_bytes).await?;
-    if let Some(needed) = needed
-        && !principal.may(needed)
-    {
+    if let Some(&lacking) = needed.iter().find(|scope| !principal.may(**scope)) {
         shared.telemetry.auth_failed("insufficient scope");
         let mut scopes: Vec<Scope> = principal.scopes.iter().copied().collect();
-        scopes.push(needed);
+        scopes.extend(needed.iter().copied());
         scopes.sort();
         scopes.dedup();
         let message = format!(
             "this needs the {} scope, which the access token lacks",
-            verifier.scope_name(needed)
+            verifier.scope_name(lacking)
         );
         return Err(challenged(
             StatusCode::FORBIDDEN,
@@ -330,19 +385,21 @@ async fn by_token(
     Ok((principal, request))
 }
 
-/// The scope a request needs beyond being known: a route's own, or for an
-/// MCP message that calls a tool, the tool's. The body of a POST to `/mcp`
-/// or `/messages` is read for it and handed on unchanged.
+/// The scopes a request needs beyond being known: a route's own, or for
+/// an MCP message, every scope its methods need (`access`: one mapping for
+/// every transport). The body of a POST to `/mcp` or `/messages` is
+/// read for it and handed on unchanged; a method folio does not serve is
+/// left for the MCP handler to refuse.
 async fn needed_scope(
     shared: &Shared,
     request: Request,
     max_body_bytes: usize,
-) -> Result<(Request, Option<Scope>), Response> {
+) -> Result<(Request, Vec<Scope>), Response> {
     let path = request.uri().path();
     let route = match path {
-        "/metrics" => Some(Scope::Admin),
-        "/upload" => Some(Scope::Ingest),
-        _ => None,
+        "/metrics" => vec![Scope::Admin],
+        "/upload" => vec![Scope::Ingest],
+        _ => Vec::new(),
     };
     let is_message =
         request.method() == axum::http::Method::POST && (path == "/mcp" || path == "/messages");
@@ -358,18 +415,8 @@ async fn needed_scope(
     };
     let needed = serde_json::from_slice::<Value>(&bytes)
         .ok()
-        .and_then(|message| {
-            let messages = match message {
-                Value::Array(items) => items,
-                one => vec![one],
-            };
-            messages
-                .iter()
-                .filter(|m| m.get("method").and_then(Value::as_str) == Some("tools/call"))
-                .filter_map(|m| m.pointer("/params/name").and_then(Value::as_str))
-                .filter_map(|name| shared.registry.find(name).map(|(_, tool)| scope(tool)))
-                .max()
-        });
+        .and_then(|message| access::body_needs(&message, &shared.registry).ok())
+        .unwrap_or_default();
     Ok((Request::from_parts(parts, Body::from(bytes)), needed))
 }
 
@@ -405,14 +452,30 @@ async fn metrics(
 }
 
 /// The metrics listener (`--metrics-addr`): `/metrics` alone, without
-/// credentials, for a scraper on a private interface.
-pub fn metrics_router(shared: Arc<Shared>) -> Router {
+/// credentials, for a scraper on a private interface; behind the same Host
+/// and Origin checks as every other route (`allowed_hosts`, with loopback
+/// names, and `allowed_origins`).
+pub fn metrics_router(
+    shared: Arc<Shared>,
+    allowed_hosts: Vec<String>,
+    allowed_origins: Vec<String>,
+) -> Router {
+    let guard_state = Arc::new(Guard {
+        hosts: allowed_hosts,
+        ip_hosts: true,
+        origins: allowed_origins,
+        token: None,
+        callers: Callers::Anyone,
+        max_body_bytes: 0,
+        sessions: Default::default(),
+    });
     Router::new()
         .route(
             "/metrics",
             get(|State(shared): State<Arc<Shared>>| exposition(shared)),
         )
         .with_state(shared)
+        .layer(middleware::from_fn_with_state(guard_state, guard))
         .layer(CatchPanicLayer::new())
 }
 
@@ -527,10 +590,12 @@ pub fn router(shared: Arc<Shared>, options: &HttpOptions, cancel: CancellationTo
     };
     let guard_state = Arc::new(Guard {
         hosts: options.allowed_hosts.clone(),
+        ip_hosts: false,
         origins: options.allowed_origins.clone(),
         token: options.token.clone(),
         callers,
         max_body_bytes: options.max_body_bytes,
+        sessions: Default::default(),
     });
     let mut app = Router::new()
         .route_service("/mcp", mcp)
@@ -594,6 +659,9 @@ mod tests {
         assert!(host_allowed("[::1]:7070", &allowed));
         assert!(!host_allowed("evil.example:7070", &allowed));
         assert!(!host_allowed("localhost.evil.example", &allowed));
+        assert!(is_ip_host("10.0.0.5:9100") && is_ip_host("[fd00::1]:9100"));
+        assert!(is_ip_host("192.168.1.2") && is_ip_host("[::1]"));
+        assert!(!is_ip_host("evil.example:9100") && !is_ip_host("10.0.0.5.evil.example"));
     }
 
     #[test]

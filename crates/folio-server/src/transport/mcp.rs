@@ -1,7 +1,9 @@
 //! The MCP handler, the protocol's edge: server info and instructions,
 //! paginated tool listing, argument coercion and dispatch of tool calls to
 //! the toolset that owns the tool (`toolsets::call`), the call log, and
-//! libraries and documents as resources.
+//! libraries and documents as resources. Every request is authorised
+//! through `access` (one mapping from method to scope, on every transport)
+//! before any work, and every request that reads data is audited.
 
 use std::sync::Arc;
 
@@ -16,6 +18,8 @@ use serde_json::json;
 
 use folio_engine::keys::Principal;
 
+use super::access::{self, Denied};
+
 use crate::ops::telemetry::CallRecord;
 use crate::ops::{self, Call, Shared, Touches};
 use crate::options::Toolset;
@@ -26,29 +30,20 @@ use crate::toolsets;
 #[derive(Clone)]
 pub struct FolioServer {
     shared: Arc<Shared>,
-    /// The caller of every request of this session, when the transport
-    /// authenticated the session once (SSE); streamable HTTP authenticates
-    /// each request and hands its principal over with the request.
-    principal: Option<Principal>,
 }
 
 impl FolioServer {
     pub fn new(shared: Arc<Shared>) -> Self {
-        FolioServer {
-            shared,
-            principal: None,
-        }
+        FolioServer { shared }
     }
 
-    /// A session whose every request comes from `principal`.
-    pub fn for_principal(shared: Arc<Shared>, principal: Option<Principal>) -> Self {
-        FolioServer { shared, principal }
-    }
-
-    /// Who makes a request: the session's principal, else the one the HTTP
-    /// guard attached to this request; None where no key is asked.
+    /// Who makes a request: the principal its transport attached to it
+    /// (the SSE transport to each message; the HTTP guard to each HTTP
+    /// request, which streamable HTTP hands over as its parts); None where
+    /// no credential is asked. Never a session's: a session has the rights
+    /// of the credential of each request.
     fn caller(&self, context: &RequestContext<RoleServer>) -> Option<Principal> {
-        self.principal.clone().or_else(|| {
+        context.extensions.get::<Principal>().cloned().or_else(|| {
             context
                 .extensions
                 .get::<axum::http::request::Parts>()
@@ -117,6 +112,113 @@ impl FolioServer {
         }
         text
     }
+}
+
+/// The JSON-RPC error of a request its caller may not make.
+fn denial(method: &str, denied: &Denied) -> McpError {
+    match denied {
+        Denied::Unserved => McpError::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            format!("folio does not serve {method}"),
+            None,
+        ),
+        Denied::Scope(scope) => McpError::new(
+            rmcp::model::ErrorCode::INVALID_REQUEST,
+            format!(
+                "forbidden: {method} needs the {} scope, which the caller lacks",
+                scope.as_str()
+            ),
+            Some(json!({"code": "forbidden", "required_scope": scope.as_str()})),
+        ),
+    }
+}
+
+/// How a request that is not a tool call ended, for the audit log.
+fn request_outcome<T>(answer: &Result<T, McpError>) -> &'static str {
+    match answer {
+        Ok(_) => "ok",
+        Err(e) if e.code == rmcp::model::ErrorCode::RESOURCE_NOT_FOUND => "not_found",
+        Err(e) if e.code == rmcp::model::ErrorCode::METHOD_NOT_FOUND => "unserved",
+        Err(e) if e.code == rmcp::model::ErrorCode::INVALID_REQUEST => "forbidden",
+        Err(_) => "error",
+    }
+}
+
+impl FolioServer {
+    /// Authorises a request that is not a tool call (tool calls answer a
+    /// refusal in their toolset's envelope): `access` maps the method to
+    /// the scope it needs. A refusal is counted.
+    fn admit(
+        &self,
+        method: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Option<Principal>, McpError> {
+        let caller = self.caller(context);
+        let need = access::need(method, None, &self.shared.registry);
+        match access::permit(caller.as_ref(), need) {
+            Ok(()) => Ok(caller),
+            Err(denied) => {
+                self.shared.telemetry.auth_failed("insufficient scope");
+                Err(denial(method, &denied))
+            }
+        }
+    }
+
+    /// Answers a request that is not a tool call once `admit` lets it
+    /// through, and writes its audit line: resource reads are counted and
+    /// audited as tool calls are.
+    async fn answered<T, F>(
+        &self,
+        method: &str,
+        resource: Option<&str>,
+        context: &RequestContext<RoleServer>,
+        answer: impl FnOnce(Option<Principal>) -> F,
+    ) -> Result<T, McpError>
+    where
+        F: std::future::Future<Output = Result<T, McpError>>,
+    {
+        let started = std::time::Instant::now();
+        let admitted = self.admit(method, context);
+        let caller = match &admitted {
+            Ok(caller) => caller.clone(),
+            Err(_) => self.caller(context),
+        };
+        let result = match admitted {
+            Ok(caller) => answer(caller).await,
+            Err(refused) => Err(refused),
+        };
+        let outcome = request_outcome(&result);
+        let correlation_id = uuid::Uuid::new_v4().to_string();
+        tracing::info!(
+            method = %method,
+            resource = resource.unwrap_or(""),
+            correlation_id = %correlation_id,
+            duration_ms = started.elapsed().as_millis() as u64,
+            outcome = %outcome,
+            "request"
+        );
+        let library = resource.and_then(resource_library);
+        let shared = &self.shared;
+        shared.telemetry.record(&CallRecord {
+            caller: caller.as_ref().map(|p| p.name.as_str()),
+            transport: &shared.options.transport,
+            operation: method,
+            library: library.as_deref(),
+            outcome,
+            duration: started.elapsed(),
+            correlation_id: &correlation_id,
+            query: None,
+        });
+        result
+    }
+}
+
+/// The library a resource URI names, when it names one.
+fn resource_library(uri: &str) -> Option<String> {
+    let rest = uri
+        .strip_prefix("folio://library/")
+        .or_else(|| uri.strip_prefix("folio://entity/"))?;
+    Some(rest.split('/').next().unwrap_or(rest).to_string())
 }
 
 /// Builds a protocol result from its JSON form (the SDK's result types are
@@ -272,7 +374,8 @@ impl ServerHandler for FolioServer {
         .by(self.caller(&context));
         let shared = self.shared.clone();
         let started = std::time::Instant::now();
-        // Refused before any work when the caller lacks the tool's scope.
+        // Refused before any work when the caller lacks the tool's scope
+        // (the scope `access` maps tools/call of this tool to).
         let allowed = match &call.principal {
             Some(principal) => principal.require(scope(tool), &format!("the tool {name}")),
             None => Ok(()),
@@ -311,7 +414,156 @@ impl ServerHandler for FolioServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let call = Call::detached("resources/list").by(self.caller(&context));
+        self.answered("resources/list", None, &context, |caller| {
+            self.resources(caller)
+        })
+        .await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        self.answered("resources/templates/list", None, &context, |_| async {
+            resource_templates()
+        })
+        .await
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let uri = request.uri.clone();
+        self.answered("resources/read", Some(&uri), &context, |caller| {
+            self.read(request.uri, caller)
+        })
+        .await
+    }
+
+    // Prompts, completions and resource subscriptions: folio offers none,
+    // but they read what resources read, so they need the search scope
+    // like resources (one mapping, `access`), then answer as the protocol's
+    // defaults do.
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListPromptsResult, McpError> {
+        self.answered("prompts/list", None, &context, |_| async {
+            Ok(rmcp::model::ListPromptsResult::default())
+        })
+        .await
+    }
+
+    async fn get_prompt(
+        &self,
+        _request: rmcp::model::GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetPromptResponse, McpError> {
+        self.answered("prompts/get", None, &context, |_| async {
+            Err(McpError::method_not_found::<
+                rmcp::model::GetPromptRequestMethod,
+            >())
+        })
+        .await
+    }
+
+    async fn complete(
+        &self,
+        _request: rmcp::model::CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CompleteResult, McpError> {
+        self.answered("completion/complete", None, &context, |_| async {
+            Ok(rmcp::model::CompleteResult::default())
+        })
+        .await
+    }
+
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: rmcp::model::SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.answered(
+            "resources/subscribe",
+            Some(&request.uri),
+            &context,
+            |_| async {
+                Err(McpError::method_not_found::<
+                    rmcp::model::SubscribeRequestMethod,
+                >())
+            },
+        )
+        .await
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: rmcp::model::UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.answered(
+            "resources/unsubscribe",
+            Some(&request.uri),
+            &context,
+            |_| async {
+                Err(McpError::method_not_found::<
+                    rmcp::model::UnsubscribeRequestMethod,
+                >())
+            },
+        )
+        .await
+    }
+
+    /// A method the mapping does not know is refused, whoever asks.
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, McpError> {
+        let method = request.method.clone();
+        self.answered(&method, None, &context, |_| async {
+            Err(denial(&request.method, &Denied::Unserved))
+        })
+        .await
+    }
+}
+
+/// The resource templates folio serves.
+fn resource_templates() -> Result<ListResourceTemplatesResult, McpError> {
+    from_json(json!({ "resourceTemplates": [
+        {
+            "uriTemplate": "folio://library/{library}",
+            "name": "library",
+            "description": "A library: its statistics and first documents, as JSON.",
+            "mimeType": "application/json"
+        },
+        {
+            "uriTemplate": "folio://document/{document_id}",
+            "name": "document",
+            "description": "A document's full text as Markdown.",
+            "mimeType": "text/markdown"
+        },
+        {
+            "uriTemplate": "folio://entity/{library}/{name}",
+            "name": "entity",
+            "description": "An entity's card as JSON: declared aliases, attributes and \
+                            relations, mentions, top documents, evidence, related entities. \
+                            The name is percent-encoded; an alias or a near miss finds it.",
+            "mimeType": "application/json"
+        }
+    ]}))
+}
+
+impl FolioServer {
+    /// The libraries `caller` may see, as resources.
+    async fn resources(&self, caller: Option<Principal>) -> Result<ListResourcesResult, McpError> {
+        let call = Call::detached("resources/list").by(caller);
         let caller = call.clone();
         let libraries = ops::unbounded(&self.shared, &call, Touches::Visible, move |engine| {
             ops::visible(engine, &caller)
@@ -332,44 +584,15 @@ impl ServerHandler for FolioServer {
         from_json(json!({ "resources": resources }))
     }
 
-    async fn list_resource_templates(
+    /// The contents of the resource `uri`, as `caller` may read it.
+    async fn read(
         &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListResourceTemplatesResult, McpError> {
-        from_json(json!({ "resourceTemplates": [
-            {
-                "uriTemplate": "folio://library/{library}",
-                "name": "library",
-                "description": "A library: its statistics and first documents, as JSON.",
-                "mimeType": "application/json"
-            },
-            {
-                "uriTemplate": "folio://document/{document_id}",
-                "name": "document",
-                "description": "A document's full text as Markdown.",
-                "mimeType": "text/markdown"
-            },
-            {
-                "uriTemplate": "folio://entity/{library}/{name}",
-                "name": "entity",
-                "description": "An entity's card as JSON: declared aliases, attributes and \
-                                relations, mentions, top documents, evidence, related entities. \
-                                The name is percent-encoded; an alias or a near miss finds it.",
-                "mimeType": "application/json"
-            }
-        ]}))
-    }
-
-    async fn read_resource(
-        &self,
-        request: ReadResourceRequestParams,
-        context: RequestContext<RoleServer>,
+        uri: String,
+        caller: Option<Principal>,
     ) -> Result<ReadResourceResponse, McpError> {
-        let uri = request.uri.clone();
         let shared = &self.shared;
         // A resource outside the caller's libraries reads as missing.
-        let call = Call::detached("resources/read").by(self.caller(&context));
+        let call = Call::detached("resources/read").by(caller);
         let (mime, text) = if let Some(name) = uri.strip_prefix("folio://library/") {
             let name = folio_core::LibraryName::new(name).map_err(|_| resource_not_found(&uri))?;
             let touched = name.clone();

@@ -1,9 +1,10 @@
-//! How clients reach the toolsets: the MCP handler (`mcp`), stdio line
-//! screening (`screen`), the owner of a data directory and its attach
+//! How clients reach the toolsets: the MCP handler (`mcp`) and the
+//! authorisation of every MCP method (`access`), stdio line screening (`screen`), the owner of a data directory and its attach
 //! protocol (`owner`), streamable HTTP with its guard (`http`), OAuth
 //! access tokens (`oauth`), the older SSE transport (`sse`) and the
 //! mcpvectordb contract's `/upload`.
 
+mod access;
 pub mod http;
 pub mod mcp;
 pub mod oauth;

@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use folio_core::LibraryName;
-use folio_engine::keys::{Principal, Scope};
+use folio_engine::keys::{Credential, Principal, Scope};
 use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, KeyAlgorithm, PublicKeyUse};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation, errors::ErrorKind};
 use serde_json::{Map, Value, json};
@@ -499,8 +499,19 @@ impl Verifier {
                 }
             }
         };
+        // A session is bound to the token's issuer and subject (the name
+        // claim when a provider sends no subject).
+        let subject = claims
+            .get("sub")
+            .and_then(Value::as_str)
+            .unwrap_or(name)
+            .to_string();
         Ok(Principal {
             name: name.to_string(),
+            credential: Credential::Token {
+                issuer: options.issuer.clone(),
+                subject,
+            },
             scopes,
             libraries,
             rate_per_minute: None,

@@ -1,35 +1,56 @@
 //! The older HTTP+SSE transport, for clients configured with `sse`:
 //! `GET /sse` opens a session (its events carry the server's messages),
 //! `POST /messages?session_id=...` takes the client's.
+//!
+//! A session is bound to the credential that opened it (an access key by
+//! its hash, an access token by its issuer and subject; never a name): a
+//! message from any other credential finds no session. Each message is
+//! authorised with the principal of its own request, so a session has
+//! exactly the rights its credential has now; a session whose key is
+//! revoked or expires ends within `folio_engine::keys::RECHECK` and the
+//! check interval.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use serde_json::Value;
+use rmcp::model::{ClientJsonRpcMessage, GetExtensions, ServerJsonRpcMessage};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
 
-use folio_engine::keys::Principal;
+use folio_engine::keys::{Credential, Principal};
 
 use super::mcp::FolioServer;
 use super::refuse;
+use super::screen::{Line, Screened, screen};
 use crate::ops::Shared;
+
+/// How often an open session's key is checked again.
+const RECHECK_EVERY: Duration = Duration::from_secs(5);
 
 /// The open sessions of the HTTP+SSE transport: where each one's client
 /// messages go.
 #[derive(Clone, Default)]
 struct SseSessions {
-    /// Each session's key (by name, when keys are asked) and its input.
     inputs: Arc<std::sync::Mutex<std::collections::HashMap<String, Session>>>,
 }
 
-/// The key that opened a session (None when no key is asked), and where
-/// its client messages go.
-type Session = (Option<String>, tokio::sync::mpsc::Sender<String>);
+/// One open session: the credential that opened it (None when no
+/// credential is asked), where its client messages go, and where answers
+/// the transport makes itself (to malformed messages) go.
+#[derive(Clone)]
+struct Session {
+    credential: Option<Credential>,
+    input: mpsc::Sender<ClientJsonRpcMessage>,
+    output: mpsc::Sender<String>,
+}
 
-/// Removes a session when its event stream ends (the client went away).
+/// Removes a session when its event stream ends (the client went away, or
+/// its key was revoked).
 struct SseSession {
     id: String,
     sessions: SseSessions,
@@ -49,6 +70,22 @@ struct SseState {
     sessions: SseSessions,
 }
 
+/// Whether the credential of a session may still be used: an access key
+/// is looked up again (revoked or expired: no); any other credential is
+/// checked on each request by the guard.
+async fn still_valid(shared: &Arc<Shared>, credential: &Option<Credential>) -> bool {
+    let Some(Credential::Key { hash }) = credential else {
+        return true;
+    };
+    let engine = shared.engine.clone();
+    let hash = hash.clone();
+    match tokio::task::spawn_blocking(move || engine.recheck_key(&hash)).await {
+        Ok(Ok(_)) => true,
+        Ok(Err(e)) => e.code != folio_core::ErrorCode::Unauthorized,
+        Err(_) => true,
+    }
+}
+
 /// `GET /sse`: opens a session. The first event names the endpoint for the
 /// client's messages; every server message follows as a `message` event.
 async fn sse_connect(
@@ -59,36 +96,44 @@ async fn sse_connect(
 > {
     use axum::response::sse::{Event, KeepAlive, Sse};
     use futures_util::StreamExt;
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 
     let id = uuid::Uuid::new_v4().simple().to_string();
-    let (ours, theirs) = tokio::io::duplex(1 << 20);
+    let credential = principal.map(|axum::Extension(p)| p.credential);
+    let (input, messages) = mpsc::channel::<ClientJsonRpcMessage>(64);
+    let (output, lines) = mpsc::channel::<String>(64);
+    // The server's messages become lines of the event stream; the
+    // client's arrive typed, each with the principal of its request.
+    let sink = Box::pin(futures_util::sink::unfold(
+        output.clone(),
+        |output, message: ServerJsonRpcMessage| async move {
+            let line = serde_json::to_string(&message).map_err(std::io::Error::other)?;
+            output
+                .send(line)
+                .await
+                .map_err(|_| std::io::Error::other("the session has ended"))?;
+            Ok::<_, std::io::Error>(output)
+        },
+    ));
+    let stream = Box::pin(futures_util::stream::unfold(
+        messages,
+        |mut messages| async move { messages.recv().await.map(|m| (m, messages)) },
+    ));
     let shared = state.shared.clone();
-    let principal = principal.map(|axum::Extension(p)| p);
-    let owner = principal.as_ref().map(|p| p.name.clone());
     tokio::spawn(async move {
         use rmcp::ServiceExt;
-        if let Ok(running) = FolioServer::for_principal(shared, principal)
-            .serve(super::screen::screened(theirs))
-            .await
-        {
+        if let Ok(running) = FolioServer::new(shared).serve((sink, stream)).await {
             let _ = running.waiting().await;
         }
     });
-    let (read, mut write) = tokio::io::split(ours);
-    let (input, mut messages) = tokio::sync::mpsc::channel::<String>(64);
-    tokio::spawn(async move {
-        while let Some(line) = messages.recv().await {
-            if write.write_all(line.as_bytes()).await.is_err()
-                || write.write_all(b"\n").await.is_err()
-                || write.flush().await.is_err()
-            {
-                break;
-            }
-        }
-    });
     if let Ok(mut inputs) = state.sessions.inputs.lock() {
-        inputs.insert(id.clone(), (owner, input));
+        inputs.insert(
+            id.clone(),
+            Session {
+                credential: credential.clone(),
+                input,
+                output,
+            },
+        );
     }
     let endpoint = Event::default()
         .event("endpoint")
@@ -97,16 +142,32 @@ async fn sse_connect(
         id,
         sessions: state.sessions.clone(),
     };
-    let lines = tokio::io::BufReader::new(read).lines();
-    let events = futures_util::stream::unfold((lines, guard), |(mut lines, guard)| async move {
-        match lines.next_line().await {
-            Ok(Some(line)) => Some((
-                Ok(Event::default().event("message").data(line)),
-                (lines, guard),
-            )),
-            _ => None,
-        }
-    });
+    let shared = state.shared.clone();
+    let recheck =
+        tokio::time::interval_at(tokio::time::Instant::now() + RECHECK_EVERY, RECHECK_EVERY);
+    let events = futures_util::stream::unfold(
+        (lines, guard, shared, credential, recheck),
+        |(mut lines, guard, shared, credential, mut recheck)| async move {
+            loop {
+                tokio::select! {
+                    line = lines.recv() => {
+                        return line.map(|line| {
+                            (
+                                Ok(Event::default().event("message").data(line)),
+                                (lines, guard, shared, credential, recheck),
+                            )
+                        });
+                    }
+                    _ = recheck.tick() => {
+                        if !still_valid(&shared, &credential).await {
+                            tracing::info!("an SSE session ended: its key was revoked or expired");
+                            return None;
+                        }
+                    }
+                }
+            }
+        },
+    );
     Sse::new(futures_util::stream::once(async move { Ok(endpoint) }).chain(events))
         .keep_alive(KeepAlive::default())
 }
@@ -124,24 +185,60 @@ async fn sse_message(
     axum::extract::Query(query): axum::extract::Query<SessionQuery>,
     body: axum::body::Bytes,
 ) -> Response {
-    let input = state
+    let session = state
         .sessions
         .inputs
         .lock()
         .ok()
         .and_then(|inputs| inputs.get(&query.session_id).cloned());
-    // A session takes messages from the key that opened it only.
-    let caller = principal.map(|axum::Extension(p)| p.name);
-    let input = match input {
-        Some((owner, input)) if owner == caller => input,
+    let principal = principal.map(|axum::Extension(p)| p);
+    // A session takes messages from the credential that opened it only.
+    let session = match session {
+        Some(session) if session.credential == principal.as_ref().map(|p| p.credential.clone()) => {
+            session
+        }
         _ => return refuse(StatusCode::NOT_FOUND, "no such session"),
     };
-    // One message per line on the session's stream: re-serialised compact.
-    let line = match serde_json::from_slice::<Value>(&body) {
-        Ok(message) => message.to_string(),
-        Err(e) => return refuse(StatusCode::BAD_REQUEST, &format!("invalid JSON: {e}")),
+    if serde_json::from_slice::<Value>(&body).is_err() {
+        return refuse(StatusCode::BAD_REQUEST, "invalid JSON");
+    }
+    // Screened as a line transport screens a line: what is not one
+    // JSON-RPC message is answered on the session's stream.
+    let text = match screen(Line::Bytes(body.to_vec())) {
+        None => return StatusCode::ACCEPTED.into_response(),
+        Some(Screened::Refuse(answer)) => {
+            let _ = session.output.send(answer).await;
+            return StatusCode::ACCEPTED.into_response();
+        }
+        Some(Screened::Forward(text)) => text,
     };
-    match input.send(line).await {
+    let mut message = match serde_json::from_str::<ClientJsonRpcMessage>(&text) {
+        Ok(message) => message,
+        Err(e) => {
+            let id = serde_json::from_str::<Value>(&text)
+                .ok()
+                .and_then(|v| v.get("id").cloned())
+                .unwrap_or(Value::Null);
+            let answer = json!({"jsonrpc": "2.0", "id": id, "error": {
+                "code": -32600, "message": format!("Invalid Request: {e}")
+            }});
+            let _ = session.output.send(answer.to_string()).await;
+            return StatusCode::ACCEPTED.into_response();
+        }
+    };
+    // The message carries the rights of this request's credential.
+    if let Some(principal) = principal {
+        match &mut message {
+            ClientJsonRpcMessage::Request(request) => {
+                request.request.extensions_mut().insert(principal);
+            }
+            ClientJsonRpcMessage::Notification(notification) => {
+                notification.notification.extensions_mut().insert(principal);
+            }
+            ClientJsonRpcMessage::Response(_) | ClientJsonRpcMessage::Error(_) => {}
+        }
+    }
+    match session.input.send(message).await {
         Ok(()) => StatusCode::ACCEPTED.into_response(),
         Err(_) => refuse(StatusCode::NOT_FOUND, "the session has ended"),
     }

@@ -663,10 +663,16 @@ async fn server_info(shared: &Shared, p: ServerInfoParams, call: &Call) -> CallT
     };
     let config = shared.engine.config();
     let (name, version) = shared.options.identity();
+    // Where things live is for the local user and admins only.
+    let sees_server = ops::sees_server(call);
     success(&ServerInfoOutput {
         name,
         version,
-        data_dir: config.data_dir.display().to_string(),
+        data_dir: if sees_server {
+            config.data_dir.display().to_string()
+        } else {
+            String::new()
+        },
         transport: shared.options.transport.clone(),
         toolsets: shared
             .registry
@@ -679,14 +685,15 @@ async fn server_info(shared: &Shared, p: ServerInfoParams, call: &Call) -> CallT
             .options
             .model_dir
             .as_ref()
+            .filter(|_| sees_server)
             .map(|d| d.display().to_string()),
         model_loaded: shared.engine.embedder_loaded(),
         libraries,
         disk_bytes: disk,
         limits: serde_json::to_value(&config.limits).unwrap_or(Value::Null),
         cache: CacheInfo::of(shared),
-        watches: ops::watch::states(),
-        path_check: p.check_path.map(|path| check_path(shared, &path)),
+        watches: ops::visible_watches(call),
+        path_check: p.check_path.map(|path| check_path(shared, call, &path)),
     })
 }
 
