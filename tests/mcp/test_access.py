@@ -160,7 +160,7 @@ def test_every_method_needs_its_scope_and_resource_reads_are_audited(data, tmp_p
     assert ("reader", "resources/read", "wiki", "ok") in reads, reads
     assert ("reader", "resources/list", None, "ok") in reads, reads
     assert ("reader", "resources/read", None, "not_found") in reads, reads
-    assert any(l["operation"] == "tasks/get" and l["outcome"] == "unserved" for l in lines)
+    assert any(l["operation"] == "folio/anything" and l["outcome"] == "unserved" for l in lines), lines
     accepted = [what for what, accepted in attempts if accepted]
     assert len(attempts) >= 16 and accepted == [], (len(attempts), accepted)
 
@@ -179,9 +179,10 @@ def test_ingest_paths_for_keys_only_inside_roots(data, tmp_path):
             async with http_mcp(server.url, key=bot) as c:
                 inside = await ok(c, "ingest", {"library": "notes", "paths": [str(root / "inside.md")]})
                 assert inside["indexed"] == 1
-                refused = await fails(c, "ingest", {"library": "notes", "paths": [str(outside)]})
-                assert refused["error"]["code"] == "PATH_NOT_ALLOWED" or any(
-                    i["error"]["code"] == "PATH_NOT_ALLOWED" for i in refused.get("items", [])), refused
+                # Outside the roots: the item fails, nothing is written.
+                refused = await ok(c, "ingest", {"library": "notes", "paths": [str(outside)]})
+                assert [i["error"]["code"] for i in refused["items"]] == ["PATH_NOT_ALLOWED"], refused
+                assert refused["indexed"] == 0
                 info = await ok(c, "server_info", {"check_path": str(outside)})
                 assert not info["path_check"]["readable"]
                 info = await ok(c, "server_info", {"check_path": str(root / "inside.md")})
@@ -296,7 +297,10 @@ def test_server_info_shows_a_restricted_caller_its_own(data, tmp_path):
                 assert [w["library"] for w in info["watches"]] == ["wiki"], info["watches"]
                 assert info["watches"][0]["folder"] == "", "a search key is not told the folder"
                 assert info["data_dir"] == "" and info.get("model_dir") in (None, "")
-                assert str(data) not in json.dumps(info) and str(board) not in json.dumps(info)
+                # Nothing names the server's folders (the path asked about is
+                # the caller's own words, echoed).
+                shown = json.dumps({k: v for k, v in info.items() if k != "path_check"})
+                assert str(data) not in shown and str(tmp_path) not in shown, shown
                 assert info["path_check"] == {"path": str(board / "minutes.md"), "readable": False,
                                               "error": "check_path needs the ingest scope"}
             async with http_mcp(server.url, key=editor) as c:
@@ -317,9 +321,10 @@ def test_an_ingest_budget_admits_each_document_once(data, tmp_path):
 
         async def one(i):
             async with http_mcp(server.url, key=bot) as c:
-                return await call(c, "ingest_speech", {
+                result = await c.call_tool("ingest_speech", {
                     "title": f"Levees {i}", "full_text": f"Speech {i}. {speech}", "speaker": "Member", "party": "Ind",
                     "chamber": "Senate", "state": "NSW", "date": "2024-03-01", "hansard_reference": f"S-{i}"})
+                return result.is_error, result.structured_content or result.content[0].text
 
         async def go():
             return await asyncio.gather(*(one(i) for i in range(3)))

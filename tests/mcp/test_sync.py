@@ -99,3 +99,38 @@ def test_a_served_folder_stays_indexed(data, tmp_path):
     # A read-only server cannot watch.
     out = subprocess.run([BIN, "serve", "--stdio", "--read-only"], env=folio_env(data, config), capture_output=True, text=True, timeout=60, input="")
     assert out.returncode == 2 and "read-only" in out.stderr, out.stderr
+
+
+def test_a_pass_keeps_what_it_cannot_read(data, tmp_path):
+    """Issue 46 §3: documents under a folder a pass could not read counted
+    as gone (`chmod 000 docs/sub` removed them, `chmod 755` re-embedded
+    them). They are kept and the folder is reported. As root, whom
+    permissions do not stop, the pass runs without the capabilities that
+    override them."""
+    import os
+
+    folder = tmp_path / "docs"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "a.md").write_text("# A\n\nAlpha apples.")
+    (folder / "sub" / "b.md").write_text("# B\n\nBeta bananas.")
+
+    def cli(*args, bound=False):
+        command = [BIN, "--json", *args]
+        if bound and os.geteuid() == 0:
+            command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
+        out = subprocess.run(command, env=folio_env(data), capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout)
+
+    first = cli("sync", str(folder), "--library", "notes")
+    assert sorted(first["added"]) == files(folder)
+    (folder / "sub").chmod(0)
+    try:
+        kept = cli("sync", str(folder), "--library", "notes", bound=True)
+    finally:
+        (folder / "sub").chmod(0o755)
+    assert kept["removed"] == [], kept
+    assert [u["source"] for u in kept["unreadable"]] == [str((folder / "sub").resolve())], kept
+    back = cli("sync", str(folder), "--library", "notes")
+    assert back["added"] == [] and back["replaced"] == [] and back["removed"] == [], back
+    assert back["unchanged"] == 2 and back["embedded_chunks"] == 0

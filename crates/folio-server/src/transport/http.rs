@@ -189,6 +189,13 @@ async fn guard(State(guard): State<Arc<Guard>>, mut request: Request, next: Next
             return refuse(StatusCode::FORBIDDEN, "Origin not allowed");
         }
     }
+    // /health says nothing private and stays open to probes (whatever the
+    // auth mode); the resource metadata is how a client learns where to
+    // get a token.
+    let path = request.uri().path();
+    if path == "/health" || path.starts_with(METADATA_PATH) {
+        return next.run(request).await;
+    }
     if let Some(token) = &guard.token {
         let given = headers
             .get(header::AUTHORIZATION)
@@ -198,12 +205,6 @@ async fn guard(State(guard): State<Arc<Guard>>, mut request: Request, next: Next
         if !same_secret(given.trim().as_bytes(), token.as_bytes()) {
             return refuse(StatusCode::UNAUTHORIZED, "a valid bearer token is required");
         }
-    }
-    // /health says nothing private and stays open to probes; the resource
-    // metadata is how a client learns where to get a token.
-    let path = request.uri().path();
-    if path == "/health" || path.starts_with(METADATA_PATH) {
-        return next.run(request).await;
     }
     let (shared, principal) = match &guard.callers {
         Callers::Anyone => return next.run(request).await,
