@@ -3,6 +3,7 @@ folio's model-fetch tests (the real hub cannot be reached from CI).
 
     python3 hub.py ROOT [--port N] [--lfs-threshold BYTES] [--throttle BYTES_PER_SEC]
                    [--log FILE] [--lie PATH] [--substitute PATH]
+                   [--disguise PATH] [--understate PATH]
 
 ROOT holds ORG/NAME/COMMIT/<files> (symlinks are followed); the branch
 `main` names the one commit of a repository. Served like the hub:
@@ -22,7 +23,11 @@ ROOT holds ORG/NAME/COMMIT/<files> (symlinks are followed); the branch
 Faults for tests: --lie PATH serves other bytes for PATH while stating the
 true hash (a corrupted mirror); --substitute PATH serves other bytes and
 states their hash (a repository changed under a pinned hash); --throttle
-slows bodies so a test can kill a client mid-download. Each request is
+slows bodies so a test can kill a client mid-download; --disguise PATH
+serves other bytes directly (no CDN) under their git blob SHA-1 as ETag,
+whatever their size (a hostile endpoint naming a git address for a file
+whose SHA-256 is pinned); --understate PATH states half the size of an LFS
+file (a body longer than stated). Each request is
 logged to --log as a JSON line (method, path, port, range, authorization). Prints "listening
 PORT" when ready.
 """
@@ -50,6 +55,8 @@ class Hub:
         self.log = args.log
         self.lie = set(args.lie)
         self.substitute = set(args.substitute)
+        self.disguise = set(args.disguise)
+        self.understate = set(args.understate)
         self.cache = {}
 
     def commit_dir(self, repo, rev):
@@ -70,12 +77,14 @@ class Hub:
             with open(full, "rb") as f:
                 data = f.read()
             stated = self.address(data)
-            if path in self.lie or path in self.substitute:
+            if path in self.lie or path in self.substitute or path in self.disguise:
                 altered = bytearray(data)
                 altered[len(altered) // 2] ^= 0xFF
                 data = bytes(altered)
                 if path in self.substitute:
                     stated = self.address(data)
+                if path in self.disguise:
+                    stated = git_sha1(data)
             self.cache[key] = (data, stated)
         return self.cache[key]
 
@@ -188,13 +197,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.answer(404, [("X-Error-Code", "EntryNotFound"), ("X-Repo-Commit", commit)])
         data, stated = self.hub.content(repo, commit, file)
         common = [("X-Repo-Commit", commit), ("Accept-Ranges", "bytes")]
-        if len(data) >= self.hub.threshold:
+        if len(data) >= self.hub.threshold and file not in self.hub.disguise:
+            size = len(data) // 2 if file in self.hub.understate else len(data)
             # To another origin, as the hub's CDN links are: clients follow
             # a HEAD's redirects only on the hub itself (renamed repositories).
             location = "http://127.0.0.1:%d/cdn/%s/%s/%s" % (self.hub.cdn_port, repo, commit, urllib.parse.quote(file))
             return self.answer(302, common + [
                 ("Location", location), ("X-Linked-Etag", '"%s"' % stated),
-                ("X-Linked-Size", str(len(data))), ("ETag", '"%s"' % stated)])
+                ("X-Linked-Size", str(size)), ("ETag", '"%s"' % stated)])
         self.body(data, common + [("ETag", '"%s"' % stated)])
 
     def cdn(self, repo, commit, file):
@@ -232,6 +242,8 @@ def main():
     p.add_argument("--log")
     p.add_argument("--lie", action="append", default=[])
     p.add_argument("--substitute", action="append", default=[])
+    p.add_argument("--disguise", action="append", default=[])
+    p.add_argument("--understate", action="append", default=[])
     args = p.parse_args()
     Handler.hub = Hub(args)
     server = Server(("127.0.0.1", args.port), Handler)

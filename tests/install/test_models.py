@@ -108,6 +108,38 @@ def test_a_repository_changed_under_the_pin_is_refused_before_downloading(hub_se
     assert not [r for r in hub.requests() if "/cdn/" in r["path"]]
 
 
+def test_a_pinned_file_is_never_linked_to_a_blob_the_hub_names(hub_server, tmp_path):
+    """Issue 46 §9: for a pinned file any ETag that was not 64 hex digits
+    was accepted and an existing blob of that name linked unchecked, so a
+    hostile endpoint could plant a blob under a git address (an earlier
+    fetch of a small file) and name it as the pinned file's ETag."""
+    import urllib.request
+
+    hub = hub_server("--disguise", "model.safetensors")
+    env = Env(tmp_path, hub.endpoint, runtime=False)
+    # The git address the hub will state for the pinned file, with a blob
+    # already in the cache under that name.
+    head = urllib.request.Request(f"{hub.endpoint}/{REPO}/resolve/{COMMIT}/model.safetensors", method="HEAD")
+    with urllib.request.urlopen(head, timeout=30) as r:
+        address = r.headers["ETag"].strip('"')
+    assert len(address) == 40
+    (env.repo_dir / "blobs").mkdir(parents=True)
+    (env.repo_dir / "blobs" / address).write_bytes(b"not the model's weights")
+    failed = env.run("models", "pull", "all-MiniLM-L6-v2", check=False)
+    assert failed.returncode == 1 and "does not match its pinned hash" in failed.stderr, failed.stderr
+    assert not (env.snapshot / "model.safetensors").exists()
+    assert not (env.repo_dir / "blobs" / PINNED_SAFETENSORS).exists()
+
+
+def test_a_body_longer_than_stated_is_cut_off(hub_server, tmp_path):
+    hub = hub_server("--understate", "model.safetensors")
+    env = Env(tmp_path, hub.endpoint, runtime=False)
+    failed = env.run("models", "pull", "all-MiniLM-L6-v2", check=False)
+    assert failed.returncode == 1 and "more than the" in failed.stderr, failed.stderr
+    assert not list(env.repo_dir.glob("blobs/*.incomplete"))
+    assert not (env.snapshot / "model.safetensors").exists()
+
+
 def test_a_graph_the_hub_hashes_wrongly_is_refused(hub_server, tmp_path):
     # onnx/model.onnx has no pinned hash: the hub's content address checks it.
     hub = hub_server("--lie", "onnx/model.onnx")
