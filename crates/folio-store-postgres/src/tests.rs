@@ -653,3 +653,93 @@ fn verify_names_entity_mentions_outside_their_chunks() {
         vec!["2 entity mentions point outside the library's chunks".to_string()]
     );
 }
+
+/// A TCP proxy to the test server that can go silent: after `mute`, it
+/// forwards nothing more in either direction and closes nothing, as a NAT
+/// or firewall that forgot the connection does.
+struct SilentProxy {
+    addr: std::net::SocketAddr,
+    muted: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl SilentProxy {
+    fn to(server: &str) -> Self {
+        use std::io::{Read, Write};
+        let target = server.to_string();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let muted = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = muted.clone();
+        std::thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                let Ok(upstream) = std::net::TcpStream::connect(&target) else {
+                    continue;
+                };
+                for (mut from, mut to) in [
+                    (client.try_clone().unwrap(), upstream.try_clone().unwrap()),
+                    (upstream, client),
+                ] {
+                    let muted = flag.clone();
+                    std::thread::spawn(move || {
+                        let mut buf = [0u8; 16 * 1024];
+                        while let Ok(n) = from.read(&mut buf) {
+                            if n == 0 {
+                                break;
+                            }
+                            if muted.load(Ordering::SeqCst) {
+                                // Swallowed; the socket stays open.
+                                continue;
+                            }
+                            if to.write_all(&buf[..n]).is_err() {
+                                break;
+                            }
+                        }
+                        // Once muted, never close: the peer hears nothing.
+                        while muted.load(Ordering::SeqCst) {
+                            std::thread::sleep(std::time::Duration::from_secs(1));
+                        }
+                    });
+                }
+            }
+        });
+        SilentProxy { addr, muted }
+    }
+
+    fn mute(&self) {
+        self.muted.store(true, Ordering::SeqCst);
+    }
+}
+
+// Issue 46 §11: a watch's claim counted as held while its idle connection
+// was not closed; a connection dropped silently (no FIN, no RST) is never
+// closed, so two processes ran passes at once. The claim is probed on the
+// server before each pass, and a probe that goes unanswered loses it.
+#[test]
+fn a_claim_on_a_silently_dropped_connection_is_not_held() {
+    let database = TestDatabase::new();
+    let server = url::Url::parse(&database.url).unwrap();
+    let upstream = format!(
+        "{}:{}",
+        server.host_str().unwrap(),
+        server.port().unwrap_or(5432)
+    );
+    let proxy = SilentProxy::to(&upstream);
+    let mut through = server.clone();
+    through.set_host(Some("127.0.0.1")).unwrap();
+    through.set_port(Some(proxy.addr.port())).unwrap();
+    let store = PostgresStore::connect(through.as_str()).unwrap();
+    let claim = store
+        .claim("watch lib /folder")
+        .unwrap()
+        .expect("a free claim");
+    assert!(claim.held(), "a live session holds its claim");
+    let direct = database.store();
+    assert!(
+        direct.claim("watch lib /folder").unwrap().is_none(),
+        "the claim is exclusive"
+    );
+    proxy.mute();
+    let started = std::time::Instant::now();
+    assert!(!claim.held(), "an unanswered probe loses the claim");
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+}
