@@ -189,6 +189,21 @@ def test_ingest_paths_for_keys_only_inside_roots(data, tmp_path):
                 assert info["path_check"]["readable"]
 
         run(go())
+    # mcpvectordb's ingest_folder confines the folder before listing it: a
+    # folder outside the roots is refused without a word of what it holds.
+    secrets = tmp_path / "secret"
+    secrets.mkdir()
+    (secrets / "api-keys.yaml").write_text("token: hunter2\n")
+    with HttpServer(data, "--auth", "keys", "--toolsets", "mcpvectordb", config=config) as server:
+
+        async def folder():
+            async with http_mcp(server.url, key=bot) as c:
+                refused = await fails(c, "ingest_folder", {"folder": str(secrets), "library": "notes"})
+                assert "api-keys" not in json.dumps(refused) and "outside" in json.dumps(refused), refused
+                done = await ok(c, "ingest_folder", {"folder": str(root), "library": "notes"})
+                assert done["errors"] == [], done
+
+        run(folder())
 
 
 def sse_open(port, key):

@@ -14,6 +14,7 @@ import time
 import uuid
 
 import jsonschema
+import pytest
 from mcp import ClientSession
 from mcp.client.sse import sse_client
 
@@ -539,5 +540,36 @@ def test_bmcis_semantic_search_fuses_by_reciprocal_rank(data, corpus, tmp_path):
             assert weighted_differs, "the corpus does not tell the fusions apart"
             scores = [r["hybrid_score"] for r in out["results"]]
             assert scores == sorted(scores, reverse=True)
+
+    run(go())
+
+
+@pytest.mark.embedded_only
+def test_a_store_chunks_timeout_says_exactly_what_was_written(data, tmp_path):
+    """Issue 46 §11: a TIMEOUT answered while the batch still waited for the
+    write lock (another process writing for longer than the grace period)
+    said nothing of it, and the batch was committed after the answer. The
+    answer now comes when the work has ended, and says what it wrote."""
+    import fcntl
+
+    # Long enough to pass the batch's checks, short of the lock's release.
+    config = write_config(tmp_path / "c.toml", "[serve.timeouts]\nstore_chunks = 1\n")
+    folio(data, "create", "p", config=config)
+
+    async def go():
+        async with stdio(data, "--toolsets", "citeloom", config=config, env={"FOLIO_LOCK_WAIT_MS": 90000}) as c:
+            before = (await ok(c, "inspect_collection", {"project": "p"}))["size"]
+            # Another process holds the data directory's write lock for 33 s.
+            with open(data / "write.lock", "a") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                release = asyncio.get_running_loop().call_later(33, fcntl.flock, lock, fcntl.LOCK_UN)
+                is_error, out = await call(c, "store_chunks", {"project": "p", "items": byo_items(100, seed=11)})
+                release.cancel()
+            await asyncio.sleep(2)
+            after = (await ok(c, "inspect_collection", {"project": "p"}))["size"]
+            assert is_error and out["error"]["code"] == "TIMEOUT", out
+            written = out["error"]["details"].get("chunks_written")
+            assert written == 100, out
+            assert after == before + written, (before, after, out)
 
     run(go())
