@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from load_keys import ROOT, free_port, post, result_of, session
+from load_keys import ROOT, free_port, post, result_of, session_when_up
 
 
 def percentile(values, p):
@@ -82,14 +82,7 @@ def main():
                                       env=dict(os.environ, FOLIO_DATA_DIR=str(data), FOLIO_CONFIG="", FOLIO_LOG="warn"),
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             try:
-                deadline = time.time() + 30
-                while True:
-                    try:
-                        headers = session(port)
-                        break
-                    except OSError:
-                        assert time.time() < deadline, "the server did not start"
-                        time.sleep(0.1)
+                headers = session_when_up(port)
                 first, card = call(port, headers, 1, "entity", {"library": "ent", "name": "vend"})
                 row = {"declared": size, "cli_seconds": [round(c, 3) for c in cli],
                        "first_call_ms": round(first * 1e3, 1), "card": card.get("name")}

@@ -67,6 +67,18 @@ def session(port, key=None):
     return headers
 
 
+def session_when_up(port, seconds=60, key=None):
+    """`session`, once a server just started on `port` answers."""
+    deadline = time.time() + seconds
+    while True:
+        try:
+            return session(port, key)
+        except OSError:
+            if time.time() > deadline:
+                raise
+            time.sleep(0.1)
+
+
 def result_of(text):
     """The JSON-RPC message of a response body (JSON, or one SSE event)."""
     for line in text.splitlines():

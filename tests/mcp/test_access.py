@@ -15,12 +15,12 @@ import subprocess
 import threading
 import time
 import urllib.error
-import urllib.parse
 import urllib.request
 
 from mcp.shared.exceptions import MCPError
-from conftest import BIN, HttpServer, call, fails, folio_env, free_port, http_mcp, ok, run, stdio, write_config
+from conftest import BIN, HttpServer, fails, folio_env, free_port, http_mcp, ok, run, write_config
 from test_keys import create_key
+from test_oauth import seed
 
 
 class Rpc:
@@ -72,16 +72,6 @@ class Rpc:
         assert status == 200 and "result" in answer, (status, answer)
         self.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
         return self
-
-
-def seed(data):
-    async def go():
-        async with stdio(data) as c:
-            await ok(c, "ingest", {"library": "wiki", "content": {"name": "w.md", "text": "# Rivers\n\nRivers carry silt to the delta."}})
-            hr = await ok(c, "ingest", {"library": "hr", "content": {"name": "salaries.md", "text": "# Salaries\n\nQuarterly salary table. CONFIDENTIAL."}})
-            return hr["items"][0]["document_id"]
-
-    return run(go())
 
 
 def test_every_method_needs_its_scope_and_resource_reads_are_audited(data, tmp_path):

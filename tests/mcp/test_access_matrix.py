@@ -8,7 +8,6 @@ on the wire; the table is written to target/access-matrix-<backend>.md
 
 import http.client
 import json
-import os
 from pathlib import Path
 
 from conftest import BACKEND, HttpServer, free_port, run, stdio, ok

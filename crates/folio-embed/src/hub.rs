@@ -561,18 +561,11 @@ fn hash_file(path: &Path, expected: &Expected) -> std::io::Result<String> {
 /// Git's id of the blob a file holds, streamed (the header's length is
 /// the file's).
 fn git_blob_sha1_file(path: &Path) -> std::io::Result<String> {
-    let mut file = File::open(path)?;
-    let length = file.metadata()?.len();
+    let length = fs::metadata(path)?.len();
     let mut h = Sha1::new();
     h.update(format!("blob {length}\0").as_bytes());
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = file.read(&mut buf)?;
-        if n == 0 {
-            return Ok(hex::encode(h.finalize()));
-        }
-        h.update(&buf[..n]);
-    }
+    stream(path, |bytes| h.update(bytes))?;
+    Ok(hex::encode(h.finalize()))
 }
 
 /// Git's id of a blob with these bytes.
@@ -585,15 +578,21 @@ pub fn git_blob_sha1(bytes: &[u8]) -> String {
 
 /// SHA-256 of a file, streamed.
 pub fn sha256_file(path: &Path) -> std::io::Result<String> {
-    let mut file = File::open(path)?;
     let mut h = Sha256::new();
+    stream(path, |bytes| h.update(bytes))?;
+    Ok(hex::encode(h.finalize()))
+}
+
+/// Hands a file's bytes to `take`, a megabyte at a time.
+fn stream(path: &Path, mut take: impl FnMut(&[u8])) -> std::io::Result<()> {
+    let mut file = File::open(path)?;
     let mut buf = vec![0u8; 1 << 20];
     loop {
         let n = file.read(&mut buf)?;
         if n == 0 {
-            return Ok(hex::encode(h.finalize()));
+            return Ok(());
         }
-        h.update(&buf[..n]);
+        take(&buf[..n]);
     }
 }
 

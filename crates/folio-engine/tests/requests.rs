@@ -664,14 +664,9 @@ fn keys_live_and_die(dir: &Path, store_url: Option<&str>) {
     assert_eq!(alice.libraries, Some([library()].into()));
     writer.authenticate(&token).unwrap();
     // Recorded off the request, a moment later.
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while writer.keys().unwrap()[0].last_used_at.is_none() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the key's use is recorded"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_until("the key's use is recorded", Duration::from_secs(20), || {
+        writer.keys().unwrap()[0].last_used_at.is_some()
+    });
 
     // Issue 46 §11: a lifetime past what the clock holds is refused, not a
     // panic; one of a hundred years and less is taken.
@@ -793,13 +788,19 @@ fn a_key_is_accepted_while_another_process_holds_the_write_lock() {
     assert!(engine.keys().unwrap()[0].last_used_at.is_none());
     held.unlock().unwrap();
     drop(held);
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while engine.keys().unwrap()[0].last_used_at.is_none() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the use is recorded once the lock is free"
-        );
-        std::thread::sleep(Duration::from_millis(50));
+    wait_until(
+        "the use is recorded once the lock is free",
+        Duration::from_secs(60),
+        || engine.keys().unwrap()[0].last_used_at.is_some(),
+    );
+}
+
+/// Waits for `done`, failing with `what` past `limit`.
+fn wait_until(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + limit;
+    while !done() {
+        assert!(std::time::Instant::now() < deadline, "{what}");
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
