@@ -46,7 +46,7 @@ def run(binary, data, *args):
 def call(port, headers, n, name, arguments):
     body = {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
     started = time.perf_counter()
-    status, text = post(port, body, headers)
+    status, _, _, text = post(port, body, headers)
     elapsed = time.perf_counter() - started
     message = result_of(text)
     assert status == 200 and not message["result"].get("isError"), text[:500]

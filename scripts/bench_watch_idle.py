@@ -31,7 +31,7 @@ def ticks(pid):
 
 def watch_state(port, headers):
     body = {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "server_info", "arguments": {}}}
-    status, text = post(port, body, headers)
+    status, _, _, text = post(port, body, headers)
     return result_of(text)["result"]["structuredContent"]["watches"][0]
 
 

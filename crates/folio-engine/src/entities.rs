@@ -626,17 +626,32 @@ impl Engine {
         }
         let declared = self.declared_index(library)?;
         let mut found: BTreeMap<String, (MatchedBy, Option<usize>)> = BTreeMap::new();
-        let mut note = |key: String, by: MatchedBy, distance: Option<usize>| {
+        // Each key keeps its best match.
+        let note = |found: &mut BTreeMap<_, _>, key: String, by: MatchedBy, distance| {
             let entry = found.entry(key).or_insert((by, distance));
             if (by, distance) < *entry {
                 *entry = (by, distance);
             }
         };
         if let Some(r) = self.resolve(library, &declared, text)? {
-            note(r.key, r.matched_by, None);
+            note(&mut found, r.key, r.matched_by, None);
         }
-        for (_, at, _) in declared.starting_with(&folded) {
-            note(declared.keys[*at].clone(), MatchedBy::Prefix, None);
+        // Declared names of a prefix rank among themselves by name (their
+        // mentions are read only for the few returned), so more than
+        // `limit` of them, with room for some the type filter drops, can
+        // never be returned.
+        let wanted = limit.max(1) * 4;
+        for (_, at, _) in declared
+            .starting_with(&folded)
+            .filter(|(_, at, _)| kind.is_none_or(|k| declared.declared[*at].kind == k))
+            .take(wanted)
+        {
+            note(
+                &mut found,
+                declared.keys[*at].clone(),
+                MatchedBy::Prefix,
+                None,
+            );
         }
         let counts = |prefix: &str, limit: usize| {
             self.store.entities(
@@ -651,22 +666,29 @@ impl Engine {
         // The counts read here serve the matches below too.
         let mut known: HashMap<String, EntityCount> = HashMap::new();
         for e in counts(&folded, limit.max(1) * 4)? {
-            note(e.entity.clone(), MatchedBy::Prefix, None);
+            note(&mut found, e.entity.clone(), MatchedBy::Prefix, None);
             known.insert(e.entity.clone(), e);
         }
         // Typos: names a few edits away, among declared names and the
         // graph's keys that share the first letter.
         let most = max_edits(&folded);
         let first: String = folded.chars().take(1).collect();
-        if most > 0 {
+        // A fuzzy match ranks after every exact and prefix one: with
+        // `limit` of those, none could be returned.
+        if most > 0 && found.len() < limit {
             for (name, at, _) in declared.starting_with(&first) {
                 if let Some(d) = edits_within(&folded, name, most) {
-                    note(declared.keys[*at].clone(), MatchedBy::Fuzzy, Some(d));
+                    note(
+                        &mut found,
+                        declared.keys[*at].clone(),
+                        MatchedBy::Fuzzy,
+                        Some(d),
+                    );
                 }
             }
             for e in counts(&first, FUZZY_CANDIDATES)? {
                 if let Some(d) = edits_within(&folded, &e.entity, most) {
-                    note(e.entity.clone(), MatchedBy::Fuzzy, Some(d));
+                    note(&mut found, e.entity.clone(), MatchedBy::Fuzzy, Some(d));
                 }
                 known.insert(e.entity.clone(), e);
             }
@@ -1186,30 +1208,72 @@ fn max_edits(name: &str) -> usize {
 }
 
 /// The Levenshtein distance between `a` and `b` when it is at most `most`
-/// (and `a` is not `b`'s prefix, which a prefix match covers).
+/// (and `a` is not `b`'s prefix, which a prefix match covers). Only the
+/// band of cells within `most` of the diagonal is filled, on bytes when
+/// both are ASCII (names almost always are), without allocating: a lookup
+/// compares a name with every declared name sharing its first letter.
 fn edits_within(a: &str, b: &str, most: usize) -> Option<usize> {
-    if most == 0 {
+    if most == 0 || most > 2 {
         return None;
+    }
+    if a.is_ascii() && b.is_ascii() {
+        return banded(a.as_bytes(), b.as_bytes(), most);
     }
     let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
+    banded(&a, &b, most)
+}
+
+/// `edits_within` over two sequences, `most` at most 2.
+fn banded<T: PartialEq>(a: &[T], b: &[T], most: usize) -> Option<usize> {
     if a.len().abs_diff(b.len()) > most {
         return None;
     }
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut current = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            current[j + 1] = (previous[j] + usize::from(ca != cb))
-                .min(previous[j + 1] + 1)
-                .min(current[j] + 1);
+    // Row i holds cells j in i-most ..= i+most, at j - i + most; cells
+    // outside the band count as past `most`.
+    const WIDTH: usize = 5;
+    let past = most + 1;
+    let mut previous = [past; WIDTH];
+    for (j, cell) in previous.iter_mut().enumerate().skip(most) {
+        // Row 0: j edits to make b[..j] from nothing.
+        let column = j - most;
+        *cell = if column <= b.len() {
+            column.min(past)
+        } else {
+            past
+        };
+    }
+    for i in 1..=a.len() {
+        let mut current = [past; WIDTH];
+        let mut least = past;
+        for k in 0..=2 * most {
+            let Some(j) = (i + k).checked_sub(most) else {
+                continue;
+            };
+            if j > b.len() {
+                break;
+            }
+            let value = if j == 0 {
+                i.min(past)
+            } else {
+                let diagonal = previous[k] + usize::from(a[i - 1] != b[j - 1]);
+                let up = if k + 1 < WIDTH {
+                    previous[k + 1] + 1
+                } else {
+                    past
+                };
+                let left = if k > 0 { current[k - 1] + 1 } else { past };
+                diagonal.min(up).min(left).min(past)
+            };
+            current[k] = value;
+            least = least.min(value);
         }
-        if current.iter().min().copied().unwrap_or(0) > most {
+        if least > most {
             return None;
         }
         previous = current;
     }
-    let d = previous[b.len()];
+    let d = previous[b.len() + most - a.len()];
     (d <= most && d > 0).then_some(d)
 }
 
@@ -1239,6 +1303,60 @@ mod tests {
         assert_eq!(edits_within("acme", "acme", 1), None);
         assert_eq!(max_edits("ibm"), 0);
         assert_eq!(max_edits("initech corporation"), 2);
+        assert_eq!(edits_within("müller", "muller", 1), Some(1));
+        assert_eq!(
+            edits_within("vendor 000004 ltx", "vendor 000004 ltd", 2),
+            Some(1)
+        );
+    }
+
+    /// The whole Levenshtein table, as the banded one must agree with.
+    fn levenshtein(a: &[char], b: &[char]) -> usize {
+        let mut previous: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.iter().enumerate() {
+            let mut current = vec![i + 1; b.len() + 1];
+            for (j, cb) in b.iter().enumerate() {
+                current[j + 1] = (previous[j] + usize::from(ca != cb))
+                    .min(previous[j + 1] + 1)
+                    .min(current[j] + 1);
+            }
+            previous = current;
+        }
+        previous[b.len()]
+    }
+
+    // The band gives the full table's distance whenever it is within the
+    // bound, and nothing otherwise: every pair of short strings over a
+    // small alphabet (ASCII and not), for bounds 1 and 2.
+    #[test]
+    fn the_band_agrees_with_the_whole_table() {
+        let words: Vec<String> = {
+            let letters = ['a', 'b', 'é'];
+            let mut all = vec![String::new()];
+            for _ in 0..4 {
+                let longer: Vec<String> = all
+                    .iter()
+                    .filter(|w| w.chars().count() < 4)
+                    .flat_map(|w| letters.iter().map(move |c| format!("{w}{c}")))
+                    .collect();
+                all.extend(longer);
+                all.sort();
+                all.dedup();
+            }
+            all
+        };
+        for a in &words {
+            for b in &words {
+                let d = levenshtein(
+                    &a.chars().collect::<Vec<_>>(),
+                    &b.chars().collect::<Vec<_>>(),
+                );
+                for most in [1, 2] {
+                    let want = (d <= most && d > 0).then_some(d);
+                    assert_eq!(edits_within(a, b, most), want, "{a:?} {b:?} within {most}");
+                }
+            }
+        }
     }
 
     #[test]
