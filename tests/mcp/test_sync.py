@@ -134,3 +134,43 @@ def test_a_pass_keeps_what_it_cannot_read(data, tmp_path):
     back = cli("sync", str(folder), "--library", "notes")
     assert back["added"] == [] and back["replaced"] == [] and back["removed"] == [], back
     assert back["unchanged"] == 2 and back["embedded_chunks"] == 0
+
+
+def test_a_folder_that_cannot_be_watched_is_polled_and_said_so(data, tmp_path):
+    """Issue 46 §4: after the watcher failed (an unreadable subfolder) the
+    loop tried again every 100 ms, each try walking the whole tree. The
+    watch now rescans on a schedule, backs off its tries, and `server_info`
+    says `polling` and why. As root the server runs without the
+    capabilities that would let it read the folder anyway."""
+    import os
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+    from load_keys import free_port, post, result_of, session_when_up
+
+    folder = tmp_path / "watched"
+    (folder / "locked").mkdir(parents=True)
+    (folder / "a.md").write_text("# A\n\nAlpha apples.")
+    (folder / "locked").chmod(0)
+    port = free_port()
+    command = [BIN, "serve", "--http", f"127.0.0.1:{port}", "--watch", f"{folder}=notes"]
+    if os.geteuid() == 0:
+        command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
+    server = subprocess.Popen(command, env=folio_env(data), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        headers = session_when_up(port)
+        deadline = time.time() + 120
+        while True:
+            body = {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "server_info", "arguments": {}}}
+            watch = result_of(post(port, body, headers)[3])["result"]["structuredContent"]["watches"][0]
+            if watch["passes"] >= 1:
+                break
+            assert time.time() < deadline, watch
+            time.sleep(0.2)
+        assert watch["state"] == "polling", watch
+        assert "rescans every 30 s" in watch["last_error"] and "Permission denied" in watch["last_error"], watch
+        assert any("locked" in f for f in watch["failing"]), watch
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        (folder / "locked").chmod(0o755)
