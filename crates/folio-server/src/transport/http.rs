@@ -98,6 +98,9 @@ struct Guard {
 /// The header that names a streamable HTTP session.
 const SESSION_HEADER: &str = "mcp-session-id";
 
+/// Session bindings kept at most.
+const SESSIONS_LIMIT: usize = 100_000;
+
 /// Who may call, beyond the Host, Origin and shared-token checks.
 enum Callers {
     /// Anyone who passes those.
@@ -259,6 +262,12 @@ async fn guard(State(guard): State<Arc<Guard>>, mut request: Request, next: Next
             sessions.remove(id);
         }
         (None, Some(opened)) => {
+            // Sessions a client leaves without DELETE stay bound; past the
+            // limit the bindings start afresh (their clients get 404 and
+            // open a new session, as the protocol has them do).
+            if sessions.len() >= SESSIONS_LIMIT {
+                sessions.clear();
+            }
             if let Ok(id) = opened.to_str() {
                 sessions.insert(id.to_string(), credential);
             }
