@@ -312,6 +312,9 @@ pub(crate) struct DeclaredIndex {
     names: Vec<(String, usize, bool)>,
     /// Entity position by key.
     by_key: HashMap<String, usize>,
+    /// The relations other entities declare to each key (the entity
+    /// declaring it, the relation's position in its list).
+    incoming: HashMap<String, Vec<(usize, usize)>>,
 }
 
 impl DeclaredIndex {
@@ -332,12 +335,57 @@ impl DeclaredIndex {
             .map(|(at, key)| (key.clone(), at))
             .rev()
             .collect();
-        DeclaredIndex {
+        let mut index = DeclaredIndex {
             declared,
             keys,
             names,
             by_key,
+            incoming: HashMap::new(),
+        };
+        // A relation's target is an entity's name or alias, else a name of
+        // the graph's.
+        let mut incoming: HashMap<String, Vec<(usize, usize)>> = HashMap::new();
+        for (at, d) in index.declared.iter().enumerate() {
+            for (i, relation) in d.relations.iter().enumerate() {
+                let target = fold_name(&relation.target);
+                let key = match index.exact(&target) {
+                    Some((to, _)) => index.keys[to].clone(),
+                    None => target,
+                };
+                incoming.entry(key).or_default().push((at, i));
+            }
         }
+        index.incoming = incoming;
+        index
+    }
+
+    /// The declared relations of the entity keyed `key`: those it declares,
+    /// and those other entities declare to it (by its name or an alias).
+    fn relations(&self, key: &str) -> Vec<DeclaredRelation> {
+        let mut relations = Vec::new();
+        if let Some(d) = self.by_key(key) {
+            for Relation { relation, target } in &d.relations {
+                relations.push(DeclaredRelation {
+                    relation: relation.clone(),
+                    direction: "outgoing",
+                    entity: target.clone(),
+                    records: 0,
+                });
+            }
+        }
+        for &(at, i) in self.incoming.get(key).into_iter().flatten() {
+            let d = &self.declared[at];
+            if self.keys[at] == key {
+                continue;
+            }
+            relations.push(DeclaredRelation {
+                relation: d.relations[i].relation.clone(),
+                direction: "incoming",
+                entity: d.name.clone(),
+                records: 0,
+            });
+        }
+        relations
     }
 
     /// The names (folded) that start with `prefix`, in order.
@@ -860,13 +908,13 @@ impl Engine {
                 }
             }
         };
-        self.card(library, &declared.declared, resolved, detail)
+        self.card(library, &declared, resolved, detail)
     }
 
     fn card(
         &self,
         library: &LibraryName,
-        declared: &[Declared],
+        declared: &DeclaredIndex,
         resolved: Resolved,
         detail: Detail,
     ) -> Result<EntityCard> {
@@ -1005,7 +1053,7 @@ impl Engine {
                 .then(a.entity.cmp(&b.entity))
         });
         two_hops.truncate(10);
-        let mut relations = declared_relations(declared, &key);
+        let mut relations = declared.relations(&key);
         relations.extend(field_relations);
         let is_declared = resolved.declared.is_some();
         let (aliases, attributes) = match resolved.declared {
@@ -1159,43 +1207,6 @@ impl Engine {
         relations.truncate(20);
         Ok((name, relations))
     }
-}
-
-/// The declared relations of the entity keyed `key`: those it declares,
-/// and those other entities declare to it (by its name or an alias).
-fn declared_relations(declared: &[Declared], key: &str) -> Vec<DeclaredRelation> {
-    let names_of = |target: &str| {
-        let target = fold_name(target);
-        declared
-            .iter()
-            .find(|d| {
-                fold_name(&d.name) == target || d.aliases.iter().any(|a| fold_name(a) == target)
-            })
-            .map(|d| fold_name(&d.name))
-            .unwrap_or(target)
-    };
-    let mut relations = Vec::new();
-    for d in declared {
-        let own = fold_name(&d.name) == key;
-        for Relation { relation, target } in &d.relations {
-            if own {
-                relations.push(DeclaredRelation {
-                    relation: relation.clone(),
-                    direction: "outgoing",
-                    entity: target.clone(),
-                    records: 0,
-                });
-            } else if names_of(target) == key {
-                relations.push(DeclaredRelation {
-                    relation: relation.clone(),
-                    direction: "incoming",
-                    entity: d.name.clone(),
-                    records: 0,
-                });
-            }
-        }
-    }
-    relations
 }
 
 /// Edits a name of these many characters may be away and still match.
@@ -1367,7 +1378,8 @@ mod tests {
              "relations": [{"type": "member of", "target": "ACME"}]}
         ]))
         .unwrap();
-        let acme = declared_relations(&list, "acme holdings");
+        let index = DeclaredIndex::new(list);
+        let acme = index.relations("acme holdings");
         assert_eq!(
             acme,
             vec![DeclaredRelation {
@@ -1377,9 +1389,6 @@ mod tests {
                 records: 0,
             }]
         );
-        assert_eq!(
-            declared_relations(&list, "jane roe")[0].direction,
-            "outgoing"
-        );
+        assert_eq!(index.relations("jane roe")[0].direction, "outgoing");
     }
 }
