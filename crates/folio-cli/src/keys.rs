@@ -74,14 +74,8 @@ fn lifetime(text: &str) -> Result<Duration> {
     if n == 0 {
         return Err(usage("--expires must be more than 0"));
     }
-    let lifetime = Duration::from_secs(n.saturating_mul(seconds));
-    if lifetime > folio_engine::keys::MAX_LIFETIME {
-        return Err(usage(format!(
-            "--expires {text:?}: a key lives at most {}d",
-            folio_engine::keys::MAX_LIFETIME.as_secs() / 86_400
-        )));
-    }
-    Ok(lifetime)
+    // Saturated: the engine refuses a lifetime past `MAX_LIFETIME`.
+    Ok(Duration::from_secs(n.saturating_mul(seconds)))
 }
 
 /// A rate such as `60/min` as calls per minute (rounded up).

@@ -568,14 +568,6 @@ fn git_blob_sha1_file(path: &Path) -> std::io::Result<String> {
     Ok(hex::encode(h.finalize()))
 }
 
-/// Git's id of a blob with these bytes.
-pub fn git_blob_sha1(bytes: &[u8]) -> String {
-    let mut h = Sha1::new();
-    h.update(format!("blob {}\0", bytes.len()).as_bytes());
-    h.update(bytes);
-    hex::encode(h.finalize())
-}
-
 /// SHA-256 of a file, streamed.
 pub fn sha256_file(path: &Path) -> std::io::Result<String> {
     let mut h = Sha256::new();
@@ -643,16 +635,16 @@ mod tests {
 
     #[test]
     fn git_blob_ids_match_git() {
+        let dir = tempfile::tempdir().unwrap();
+        let id = |bytes: &[u8]| {
+            let path = dir.path().join("blob");
+            fs::write(&path, bytes).unwrap();
+            git_blob_sha1_file(&path).unwrap()
+        };
         // `printf 'hello\n' | git hash-object --stdin`
-        assert_eq!(
-            git_blob_sha1(b"hello\n"),
-            "ce013625030ba8dba906f756967f9e9ca394464a"
-        );
+        assert_eq!(id(b"hello\n"), "ce013625030ba8dba906f756967f9e9ca394464a");
         // The empty blob.
-        assert_eq!(
-            git_blob_sha1(b""),
-            "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
-        );
+        assert_eq!(id(b""), "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391");
     }
 
     #[test]

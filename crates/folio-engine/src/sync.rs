@@ -198,12 +198,12 @@ pub struct Scan {
 impl Scan {
     /// Whether `source` lies at or under a path the walk could not read: a
     /// document there may still exist, so it is not gone. A walk error that
-    /// names no path covers the whole folder.
-    fn covers(&self, folder: &Path, source: &str) -> bool {
+    /// names no path (an empty one) covers everything.
+    fn covers(&self, source: &str) -> bool {
         let source = Path::new(source);
-        self.unreadable.iter().any(|(path, _)| {
-            path.as_os_str().is_empty() || path == folder || source.starts_with(path)
-        })
+        self.unreadable
+            .iter()
+            .any(|(path, _)| source.starts_with(path))
     }
 }
 
@@ -347,7 +347,7 @@ impl Engine {
         // document under a path the walk could not read is not gone.
         let missing: Vec<&DocumentSummary> = stored
             .iter()
-            .filter(|d| !present.contains(&d.source) && !scan.covers(&folder, &d.source))
+            .filter(|d| !present.contains(&d.source) && !scan.covers(&d.source))
             .collect();
         let mut missing_by_hash: HashMap<&str, Vec<&DocumentSummary>> = HashMap::new();
         for d in &missing {

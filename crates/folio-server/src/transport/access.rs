@@ -71,9 +71,10 @@ pub fn permit(principal: Option<&Principal>, need: Need) -> Result<(), Denied> {
 }
 
 /// The scopes the messages of one JSON-RPC body need (a batch needs each
-/// of its messages'); `Err` when a message asks for a method folio does
-/// not serve. Responses and notifications need nothing.
-pub fn body_needs(body: &serde_json::Value, registry: &Registry) -> Result<Vec<Scope>, Denied> {
+/// of its messages'). Responses and notifications need nothing; a method
+/// folio does not serve needs nothing here either, since the handler
+/// refuses it whoever asks (and the batch's other messages still count).
+pub fn body_needs(body: &serde_json::Value, registry: &Registry) -> Vec<Scope> {
     let messages = match body {
         serde_json::Value::Array(items) => items.iter().collect(),
         one => vec![one],
@@ -90,13 +91,11 @@ pub fn body_needs(body: &serde_json::Value, registry: &Registry) -> Result<Vec<S
         let tool = message
             .pointer("/params/name")
             .and_then(serde_json::Value::as_str);
-        match need(method, tool, registry) {
-            Need::Admitted => {}
-            Need::Scope(scope) => scopes.push(scope),
-            Need::Unserved => return Err(Denied::Unserved),
+        if let Need::Scope(scope) = need(method, tool, registry) {
+            scopes.push(scope);
         }
     }
     scopes.sort();
     scopes.dedup();
-    Ok(scopes)
+    scopes
 }

@@ -425,7 +425,7 @@ async fn needed_scope(
     };
     let needed = serde_json::from_slice::<Value>(&bytes)
         .ok()
-        .and_then(|message| access::body_needs(&message, &shared.registry).ok())
+        .map(|message| access::body_needs(&message, &shared.registry))
         .unwrap_or_default();
     Ok((Request::from_parts(parts, Body::from(bytes)), needed))
 }

@@ -145,28 +145,10 @@ fn request_outcome<T>(answer: &Result<T, McpError>) -> &'static str {
 }
 
 impl FolioServer {
-    /// Authorises a request that is not a tool call (tool calls answer a
-    /// refusal in their toolset's envelope): `access` maps the method to
-    /// the scope it needs. A refusal is counted.
-    fn admit(
-        &self,
-        method: &str,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<Option<Principal>, McpError> {
-        let caller = self.caller(context);
-        let need = access::need(method, None, &self.shared.registry);
-        match access::permit(caller.as_ref(), need) {
-            Ok(()) => Ok(caller),
-            Err(denied) => {
-                self.shared.telemetry.auth_failed("insufficient scope");
-                Err(denial(method, &denied))
-            }
-        }
-    }
-
-    /// Answers a request that is not a tool call once `admit` lets it
-    /// through, and writes its audit line: resource reads are counted and
-    /// audited as tool calls are.
+    /// Answers a request that is not a tool call (tool calls answer a
+    /// refusal in their toolset's envelope) once `access` lets its caller
+    /// make it, and writes its audit line: resource reads and refusals are
+    /// counted and audited as tool calls are.
     async fn answered<T, F>(
         &self,
         method: &str,
@@ -178,14 +160,14 @@ impl FolioServer {
         F: std::future::Future<Output = Result<T, McpError>>,
     {
         let started = std::time::Instant::now();
-        let admitted = self.admit(method, context);
-        let caller = match &admitted {
-            Ok(caller) => caller.clone(),
-            Err(_) => self.caller(context),
-        };
-        let result = match admitted {
-            Ok(caller) => answer(caller).await,
-            Err(refused) => Err(refused),
+        let caller = self.caller(context);
+        let need = access::need(method, None, &self.shared.registry);
+        let result = match access::permit(caller.as_ref(), need) {
+            Ok(()) => answer(caller.clone()).await,
+            Err(denied) => {
+                self.shared.telemetry.auth_failed("insufficient scope");
+                Err(denial(method, &denied))
+            }
         };
         let outcome = request_outcome(&result);
         let correlation_id = uuid::Uuid::new_v4().to_string();
@@ -526,8 +508,9 @@ impl ServerHandler for FolioServer {
         request: rmcp::model::CustomRequest,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CustomResult, McpError> {
-        let method = request.method.clone();
-        self.answered(&method, None, &context, |_| async {
+        // The mapping knows no custom method: `answered` refuses it before
+        // the answer below could run.
+        self.answered(&request.method, None, &context, |_| async {
             Err(denial(&request.method, &Denied::Unserved))
         })
         .await

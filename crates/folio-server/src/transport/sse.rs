@@ -26,7 +26,6 @@ use folio_engine::keys::{Credential, Principal};
 
 use super::mcp::FolioServer;
 use super::refuse;
-use super::screen::{Line, Screened, screen};
 use crate::ops::Shared;
 
 /// How often an open session's key is checked again.
@@ -199,26 +198,16 @@ async fn sse_message(
         }
         _ => return refuse(StatusCode::NOT_FOUND, "no such session"),
     };
-    if serde_json::from_slice::<Value>(&body).is_err() {
-        return refuse(StatusCode::BAD_REQUEST, "invalid JSON");
-    }
-    // Screened as a line transport screens a line: what is not one
-    // JSON-RPC message is answered on the session's stream.
-    let text = match screen(Line::Bytes(body.to_vec())) {
-        None => return StatusCode::ACCEPTED.into_response(),
-        Some(Screened::Refuse(answer)) => {
-            let _ = session.output.send(answer).await;
-            return StatusCode::ACCEPTED.into_response();
-        }
-        Some(Screened::Forward(text)) => text,
+    let value = match serde_json::from_slice::<Value>(&body) {
+        Ok(value) => value,
+        Err(e) => return refuse(StatusCode::BAD_REQUEST, &format!("invalid JSON: {e}")),
     };
-    let mut message = match serde_json::from_str::<ClientJsonRpcMessage>(&text) {
+    // What is not one JSON-RPC message is answered on the session's
+    // stream, as a line transport answers it.
+    let id = value.get("id").cloned().unwrap_or(Value::Null);
+    let mut message = match serde_json::from_value::<ClientJsonRpcMessage>(value) {
         Ok(message) => message,
         Err(e) => {
-            let id = serde_json::from_str::<Value>(&text)
-                .ok()
-                .and_then(|v| v.get("id").cloned())
-                .unwrap_or(Value::Null);
             let answer = json!({"jsonrpc": "2.0", "id": id, "error": {
                 "code": -32600, "message": format!("Invalid Request: {e}")
             }});
