@@ -193,6 +193,25 @@ impl FolioServer {
         });
         result
     }
+
+    /// A method folio does not offer but that the mapping gives a scope
+    /// (it reads what resources read): refused as resources are to a caller
+    /// without it, else answered method-not-found.
+    async fn not_offered<T>(
+        &self,
+        method: &'static str,
+        resource: Option<&str>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<T, McpError> {
+        self.answered(method, resource, context, |_| async move {
+            Err(McpError::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                method,
+                None,
+            ))
+        })
+        .await
+    }
 }
 
 /// The library a resource URI names, when it names one.
@@ -445,12 +464,7 @@ impl ServerHandler for FolioServer {
         _request: rmcp::model::GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetPromptResponse, McpError> {
-        self.answered("prompts/get", None, &context, |_| async {
-            Err(McpError::method_not_found::<
-                rmcp::model::GetPromptRequestMethod,
-            >())
-        })
-        .await
+        self.not_offered("prompts/get", None, &context).await
     }
 
     async fn complete(
@@ -470,17 +484,8 @@ impl ServerHandler for FolioServer {
         request: rmcp::model::SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.answered(
-            "resources/subscribe",
-            Some(&request.uri),
-            &context,
-            |_| async {
-                Err(McpError::method_not_found::<
-                    rmcp::model::SubscribeRequestMethod,
-                >())
-            },
-        )
-        .await
+        self.not_offered("resources/subscribe", Some(&request.uri), &context)
+            .await
     }
 
     #[allow(deprecated)]
@@ -489,17 +494,8 @@ impl ServerHandler for FolioServer {
         request: rmcp::model::UnsubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.answered(
-            "resources/unsubscribe",
-            Some(&request.uri),
-            &context,
-            |_| async {
-                Err(McpError::method_not_found::<
-                    rmcp::model::UnsubscribeRequestMethod,
-                >())
-            },
-        )
-        .await
+        self.not_offered("resources/unsubscribe", Some(&request.uri), &context)
+            .await
     }
 
     /// A method the mapping does not know is refused, whoever asks.
