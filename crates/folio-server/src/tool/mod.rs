@@ -93,43 +93,106 @@ pub fn strict_schema(schema: &JsonObject) -> JsonObject {
     }
 }
 
-/// Replaces references by their definitions and drops non-standard formats,
-/// throughout `value`. Definitions nest at most 32 deep (the tools' types
-/// are not recursive).
+/// Replaces references by their definitions, drops non-standard formats
+/// and writes boolean subschemas as objects, throughout the schema `value`.
+/// Only schema positions are walked: property names, enum values, defaults
+/// and examples are data. Definitions nest at most 32 deep (the tools'
+/// types are not recursive).
 fn inline(value: &mut Value, definitions: &JsonObject, depth: usize) {
-    match value {
-        Value::Object(map) => {
-            if let Some(Value::String(reference)) = map.get("$ref").cloned() {
-                let name = reference.rsplit('/').next().unwrap_or_default();
-                if let Some(Value::Object(definition)) = definitions.get(name)
-                    && depth < 32
-                {
-                    map.remove("$ref");
-                    for (key, v) in definition {
-                        map.entry(key.clone()).or_insert_with(|| v.clone());
-                    }
-                    return inline(value, definitions, depth + 1);
-                }
+    let Value::Object(map) = value else {
+        return;
+    };
+    if let Some(Value::String(reference)) = map.get("$ref").cloned() {
+        let name = reference.rsplit('/').next().unwrap_or_default();
+        if let Some(Value::Object(definition)) = definitions.get(name)
+            && depth < 32
+        {
+            map.remove("$ref");
+            for (key, v) in definition {
+                map.entry(key.clone()).or_insert_with(|| v.clone());
             }
-            if let Some(Value::String(format)) = map.get("format")
-                && !STANDARD_FORMATS.contains(&format.as_str())
-            {
-                map.remove("format");
-            }
-            for (key, child) in map.iter_mut() {
-                // Property names and enum values are data, not schemas.
-                if key != "enum" && key != "const" && key != "examples" && key != "default" {
-                    inline(child, definitions, depth);
-                }
-            }
+            return inline(value, definitions, depth + 1);
         }
-        Value::Array(items) => {
-            for item in items {
-                inline(item, definitions, depth);
+    }
+    if let Some(Value::String(format)) = map.get("format")
+        && !STANDARD_FORMATS.contains(&format.as_str())
+    {
+        map.remove("format");
+    }
+    for (key, child) in map.iter_mut() {
+        let subschemas: Vec<&mut Value> = match (key.as_str(), child) {
+            (k, Value::Object(named)) if NAMED_SCHEMAS.contains(&k) => {
+                named.values_mut().collect()
             }
+            (k, Value::Array(listed)) if LISTED_SCHEMAS.contains(&k) => listed.iter_mut().collect(),
+            (k, one) if ONE_SCHEMA.contains(&k) => vec![one],
+            _ => Vec::new(),
+        };
+        for subschema in subschemas {
+            as_object(key, subschema);
+            inline(subschema, definitions, depth);
+        }
+    }
+}
+
+/// Keywords whose value is one schema, keywords that map names to schemas,
+/// and keywords that list schemas.
+const ONE_SCHEMA: [&str; 10] = [
+    "items",
+    "contains",
+    "not",
+    "if",
+    "then",
+    "else",
+    "propertyNames",
+    "additionalProperties",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+];
+const NAMED_SCHEMAS: [&str; 4] = [
+    "properties",
+    "patternProperties",
+    "dependentSchemas",
+    "$defs",
+];
+const LISTED_SCHEMAS: [&str; 5] = ["anyOf", "oneOf", "allOf", "prefixItems", "items"];
+
+/// Writes a boolean subschema (under keyword `key`) as an object: `true` as
+/// `{}` (anything) and `false` as `{"not": {}}` (nothing). JSON Schema
+/// allows both forms, but clients that check a tool's schemas with a
+/// stricter model (the TypeScript SDK wants each property an object) refuse
+/// the boolean one. `additionalProperties: false` stays: every client reads
+/// it.
+fn as_object(key: &str, schema: &mut Value) {
+    match schema {
+        Value::Bool(true) => *schema = Value::Object(JsonObject::new()),
+        Value::Bool(false) if key != "additionalProperties" && key != "unevaluatedProperties" => {
+            *schema = serde_json::json!({"not": {}})
         }
         _ => {}
     }
+}
+
+/// The output schema of a tool whose errors answer `envelope` in their
+/// structured content: the success schema or the envelope, so that every
+/// result a client validates against the declared schema conforms, error
+/// results included (the specification requires structured results to
+/// conform; the TypeScript SDK checks error results too).
+pub fn admitting_errors(success: &JsonObject, envelope: &Value) -> JsonObject {
+    let mut success = success.clone();
+    let mut schema = JsonObject::new();
+    schema.insert("type".into(), Value::String("object".into()));
+    if let Some(title) = success.remove("title") {
+        schema.insert("title".into(), title);
+    }
+    if let Some(description) = success.remove("description") {
+        schema.insert("description".into(), description);
+    }
+    schema.insert(
+        "anyOf".into(),
+        Value::Array(vec![Value::Object(success), envelope.clone()]),
+    );
+    schema
 }
 
 /// Coerces a call's arguments against the tool's input schema (see `coerce`).
@@ -286,9 +349,10 @@ pub fn bounded<T: PartialOrd + std::fmt::Display>(
 pub fn success<T: Serialize>(output: &T) -> CallToolResult {
     match serde_json::to_value(output) {
         Ok(value) => CallToolResult::structured(value),
-        Err(e) => CallToolResult::structured_error(serde_json::json!({
-            "error": {"code": "INTERNAL", "message": e.to_string(), "details": {}}
-        })),
+        // Text only: it conforms to every toolset's output schema.
+        Err(e) => CallToolResult::error(vec![rmcp::model::ContentBlock::text(format!(
+            "INTERNAL: the result could not be written: {e}"
+        ))]),
     }
 }
 
@@ -329,6 +393,50 @@ mod tests {
             json!({"type": "number"})
         );
         assert!(!strict.to_string().contains("$ref") && !strict.to_string().contains("$defs"));
+    }
+
+    #[test]
+    fn boolean_subschemas_become_objects_and_data_stays() {
+        let schema = object(json!({
+            "type": "object",
+            "properties": {
+                "limits": true,
+                "never": false,
+                "items": {"type": "array", "items": true, "uniqueItems": true},
+                "anyOf": {"type": "object", "additionalProperties": true, "default": {"x": true}},
+                "pick": {"anyOf": [true, {"type": "null"}]}
+            },
+            "additionalProperties": false
+        }));
+        let strict = Value::Object(strict_schema(&schema));
+        let properties = &strict["properties"];
+        assert_eq!(properties["limits"], json!({}));
+        assert_eq!(properties["never"], json!({"not": {}}));
+        // A property named like a keyword is a property; data is not a schema.
+        assert_eq!(
+            properties["items"],
+            json!({"type": "array", "items": {}, "uniqueItems": true})
+        );
+        assert_eq!(
+            properties["anyOf"],
+            json!({"type": "object", "additionalProperties": {}, "default": {"x": true}})
+        );
+        assert_eq!(properties["pick"]["anyOf"][0], json!({}));
+        assert_eq!(strict["additionalProperties"], json!(false));
+    }
+
+    #[test]
+    fn error_results_conform_to_a_schema_that_admits_the_envelope() {
+        let success = object(json!({
+            "type": "object", "title": "Out",
+            "properties": {"hits": {"type": "array"}}, "required": ["hits"]
+        }));
+        let envelope = json!({"type": "object", "required": ["error"]});
+        let schema = Value::Object(admitting_errors(&success, &envelope));
+        assert_eq!(schema["type"], "object");
+        assert_eq!(schema["title"], "Out");
+        assert_eq!(schema["anyOf"][1], envelope);
+        assert_eq!(schema["anyOf"][0]["required"], json!(["hits"]));
     }
 
     #[test]

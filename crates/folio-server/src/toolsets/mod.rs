@@ -15,22 +15,70 @@ mod hansard;
 mod mcpvectordb;
 mod native;
 
+use std::sync::Arc;
+
 use folio_engine::EngineError;
 use rmcp::model::{CallToolResult, JsonObject, Tool};
+use serde_json::{Value, json};
 
 pub use self::mcpvectordb::{ingest_upload, upload_status};
 use crate::ops::{Call, Shared};
 use crate::options::{RegistryError, ServeOptions, Toolset};
+use crate::tool::admitting_errors;
 use crate::tool::registry::Registry;
 
-/// The tools of `toolset`, in the order its contract lists them.
+/// The tools of `toolset`, in the order its contract lists them, each
+/// output schema admitting the toolset's error envelope.
 fn tools(toolset: Toolset, options: &ServeOptions) -> Vec<Tool> {
-    match toolset {
+    let mut tools = match toolset {
         Toolset::Native => native::tools(),
         Toolset::Citeloom => citeloom::tools(),
         Toolset::Bmcis => bmcis::tools(&options.bmcis_library, &options.bmcis_vendor_type),
         Toolset::Mcpvectordb => mcpvectordb::tools(),
         Toolset::Hansard => hansard::tools(),
+    };
+    if let Some(envelope) = error_envelope(toolset) {
+        for tool in &mut tools {
+            if let Some(output) = &tool.output_schema {
+                tool.output_schema = Some(Arc::new(admitting_errors(output, &envelope)));
+            }
+        }
+    }
+    tools
+}
+
+/// The schema of the structured content of `toolset`'s error results; None
+/// for a toolset whose errors are text only (hansard's, as FastMCP's
+/// `ToolError` answers).
+fn error_envelope(toolset: Toolset) -> Option<Value> {
+    match toolset {
+        // {"error": {code, message, details}}; citeloom adds correlation_id.
+        Toolset::Native | Toolset::Citeloom | Toolset::Bmcis => Some(json!({
+            "type": "object",
+            "properties": {
+                "error": {
+                    "type": "object",
+                    "properties": {
+                        "code": {"type": "string"},
+                        "message": {"type": "string"},
+                        "details": {"type": "object"}
+                    },
+                    "required": ["code", "message"]
+                },
+                "correlation_id": {"type": "string"}
+            },
+            "required": ["error"]
+        })),
+        // {"status": "error", "error": "<message>"} (seed 004).
+        Toolset::Mcpvectordb => Some(json!({
+            "type": "object",
+            "properties": {
+                "status": {"type": "string", "const": "error"},
+                "error": {"type": "string"}
+            },
+            "required": ["status", "error"]
+        })),
+        Toolset::Hansard => None,
     }
 }
 
