@@ -1,20 +1,63 @@
 //! One tool call: its name, its cancellation, and its progress and
 //! messages to the client.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
 use folio_core::LibraryName;
 use folio_engine::keys::Principal;
-use folio_engine::{EngineError, Progress};
+use folio_engine::{EngineError, IngestItem, Progress};
 #[allow(deprecated)]
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::service::{Peer, RoleServer};
+use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::events::Severity;
+
+/// Whether a session at `level` hears a message of `severity`.
+pub fn hears(level: &AtomicU8, severity: Severity) -> bool {
+    severity as u8 >= level.load(Ordering::Relaxed)
+}
+
+/// The MCP form of a log message. Logging is deprecated by the 2026
+/// revision (SEP-2577), but the 2025 revisions define it, their clients
+/// set levels and show messages, and folio declares the capability.
+#[allow(deprecated)]
+pub fn log_message(severity: Severity, data: Value) -> LoggingMessageNotificationParam {
+    let level = match severity {
+        Severity::Debug => LoggingLevel::Debug,
+        Severity::Info => LoggingLevel::Info,
+        Severity::Notice => LoggingLevel::Notice,
+        Severity::Warning => LoggingLevel::Warning,
+        Severity::Error => LoggingLevel::Error,
+        Severity::Critical => LoggingLevel::Critical,
+        Severity::Alert => LoggingLevel::Alert,
+        Severity::Emergency => LoggingLevel::Emergency,
+    };
+    LoggingMessageNotificationParam::new(level, data).with_logger("folio")
+}
+
+/// The severity of an MCP logging level.
+#[allow(deprecated)]
+pub fn severity(level: LoggingLevel) -> Severity {
+    match level {
+        LoggingLevel::Debug => Severity::Debug,
+        LoggingLevel::Info => Severity::Info,
+        LoggingLevel::Notice => Severity::Notice,
+        LoggingLevel::Warning => Severity::Warning,
+        LoggingLevel::Error => Severity::Error,
+        LoggingLevel::Critical => Severity::Critical,
+        LoggingLevel::Alert => Severity::Alert,
+        LoggingLevel::Emergency => Severity::Emergency,
+    }
+}
+
 /// One tool call: cancelled when the client cancels it, the session ends or
-/// its time limit passes; progress goes to the client when it asked for it.
+/// its time limit passes; progress goes to the client when it asked for it,
+/// log messages when they reach its session's logging level.
 #[derive(Clone)]
 pub struct Call {
     /// The tool called (its time limit is configured by this name).
@@ -25,16 +68,25 @@ pub struct Call {
     pub cancel: CancellationToken,
     /// Names this call in responses that carry one and in the call log.
     pub correlation_id: String,
-    progress: Option<mpsc::UnboundedSender<Forward>>,
-    peer: Option<(Peer<RoleServer>, Option<ProgressToken>)>,
+    /// What goes to the client, in order (None: no client behind the call).
+    forward: Option<mpsc::UnboundedSender<Forward>>,
+    /// Whether the client asked for progress (gave a token).
+    wants_progress: bool,
+    /// The least severity its session hears (shared with the session, so a
+    /// `logging/setLevel` during a long call applies at once).
+    level: Arc<AtomicU8>,
 }
 
-/// What the progress forwarder of a call handles, in order.
+/// What the forwarder of a call hands to the client, in order.
 enum Forward {
     Progress(u64, Option<u64>, String),
+    Log(Severity, Value),
     /// Answered once every earlier notification is handed to the client.
     Barrier(tokio::sync::oneshot::Sender<()>),
 }
+
+/// The logging level of a session that has not set one.
+pub const DEFAULT_LEVEL: Severity = Severity::Info;
 
 impl Call {
     /// A call without a client behind it (HTTP upload), named `tool`.
@@ -44,48 +96,56 @@ impl Call {
             principal: None,
             cancel: CancellationToken::new(),
             correlation_id: uuid::Uuid::new_v4().to_string(),
-            progress: None,
-            peer: None,
+            forward: None,
+            wants_progress: false,
+            level: Arc::new(AtomicU8::new(DEFAULT_LEVEL as u8)),
         }
     }
 
     /// A call that forwards progress (when the client gave a token) and
-    /// informational messages as MCP notifications to `peer`.
+    /// log messages at or above `level` as MCP notifications to `peer`.
+    #[allow(deprecated)]
     pub fn new(
         tool: impl Into<String>,
         cancel: CancellationToken,
         peer: Peer<RoleServer>,
         token: Option<ProgressToken>,
+        level: Arc<AtomicU8>,
     ) -> Self {
-        let progress = token.clone().map(|token| {
-            let peer = peer.clone();
-            let (sender, mut receiver) = mpsc::unbounded_channel::<Forward>();
-            tokio::spawn(async move {
-                while let Some(forward) = receiver.recv().await {
-                    let (done, total, message) = match forward {
-                        Forward::Progress(done, total, message) => (done, total, message),
-                        Forward::Barrier(ack) => {
-                            let _ = ack.send(());
-                            continue;
-                        }
-                    };
-                    let mut param = ProgressNotificationParam::new(token.clone(), done as f64);
-                    param.total = total.map(|t| t as f64);
-                    param.message = (!message.is_empty()).then_some(message);
-                    if peer.notify_progress(param).await.is_err() {
-                        break;
+        let wants_progress = token.is_some();
+        let (sender, mut receiver) = mpsc::unbounded_channel::<Forward>();
+        tokio::spawn(async move {
+            while let Some(forward) = receiver.recv().await {
+                let sent = match forward {
+                    Forward::Progress(done, total, message) => {
+                        let Some(token) = token.clone() else { continue };
+                        let mut param = ProgressNotificationParam::new(token, done as f64);
+                        param.total = total.map(|t| t as f64);
+                        param.message = (!message.is_empty()).then_some(message);
+                        peer.notify_progress(param).await
                     }
+                    Forward::Log(severity, data) => {
+                        peer.notify_logging_message(log_message(severity, data))
+                            .await
+                    }
+                    Forward::Barrier(ack) => {
+                        let _ = ack.send(());
+                        continue;
+                    }
+                };
+                if sent.is_err() {
+                    break;
                 }
-            });
-            sender
+            }
         });
         Call {
             tool: tool.into(),
             principal: None,
             cancel,
             correlation_id: uuid::Uuid::new_v4().to_string(),
-            progress,
-            peer: Some((peer, token)),
+            forward: Some(sender),
+            wants_progress,
+            level,
         }
     }
 
@@ -108,27 +168,26 @@ impl Call {
         }
     }
 
-    /// Sends an informational message to the client. Logging is deprecated
-    /// by the 2026 protocol revision (SEP-2577), but the hansard contract
-    /// sends info messages and clients of the 2025 revision show them.
-    #[allow(deprecated)]
+    /// Sends an informational message to the client (the hansard contract
+    /// sends info messages, and clients show them).
     pub async fn info(&self, message: impl Into<String>) {
-        if let Some((peer, _)) = &self.peer {
-            let param =
-                LoggingMessageNotificationParam::new(LoggingLevel::Info, message.into().into())
-                    .with_logger("folio");
-            let _ = peer.notify_logging_message(param).await;
+        self.log(Severity::Info, Value::String(message.into()));
+    }
+
+    /// Sends a log message to the client when its session hears `severity`.
+    pub fn log(&self, severity: Severity, data: Value) {
+        if let Some(forward) = &self.forward
+            && hears(&self.level, severity)
+        {
+            let _ = forward.send(Forward::Log(severity, data));
         }
     }
 
     /// Reports step `done` of `total`, when the client asked for progress;
     /// delivered before the call's result.
     pub async fn step(&self, done: u64, total: u64, message: &str) {
-        if let Some((peer, Some(token))) = &self.peer {
-            let mut param = ProgressNotificationParam::new(token.clone(), done as f64);
-            param.total = Some(total as f64);
-            param.message = Some(message.to_string());
-            let _ = peer.notify_progress(param).await;
+        if let Some(forward) = self.forward.as_ref().filter(|_| self.wants_progress) {
+            let _ = forward.send(Forward::Progress(done, Some(total), message.to_string()));
         }
     }
 
@@ -137,7 +196,7 @@ impl Call {
     /// progress for a finished request). Bounded: a stuck client costs at
     /// most a second.
     pub async fn flush(&self) {
-        if let Some(sender) = &self.progress {
+        if let Some(sender) = &self.forward {
             let (ack, done) = tokio::sync::oneshot::channel();
             if sender.send(Forward::Barrier(ack)).is_ok() {
                 let _ = tokio::time::timeout(std::time::Duration::from_secs(1), done).await;
@@ -149,7 +208,9 @@ impl Call {
     pub fn progress(&self) -> CallProgress {
         CallProgress {
             cancel: self.cancel.clone(),
-            sender: self.progress.clone(),
+            sender: self.forward.clone().filter(|_| self.wants_progress),
+            log: self.forward.clone(),
+            level: self.level.clone(),
             done: AtomicU64::new(0),
             total: AtomicU64::new(0),
             budget: None,
@@ -159,7 +220,11 @@ impl Call {
 
 pub struct CallProgress {
     cancel: CancellationToken,
+    /// Progress notifications (when the client asked for them).
     sender: Option<mpsc::UnboundedSender<Forward>>,
+    /// Log messages about each document, at the session's level.
+    log: Option<mpsc::UnboundedSender<Forward>>,
+    level: Arc<AtomicU8>,
     done: AtomicU64,
     total: AtomicU64,
     /// The ingest budget each document written is admitted by.
@@ -207,6 +272,46 @@ impl Progress for CallProgress {
 
     fn finish(&self) {
         self.send("finished");
+    }
+
+    /// Each document's outcome as a log message: a failure as a warning,
+    /// the rest at debug.
+    fn item(&self, item: &IngestItem) {
+        let (severity, data) = match &item.error {
+            Some(e) => (
+                Severity::Warning,
+                json!({
+                    "event": "ingest_failed",
+                    "source": item.source,
+                    "code": e.code.as_str(),
+                    "message": e.message,
+                }),
+            ),
+            None if !item.warnings.is_empty() => (
+                Severity::Warning,
+                json!({
+                    "event": "ingested_with_warnings",
+                    "source": item.source,
+                    "document_id": item.document_id,
+                    "warnings": item.warnings,
+                }),
+            ),
+            None => (
+                Severity::Debug,
+                json!({
+                    "event": "ingested",
+                    "source": item.source,
+                    "status": item.status,
+                    "document_id": item.document_id,
+                    "chunks": item.chunks,
+                }),
+            ),
+        };
+        if let Some(log) = &self.log
+            && hears(&self.level, severity)
+        {
+            let _ = log.send(Forward::Log(severity, data));
+        }
     }
 
     fn cancelled(&self) -> bool {

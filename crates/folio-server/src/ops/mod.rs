@@ -10,6 +10,7 @@
 //! which library) hooks in.
 
 mod call;
+pub mod events;
 pub mod telemetry;
 pub mod watch;
 
@@ -27,7 +28,7 @@ use folio_engine::{
 use schemars::JsonSchema;
 use serde::Serialize;
 
-pub use self::call::Call;
+pub use self::call::{Call, DEFAULT_LEVEL, hears, log_message, severity};
 use crate::options::ServeOptions;
 use crate::tool::registry::Registry;
 

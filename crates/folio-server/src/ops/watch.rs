@@ -13,6 +13,9 @@ use folio_engine::sync::{SyncRequest, WatchOptions};
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use serde_json::json;
+
+use super::events::{self, Severity};
 use crate::options::WatchSpec;
 
 // A watch as server_info reports it (no doc comment: it would enter the
@@ -114,6 +117,19 @@ pub fn start(engine: Arc<Engine>, specs: &[WatchSpec]) {
                                             std::time::SystemTime::now(),
                                         ));
                                         let _ = changes_sender().send(());
+                                        events::publish(
+                                            Severity::Info,
+                                            &report.library,
+                                            json!({
+                                                "event": "watch_pass",
+                                                "library": report.library,
+                                                "folder": report.folder,
+                                                "added": report.added.len(),
+                                                "replaced": report.replaced.len(),
+                                                "moved": report.moved.len(),
+                                                "removed": report.removed.len(),
+                                            }),
+                                        );
                                         tracing::info!(
                                             folder = %report.folder,
                                             added = report.added.len(),
@@ -123,12 +139,26 @@ pub fn start(engine: Arc<Engine>, specs: &[WatchSpec]) {
                                             "watch applied changes"
                                         );
                                     }
-                                    s.failing = report
+                                    let failing: Vec<String> = report
                                         .failed
                                         .iter()
                                         .chain(&report.unreadable)
                                         .map(|f| format!("{}: {}", f.source, f.message))
                                         .collect();
+                                    // Told once, when the failures change.
+                                    if !failing.is_empty() && failing != s.failing {
+                                        events::publish(
+                                            Severity::Warning,
+                                            &report.library,
+                                            json!({
+                                                "event": "watch_failing",
+                                                "library": report.library,
+                                                "folder": report.folder,
+                                                "failing": failing,
+                                            }),
+                                        );
+                                    }
+                                    s.failing = failing;
                                 }
                                 Err(e) if e.code == folio_core::ErrorCode::StoreBusy => {
                                     s.state = "standby".into();
@@ -137,6 +167,19 @@ pub fn start(engine: Arc<Engine>, specs: &[WatchSpec]) {
                                 Err(e) => {
                                     s.state = "suspended".into();
                                     tracing::warn!(error = %e.message, "watch pass failed");
+                                    // Told once, when the error changes.
+                                    if s.last_error.as_deref() != Some(e.message.as_str()) {
+                                        events::publish(
+                                            Severity::Error,
+                                            &s.library,
+                                            json!({
+                                                "event": "watch_failed",
+                                                "library": s.library,
+                                                "folder": s.folder,
+                                                "error": e.message,
+                                            }),
+                                        );
+                                    }
                                     s.last_error = Some(e.message);
                                 }
                             }

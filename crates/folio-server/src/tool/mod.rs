@@ -121,9 +121,7 @@ fn inline(value: &mut Value, definitions: &JsonObject, depth: usize) {
     }
     for (key, child) in map.iter_mut() {
         let subschemas: Vec<&mut Value> = match (key.as_str(), child) {
-            (k, Value::Object(named)) if NAMED_SCHEMAS.contains(&k) => {
-                named.values_mut().collect()
-            }
+            (k, Value::Object(named)) if NAMED_SCHEMAS.contains(&k) => named.values_mut().collect(),
             (k, Value::Array(listed)) if LISTED_SCHEMAS.contains(&k) => listed.iter_mut().collect(),
             (k, one) if ONE_SCHEMA.contains(&k) => vec![one],
             _ => Vec::new(),

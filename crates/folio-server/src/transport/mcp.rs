@@ -19,6 +19,7 @@ use serde_json::json;
 use folio_engine::keys::Principal;
 
 use super::access::{self, Denied};
+use super::session::Session;
 
 use crate::ops::telemetry::CallRecord;
 use crate::ops::{self, Call, Shared, Touches};
@@ -30,11 +31,16 @@ use crate::toolsets;
 #[derive(Clone)]
 pub struct FolioServer {
     shared: Arc<Shared>,
+    /// This session's logging level and followed resources.
+    session: Arc<Session>,
 }
 
 impl FolioServer {
     pub fn new(shared: Arc<Shared>) -> Self {
-        FolioServer { shared }
+        FolioServer {
+            shared,
+            session: Arc::new(Session::default()),
+        }
     }
 
     /// Who makes a request: the principal its transport attached to it
@@ -255,6 +261,7 @@ impl ServerHandler for FolioServer {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_resources()
+            .enable_resources_subscribe()
             .enable_resources_list_changed()
             .enable_logging()
             .build();
@@ -270,31 +277,29 @@ impl ServerHandler for FolioServer {
     /// `notifications/resources/list_changed` after each pass that changed
     /// a library (until its transport closes).
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        if !ops::watch::active() {
-            return;
+        if ops::watch::active() {
+            self.session
+                .follow(self.shared.clone(), context.peer.clone());
         }
+    }
+
+    /// The least severity of the log messages this session hears: its
+    /// calls' (each document an ingest settles, a toolset's info messages)
+    /// and, about libraries the caller may read, the server's (watch
+    /// passes, files a pass cannot index).
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
         let peer = context.peer.clone();
-        let mut changes = ops::watch::changes();
-        tokio::spawn(async move {
-            let mut check = tokio::time::interval(std::time::Duration::from_secs(30));
-            loop {
-                tokio::select! {
-                    change = changes.recv() => match change {
-                        Ok(()) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                            if peer.notify_resource_list_changed().await.is_err() {
-                                return;
-                            }
-                        }
-                        Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
-                    },
-                    _ = check.tick() => {
-                        if peer.is_transport_closed() {
-                            return;
-                        }
-                    }
-                }
-            }
-        });
+        self.answered("logging/setLevel", None, &context, |caller| async move {
+            self.session.set_level(ops::severity(request.level), caller);
+            self.session.follow(self.shared.clone(), peer);
+            Ok(())
+        })
+        .await
     }
 
     async fn list_tools(
@@ -366,11 +371,18 @@ impl ServerHandler for FolioServer {
                     .map(str::to_string)
             });
         let token = context.meta.get_progress_token();
+        // A request of the 2026 revision may name its own log level.
+        #[allow(deprecated)]
+        let level = match context.meta.log_level() {
+            Some(level) => Arc::new(std::sync::atomic::AtomicU8::new(ops::severity(level) as u8)),
+            None => self.session.level.clone(),
+        };
         let call = Call::new(
             name.as_str(),
             context.ct.child_token(),
             context.peer.clone(),
             token,
+            level,
         )
         .by(self.caller(&context));
         let shared = self.shared.clone();
@@ -478,14 +490,32 @@ impl ServerHandler for FolioServer {
         .await
     }
 
+    /// Follows a resource: `notifications/resources/updated` tells each
+    /// change (see `session`). Any URI is accepted, one that names nothing
+    /// the caller may read included, so the answer says nothing of what
+    /// exists.
     #[allow(deprecated)]
     async fn subscribe(
         &self,
         request: rmcp::model::SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.not_offered("resources/subscribe", Some(&request.uri), &context)
-            .await
+        let uri = request.uri.clone();
+        let peer = context.peer.clone();
+        self.answered(
+            "resources/subscribe",
+            Some(&uri),
+            &context,
+            |caller| async move {
+                self.session
+                    .followed
+                    .add(&self.shared, request.uri, caller)
+                    .await;
+                self.session.follow(self.shared.clone(), peer);
+                Ok(())
+            },
+        )
+        .await
     }
 
     #[allow(deprecated)]
@@ -494,8 +524,78 @@ impl ServerHandler for FolioServer {
         request: rmcp::model::UnsubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.not_offered("resources/unsubscribe", Some(&request.uri), &context)
-            .await
+        let uri = request.uri.clone();
+        self.answered(
+            "resources/unsubscribe",
+            Some(&uri),
+            &context,
+            |_| async move {
+                self.session.followed.remove(&request.uri).await;
+                Ok(())
+            },
+        )
+        .await
+    }
+
+    /// What a `subscriptions/listen` stream (2026-07-28) may carry: the
+    /// resource list's changes and updates of the resources it names.
+    fn accepted_subscription_filter(
+        &self,
+        requested: &rmcp::model::SubscriptionFilter,
+    ) -> Option<rmcp::model::SubscriptionFilter> {
+        let mut accepted = rmcp::model::SubscriptionFilter::builder();
+        if requested.resources_list_changed == Some(true) {
+            accepted = accepted.resources_list_changed();
+        }
+        if let Some(uris) = &requested.resource_subscriptions {
+            accepted = accepted.resource_subscriptions(uris.iter().cloned());
+        }
+        Some(accepted.build())
+    }
+
+    /// One `subscriptions/listen` stream: authorised as resource reads are,
+    /// then each accepted resource followed as `resources/subscribe` follows
+    /// it, until the client cancels the request or the session ends.
+    async fn listen(
+        &self,
+        subscription: rmcp::service::SubscriptionContext,
+    ) -> Result<(), McpError> {
+        let context = subscription.request_context().clone();
+        let accepted = subscription.accepted().clone();
+        self.answered("subscriptions/listen", None, &context, |caller| async move {
+            let followed = super::session::Followed::default();
+            for uri in accepted.resource_subscriptions.iter().flatten() {
+                followed.add(&self.shared, uri.clone(), caller.clone()).await;
+            }
+            let sink = subscription.sink().clone();
+            let mut changes = ops::watch::changes();
+            let lists = accepted.resources_list_changed == Some(true) && ops::watch::active();
+            let mut check = tokio::time::interval(std::time::Duration::from_secs(1));
+            loop {
+                tokio::select! {
+                    _ = subscription.cancelled() => return Ok(()),
+                    change = changes.recv(), if lists => {
+                        if matches!(change, Err(tokio::sync::broadcast::error::RecvError::Closed)) {
+                            return Ok(());
+                        }
+                        let notification = rmcp::model::ServerNotification::ResourceListChangedNotification(
+                            rmcp::model::ResourceListChangedNotification::default(),
+                        );
+                        if sink.send(notification).await.is_err() {
+                            return Ok(());
+                        }
+                    }
+                    _ = check.tick() => {
+                        for uri in followed.changed(&self.shared).await {
+                            if sink.notify_resource_updated(uri).await.is_err() {
+                                return Ok(());
+                            }
+                        }
+                    }
+                }
+            }
+        })
+        .await
     }
 
     /// A method the mapping does not know is refused, whoever asks.

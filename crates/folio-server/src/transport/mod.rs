@@ -10,6 +10,7 @@ pub mod mcp;
 pub mod oauth;
 pub mod owner;
 mod screen;
+mod session;
 mod sse;
 mod upload;
 
