@@ -103,14 +103,18 @@ if [ ! -f "$model_dir/model_int8.onnx" ]; then
 fi
 
 # The OpenID provider of the OAuth tests (npm oidc-provider, pinned by
-# tests/oidc/package-lock.json), installed beside its script, and the MCP
+# tests/oidc/package-lock.json), installed beside its script, the MCP
 # Bundle tool (@anthropic-ai/mcpb, tests/install/package-lock.json) that
-# validates and packs folio's bundle. Needs Node.js 18 or later with npm; on
-# Debian/Ubuntu without them, apt-get installs them.
+# validates and packs folio's bundle, and the MCP clients of
+# tests/clients (the TypeScript SDK, the Inspector, the conformance suite;
+# their install scripts are not needed and do not run). Needs Node.js 18 or
+# later with npm; on Debian/Ubuntu without them, apt-get installs them.
 oidc=$here/../tests/oidc
 bundle_tool=$here/../tests/install
+clients=$here/../tests/clients
 if [ ! -f "$oidc/node_modules/oidc-provider/package.json" ] \
-    || [ ! -f "$bundle_tool/node_modules/@anthropic-ai/mcpb/package.json" ]; then
+    || [ ! -f "$bundle_tool/node_modules/@anthropic-ai/mcpb/package.json" ] \
+    || [ ! -f "$clients/node_modules/@modelcontextprotocol/conformance/package.json" ]; then
   if ! command -v npm >/dev/null 2>&1 && [ "${FOLIO_SKIP_APT:-0}" != 1 ] && command -v apt-get >/dev/null 2>&1; then
     sudo=""; [ "$(id -u)" != 0 ] && sudo="sudo"
     log "installing Node.js and npm for the OAuth tests' identity provider"
@@ -122,6 +126,8 @@ if [ ! -f "$oidc/node_modules/oidc-provider/package.json" ] \
     (cd "$oidc" && npm ci --silent --no-audit --no-fund >/dev/null)
     log "installing the MCP Bundle tool (@anthropic-ai/mcpb) in tests/install"
     (cd "$bundle_tool" && npm ci --silent --no-audit --no-fund >/dev/null)
+    log "installing the MCP clients (TypeScript SDK, Inspector, conformance suite) in tests/clients"
+    (cd "$clients" && npm ci --silent --no-audit --no-fund --ignore-scripts >/dev/null)
   else
     log "no npm: install Node.js 18+ with npm for the OAuth and bundle tests"
   fi

@@ -11,13 +11,14 @@
 //              {"op": "unsubscribe", "uri": "..."}, {"op": "readResource", "uri": "..."},
 //              {"op": "listResources"}, {"op": "exec", "argv": [...], "env": {...}},
 //              {"op": "waitFor", "method": "notifications/...", "uri": "...", "timeoutMs": 10000},
-//              {"op": "sleep", "ms": 500}]}
+//              {"op": "touch", "path": "..."}, {"op": "sleep", "ms": 500}]}
 // where a string argument "$N.path.to.value" stands for that value of step
 // N's result (its structured content, say: "$2.structuredContent.doc_id"),
 // and writes what happened (JSON) on stdout:
 //   {"steps": [{"op", "ok": true, "result"} | {"op", "ok": false, "error": {"code", "message"}}],
 //    "notifications": [{"method", "params", "step"}]}
 import { spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -113,6 +114,9 @@ async function perform(s) {
       });
       return { status: run.status, stdout: run.stdout, stderr: run.stderr };
     }
+    case "touch":
+      writeFileSync(s.path, "");
+      return {};
     case "sleep":
       await new Promise((resolve) => setTimeout(resolve, s.ms));
       return {};

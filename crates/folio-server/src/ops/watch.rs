@@ -43,11 +43,11 @@ pub struct WatchState {
 /// The watches of this process.
 static WATCHES: OnceLock<Vec<Arc<Mutex<WatchState>>>> = OnceLock::new();
 
-/// Told after each pass that changed a library (for
+/// Told the library of each pass that changed one (for
 /// `notifications/resources/list_changed`).
-static CHANGES: OnceLock<tokio::sync::broadcast::Sender<()>> = OnceLock::new();
+static CHANGES: OnceLock<tokio::sync::broadcast::Sender<String>> = OnceLock::new();
 
-fn changes_sender() -> &'static tokio::sync::broadcast::Sender<()> {
+fn changes_sender() -> &'static tokio::sync::broadcast::Sender<String> {
     CHANGES.get_or_init(|| tokio::sync::broadcast::channel(16).0)
 }
 
@@ -56,8 +56,8 @@ pub fn active() -> bool {
     WATCHES.get().is_some_and(|w| !w.is_empty())
 }
 
-/// Hears of each pass that changed a library.
-pub fn changes() -> tokio::sync::broadcast::Receiver<()> {
+/// Hears the library of each pass that changed one.
+pub fn changes() -> tokio::sync::broadcast::Receiver<String> {
     changes_sender().subscribe()
 }
 
@@ -116,7 +116,7 @@ pub fn start(engine: Arc<Engine>, specs: &[WatchSpec]) {
                                         s.last_change_at = Some(folio_engine::rfc3339(
                                             std::time::SystemTime::now(),
                                         ));
-                                        let _ = changes_sender().send(());
+                                        let _ = changes_sender().send(report.library.clone());
                                         events::publish(
                                             Severity::Info,
                                             &report.library,

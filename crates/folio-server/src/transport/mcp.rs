@@ -277,6 +277,13 @@ impl ServerHandler for FolioServer {
     /// `notifications/resources/list_changed` after each pass that changed
     /// a library (until its transport closes).
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let principal = context.extensions.get::<Principal>().cloned().or_else(|| {
+            context
+                .extensions
+                .get::<axum::http::request::Parts>()
+                .and_then(|parts| parts.extensions.get::<Principal>().cloned())
+        });
+        self.session.heard_by(principal);
         if ops::watch::active() {
             self.session
                 .follow(self.shared.clone(), context.peer.clone());
@@ -507,6 +514,7 @@ impl ServerHandler for FolioServer {
             Some(&uri),
             &context,
             |caller| async move {
+                self.session.heard_by(caller.clone());
                 self.session
                     .followed
                     .add(&self.shared, request.uri, caller)
@@ -575,8 +583,15 @@ impl ServerHandler for FolioServer {
                 tokio::select! {
                     _ = subscription.cancelled() => return Ok(()),
                     change = changes.recv(), if lists => {
-                        if matches!(change, Err(tokio::sync::broadcast::error::RecvError::Closed)) {
-                            return Ok(());
+                        let tell = match change {
+                            Ok(library) => folio_core::LibraryName::new(&library).is_ok_and(|library| {
+                                caller.as_ref().is_none_or(|p| p.may_touch(&library))
+                            }),
+                            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => true,
+                            Err(tokio::sync::broadcast::error::RecvError::Closed) => return Ok(()),
+                        };
+                        if !tell {
+                            continue;
                         }
                         let notification = rmcp::model::ServerNotification::ResourceListChangedNotification(
                             rmcp::model::ResourceListChangedNotification::default(),

@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
-use std::sync::atomic::{AtomicBool, AtomicU8};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -35,11 +35,14 @@ const CHECK_EVERY: Duration = Duration::from_secs(1);
 pub struct Session {
     /// The least severity the session hears, shared with its calls.
     pub level: Arc<AtomicU8>,
-    /// Who set the level: messages about a library go only to a listener
-    /// who may read it. None until the session sets a level (then only its
-    /// own calls' messages reach it); Some(None): the local user or an open
-    /// server.
-    listener: Mutex<Option<Option<Principal>>>,
+    /// Who the session's standing notifications are for (the caller of its
+    /// latest `initialized`, `logging/setLevel` or subscription): news of a
+    /// library goes only to a caller who may read it. None inside: the local
+    /// user or an open server.
+    principal: Mutex<Option<Principal>>,
+    /// Whether the session asked for the server's log messages (set a
+    /// level); before, only its own calls' messages reach it.
+    logging: AtomicBool,
     /// The resources followed through `resources/subscribe`.
     pub followed: Followed,
     /// Whether the session's follower task runs.
@@ -50,7 +53,8 @@ impl Default for Session {
     fn default() -> Self {
         Session {
             level: Arc::new(AtomicU8::new(DEFAULT_LEVEL as u8)),
-            listener: Mutex::new(None),
+            principal: Mutex::new(None),
+            logging: AtomicBool::new(false),
             followed: Followed::default(),
             following: AtomicBool::new(false),
         }
@@ -58,27 +62,35 @@ impl Default for Session {
 }
 
 impl Session {
-    /// Records the level `principal` set.
-    pub fn set_level(&self, level: events::Severity, principal: Option<Principal>) {
-        self.level
-            .store(level as u8, std::sync::atomic::Ordering::Relaxed);
-        *self.listener.lock().unwrap_or_else(|p| p.into_inner()) = Some(principal);
+    /// Records who the session's standing notifications are for.
+    pub fn heard_by(&self, principal: Option<Principal>) {
+        *self.principal.lock().unwrap_or_else(|p| p.into_inner()) = principal;
     }
 
-    /// Whether the session hears `event`: at its level, about a library its
-    /// listener may read.
-    fn hears(&self, event: &LogEvent) -> bool {
-        if !hears(&self.level, event.severity) {
-            return false;
-        }
-        let listener = self.listener.lock().unwrap_or_else(|p| p.into_inner());
-        match &*listener {
-            None => false,
-            Some(None) => true,
-            Some(Some(principal)) => {
-                LibraryName::new(&event.library).is_ok_and(|library| principal.may_touch(&library))
+    /// Records the level `principal` set.
+    pub fn set_level(&self, level: events::Severity, principal: Option<Principal>) {
+        self.level.store(level as u8, Ordering::Relaxed);
+        self.logging.store(true, Ordering::Relaxed);
+        self.heard_by(principal);
+    }
+
+    /// Whether the session's caller may hear news of `library`.
+    fn may_hear_of(&self, library: &str) -> bool {
+        let principal = self.principal.lock().unwrap_or_else(|p| p.into_inner());
+        match &*principal {
+            None => true,
+            Some(principal) => {
+                LibraryName::new(library).is_ok_and(|library| principal.may_touch(&library))
             }
         }
+    }
+
+    /// Whether the session hears `event`: it asked for the server's log, at
+    /// a level `event` reaches, and may read the library it is about.
+    fn hears(&self, event: &LogEvent) -> bool {
+        self.logging.load(Ordering::Relaxed)
+            && hears(&self.level, event.severity)
+            && self.may_hear_of(&event.library)
     }
 
     /// Starts the session's follower once: it forwards server-wide log
@@ -86,10 +98,7 @@ impl Session {
     /// watches folders, each pass that changed a library
     /// (`notifications/resources/list_changed`), until the transport closes.
     pub fn follow(self: &Arc<Self>, shared: Arc<Shared>, peer: Peer<RoleServer>) {
-        if self
-            .following
-            .swap(true, std::sync::atomic::Ordering::SeqCst)
-        {
+        if self.following.swap(true, Ordering::SeqCst) {
             return;
         }
         let session = self.clone();
@@ -114,14 +123,16 @@ impl Session {
                         Ok(_) | Err(RecvError::Lagged(_)) => {}
                         Err(RecvError::Closed) => return,
                     },
-                    change = changes.recv(), if watching => match change {
-                        Ok(()) | Err(RecvError::Lagged(_)) => {
-                            if peer.notify_resource_list_changed().await.is_err() {
-                                return;
-                            }
+                    change = changes.recv(), if watching => {
+                        let tell = match change {
+                            Ok(library) => session.may_hear_of(&library),
+                            Err(RecvError::Lagged(_)) => true,
+                            Err(RecvError::Closed) => return,
+                        };
+                        if tell && peer.notify_resource_list_changed().await.is_err() {
+                            return;
                         }
-                        Err(RecvError::Closed) => return,
-                    },
+                    }
                     _ = check.tick() => {
                         if peer.is_transport_closed() {
                             return;
