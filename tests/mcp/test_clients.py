@@ -300,6 +300,10 @@ def test_subscriptions_and_log_messages_reach_only_callers_who_may_read_them(dat
             {"op": "waitFor", "method": "notifications/resources/updated", "uri": wiki, "timeoutMs": 30000},
             {"op": "waitFor", "method": "notifications/message", "timeoutMs": 30000},
             {"op": "sleep", "ms": 4000},
+            # A hit links its document; the link reads as any read does.
+            {"op": "callTool", "name": "search", "arguments": {"library": "wiki", "query": "river delta silt"}},
+            {"op": "readResource", "uri": "$8.content.1.uri"},
+            {"op": "readResource", "uri": document},
         ])
         finish_hr = start_drive(over_http(hr_reader), [
             {"op": "setLevel", "level": "debug"},
@@ -327,8 +331,16 @@ def test_subscriptions_and_log_messages_reach_only_callers_who_may_read_them(dat
         run(write_hr("# Salaries\n\nThe bonus was revised again."))
         wiki_report, hr_report = finish_wiki(), finish_hr()
 
+    # Every step answers, but the wiki reader's read of hr's document.
+    assert not wiki_report["steps"][10]["ok"] and "no resource" in wiki_report["steps"][10]["error"]["message"]
+    del wiki_report["steps"][10]
     for report in (wiki_report, hr_report):
         assert all(step["ok"] for step in report["steps"]), report["steps"]
+    found = wiki_report["steps"][8]["result"]
+    links = [c for c in found["content"] if c["type"] == "resource_link"]
+    cited = {h["document_id"] for h in found["structuredContent"]["hits"]}
+    assert links and {link["uri"] for link in links} == {f"folio://document/{d}" for d in cited}
+    assert "silt" in wiki_report["steps"][9]["result"]["contents"][0]["text"]
     # The wiki reader hears of its library, by update and by log message,
     # and nothing of hr's library or document.
     assert updated(wiki_report, wiki)

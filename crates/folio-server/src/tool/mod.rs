@@ -354,6 +354,36 @@ pub fn success<T: Serialize>(output: &T) -> CallToolResult {
     }
 }
 
+/// `result` with a `resource_link` content item for each document its hits
+/// cite (in hit order, once each, given as id and title): hosts that render
+/// resources can open the cited document (`folio://document/{id}`), which
+/// reading checks against the caller's scopes and libraries as any read.
+pub fn linking<'a>(
+    mut result: CallToolResult,
+    documents: impl IntoIterator<Item = (&'a str, Option<&'a str>)>,
+) -> CallToolResult {
+    if result.is_error == Some(true) {
+        return result;
+    }
+    let mut seen = std::collections::HashSet::new();
+    for (id, title) in documents {
+        if !seen.insert(id) {
+            continue;
+        }
+        let link = serde_json::json!({
+            "type": "resource_link",
+            "uri": format!("folio://document/{id}"),
+            "name": id,
+            "title": title,
+            "mimeType": "text/markdown",
+        });
+        if let Ok(link) = serde_json::from_value::<rmcp::model::ContentBlock>(link) {
+            result.content.push(link);
+        }
+    }
+    result
+}
+
 /// A failed result in the toolset's own envelope.
 pub fn failure(envelope: Value) -> CallToolResult {
     CallToolResult::structured_error(envelope)

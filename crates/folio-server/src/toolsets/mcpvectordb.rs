@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::ops::{self, CacheInfo, Call, PathCheck, Shared, Touches, check_path};
-use crate::tool::{Effect, define, failure, success, with_args};
+use crate::tool::{Effect, define, failure, linking, success, with_args};
 
 fn default_library() -> String {
     "default".into()
@@ -701,7 +701,12 @@ async fn search(shared: &Shared, p: SearchParams, call: &Call) -> CallToolResult
             }
         })
         .collect();
-    success(&SearchOutput { results })
+    let output = SearchOutput { results };
+    let links = output
+        .results
+        .iter()
+        .map(|r| (r.doc_id.as_str(), Some(r.title.as_str())));
+    linking(success(&output), links)
 }
 
 // ---------------------------------------------------------------- documents

@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 
 use super::{error, invalid};
 use crate::ops::{self, Call, Shared, library};
-use crate::tool::{bounded as check, success};
+use crate::tool::{bounded as check, linking, success};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -383,7 +383,7 @@ pub(super) async fn search(shared: &Shared, p: SearchParams, call: &Call) -> Cal
     let next = offset + hits.len();
     let next_cursor =
         (budget.omitted_hits > 0 || more_may_exist).then(|| format!("{next}.{print}"));
-    success(&SearchOutput {
+    let output = SearchOutput {
         library: response.library,
         query,
         mode: p.mode,
@@ -394,7 +394,12 @@ pub(super) async fn search(shared: &Shared, p: SearchParams, call: &Call) -> Cal
         budget,
         embed_ms: response.embed_ms,
         search_ms: response.search_ms,
-    })
+    };
+    let links = output
+        .hits
+        .iter()
+        .map(|h| (h.document_id.as_str(), h.title.as_deref()));
+    linking(success(&output), links)
 }
 
 #[cfg(test)]
