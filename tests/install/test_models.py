@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import COMMIT, REPO, SAMPLES, Env, sha256, setup_model
+from conftest import BIN, COMMIT, REPO, SAMPLES, Env, sha256, setup_model
 
 PINNED_SAFETENSORS = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 
@@ -211,3 +211,57 @@ def test_the_token_goes_to_the_hub_and_never_to_its_cdn(hub_server, tmp_path):
     assert on_hub and on_cdn
     assert all(r["authorization"] == "Bearer hf_test_token" for r in on_hub)
     assert all(r["authorization"] is None for r in on_cdn)
+
+
+def test_a_server_without_its_model_answers_then_fetches_it_on_first_use(hub_server, tmp_path):
+    """No cached model and no hub: `folio serve --stdio` still answers
+    initialize and tools/list (a host shows its tools, not "server
+    disconnected"); a call that needs the model fails with the message the
+    CLI gives. Once the hub is up, the next such call fetches the model and
+    answers."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = Env(tmp_path, f"http://127.0.0.1:{port}")
+    env.env["FOLIO_DATA_DIR"] = str(tmp_path / "data")
+    server = subprocess.Popen([BIN, "serve", "--stdio"], env=env.env, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def ask(id_, method, params=None):
+        message = {"jsonrpc": "2.0", "id": id_, "method": method, "params": params or {}}
+        server.stdin.write(json.dumps(message) + "\n")
+        server.stdin.flush()
+        while True:
+            answer = json.loads(server.stdout.readline())
+            if answer.get("id") == id_:
+                return answer
+
+    ingest = {"name": "ingest", "arguments": {"library": "notes", "paths": [str(SAMPLES)]}}
+    try:
+        started = time.time()
+        init = ask(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                     "clientInfo": {"name": "host", "version": "1"}})
+        assert init["result"]["serverInfo"]["name"] == "folio"
+        server.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+        tools = ask(2, "tools/list")["result"]["tools"]
+        assert "search" in {t["name"] for t in tools} and time.time() - started < 10
+        failed = ask(3, "tools/call", ingest)["result"]
+        assert failed["isError"] and failed["structuredContent"]["error"]["code"] == "MODEL"
+        offline = env.run("ingest", str(SAMPLES), "--library", "notes", check=False)
+        assert offline.returncode != 0
+        # The same words as the CLI's.
+        assert f"cannot reach the model hub at http://127.0.0.1:{port}" in failed["structuredContent"]["error"]["message"]
+        assert f"cannot reach the model hub at http://127.0.0.1:{port}" in offline.stderr
+        hub_server("--port", str(port))
+        done = ask(4, "tools/call", ingest)["result"]
+        assert not done.get("isError"), done
+        assert done["structuredContent"]["indexed"] >= 3
+        assert (env.snapshot / "onnx/model.onnx").exists()
+        found = ask(5, "tools/call", {"name": "search", "arguments": {
+            "library": "notes", "query": "why is attention quadratic in sequence length"}})["result"]
+        assert found["structuredContent"]["hits"][0]["source"].endswith("attention.html")
+    finally:
+        server.stdin.close()
+        server.wait(timeout=30)

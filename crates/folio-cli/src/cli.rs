@@ -352,6 +352,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         model: cli.global.model.clone(),
         threads: cli.global.threads,
         allow_private_urls: false,
+        defer_model_fetch: false,
     };
     let json = cli.global.json;
     match &cli.command {

@@ -405,6 +405,9 @@ pub struct Overrides {
     pub model: Option<String>,
     pub threads: Option<usize>,
     pub allow_private_urls: bool,
+    /// A model that cannot be fetched now is fetched on first use (a
+    /// server answers at once), not refused at start.
+    pub defer_model_fetch: bool,
 }
 
 /// Builds the engine configuration. `writable` is the lock wait for
@@ -453,6 +456,7 @@ pub fn engine_config(
     };
     // The model folder: one given, the folder scripts/setup.sh installs, or
     // the named (default) model from the hub cache, fetched on first use.
+    let mut model_fetch = None;
     let (model_dir, defaults) = match (backend.as_deref(), model_dir, model_name) {
         (Some("openai"), ..) => (PathBuf::new(), ModelConfig::default()),
         (_, Some(dir), _) => (dir, ModelConfig::default()),
@@ -462,7 +466,22 @@ pub fn engine_config(
         (backend, None, name) => {
             let wanted = Wanted::parse(name.as_deref().unwrap_or(catalog::DEFAULT_MODEL))?;
             let onnx = runtime.is_some() && backend != Some("candle");
-            (materialise(&wanted, onnx)?, wanted.defaults())
+            match materialise(&wanted, onnx) {
+                Ok(dir) => (dir, wanted.defaults()),
+                // A server answers without its model: the first call that
+                // needs it fetches it, or fails saying why (as here).
+                Err(e) if overrides.defer_model_fetch => {
+                    tracing::warn!(
+                        "the model is not available yet ({e:#}); fetching it on first use"
+                    );
+                    let defaults = wanted.defaults();
+                    model_fetch = Some(folio_engine::ModelFetch(std::sync::Arc::new(move || {
+                        materialise(&wanted, onnx).map_err(|e| format!("{e:#}"))
+                    })));
+                    (PathBuf::new(), defaults)
+                }
+                Err(e) => return Err(e),
+            }
         }
     };
     let precision: Precision = match env("FOLIO_MODEL_PRECISION").or(m.precision) {
@@ -524,8 +543,11 @@ pub fn engine_config(
     };
     let embedder = match backend.as_deref() {
         None => match runtime {
+            // A model fetched on first use: its folder decides then
+            // (`EmbedderConfig::in_folder`).
             Some(runtime)
                 if precision == Precision::Int8
+                    || model_fetch.is_some()
                     || model_dir.join("model.onnx").exists()
                     || model_dir.join("onnx/model.onnx").exists() =>
             {
@@ -614,5 +636,6 @@ pub fn engine_config(
         extraction: folio_engine::sandbox::Extraction::current_exe(),
         rerank,
         entities: file.ingest.entities.unwrap_or(true),
+        model_fetch,
     })
 }

@@ -131,6 +131,7 @@ fn model_dir(config: &folio_engine::EngineConfig) -> Option<std::path::PathBuf> 
 
 pub fn run(cli: &Global, args: &ServeArgs, mut overrides: Overrides) -> Result<Outcome> {
     overrides.allow_private_urls = args.allow_private_urls;
+    overrides.defer_model_fetch = true;
     let mut file = config::load_file(cli.config.as_deref())?;
     let mut section = std::mem::take(&mut file.serve);
     let audit_queries = file.audit.include_queries;

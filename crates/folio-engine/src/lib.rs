@@ -81,6 +81,52 @@ pub enum EmbedderConfig {
     OpenAi(folio_embed::OpenAiOptions),
 }
 
+impl EmbedderConfig {
+    /// This configuration with its model in `dir` (fetched after start):
+    /// ONNX Runtime when `dir` holds a graph (or int8 asks for one), else
+    /// candle on its safetensors.
+    fn in_folder(&self, dir: PathBuf) -> EmbedderConfig {
+        match self.clone() {
+            EmbedderConfig::Onnx {
+                runtime,
+                threads,
+                model,
+                ..
+            } if model.precision == folio_core::Precision::Int8
+                || dir.join("model.onnx").exists()
+                || dir.join("onnx/model.onnx").exists() =>
+            {
+                EmbedderConfig::Onnx {
+                    model_dir: dir,
+                    runtime,
+                    threads,
+                    model,
+                }
+            }
+            EmbedderConfig::Onnx { model, .. } | EmbedderConfig::Candle { model, .. } => {
+                EmbedderConfig::Candle {
+                    model_dir: dir,
+                    model,
+                }
+            }
+            other => other,
+        }
+    }
+}
+
+/// Fetches the model on first use, for a server that started without it
+/// (no cached model, no network): it answers at once, and the first call
+/// that needs the model fetches it, or fails with the fetch's message. The
+/// function gives the model's folder.
+#[derive(Clone)]
+pub struct ModelFetch(pub Arc<dyn Fn() -> std::result::Result<PathBuf, String> + Send + Sync>);
+
+impl std::fmt::Debug for ModelFetch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ModelFetch")
+    }
+}
+
 /// The reranking stage: a cross-encoder (Hugging Face layout with a
 /// `model.onnx`, run on ONNX Runtime) reads the query with each of the best
 /// fused candidates and its score is blended into theirs.
@@ -156,6 +202,8 @@ pub struct EngineConfig {
     /// Find the entities documents mention while ingesting them (names,
     /// written with each document; `[ingest] entities`).
     pub entities: bool,
+    /// The model is not here yet: fetch it on first use (see `ModelFetch`).
+    pub model_fetch: Option<ModelFetch>,
 }
 
 /// The engine façade. Cheap to share behind an `Arc`; every method is
@@ -324,7 +372,13 @@ impl Engine {
         if let Some(embedder) = &*slot {
             return Ok(embedder.clone());
         }
-        let embedder: Arc<dyn Embedder> = match &self.config.embedder {
+        let fetched = match &self.config.model_fetch {
+            Some(fetch) => Some(self.config.embedder.in_folder(
+                (fetch.0)().map_err(|message| EngineError::new(ErrorCode::Model, message))?,
+            )),
+            None => None,
+        };
+        let embedder: Arc<dyn Embedder> = match fetched.as_ref().unwrap_or(&self.config.embedder) {
             EmbedderConfig::Onnx {
                 model_dir,
                 runtime,

@@ -111,6 +111,7 @@ fn config(dir: &Path, store_url: Option<&str>, writable: bool, limits: Limits) -
         extraction: folio_engine::sandbox::Extraction::InProcess,
         rerank: None,
         entities: true,
+        model_fetch: None,
     }
 }
 

@@ -87,6 +87,7 @@ fn open(dir: &Path, store_url: Option<&str>, writable: bool) -> (Engine, Arc<Ato
         extraction: folio_engine::sandbox::Extraction::InProcess,
         rerank: None,
         entities: true,
+        model_fetch: None,
     };
     let engine = Engine::open(config)
         .unwrap()
