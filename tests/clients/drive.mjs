@@ -15,7 +15,7 @@
 // where a string argument "$N.path.to.value" stands for that value of step
 // N's result (its structured content, say: "$2.structuredContent.doc_id"),
 // and writes what happened (JSON) on stdout:
-//   {"steps": [{"op", "ok": true, "result"} | {"op", "ok": false, "error": {"code", "message"}}],
+//   {"steps": [{"op", "ok": true, "result", "ms"} | {"op", "ok": false, "error": {"code", "message"}, "ms"}],
 //    "notifications": [{"method", "params", "step"}]}
 import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
@@ -150,10 +150,13 @@ try {
 if (connected) {
   for (const s of plan.steps) {
     step += 1;
+    const started = Date.now();
     try {
-      steps.push({ op: s.op, ok: true, result: await perform(s) });
+      const result = await perform(s);
+      steps.push({ op: s.op, ok: true, result, ms: Date.now() - started });
     } catch (e) {
-      steps.push({ op: s.op, ok: false, error: { code: e.code ?? null, message: String(e.message ?? e) } });
+      steps.push({ op: s.op, ok: false, error: { code: e.code ?? null, message: String(e.message ?? e) },
+        ms: Date.now() - started });
     }
   }
   await client.close();

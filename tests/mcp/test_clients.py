@@ -9,8 +9,10 @@ included: a call that breaks either throws in the client instead of showing
 the tool's answer.
 """
 
+import asyncio
 import contextlib
 import json
+import re
 import shutil
 import subprocess
 import time
@@ -86,6 +88,9 @@ def native_plan(corpus):
         ok("entities", {"library": "papers"}),
         ok("entity", {"library": "papers", "name": "Transformer"}),
         ok("server_info"),
+        ok("ingest", {"library": "papers", "paths": [str(corpus)], "force": True, "background": True}),
+        ok("jobs"),
+        ok("cancel_job", {"job_id": "$15.structuredContent.job_id"}),
         ok("delete_document", {"document_id": "$1.structuredContent.items.0.document_id"}),
         ok("ingest", {"library": "scratch", "content": {"name": "scratch.md", "text": "# Scratch\n\nA note to delete."}}),
         ok("delete_library", {"library": "scratch"}),
@@ -106,6 +111,9 @@ def native_plan(corpus):
         error("delete_library", {"library": "missing"}, "LIBRARY_NOT_FOUND"),
         error("server_info", {"check_path": 7}, "check_path"),
         error("list_libraries", {"unexpected": 1}, "unexpected"),
+        error("jobs", {"job_id": "no-such-job"}, "NOT_FOUND"),
+        error("cancel_job", {"job_id": "no-such-job"}, "NOT_FOUND"),
+        error("ingest", {"library": "papers", "background": True}, "INVALID"),
     ]
 
 
@@ -236,8 +244,8 @@ def test_the_typescript_sdk_lists_and_calls_every_tool_of_every_toolset(data, co
                     assert step["shows"].lower() in text_of(result).lower(), (where, text_of(result)[:500])
                 report.append((toolsets, kind, step["name"], step["expect"]))
             assert called == names, (toolsets, kind, names - called)
-    # 24 tools in the first server (store_chunks serves two toolsets), 11 and 4.
-    assert len({(toolsets, name) for toolsets, _, name, _ in report}) == 39
+    # 26 tools in the first server (store_chunks serves two toolsets), 11 and 4.
+    assert len({(toolsets, name) for toolsets, _, name, _ in report}) == 41
 
 
 def start_drive(transport, steps):
@@ -412,7 +420,7 @@ def test_the_inspector_lists_tools_and_searches(data):
     with HttpServer(data) as server:
         for target in (over_stdio, [server.url + "/mcp"]):
             tools = inspector(*target, "--method", "tools/list")["tools"]
-            assert len(tools) == 16 and all(t["outputSchema"]["type"] == "object" for t in tools)
+            assert len(tools) == 18 and all(t["outputSchema"]["type"] == "object" for t in tools)
             found = inspector(*target, *search)
             assert not found.get("isError"), found
             hits = found["structuredContent"]["hits"]
@@ -457,7 +465,8 @@ def test_the_conformance_suite_passes_every_scenario_a_document_server_serves(da
             capture_output=True, text=True, timeout=600, cwd=CLIENTS)
     results = {}
     for checks in out_dir.glob("*/checks.json"):
-        scenario = checks.parent.name.removeprefix("server-").rsplit("-20", 1)[0]
+        # server-<scenario>-<timestamp>
+        scenario = re.sub(r"-\d{4}-\d{2}-\d{2}T[\d-]+Z?$", "", checks.parent.name.removeprefix("server-"))
         results[scenario] = json.loads(checks.read_text())
     assert len(results) >= 32, (sorted(results), run_suite.stdout[-3000:])
     assert set(NOT_APPLICABLE) <= set(results), set(NOT_APPLICABLE) - set(results)
@@ -479,3 +488,143 @@ def test_the_conformance_suite_passes_every_scenario_a_document_server_serves(da
     (TARGET / f"conformance-{BACKEND}.md").write_text(table)
     assert not failing, failing
     assert sum(1 for scenario in results if scenario not in NOT_APPLICABLE) >= 12
+
+
+def notes(folder, count):
+    """`count` small Markdown notes, each with a sentence of its own."""
+    folder.mkdir()
+    for i in range(count):
+        (folder / f"note-{i:05d}.md").write_text(f"# Note {i}\n\nObservation {i}: sample {i * 7919 % 10007} "
+                                                   f"held {i % 13} grains of basalt.\n")
+    return folder
+
+
+def test_a_background_ingest_answers_at_once_and_outlives_its_client(data, tmp_path):
+    """A large folder through an agent's call: the call answers a job in
+    under two seconds, the client that made it leaves, and the job runs to
+    its end; another session follows its progress with `jobs` and finds the
+    result the call would have given. A second job is cancelled: it stops
+    between documents, keeping those it finished."""
+    count = 2000
+    folder = notes(tmp_path / "notes", count)
+    other = notes(tmp_path / "more", 400)
+    with HttpServer(data) as server:
+        spec = {"kind": "http", "url": server.url + "/mcp"}
+        started = drive(spec, [ok("ingest", {"library": "notes", "paths": [str(folder)], "background": True})])
+        step = started["steps"][0]
+        assert step["ok"] and step["ms"] < 2000, step
+        job = step["result"]["structuredContent"]
+        assert job["status"] == "running" and job["tool"] == "ingest" and job["library"] == "notes"
+        # The client is gone; another session follows the job.
+        seen = []
+
+        async def follow():
+            async with http_mcp(server.url) as c:
+                while True:
+                    state = (await succeeds(c, "jobs", {"job_id": job["job_id"]}))["jobs"][0]
+                    seen.append(state)
+                    if state["status"] != "running":
+                        return state, await succeeds(c, "server_info")
+                    await asyncio.sleep(0.2)
+
+        final, info = run(follow())
+        assert final["status"] == "completed", final
+        assert final["result"]["indexed"] == count and final["result"]["failed"] == 0
+        assert final["progress"]["documents"] == count
+        # Progress was visible while it ran.
+        assert any(0 < s["progress"]["documents"] < count for s in seen), [s["progress"] for s in seen][:5]
+        assert any(j["job_id"] == job["job_id"] for j in info["jobs"])
+
+        async def cancel():
+            async with http_mcp(server.url) as c:
+                second = await succeeds(c, "ingest", {"library": "more", "paths": [str(other)], "background": True})
+                await asyncio.sleep(0.5)
+                await succeeds(c, "cancel_job", {"job_id": second["job_id"]})
+                while True:
+                    state = (await succeeds(c, "jobs", {"job_id": second["job_id"]}))["jobs"][0]
+                    if state["status"] not in ("running", "cancelling"):
+                        break
+                    await asyncio.sleep(0.1)
+                listed = await succeeds(c, "list_documents", {"library": "more", "limit": 1})
+                return state, listed
+
+        state, listed = run(cancel())
+        assert state["status"] == "cancelled" and state["result"]["cancelled"] is True, state
+        kept = state["result"]["indexed"]
+        assert kept < 400 and listed["total"] == kept, (kept, listed)
+    # Both libraries whole in every index: the cancelled job left no half document.
+    for library in ("notes", "more"):
+        check = subprocess.run([BIN, "check", library], env=folio_env(data), capture_output=True, text=True)
+        assert check.returncode == 0, check.stdout + check.stderr
+
+
+class Wire:
+    """MCP as JSON lines on `folio serve --stdio`, for what no SDK here
+    speaks yet: the Tasks extension (io.modelcontextprotocol/tasks,
+    SEP-2663), written from its specification."""
+
+    def __init__(self, data, capabilities):
+        env = folio_env(data)
+        self.process = subprocess.Popen([BIN, "serve", "--stdio"], env=env, stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.next_id = 0
+        init = self.ask("initialize", {"protocolVersion": "2025-11-25", "capabilities": capabilities,
+                                       "clientInfo": {"name": "wire", "version": "1"}})
+        self.capabilities = init["result"]["capabilities"]
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def send(self, message):
+        self.process.stdin.write(json.dumps(message) + "\n")
+        self.process.stdin.flush()
+
+    def ask(self, method, params):
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        while True:
+            answer = json.loads(self.process.stdout.readline())
+            if answer.get("id") == self.next_id:
+                return answer
+
+    def close(self):
+        self.process.stdin.close()
+        self.process.wait(timeout=30)
+
+
+def test_a_client_of_the_tasks_extension_gets_its_ingest_as_a_task(data, tmp_path):
+    folder = notes(tmp_path / "notes", 600)
+    other = notes(tmp_path / "more", 600)
+    wire = Wire(data, {"extensions": {"io.modelcontextprotocol/tasks": {}}})
+    try:
+        assert "io.modelcontextprotocol/tasks" in wire.capabilities["extensions"]
+        started = time.time()
+        created = wire.ask("tools/call", {"name": "ingest", "arguments": {"library": "notes", "paths": [str(folder)]}})
+        assert time.time() - started < 2, created
+        task = created["result"]
+        assert task["resultType"] == "task" and task["status"] == "working", task
+        messages = set()
+        while True:
+            state = wire.ask("tasks/get", {"taskId": task["taskId"]})["result"]
+            messages.add(state.get("statusMessage"))
+            if state["status"] != "working":
+                break
+            time.sleep(0.2)
+        assert state["status"] == "completed", state
+        assert state["result"]["structuredContent"]["indexed"] == 600
+        assert len(messages) > 1, messages  # progress moved while it worked
+        second = wire.ask("tools/call", {"name": "ingest", "arguments": {"library": "more", "paths": [str(other)]}})
+        time.sleep(0.3)
+        assert "error" not in wire.ask("tasks/cancel", {"taskId": second["result"]["taskId"]})
+        while (state := wire.ask("tasks/get", {"taskId": second["result"]["taskId"]})["result"])["status"] == "working":
+            time.sleep(0.1)
+        assert state["status"] == "cancelled", state
+        unknown = wire.ask("tasks/get", {"taskId": "no-such-task"})
+        assert unknown["error"]["code"] == -32602
+    finally:
+        wire.close()
+    # A client without the extension gets the ingest's result, as before.
+    plain = Wire(data, {})
+    try:
+        done = plain.ask("tools/call", {"name": "ingest", "arguments": {"library": "again", "paths": [str(folder)]}})
+        assert done["result"]["structuredContent"]["indexed"] == 600
+    finally:
+        plain.close()

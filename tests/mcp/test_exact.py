@@ -52,6 +52,13 @@ def strict(schema, where):
     for node in walk(schema):
         if isinstance(node.get("format"), str):
             assert node["format"] in STANDARD_FORMATS, (where, node["format"])
+        # Every subschema an object: the TypeScript SDK refuses a property
+        # written `true`.
+        for key in ("properties", "patternProperties"):
+            if isinstance(node.get(key), dict):
+                assert all(isinstance(v, dict) for v in node[key].values()), (where, key, node[key])
+        for key in ("items", "additionalProperties", "not", "contains"):
+            assert node.get(key) is not True, (where, key)
 
 
 def valid(schema, arguments):

@@ -57,6 +57,7 @@ impl Shared {
             options,
             registry,
             telemetry: Arc::new(telemetry),
+            jobs: ops::jobs::Jobs::default(),
         }))
     }
 

@@ -16,6 +16,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::events::Severity;
+use super::jobs::{Job, JobProgress};
 
 /// Whether a session at `level` hears a message of `severity`.
 pub fn hears(level: &AtomicU8, severity: Severity) -> bool {
@@ -75,6 +76,8 @@ pub struct Call {
     /// The least severity its session hears (shared with the session, so a
     /// `logging/setLevel` during a long call applies at once).
     level: Arc<AtomicU8>,
+    /// The job this call is, whose progress it keeps.
+    job: Option<Arc<JobProgress>>,
 }
 
 /// What the forwarder of a call hands to the client, in order.
@@ -99,7 +102,18 @@ impl Call {
             forward: None,
             wants_progress: false,
             level: Arc::new(AtomicU8::new(DEFAULT_LEVEL as u8)),
+            job: None,
         }
+    }
+
+    /// The call a background job makes of `tool` for `principal`: no client
+    /// behind it, cancelled through the job, its progress kept in the job.
+    pub fn for_job(tool: &str, job: &Job) -> Self {
+        let mut call = Call::detached(tool).by(job.owner.clone());
+        call.cancel = job.cancel.clone();
+        call.correlation_id = job.id.clone();
+        call.job = Some(job.progress.clone());
+        call
     }
 
     /// A call that forwards progress (when the client gave a token) and
@@ -146,6 +160,7 @@ impl Call {
             forward: Some(sender),
             wants_progress,
             level,
+            job: None,
         }
     }
 
@@ -211,6 +226,7 @@ impl Call {
             sender: self.forward.clone().filter(|_| self.wants_progress),
             log: self.forward.clone(),
             level: self.level.clone(),
+            job: self.job.clone(),
             done: AtomicU64::new(0),
             total: AtomicU64::new(0),
             budget: None,
@@ -225,6 +241,8 @@ pub struct CallProgress {
     /// Log messages about each document, at the session's level.
     log: Option<mpsc::UnboundedSender<Forward>>,
     level: Arc<AtomicU8>,
+    /// The job's progress, when the call is a job.
+    job: Option<Arc<JobProgress>>,
     done: AtomicU64,
     total: AtomicU64,
     /// The ingest budget each document written is admitted by.
@@ -262,11 +280,17 @@ impl CallProgress {
 impl Progress for CallProgress {
     fn start(&self, total: u64) {
         self.total.store(total, Ordering::Relaxed);
+        if let Some(job) = &self.job {
+            job.total.store(total, Ordering::Relaxed);
+        }
         self.send("started");
     }
 
     fn advance(&self, done: u64, message: &str) {
         self.done.fetch_add(done, Ordering::Relaxed);
+        if let Some(job) = &self.job {
+            job.done.fetch_add(done, Ordering::Relaxed);
+        }
         self.send(message);
     }
 
@@ -277,6 +301,12 @@ impl Progress for CallProgress {
     /// Each document's outcome as a log message: a failure as a warning,
     /// the rest at debug.
     fn item(&self, item: &IngestItem) {
+        if let Some(job) = &self.job {
+            job.settled.fetch_add(1, Ordering::Relaxed);
+            if let Some(e) = &item.error {
+                job.failure(&item.source, &e.message);
+            }
+        }
         let (severity, data) = match &item.error {
             Some(e) => (
                 Severity::Warning,

@@ -11,6 +11,7 @@
 
 mod call;
 pub mod events;
+pub mod jobs;
 pub mod telemetry;
 pub mod watch;
 
@@ -40,6 +41,8 @@ pub struct Shared {
     pub registry: Registry,
     /// Rate limits, the audit log and the counters of `/metrics`.
     pub telemetry: Arc<telemetry::Telemetry>,
+    /// Background jobs (`ingest` with `background`).
+    pub jobs: jobs::Jobs,
 }
 
 impl Shared {

@@ -94,6 +94,22 @@ pub fn refusal(toolset: Toolset, shared: &Shared, call: &Call, e: &EngineError) 
     }
 }
 
+/// The library a call that is to run as a background job writes, once its
+/// arguments check out; else the refusal in `toolset`'s dialect. Only the
+/// native `ingest` runs in the background.
+pub fn background_library(
+    toolset: Toolset,
+    name: &str,
+    arguments: Option<JsonObject>,
+) -> Result<String, CallToolResult> {
+    match (toolset, name) {
+        (Toolset::Native, "ingest") => native::background_library(arguments),
+        _ => Err(native::invalid(format!(
+            "{name} does not run in the background"
+        ))),
+    }
+}
+
 /// Answers a call of tool `name` in `toolset`'s dialect.
 pub async fn call(
     toolset: Toolset,

@@ -31,6 +31,10 @@ pub fn need(method: &str, tool: Option<&str>, registry: &Registry) -> Need {
         "initialize" | "ping" | "server/discover" | "logging/setLevel" | "tools/list" => {
             Need::Admitted
         }
+        // A task is a background job: seen by a caller who may read its
+        // library (checked with the job), stopped with the ingest scope.
+        "tasks/get" => Need::Admitted,
+        "tasks/cancel" => Need::Scope(Scope::Ingest),
         "tools/call" => match tool.and_then(|name| registry.find(name)) {
             Some((_, tool)) => Need::Scope(scope(tool)),
             None => Need::Admitted,

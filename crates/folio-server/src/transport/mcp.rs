@@ -220,6 +220,79 @@ impl FolioServer {
     }
 }
 
+impl FolioServer {
+    /// Starts the call as a background job once its arguments check out
+    /// (else the refusal the call would have answered). The job outlives
+    /// the request and the session: it ends when its work does, or when
+    /// `cancel_job` (`tasks/cancel`) stops it.
+    fn start_job(
+        &self,
+        toolset: Toolset,
+        name: &str,
+        arguments: Option<rmcp::model::JsonObject>,
+        call: &Call,
+    ) -> Result<Arc<ops::jobs::Job>, rmcp::model::CallToolResult> {
+        let library = toolsets::background_library(toolset, name, arguments.clone())?;
+        let shared = self.shared.clone();
+        let job = shared.jobs.start(name, &library, call.principal.clone());
+        let job_call = Call::for_job(name, &job);
+        let tool = name.to_string();
+        let running = job.clone();
+        tokio::spawn(async move {
+            let job = running;
+            let started = std::time::Instant::now();
+            let result = toolsets::call(toolset, &shared, &tool, arguments, &job_call).await;
+            job.finished(&result);
+            tracing::info!(
+                job = %job.id,
+                tool = %tool,
+                duration_ms = started.elapsed().as_millis() as u64,
+                "background job finished"
+            );
+        });
+        Ok(job)
+    }
+}
+
+/// A background job as a task of the Tasks extension (SEP-2663): working
+/// (its progress as the status message), completed with the tool's result
+/// (an error result included, as the extension says), or cancelled.
+fn task_of(job: &ops::jobs::Job) -> rmcp::model::DetailedTask {
+    use rmcp::model::{Task, TaskPayload, TaskStatus};
+    let state = job.output_for(None);
+    let updated = state
+        .finished_at
+        .clone()
+        .unwrap_or_else(|| folio_engine::rfc3339(std::time::SystemTime::now()));
+    let message = format!(
+        "{} of {} steps; {} documents settled, {} failed",
+        state.progress.done, state.progress.total, state.progress.documents, state.progress.failed
+    );
+    let task = Task::new(
+        job.id.clone(),
+        TaskStatus::Working,
+        state.created_at,
+        updated,
+    )
+    .with_status_message(message)
+    .with_poll_interval_ms(1000);
+    let payload = match state.status.as_str() {
+        "cancelled" => TaskPayload::Cancelled,
+        "completed" | "failed" => match job.answer() {
+            Some(serde_json::Value::Object(result)) => TaskPayload::Completed { result },
+            _ => TaskPayload::Completed {
+                result: Default::default(),
+            },
+        },
+        _ => TaskPayload::Working,
+    };
+    rmcp::model::DetailedTask::new(task, payload)
+}
+
+fn no_task(id: &str) -> McpError {
+    McpError::invalid_params(format!("no task {id}"), Some(json!({"task_id": id})))
+}
+
 /// The library a resource URI names, when it names one.
 fn resource_library(uri: &str) -> Option<String> {
     let rest = uri
@@ -264,6 +337,7 @@ impl ServerHandler for FolioServer {
             .enable_resources_subscribe()
             .enable_resources_list_changed()
             .enable_logging()
+            .enable_tasks()
             .build();
         let (name, version) = self.shared.options.identity();
         let mut implementation = Implementation::new(name, version);
@@ -400,7 +474,31 @@ impl ServerHandler for FolioServer {
             Some(principal) => principal.require(scope(tool), &format!("the tool {name}")),
             None => Ok(()),
         };
+        // An ingest asked to run in the background answers its job at once;
+        // so does one from a client of the Tasks extension, as a task.
+        let mut arguments = arguments;
+        let runs_long = toolset == Toolset::Native && name == "ingest";
+        let background = runs_long
+            && arguments
+                .as_mut()
+                .and_then(|a| a.remove("background"))
+                .is_some_and(|flag| flag == serde_json::Value::Bool(true));
+        let as_task = runs_long
+            && context
+                .client_capabilities()
+                .is_some_and(|c| c.supports_tasks());
+        let mut task = None;
         let result = match allowed {
+            Ok(()) if background || as_task => {
+                match self.start_job(toolset, &name, arguments, &call) {
+                    Ok(job) => {
+                        let answer = crate::tool::success(&job.output_for(call.principal.as_ref()));
+                        task = as_task.then_some(job);
+                        answer
+                    }
+                    Err(refusal) => refusal,
+                }
+            }
             Ok(()) => toolsets::call(toolset, &shared, &name, arguments, &call).await,
             Err(refused) => toolsets::refusal(toolset, &shared, &call, &refused),
         };
@@ -426,7 +524,40 @@ impl ServerHandler for FolioServer {
             correlation_id: &call.correlation_id,
             query: query.as_deref(),
         });
+        if let Some(job) = task {
+            return Ok(CallToolResponse::Task(rmcp::model::CreateTaskResult::new(
+                task_of(&job).task,
+            )));
+        }
         Ok(result.into())
+    }
+
+    /// The state of a task (a background job) the caller may see.
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, McpError> {
+        self.answered("tasks/get", None, &context, |caller| async move {
+            let job = self.shared.jobs.find(&request.task_id, caller.as_ref());
+            job.map(|job| rmcp::model::GetTaskResult::new(task_of(&job)))
+                .ok_or_else(|| no_task(&request.task_id))
+        })
+        .await
+    }
+
+    /// Stops a task (a background job) between documents.
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.answered("tasks/cancel", None, &context, |caller| async move {
+            let job = self.shared.jobs.find(&request.task_id, caller.as_ref());
+            job.map(|job| job.cancel.cancel())
+                .ok_or_else(|| no_task(&request.task_id))
+        })
+        .await
     }
 
     async fn list_resources(

@@ -16,7 +16,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::ops::{self, CacheInfo, Call, PathCheck, Shared, Touches, check_path, library};
-use crate::tool::{Effect, bounded as check, define, failure, success, with_args};
+use crate::tool::{
+    Effect, admitting_errors, bounded as check, define, failure, success, with_args,
+};
 use crate::toolsets::common;
 
 /// The native error envelope.
@@ -251,6 +253,30 @@ struct IngestParams {
     /// document names none; default: the server's (en, de).
     #[serde(default)]
     ocr_languages: Vec<String>,
+    /// Answer at once with a job id and ingest in the background (for large
+    /// folders: hosts give a call one to two minutes). Follow it with
+    /// `jobs`, stop it with `cancel_job`; it runs to its end whether or not
+    /// this client stays.
+    #[serde(default)]
+    // The transport reads it (and takes it out) before the call runs.
+    #[allow(dead_code)]
+    background: bool,
+}
+
+/// The library a background ingest writes, once its arguments are checked
+/// as the ingest itself would (they parse, name a library and a source):
+/// a job starts only for a call that can run.
+pub fn background_library(arguments: Option<JsonObject>) -> Result<String, CallToolResult> {
+    let value = Value::Object(arguments.unwrap_or_default());
+    let p: IngestParams = serde_path_to_error::deserialize(value)
+        .map_err(|e| invalid(format!("invalid arguments: {}: {}", e.path(), e.inner())))?;
+    let name = library(&p.library).map_err(|e| error(&e))?;
+    if p.paths.is_empty() && p.urls.is_empty() && p.content.is_none() && p.records.is_empty() {
+        return Err(invalid(
+            "give at least one of paths, urls, content or records".into(),
+        ));
+    }
+    Ok(name.to_string())
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -647,6 +673,9 @@ struct ServerInfoOutput {
     cache: CacheInfo,
     /// Folders this server keeps in sync (`--watch`, `[[watch]]`).
     watches: Vec<ops::watch::WatchState>,
+    /// Background jobs on the libraries you may read, newest first
+    /// (results in `jobs`).
+    jobs: Vec<ops::jobs::JobOutput>,
     #[serde(skip_serializing_if = "Option::is_none")]
     path_check: Option<PathCheck>,
 }
@@ -693,8 +722,69 @@ async fn server_info(shared: &Shared, p: ServerInfoParams, call: &Call) -> CallT
         limits: serde_json::to_value(&config.limits).unwrap_or(Value::Null),
         cache: CacheInfo::of(shared),
         watches: ops::visible_watches(call),
+        jobs: shared
+            .jobs
+            .visible(call.principal.as_ref())
+            .iter()
+            .map(|job| ops::jobs::JobOutput {
+                result: None,
+                ..job.output_for(call.principal.as_ref())
+            })
+            .collect(),
         path_check: p.check_path.map(|path| check_path(shared, call, &path)),
     })
+}
+
+// ---------------------------------------------------------------- jobs
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct JobsParams {
+    /// One job, by the id its ingest answered (else every job you may see).
+    #[serde(default)]
+    job_id: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+struct JobsOutput {
+    jobs: Vec<ops::jobs::JobOutput>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct CancelJobParams {
+    job_id: String,
+}
+
+fn no_job(id: &str) -> CallToolResult {
+    error(&EngineError::new(ErrorCode::NotFound, format!("no job {id}")).about(id))
+}
+
+async fn jobs(shared: &Shared, p: JobsParams, call: &Call) -> CallToolResult {
+    let caller = call.principal.as_ref();
+    let jobs = match &p.job_id {
+        Some(id) => match shared.jobs.find(id, caller) {
+            Some(job) => vec![job.output_for(caller)],
+            None => return no_job(id),
+        },
+        None => shared
+            .jobs
+            .visible(caller)
+            .iter()
+            .map(|job| job.output_for(caller))
+            .collect(),
+    };
+    success(&JobsOutput { jobs })
+}
+
+async fn cancel_job(shared: &Shared, p: CancelJobParams, call: &Call) -> CallToolResult {
+    match shared.jobs.find(&p.job_id, call.principal.as_ref()) {
+        Some(job) => {
+            job.cancel.cancel();
+            success(&job.output_for(call.principal.as_ref()))
+        }
+        None => no_job(&p.job_id),
+    }
 }
 
 // ---------------------------------------------------------------- registry
@@ -781,6 +871,25 @@ pub fn tools() -> Vec<Tool> {
             Effect::Delete,
             false,
         ),
+        define::<JobsParams, JobsOutput>(
+            "jobs",
+            "Background jobs",
+            "The background jobs (an ingest with background: true) on the libraries you may read, \
+             newest first, or one by job_id: status (running, completed, failed, cancelled), \
+             progress, documents done and failed, the first errors, and once finished the result \
+             the call would have answered. Jobs run to their end whether or not the client that \
+             started them stays.",
+            Effect::Read,
+            false,
+        ),
+        define::<CancelJobParams, ops::jobs::JobOutput>(
+            "cancel_job",
+            "Cancel a background job",
+            "Stop a running background job between documents: the documents it finished stay. \
+             Answers the job (cancelling until it has stopped).",
+            Effect::Write,
+            false,
+        ),
         define::<ServerInfoParams, ServerInfoOutput>(
             "server_info",
             "Server information",
@@ -802,6 +911,19 @@ pub fn tools() -> Vec<Tool> {
         .position(|t| t.name == "find_quote")
         .map_or(tools.len(), |i| i + 1);
     tools.splice(at..at, entities::tools());
+    // A background ingest answers a job, not a report.
+    if let Some(ingest) = tools.iter_mut().find(|t| t.name == "ingest")
+        && let (Some(report), Some(job)) = (
+            ingest.output_schema.clone(),
+            define::<JobsParams, ops::jobs::JobOutput>("job", "", "", Effect::Read, false)
+                .output_schema,
+        )
+    {
+        ingest.output_schema = Some(std::sync::Arc::new(admitting_errors(
+            &report,
+            &Value::Object((*job).clone()),
+        )));
+    }
     tools
 }
 
@@ -882,6 +1004,13 @@ pub async fn call(
         "server_info" => {
             with_args(arguments, invalid, |p: ServerInfoParams| {
                 server_info(shared, p, call)
+            })
+            .await
+        }
+        "jobs" => with_args(arguments, invalid, |p: JobsParams| jobs(shared, p, call)).await,
+        "cancel_job" => {
+            with_args(arguments, invalid, |p: CancelJobParams| {
+                cancel_job(shared, p, call)
             })
             .await
         }

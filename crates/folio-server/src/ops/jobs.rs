@@ -1,0 +1,240 @@
+//! Background jobs: a tool call that goes on after its answer. A host gives
+//! a tool call 60 to 120 seconds; an agent asking for a large folder gets a
+//! job id at once (`ingest` with `background`), and the work runs to its end
+//! whether or not the client stays. Every session of the server sees the
+//! jobs on the libraries its caller may read (`jobs`, `server_info`), with
+//! progress, counts and errors, and may cancel them (`cancel_job`).
+//!
+//! A job is a call with no client behind it: its own cancellation, the
+//! caller's rights, the tool's time limit lifted (the job is the long
+//! work), its progress kept here instead of sent.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use folio_engine::keys::Principal;
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+/// Finished jobs kept for `jobs` to report (the oldest go first).
+const KEEP_FINISHED: usize = 100;
+/// Errors a job keeps (the first ones; the count says how many there were).
+const KEEP_ERRORS: usize = 20;
+
+/// The jobs of a server process.
+#[derive(Default)]
+pub struct Jobs {
+    list: Mutex<VecDeque<Arc<Job>>>,
+}
+
+/// One job.
+pub struct Job {
+    pub id: String,
+    pub tool: String,
+    /// The library it writes (what decides who sees it).
+    pub library: String,
+    /// The caller who started it (None: the local user or an open server).
+    pub owner: Option<Principal>,
+    pub created_at: String,
+    pub cancel: CancellationToken,
+    pub progress: Arc<JobProgress>,
+    state: Mutex<Finish>,
+}
+
+/// What a running job has done so far, updated by its work.
+#[derive(Default)]
+pub struct JobProgress {
+    pub done: AtomicU64,
+    pub total: AtomicU64,
+    /// Documents settled (written, skipped or failed).
+    pub settled: AtomicU64,
+    pub failed: AtomicU64,
+    errors: Mutex<Vec<String>>,
+}
+
+impl JobProgress {
+    /// Records one source's failure (the first `KEEP_ERRORS` are kept).
+    pub fn failure(&self, source: &str, message: &str) {
+        self.failed.fetch_add(1, Ordering::Relaxed);
+        let mut errors = self.errors.lock().unwrap_or_else(|p| p.into_inner());
+        if errors.len() < KEEP_ERRORS {
+            errors.push(format!("{source}: {message}"));
+        }
+    }
+}
+
+#[derive(Default)]
+struct Finish {
+    /// None while running.
+    status: Option<&'static str>,
+    finished_at: Option<String>,
+    /// The tool's structured result (or its error envelope).
+    result: Option<Value>,
+    /// The whole tool result, as a task's result carries it.
+    answer: Option<Value>,
+}
+
+/// A job as `jobs`, `cancel_job` and `server_info` report it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct JobOutput {
+    pub job_id: String,
+    pub tool: String,
+    pub library: String,
+    /// running, cancelling, completed (the tool answered; its result says
+    /// how each source went), failed (it answered an error) or cancelled.
+    pub status: String,
+    /// Who started it (a key's name; absent for the local user).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub started_by: Option<String>,
+    pub created_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<String>,
+    /// Steps done of the total (for an ingest: sources read, chunks embedded).
+    pub progress: JobCounts,
+    /// The first errors (source: message).
+    pub errors: Vec<String>,
+    /// The tool's result, once finished (the answer the call would have given).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct JobCounts {
+    pub done: u64,
+    pub total: u64,
+    /// Documents settled so far, and how many of them failed.
+    pub documents: u64,
+    pub failed: u64,
+}
+
+impl Job {
+    /// Whether `caller` may see this job (and cancel it, with the scope):
+    /// the local user, or a caller who may touch its library.
+    pub fn visible_to(&self, caller: Option<&Principal>) -> bool {
+        caller.is_none_or(|p| {
+            folio_core::LibraryName::new(&self.library).is_ok_and(|library| p.may_touch(&library))
+        })
+    }
+
+    pub fn running(&self) -> bool {
+        self.finish().status.is_none()
+    }
+
+    fn finish(&self) -> std::sync::MutexGuard<'_, Finish> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Ends the job with the tool's result.
+    pub fn finished(&self, result: &rmcp::model::CallToolResult) {
+        let mut finish = self.finish();
+        finish.status = Some(if self.cancel.is_cancelled() {
+            "cancelled"
+        } else if result.is_error == Some(true) {
+            "failed"
+        } else {
+            "completed"
+        });
+        finish.finished_at = Some(folio_engine::rfc3339(std::time::SystemTime::now()));
+        finish.result = result.structured_content.clone();
+        finish.answer = serde_json::to_value(result).ok();
+    }
+
+    /// The whole tool result, once finished.
+    pub fn answer(&self) -> Option<Value> {
+        self.finish().answer.clone()
+    }
+
+    /// The job as `caller` sees it: who started it only to its starter, an
+    /// admin or the local user.
+    pub fn output_for(&self, caller: Option<&Principal>) -> JobOutput {
+        let mut output = self.output();
+        let shown = caller.is_none_or(|p| {
+            p.may(folio_engine::keys::Scope::Admin)
+                || self
+                    .owner
+                    .as_ref()
+                    .is_some_and(|o| o.credential == p.credential)
+        });
+        if !shown {
+            output.started_by = None;
+        }
+        output
+    }
+
+    fn output(&self) -> JobOutput {
+        let finish = self.finish();
+        let progress = &self.progress;
+        JobOutput {
+            job_id: self.id.clone(),
+            tool: self.tool.clone(),
+            library: self.library.clone(),
+            status: match finish.status {
+                Some(status) => status,
+                None if self.cancel.is_cancelled() => "cancelling",
+                None => "running",
+            }
+            .to_string(),
+            started_by: self.owner.as_ref().map(|p| p.name.clone()),
+            created_at: self.created_at.clone(),
+            finished_at: finish.finished_at.clone(),
+            progress: JobCounts {
+                done: progress.done.load(Ordering::Relaxed),
+                total: progress.total.load(Ordering::Relaxed),
+                documents: progress.settled.load(Ordering::Relaxed),
+                failed: progress.failed.load(Ordering::Relaxed),
+            },
+            errors: progress
+                .errors
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone(),
+            result: finish.result.clone(),
+        }
+    }
+}
+
+impl Jobs {
+    /// Registers a new running job of `tool` on `library` for `owner`.
+    pub fn start(&self, tool: &str, library: &str, owner: Option<Principal>) -> Arc<Job> {
+        let job = Arc::new(Job {
+            id: uuid::Uuid::new_v4().to_string(),
+            tool: tool.to_string(),
+            library: library.to_string(),
+            owner,
+            created_at: folio_engine::rfc3339(std::time::SystemTime::now()),
+            cancel: CancellationToken::new(),
+            progress: Arc::new(JobProgress::default()),
+            state: Mutex::new(Finish::default()),
+        });
+        let mut list = self.list.lock().unwrap_or_else(|p| p.into_inner());
+        list.push_back(job.clone());
+        // Finished jobs beyond the kept number go, oldest first.
+        while list.iter().filter(|j| !j.running()).count() > KEEP_FINISHED {
+            if let Some(oldest) = list.iter().position(|j| !j.running()) {
+                list.remove(oldest);
+            }
+        }
+        job
+    }
+
+    /// The job `id`, when `caller` may see it.
+    pub fn find(&self, id: &str, caller: Option<&Principal>) -> Option<Arc<Job>> {
+        let list = self.list.lock().unwrap_or_else(|p| p.into_inner());
+        list.iter()
+            .find(|j| j.id == id && j.visible_to(caller))
+            .cloned()
+    }
+
+    /// The jobs `caller` may see, newest first.
+    pub fn visible(&self, caller: Option<&Principal>) -> Vec<Arc<Job>> {
+        let list = self.list.lock().unwrap_or_else(|p| p.into_inner());
+        list.iter()
+            .rev()
+            .filter(|j| j.visible_to(caller))
+            .cloned()
+            .collect()
+    }
+}
