@@ -18,7 +18,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from conftest import BACKEND, BIN, SAMPLES, HttpServer, folio_env, http_mcp, run
+from conftest import BACKEND, BIN, SAMPLES, HttpServer, folio_env, http_mcp, run, stdio
 from conftest import ok as succeeds
 from test_keys import create_key
 from test_oauth import seed
@@ -299,12 +299,13 @@ def test_subscriptions_and_log_messages_reach_only_callers_who_may_read_them(dat
         def over_http(key):
             return {"kind": "http", "url": server.url + "/mcp", "headers": {"Authorization": f"Bearer {key}"}}
 
+        def following(level, uris, ready):
+            """Steps 0-4: the log at `level`, three resources followed, then ready."""
+            return [{"op": "setLevel", "level": level}, *({"op": "subscribe", "uri": uri} for uri in uris),
+                    {"op": "touch", "path": str(ready)}]
+
         finish_wiki = start_drive(over_http(wiki_reader), [
-            {"op": "setLevel", "level": "info"},
-            {"op": "subscribe", "uri": wiki},
-            {"op": "subscribe", "uri": hr},
-            {"op": "subscribe", "uri": document},
-            {"op": "touch", "path": str(ready[0])},
+            *following("info", (wiki, hr, document), ready[0]),
             {"op": "waitFor", "method": "notifications/resources/updated", "uri": wiki, "timeoutMs": 30000},
             {"op": "waitFor", "method": "notifications/message", "timeoutMs": 30000},
             {"op": "sleep", "ms": 4000},
@@ -314,11 +315,7 @@ def test_subscriptions_and_log_messages_reach_only_callers_who_may_read_them(dat
             {"op": "readResource", "uri": document},
         ])
         finish_hr = start_drive(over_http(hr_reader), [
-            {"op": "setLevel", "level": "debug"},
-            {"op": "subscribe", "uri": hr},
-            {"op": "subscribe", "uri": document},
-            {"op": "subscribe", "uri": wiki},
-            {"op": "touch", "path": str(ready[1])},
+            *following("debug", (hr, document, wiki), ready[1]),
             {"op": "waitFor", "method": "notifications/resources/updated", "uri": document, "timeoutMs": 30000},
             {"op": "unsubscribe", "uri": document},
             {"op": "touch", "path": str(ready[2])},
@@ -628,3 +625,28 @@ def test_a_client_of_the_tasks_extension_gets_its_ingest_as_a_task(data, tmp_pat
         assert done["result"]["structuredContent"]["indexed"] == 600
     finally:
         plain.close()
+
+
+def test_a_listen_stream_of_the_2026_revision_tells_each_change_of_its_resources(data):
+    """`subscriptions/listen` (2026-07-28) through the Python SDK's
+    `Client.listen`: an update of a followed library, written by another
+    client, arrives on the stream; a library it does not follow does not."""
+    from mcp.shared.subscriptions import ResourceUpdated
+
+    async def go():
+        async with stdio(data, mode="2026-07-28") as reader, stdio(data) as writer:
+            await succeeds(writer, "ingest", {"library": "kept", "content": {"name": "a.md", "text": "# A\n\nFirst."}})
+            await succeeds(writer, "ingest", {"library": "other", "content": {"name": "b.md", "text": "# B\n\nFirst."}})
+            async with reader.listen(resource_subscriptions=["folio://library/kept"]) as stream:
+                await succeeds(writer, "ingest", {"library": "other", "content": {"name": "b.md", "text": "# B\n\nAgain."}})
+                await succeeds(writer, "ingest", {"library": "kept", "content": {"name": "a.md", "text": "# A\n\nAgain."}})
+                events = []
+                async with asyncio.timeout(20):
+                    async for event in stream:
+                        events.append(event)
+                        if isinstance(event, ResourceUpdated):
+                            break
+                return events
+
+    events = run(go())
+    assert [e.uri for e in events if isinstance(e, ResourceUpdated)] == ["folio://library/kept"], events
