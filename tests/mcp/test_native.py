@@ -164,7 +164,7 @@ def test_read_only_servers_expose_no_writers(data):
             await ok(c, "ingest", {"library": "l", "content": {"name": "a.txt", "text": "alpha beta gamma"}})
         async with stdio(data, "--read-only") as c:
             names = [t.name for t in (await c.list_tools()).tools]
-            assert names == ["search", "get_document", "get_chunks", "list_libraries", "list_documents", "inspect_library", "facets", "find_quote", "entities", "entity", "server_info"]
+            assert names == ["search", "get_document", "get_chunks", "list_libraries", "list_documents", "inspect_library", "facets", "find_quote", "entities", "entity", "jobs", "server_info"]
             hits = await ok(c, "search", {"library": "l", "query": "beta"})
             assert hits["hits"]
 

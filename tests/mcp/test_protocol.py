@@ -32,8 +32,8 @@ async def exercise(client, mode, corpus):
         cursor = page.next_cursor
         if cursor is None:
             break
-    assert pages == 6
-    assert len(names) == len(set(names)) == 24
+    assert pages == 7
+    assert len(names) == len(set(names)) == 26
     assert names[:3] == ["search", "get_document", "get_chunks"]
     search = next(t for t in (await client.list_tools()).tools if t.name == "search")
     assert search.output_schema["type"] == "object"

@@ -13,7 +13,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use folio_engine::keys::Principal;
+use folio_engine::keys::{Principal, Scope};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
@@ -112,10 +112,17 @@ pub struct JobCounts {
 
 impl Job {
     /// Whether `caller` may see this job (and cancel it, with the scope):
-    /// the local user, or a caller who may touch its library.
+    /// the local user, or a caller who may touch its library and read it
+    /// (the search scope) or who started the job (an ingest-only key
+    /// follows its own jobs, not another's results).
     pub fn visible_to(&self, caller: Option<&Principal>) -> bool {
         caller.is_none_or(|p| {
             folio_core::LibraryName::new(&self.library).is_ok_and(|library| p.may_touch(&library))
+                && (p.may(Scope::Search)
+                    || self
+                        .owner
+                        .as_ref()
+                        .is_some_and(|o| o.credential == p.credential))
         })
     }
 
@@ -130,7 +137,16 @@ impl Job {
     /// Ends the job with the tool's result.
     pub fn finished(&self, result: &rmcp::model::CallToolResult) {
         let mut finish = self.finish();
-        finish.status = Some(if self.cancel.is_cancelled() {
+        // Cancelled when the work says it stopped early (an ingest's
+        // `cancelled`); a cancel that came after the last document changes
+        // nothing of a finished job.
+        let stopped = result
+            .structured_content
+            .as_ref()
+            .and_then(|r| r.get("cancelled"))
+            .and_then(Value::as_bool)
+            .unwrap_or_else(|| self.cancel.is_cancelled());
+        finish.status = Some(if stopped {
             "cancelled"
         } else if result.is_error == Some(true) {
             "failed"
@@ -152,7 +168,7 @@ impl Job {
     pub fn output_for(&self, caller: Option<&Principal>) -> JobOutput {
         let mut output = self.output();
         let shown = caller.is_none_or(|p| {
-            p.may(folio_engine::keys::Scope::Admin)
+            p.may(Scope::Admin)
                 || self
                     .owner
                     .as_ref()

@@ -49,12 +49,7 @@ impl FolioServer {
     /// no credential is asked. Never a session's: a session has the rights
     /// of the credential of each request.
     fn caller(&self, context: &RequestContext<RoleServer>) -> Option<Principal> {
-        context.extensions.get::<Principal>().cloned().or_else(|| {
-            context
-                .extensions
-                .get::<axum::http::request::Parts>()
-                .and_then(|parts| parts.extensions.get::<Principal>().cloned())
-        })
+        principal_in(&context.extensions)
     }
 
     /// Instructions for the agent, built from the index as it is now.
@@ -118,6 +113,16 @@ impl FolioServer {
         }
         text
     }
+}
+
+/// The principal a transport attached to a message: to the message itself
+/// (SSE), or to the HTTP request that carried it (streamable HTTP).
+fn principal_in(extensions: &rmcp::model::Extensions) -> Option<Principal> {
+    extensions.get::<Principal>().cloned().or_else(|| {
+        extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Principal>().cloned())
+    })
 }
 
 /// The JSON-RPC error of a request its caller may not make.
@@ -351,13 +356,7 @@ impl ServerHandler for FolioServer {
     /// `notifications/resources/list_changed` after each pass that changed
     /// a library (until its transport closes).
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        let principal = context.extensions.get::<Principal>().cloned().or_else(|| {
-            context
-                .extensions
-                .get::<axum::http::request::Parts>()
-                .and_then(|parts| parts.extensions.get::<Principal>().cloned())
-        });
-        self.session.heard_by(principal);
+        self.session.heard_by(principal_in(&context.extensions));
         if ops::watch::active() {
             self.session
                 .follow(self.shared.clone(), context.peer.clone());

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use folio_core::LibraryName;
 use folio_engine::Engine;
-use folio_engine::keys::{Credential, Principal};
+use folio_engine::keys::{Credential, Principal, Scope};
 use rmcp::RoleServer;
 use rmcp::service::Peer;
 use tokio::sync::broadcast::error::RecvError;
@@ -74,13 +74,15 @@ impl Session {
         self.heard_by(principal);
     }
 
-    /// Whether the session's caller may hear news of `library`.
+    /// Whether the session's caller may hear news of `library`: it may read
+    /// it (the search scope, and the library among its own).
     fn may_hear_of(&self, library: &str) -> bool {
         let principal = self.principal.lock().unwrap_or_else(|p| p.into_inner());
         match &*principal {
             None => true,
             Some(principal) => {
-                LibraryName::new(library).is_ok_and(|library| principal.may_touch(&library))
+                principal.may(Scope::Search)
+                    && LibraryName::new(library).is_ok_and(|library| principal.may_touch(&library))
             }
         }
     }
