@@ -254,3 +254,90 @@ impl Jobs {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use folio_engine::keys::Credential;
+    use rmcp::model::CallToolResult;
+    use serde_json::json;
+
+    fn key(name: &str, scopes: &[Scope], libraries: Option<&[&str]>) -> Principal {
+        Principal {
+            name: name.into(),
+            credential: Credential::Key {
+                hash: format!("hash-of-{name}"),
+            },
+            scopes: scopes.iter().copied().collect(),
+            libraries: libraries.map(|l| {
+                l.iter()
+                    .map(|n| folio_core::LibraryName::new(*n).unwrap())
+                    .collect()
+            }),
+            rate_per_minute: None,
+        }
+    }
+
+    #[test]
+    fn a_job_shows_to_readers_of_its_library_and_to_its_starter() {
+        let jobs = Jobs::default();
+        let bot = key("bot", &[Scope::Ingest], Some(&["wiki"]));
+        let job = jobs.start("ingest", "wiki", Some(bot.clone()));
+        let reader = key("reader", &[Scope::Search], Some(&["wiki"]));
+        let elsewhere = key("hr", &[Scope::Search], Some(&["hr"]));
+        let other_bot = key("other-bot", &[Scope::Ingest], Some(&["wiki"]));
+        let admin = key("admin", &[Scope::Search, Scope::Admin], None);
+        assert!(jobs.find(&job.id, None).is_some());
+        assert!(jobs.find(&job.id, Some(&bot)).is_some());
+        assert!(jobs.find(&job.id, Some(&reader)).is_some());
+        assert!(jobs.find(&job.id, Some(&elsewhere)).is_none());
+        assert!(jobs.find(&job.id, Some(&other_bot)).is_none());
+        assert!(jobs.visible(Some(&elsewhere)).is_empty());
+        // Who started it: to the starter, an admin and the local user only.
+        assert_eq!(job.output_for(Some(&reader)).started_by, None);
+        for caller in [Some(&bot), Some(&admin), None] {
+            assert_eq!(job.output_for(caller).started_by.as_deref(), Some("bot"));
+        }
+    }
+
+    #[test]
+    fn a_job_is_cancelled_only_when_its_work_stopped_early() {
+        let jobs = Jobs::default();
+        let report = |cancelled: bool| CallToolResult::structured(json!({"cancelled": cancelled}));
+        let late = jobs.start("ingest", "wiki", None);
+        late.cancel.cancel();
+        assert_eq!(late.output_for(None).status, "cancelling");
+        late.finished(&report(false));
+        assert_eq!(late.output_for(None).status, "completed");
+        let stopped = jobs.start("ingest", "wiki", None);
+        stopped.cancel.cancel();
+        stopped.finished(&report(true));
+        assert_eq!(stopped.output_for(None).status, "cancelled");
+        let failed = jobs.start("ingest", "wiki", None);
+        failed.finished(&CallToolResult::structured_error(json!({"error": {}})));
+        let output = failed.output_for(None);
+        assert_eq!(
+            (output.status.as_str(), output.result),
+            ("failed", Some(json!({"error": {}})))
+        );
+        assert!(failed.answer().is_some_and(|a| a["isError"] == json!(true)));
+    }
+
+    #[test]
+    fn finished_jobs_beyond_the_kept_number_go_oldest_first() {
+        let jobs = Jobs::default();
+        let running = jobs.start("ingest", "wiki", None);
+        let first = jobs.start("ingest", "wiki", None);
+        first.finished(&CallToolResult::structured(json!({})));
+        for _ in 0..KEEP_FINISHED {
+            jobs.start("ingest", "wiki", None)
+                .finished(&CallToolResult::structured(json!({})));
+        }
+        // Pruned as the next job starts: the oldest finished goes, the
+        // running one stays.
+        let next = jobs.start("ingest", "wiki", None);
+        assert!(jobs.find(&first.id, None).is_none());
+        assert!(jobs.find(&running.id, None).is_some() && jobs.find(&next.id, None).is_some());
+        assert_eq!(jobs.visible(None).len(), KEEP_FINISHED + 2);
+    }
+}
