@@ -207,6 +207,11 @@ PLANS = {
 }
 
 
+# The searches of every toolset (their hits link their documents).
+SEARCHES = {"search", "query", "find_chunks", "query_hybrid", "semantic_search", "find_vendor_info",
+            "search_speeches"}
+
+
 def text_of(result):
     return " ".join(c.get("text", "") for c in result.get("content", []))
 
@@ -239,6 +244,10 @@ def test_the_typescript_sdk_lists_and_calls_every_tool_of_every_toolset(data, co
                 if step["expect"] == "ok":
                     assert not result.get("isError"), (where, text_of(result)[:500])
                     assert result.get("structuredContent") is not None, where
+                    if step["name"] in SEARCHES:
+                        # Every dialect's search links the documents it cites.
+                        links = [c["uri"] for c in result["content"] if c["type"] == "resource_link"]
+                        assert links and all(u.startswith("folio://document/") for u in links), where
                 else:
                     assert result.get("isError") is True, (where, text_of(result)[:500])
                     assert step["shows"].lower() in text_of(result).lower(), (where, text_of(result)[:500])

@@ -354,20 +354,27 @@ pub fn success<T: Serialize>(output: &T) -> CallToolResult {
     }
 }
 
+/// The documents search hits cite, as `linking` takes them: id and title.
+pub fn cited(hits: &[folio_engine::SearchHit]) -> Vec<(String, Option<String>)> {
+    hits.iter()
+        .map(|h| (h.document_id.clone(), h.title.clone()))
+        .collect()
+}
+
 /// `result` with a `resource_link` content item for each document its hits
 /// cite (in hit order, once each, given as id and title): hosts that render
 /// resources can open the cited document (`folio://document/{id}`), which
 /// reading checks against the caller's scopes and libraries as any read.
-pub fn linking<'a>(
+pub fn linking(
     mut result: CallToolResult,
-    documents: impl IntoIterator<Item = (&'a str, Option<&'a str>)>,
+    documents: impl IntoIterator<Item = (String, Option<String>)>,
 ) -> CallToolResult {
     if result.is_error == Some(true) {
         return result;
     }
     let mut seen = std::collections::HashSet::new();
     for (id, title) in documents {
-        if !seen.insert(id) {
+        if !seen.insert(id.clone()) {
             continue;
         }
         let link = serde_json::json!({

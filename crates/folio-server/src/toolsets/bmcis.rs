@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::ops::{self, Call, Shared};
-use crate::tool::{Effect, define, failure, success, with_args};
+use crate::tool::{Effect, cited, define, failure, linking, success, with_args};
 use crate::toolsets::common::folio_code;
 
 #[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
@@ -234,11 +234,15 @@ async fn shaped(
     call: &Call,
     request: SearchRequest,
     mode: Shape,
-) -> Result<Vec<SearchResult>, CallToolResult> {
+) -> Result<(Vec<SearchResult>, Vec<(String, Option<String>)>), CallToolResult> {
     let response = ops::search(shared, call, request)
         .await
         .map_err(|e| engine_error(&e))?;
-    Ok(response.hits.into_iter().map(|h| shape(h, mode)).collect())
+    // The documents cited, for their links (seed 003's results name chunks
+    // by number only).
+    let cited = cited(&response.hits);
+    let results = response.hits.into_iter().map(|h| shape(h, mode)).collect();
+    Ok((results, cited))
 }
 
 /// Checks a text argument of 1 to `most` characters.
@@ -278,16 +282,17 @@ async fn semantic_search(shared: &Shared, p: Params, call: &Call) -> CallToolRes
         Err(refused) => return refused,
     };
     let request = seed_request(library, p.query.clone(), p.top_k, p.response_mode);
-    let results = match shaped(shared, call, request, p.response_mode).await {
+    let (results, cited) = match shaped(shared, call, request, p.response_mode).await {
         Ok(r) => r,
         Err(refused) => return refused,
     };
-    success(&Output {
+    let output = success(&Output {
         total_found: results.len(),
         results,
         strategy_used: "hybrid".into(),
         execution_time_ms: started.elapsed().as_secs_f64() * 1e3,
-    })
+    });
+    linking(output, cited)
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -389,12 +394,12 @@ async fn find_vendor_info(shared: &Shared, p: VendorParams, call: &Call) -> Call
     request.filter = Filter {
         conditions: vec![Condition::Entity(card.entity.clone())],
     };
-    let results = match shaped(shared, call, request, p.response_mode).await {
+    let (results, cited) = match shaped(shared, call, request, p.response_mode).await {
         Ok(r) => r,
         Err(refused) => return refused,
     };
     let brief = p.response_mode == Shape::IdsOnly;
-    success(&VendorOutput {
+    let output = success(&VendorOutput {
         vendor: Vendor {
             vendor_name: card.name,
             entity_id: card.entity,
@@ -435,7 +440,8 @@ async fn find_vendor_info(shared: &Shared, p: VendorParams, call: &Call) -> Call
         },
         strategy_used: "entity+hybrid".into(),
         execution_time_ms: started.elapsed().as_secs_f64() * 1e3,
-    })
+    });
+    linking(output, cited)
 }
 
 pub fn engine_error(e: &EngineError) -> CallToolResult {

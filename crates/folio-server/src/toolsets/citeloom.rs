@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::ops::{self, Call, Shared, Touches, Written};
-use crate::tool::{Effect, define, success, with_args};
+use crate::tool::{Effect, define, linking, success, with_args};
 use crate::toolsets::common::{self, error, error_with, invalid, project, store_chunks_tool};
 
 /// The sparse side of hybrid search, as citeloom names it.
@@ -165,7 +165,13 @@ async fn answer<O: Serialize>(
 ) -> CallToolResult {
     let project = p.project.clone();
     match retrieve(shared, p, mode, call).await {
-        Ok((items, model)) => success(&output(items, model)),
+        Ok((items, model)) => {
+            let cited: Vec<_> = items
+                .iter()
+                .map(|i| (i.document_id.clone(), i.title.clone()))
+                .collect();
+            linking(success(&output(items, model)), cited)
+        }
         Err(e) => error(shared, call, &e, Some(&project)),
     }
 }

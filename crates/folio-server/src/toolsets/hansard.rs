@@ -20,7 +20,7 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::ops::{self, Call, Shared, Touches};
-use crate::tool::{Effect, define, success, with_args};
+use crate::tool::{Effect, cited, define, linking, success, with_args};
 
 /// The record schema of the speeches library.
 pub const SCHEMA_TOML: &str = include_str!("../../../../examples/hansard-schema.toml");
@@ -350,6 +350,7 @@ async fn search_speeches(shared: &Shared, p: SearchParams, call: &Call) -> CallT
     };
     call.step(1, 3, "query embedded").await;
     call.step(2, 3, "searched").await;
+    let cited = cited(&response.hits);
     let results: Vec<SearchResult> = response
         .hits
         .into_iter()
@@ -374,12 +375,13 @@ async fn search_speeches(shared: &Shared, p: SearchParams, call: &Call) -> CallT
         .collect();
     call.step(3, 3, "done").await;
     call.info(format!("Found {} results", results.len())).await;
-    success(&SearchOutput {
+    let output = success(&SearchOutput {
         total_found: response.candidates.max(results.len()),
         results,
         query_embedding_time_ms: response.embed_ms,
         search_time_ms: response.search_ms,
-    })
+    });
+    linking(output, cited)
 }
 
 // ---- get_speech ------------------------------------------------------------

@@ -702,10 +702,11 @@ async fn search(shared: &Shared, p: SearchParams, call: &Call) -> CallToolResult
         })
         .collect();
     let output = SearchOutput { results };
-    let links = output
+    let links: Vec<_> = output
         .results
         .iter()
-        .map(|r| (r.doc_id.as_str(), Some(r.title.as_str())));
+        .map(|r| (r.doc_id.clone(), Some(r.title.clone())))
+        .collect();
     linking(success(&output), links)
 }
 

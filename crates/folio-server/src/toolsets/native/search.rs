@@ -395,10 +395,11 @@ pub(super) async fn search(shared: &Shared, p: SearchParams, call: &Call) -> Cal
         embed_ms: response.embed_ms,
         search_ms: response.search_ms,
     };
-    let links = output
+    let links: Vec<_> = output
         .hits
         .iter()
-        .map(|h| (h.document_id.as_str(), h.title.as_deref()));
+        .map(|h| (h.document_id.clone(), h.title.clone()))
+        .collect();
     linking(success(&output), links)
 }
 
