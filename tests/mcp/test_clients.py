@@ -697,3 +697,29 @@ def test_jobs_are_seen_by_callers_who_may_read_their_library_or_started_them(dat
     assert listed == []
     assert refused.is_error and refused.structured_content["error"]["code"] == "NOT_FOUND"
     assert stopped["job_id"] == own["job_id"] and stopped["status"] in ("cancelling", "cancelled")
+
+
+def test_a_stdio_server_whose_client_leaves_finishes_its_background_jobs(data, tmp_path):
+    """Over stdio the client leaving ends the input; the server still runs
+    its background jobs to their end before it exits. On the embedded store
+    that process owns the data directory: meanwhile it serves the next
+    client, which finds the job."""
+    folder = notes(tmp_path / "notes", 1500)
+    wire = Wire(data, {})
+    answer = wire.ask("tools/call", {"name": "ingest", "arguments": {
+        "library": "notes", "paths": [str(folder)], "background": True}})
+    job = answer["result"]["structuredContent"]
+    assert job["status"] == "running", answer
+    wire.process.stdin.close()
+    if BACKEND == "embedded":
+        # The next host session attaches to the owner, which still runs the job.
+        later = Wire(data, {})
+        try:
+            found = later.ask("tools/call", {"name": "jobs", "arguments": {"job_id": job["job_id"]}})
+            assert found["result"]["structuredContent"]["jobs"][0]["job_id"] == job["job_id"], found
+        finally:
+            later.close()
+    wire.process.wait(timeout=300)
+    inspect = subprocess.run([BIN, "--json", "inspect", "notes"], env=folio_env(data), capture_output=True, text=True)
+    assert inspect.returncode == 0, inspect.stderr
+    assert json.loads(inspect.stdout)["info"]["document_count"] == 1500

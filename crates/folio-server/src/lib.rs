@@ -57,7 +57,6 @@ impl Shared {
             options,
             registry,
             telemetry: Arc::new(telemetry),
-            jobs: ops::jobs::Jobs::default(),
         }))
     }
 

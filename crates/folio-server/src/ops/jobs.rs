@@ -30,6 +30,15 @@ pub struct Jobs {
     list: Mutex<VecDeque<Arc<Job>>>,
 }
 
+static JOBS: std::sync::OnceLock<Jobs> = std::sync::OnceLock::new();
+
+/// The jobs of this process: one list for every session and every client
+/// the process serves (an owner's attached clients each have their own
+/// options, not their own jobs).
+pub fn registry() -> &'static Jobs {
+    JOBS.get_or_init(Jobs::default)
+}
+
 /// One job.
 pub struct Job {
     pub id: String,
@@ -242,6 +251,29 @@ impl Jobs {
         list.iter()
             .find(|j| j.id == id && j.visible_to(caller))
             .cloned()
+    }
+
+    /// Returns once no job runs: a stdio server whose client has gone
+    /// serves on (other clients may attach) until its jobs end.
+    pub async fn settled(&self) {
+        let mut told = false;
+        loop {
+            let running = {
+                let list = self.list.lock().unwrap_or_else(|p| p.into_inner());
+                list.iter().filter(|j| j.running()).count()
+            };
+            if running == 0 {
+                return;
+            }
+            if !told {
+                tracing::info!(
+                    running,
+                    "background jobs still running: serving until they end"
+                );
+                told = true;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
     }
 
     /// The jobs `caller` may see, newest first.

@@ -41,8 +41,6 @@ pub struct Shared {
     pub registry: Registry,
     /// Rate limits, the audit log and the counters of `/metrics`.
     pub telemetry: Arc<telemetry::Telemetry>,
-    /// Background jobs (`ingest` with `background`).
-    pub jobs: jobs::Jobs,
 }
 
 impl Shared {

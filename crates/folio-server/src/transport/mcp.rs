@@ -239,7 +239,7 @@ impl FolioServer {
     ) -> Result<Arc<ops::jobs::Job>, rmcp::model::CallToolResult> {
         let library = toolsets::background_library(toolset, name, arguments.clone())?;
         let shared = self.shared.clone();
-        let job = shared.jobs.start(name, &library, call.principal.clone());
+        let job = ops::jobs::registry().start(name, &library, call.principal.clone());
         let job_call = Call::for_job(name, &job);
         let tool = name.to_string();
         let running = job.clone();
@@ -538,7 +538,7 @@ impl ServerHandler for FolioServer {
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetTaskResult, McpError> {
         self.answered("tasks/get", None, &context, |caller| async move {
-            let job = self.shared.jobs.find(&request.task_id, caller.as_ref());
+            let job = ops::jobs::registry().find(&request.task_id, caller.as_ref());
             job.map(|job| rmcp::model::GetTaskResult::new(task_of(&job)))
                 .ok_or_else(|| no_task(&request.task_id))
         })
@@ -552,7 +552,7 @@ impl ServerHandler for FolioServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         self.answered("tasks/cancel", None, &context, |caller| async move {
-            let job = self.shared.jobs.find(&request.task_id, caller.as_ref());
+            let job = ops::jobs::registry().find(&request.task_id, caller.as_ref());
             job.map(|job| job.cancel.cancel())
                 .ok_or_else(|| no_task(&request.task_id))
         })

@@ -267,8 +267,11 @@ impl Owner {
         Ok(owner)
     }
 
-    /// Stops accepting, then waits for every attached session to end.
+    /// Waits for the background jobs to end (still accepting: a client may
+    /// attach meanwhile), stops accepting, then waits for every attached
+    /// session to end.
     pub async fn finish(self) {
+        crate::ops::jobs::registry().settled().await;
         let _ = std::fs::remove_file(&self.path);
         self.stop.cancel();
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -647,11 +650,13 @@ pub async fn run_stdio_direct(engine: Engine, options: ServeOptions) -> Result<(
     shared.start_watches();
     let sessions = Arc::new(Sessions::default());
     session(
-        shared,
+        shared.clone(),
         tokio::io::join(tokio::io::stdin(), tokio::io::stdout()),
         sessions,
     )
     .await;
+    // The client has gone; its background jobs run to their end.
+    crate::ops::jobs::registry().settled().await;
     Ok(())
 }
 

@@ -722,8 +722,7 @@ async fn server_info(shared: &Shared, p: ServerInfoParams, call: &Call) -> CallT
         limits: serde_json::to_value(&config.limits).unwrap_or(Value::Null),
         cache: CacheInfo::of(shared),
         watches: ops::visible_watches(call),
-        jobs: shared
-            .jobs
+        jobs: ops::jobs::registry()
             .visible(call.principal.as_ref())
             .iter()
             .map(|job| ops::jobs::JobOutput {
@@ -760,15 +759,14 @@ fn no_job(id: &str) -> CallToolResult {
     error(&EngineError::new(ErrorCode::NotFound, format!("no job {id}")).about(id))
 }
 
-async fn jobs(shared: &Shared, p: JobsParams, call: &Call) -> CallToolResult {
+async fn jobs(p: JobsParams, call: &Call) -> CallToolResult {
     let caller = call.principal.as_ref();
     let jobs = match &p.job_id {
-        Some(id) => match shared.jobs.find(id, caller) {
+        Some(id) => match ops::jobs::registry().find(id, caller) {
             Some(job) => vec![job.output_for(caller)],
             None => return no_job(id),
         },
-        None => shared
-            .jobs
+        None => ops::jobs::registry()
             .visible(caller)
             .iter()
             .map(|job| job.output_for(caller))
@@ -777,8 +775,8 @@ async fn jobs(shared: &Shared, p: JobsParams, call: &Call) -> CallToolResult {
     success(&JobsOutput { jobs })
 }
 
-async fn cancel_job(shared: &Shared, p: CancelJobParams, call: &Call) -> CallToolResult {
-    match shared.jobs.find(&p.job_id, call.principal.as_ref()) {
+async fn cancel_job(p: CancelJobParams, call: &Call) -> CallToolResult {
+    match ops::jobs::registry().find(&p.job_id, call.principal.as_ref()) {
         Some(job) => {
             job.cancel.cancel();
             success(&job.output_for(call.principal.as_ref()))
@@ -1007,12 +1005,9 @@ pub async fn call(
             })
             .await
         }
-        "jobs" => with_args(arguments, invalid, |p: JobsParams| jobs(shared, p, call)).await,
+        "jobs" => with_args(arguments, invalid, |p: JobsParams| jobs(p, call)).await,
         "cancel_job" => {
-            with_args(arguments, invalid, |p: CancelJobParams| {
-                cancel_job(shared, p, call)
-            })
-            .await
+            with_args(arguments, invalid, |p: CancelJobParams| cancel_job(p, call)).await
         }
         _ => error(&EngineError::new(
             ErrorCode::NotFound,
