@@ -315,7 +315,7 @@ where
 }
 
 /// Parses tool arguments into `T`; the message names the field at fault.
-fn parse<T: DeserializeOwned>(arguments: Option<JsonObject>) -> Result<T, String> {
+pub fn parse<T: DeserializeOwned>(arguments: Option<JsonObject>) -> Result<T, String> {
     let value = Value::Object(arguments.unwrap_or_default());
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();

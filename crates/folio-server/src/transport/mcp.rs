@@ -714,9 +714,7 @@ impl ServerHandler for FolioServer {
                     _ = subscription.cancelled() => return Ok(()),
                     change = changes.recv(), if lists => {
                         let tell = match change {
-                            Ok(library) => folio_core::LibraryName::new(&library).is_ok_and(|library| {
-                                caller.as_ref().is_none_or(|p| p.may_touch(&library))
-                            }),
+                            Ok(library) => super::session::may_hear_of(caller.as_ref(), &library),
                             Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => true,
                             Err(tokio::sync::broadcast::error::RecvError::Closed) => return Ok(()),
                         };

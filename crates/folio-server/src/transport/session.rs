@@ -74,17 +74,10 @@ impl Session {
         self.heard_by(principal);
     }
 
-    /// Whether the session's caller may hear news of `library`: it may read
-    /// it (the search scope, and the library among its own).
+    /// Whether the session's caller may hear news of `library`.
     fn may_hear_of(&self, library: &str) -> bool {
         let principal = self.principal.lock().unwrap_or_else(|p| p.into_inner());
-        match &*principal {
-            None => true,
-            Some(principal) => {
-                principal.may(Scope::Search)
-                    && LibraryName::new(library).is_ok_and(|library| principal.may_touch(&library))
-            }
-        }
+        may_hear_of(principal.as_ref(), library)
     }
 
     /// Whether the session hears `event`: it asked for the server's log, at
@@ -152,6 +145,15 @@ impl Session {
             }
         });
     }
+}
+
+/// Whether `caller` (None: the local user or an open server) may hear news
+/// of `library`: it may read it (the search scope, and the library among
+/// its own).
+pub fn may_hear_of(caller: Option<&Principal>, library: &str) -> bool {
+    caller.is_none_or(|p| {
+        p.may(Scope::Search) && LibraryName::new(library).is_ok_and(|library| p.may_touch(&library))
+    })
 }
 
 /// Followed resources, each with its subscriber and its fingerprint when

@@ -17,7 +17,7 @@ use serde_json::{Map, Value, json};
 
 use crate::ops::{self, CacheInfo, Call, PathCheck, Shared, Touches, check_path, library};
 use crate::tool::{
-    Effect, admitting_errors, bounded as check, define, failure, success, with_args,
+    Effect, admitting_errors, bounded as check, define, failure, parse, success, with_args,
 };
 use crate::toolsets::common;
 
@@ -267,16 +267,25 @@ struct IngestParams {
 /// as the ingest itself would (they parse, name a library and a source):
 /// a job starts only for a call that can run.
 pub fn background_library(arguments: Option<JsonObject>) -> Result<String, CallToolResult> {
-    let value = Value::Object(arguments.unwrap_or_default());
-    let p: IngestParams = serde_path_to_error::deserialize(value)
-        .map_err(|e| invalid(format!("invalid arguments: {}: {}", e.path(), e.inner())))?;
-    let name = library(&p.library).map_err(|e| error(&e))?;
-    if p.paths.is_empty() && p.urls.is_empty() && p.content.is_none() && p.records.is_empty() {
-        return Err(invalid(
-            "give at least one of paths, urls, content or records".into(),
-        ));
+    let p: IngestParams = parse(arguments).map_err(invalid)?;
+    Ok(p.checked()?.to_string())
+}
+
+impl IngestParams {
+    /// The library, once the call names a valid one and a source.
+    fn checked(&self) -> Result<folio_core::LibraryName, CallToolResult> {
+        let name = library(&self.library).map_err(|e| error(&e))?;
+        if self.paths.is_empty()
+            && self.urls.is_empty()
+            && self.content.is_none()
+            && self.records.is_empty()
+        {
+            return Err(invalid(
+                "give at least one of paths, urls, content or records".into(),
+            ));
+        }
+        Ok(name)
     }
-    Ok(name.to_string())
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -360,9 +369,9 @@ fn ingest_output(report: folio_engine::IngestReport) -> IngestOutput {
 }
 
 async fn ingest(shared: &Shared, p: IngestParams, call: &Call) -> CallToolResult {
-    let name = match library(&p.library) {
+    let name = match p.checked() {
         Ok(n) => n,
-        Err(e) => return error(&e),
+        Err(refusal) => return refusal,
     };
     let mut targets: Vec<IngestTarget> = p
         .paths
@@ -379,9 +388,6 @@ async fn ingest(shared: &Shared, p: IngestParams, call: &Call) -> CallToolResult
         });
     }
     targets.extend(p.records.into_iter().map(IngestTarget::Record));
-    if targets.is_empty() {
-        return invalid("give at least one of paths, urls, content or records".into());
-    }
     let request = IngestRequest {
         library: name,
         targets,
