@@ -10,9 +10,14 @@ use std::sync::Arc;
 
 use regex::Regex;
 use tantivy::tokenizer::{
-    AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, Stemmer, StopWordFilter,
-    TextAnalyzer, Token, TokenStream, Tokenizer,
+    AsciiFoldingFilter, Language as TantivyLanguage, LowerCaser, RemoveLongFilter, Stemmer,
+    StopWordFilter, TextAnalyzer, Token, TokenStream, Tokenizer,
 };
+
+mod analysis;
+mod language;
+
+pub use language::{Language, detect};
 
 /// Lucene's English stop words (also Elasticsearch's and bm25s's default).
 /// Snowball's longer list removed words long natural-language requests
@@ -97,12 +102,12 @@ impl TokenStream for WordStream<'_> {
     }
 }
 
-/// The English analyser used for documents and queries alike: tokens of
-/// two or more word characters, at most 40 bytes, lower case, ASCII
-/// folding, Lucene's stop words, Snowball's English stemmer.
-/// Built once per process (the pattern is compiled once); each caller gets
-/// a cheap clone.
-pub fn analyzer() -> TextAnalyzer {
+/// The English analyser: tokens of two or more word characters, at most
+/// 40 bytes, lower case, ASCII folding, Lucene's stop words, Snowball's
+/// English stemmer. Built once per process (the pattern is compiled
+/// once); each caller gets a cheap clone. A text in English and the Latin
+/// script only is analysed by it in one pass (see `Words`).
+fn english() -> TextAnalyzer {
     static ANALYZER: std::sync::OnceLock<TextAnalyzer> = std::sync::OnceLock::new();
     ANALYZER
         .get_or_init(|| {
@@ -113,22 +118,36 @@ pub fn analyzer() -> TextAnalyzer {
                 .filter(StopWordFilter::remove(
                     STOP_WORDS.iter().map(|w| w.to_string()),
                 ))
-                .filter(Stemmer::new(Language::English))
+                .filter(Stemmer::new(TantivyLanguage::English))
                 .build()
         })
         .clone()
+}
+
+/// The analyser used for documents and queries alike, on every backend:
+/// each text is analysed in its language (`analysis::Words`).
+pub fn analyzer() -> TextAnalyzer {
+    TextAnalyzer::from(analysis::Words::new(None))
+}
+
+/// The analyser of texts in `language`, whatever they look like (a
+/// language the source names).
+pub fn analyzer_in(language: Language) -> TextAnalyzer {
+    TextAnalyzer::from(analysis::Words::new(Some(language)))
 }
 
 /// The version of the lexical index: of `analyzer` and of the entries.
 /// An index of another version is rebuilt from the source of truth before
 /// it is searched (the embedded store keeps each version's index in a
 /// folder of its own; the PostgreSQL backend re-analyses in
-/// a migration). 4 records each entry's length in terms, so collection
+/// a migration). 5 analyses each text in its language (stemmers and stop
+/// words of 17 languages, Chinese words, pairs of Japanese and Korean
+/// characters) and records each chunk's language. 4 records each entry's length in terms, so collection
 /// statistics count live entries only, after deletes too. 3 added an entry
 /// per document (its whole text) beside the chunks'. 2 changed the analyser: version 1 split on every
 /// non-alphanumeric character, kept one-character tokens and removed
 /// Snowball's 174 English stop words.
-pub const INDEX_VERSION: u32 = 4;
+pub const INDEX_VERSION: u32 = 5;
 
 /// A document's whole text as the lexical index scores it: its title, then
 /// its text (the title once, when the text already opens with it), as a
@@ -165,6 +184,17 @@ pub fn analyze(text: &str) -> Vec<String> {
     terms
 }
 
+/// The analysed terms of `text` read as `language`.
+pub fn analyze_in(text: &str, language: Language) -> Vec<String> {
+    let mut terms = Vec::new();
+    let mut analyzer = analyzer_in(language);
+    let mut stream = analyzer.token_stream(text);
+    while stream.advance() {
+        terms.push(stream.token().text.clone());
+    }
+    terms
+}
+
 /// Calls `each` with every analysed token of `text`, in order: the one
 /// walk of the analyser that indexing, counting and postings share.
 pub fn for_each_token(text: &str, mut each: impl FnMut(&Token)) {
@@ -194,6 +224,38 @@ pub fn term_counts(text: &str) -> (Vec<(String, u32)>, usize) {
     (counts.into_iter().collect(), length)
 }
 
+/// `term_counts` of `text` read as `language`.
+pub fn term_counts_in(text: &str, language: Language) -> (Vec<(String, u32)>, usize) {
+    let mut counts: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
+    let mut length = 0;
+    let mut analyzer = analyzer_in(language);
+    let mut stream = analyzer.token_stream(text);
+    while stream.advance() {
+        length += 1;
+        *counts.entry(stream.token().text.clone()).or_default() += 1;
+    }
+    (counts.into_iter().collect(), length)
+}
+
+/// A chunk's postings for a backend that keeps its own: its analysed
+/// terms in its detected language, and that language's marker
+/// (`language_marker`, counted in no length), so a query knows the
+/// languages a library holds.
+pub fn chunk_term_counts(text: &str) -> (Vec<(String, u32)>, usize) {
+    let language = detect(text);
+    let (mut counts, length) = term_counts_in(text, language);
+    counts.push((language_marker(language), 1));
+    (counts, length)
+}
+
+/// The languages whose markers are among `present` terms.
+pub fn marked_languages(present: &[String]) -> Vec<Language> {
+    Language::ALL
+        .into_iter()
+        .filter(|language| present.contains(&language_marker(*language)))
+        .collect()
+}
+
 /// The number of analysed terms of `text`, repeats included.
 pub fn term_count(text: &str) -> usize {
     let mut length = 0;
@@ -204,20 +266,23 @@ pub fn term_count(text: &str) -> usize {
 /// The analysed terms of a query, each once in order of first appearance,
 /// with how often the query has it: BM25 counts a repeated query term as
 /// often as it occurs (as Lucene and bm25s do), which long, natural-language
-/// queries depend on.
+/// queries depend on. The query is analysed in its detected language.
 pub fn query_terms(query: &str) -> Vec<(String, f32)> {
-    let mut terms: Vec<(String, f32)> = Vec::new();
-    let mut position: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    for term in analyze(query) {
-        match position.get(&term) {
-            Some(&i) => terms[i].1 += 1.0,
-            None => {
-                position.insert(term.clone(), terms.len());
-                terms.push((term, 1.0));
-            }
-        }
-    }
-    terms
+    query_terms_in(query, &[])
+}
+
+/// The analysed terms of a query for a library holding texts in
+/// `languages` (its detected language when empty): a word analysed
+/// differently in two of them gives both terms (a term the library does
+/// not hold scores nothing).
+pub fn query_terms_in(query: &str, languages: &[Language]) -> Vec<(String, f32)> {
+    analysis::Words::new(None).query(query, languages)
+}
+
+/// The term that marks a chunk of `language` in a backend's postings:
+/// no analysed word starts with a control character.
+pub fn language_marker(language: Language) -> String {
+    format!("\u{1}{}", language.code())
 }
 
 /// A chunk's length as the lexical index scores it: tantivy stores field
@@ -313,6 +378,109 @@ mod tests {
         assert_eq!(term_count(text), terms.len());
         for (term, n) in counts {
             assert_eq!(terms.iter().filter(|t| **t == term).count() as u32, n);
+        }
+    }
+
+    // Issue 48: each text is analysed in its language, the same way on
+    // every backend. The expected stems are Snowball's (the reference
+    // implementation's output for these words), jieba's dictionary words,
+    // and pairs of characters for Japanese and Korean.
+    #[test]
+    fn texts_are_analysed_in_their_language() {
+        let cases: [(&str, &[&str]); 8] = [
+            (
+                "Die Häuser der Stadt wurden im Krieg zerstört.",
+                &["haus", "stadt", "wurd", "krieg", "zerstort"],
+            ),
+            (
+                "Les maisons de la ville ont été détruites pendant la guerre.",
+                &["maison", "vill", "ete", "detruit", "pend", "guerr"],
+            ),
+            (
+                "Дома́ города были разрушены во время войны, ёлки росли.",
+                &["дом", "город", "разруш", "врем", "войн", "елк", "росл"],
+            ),
+            (
+                "قَالَ المدرسة مدرسة أحمد",
+                &["قال", "مدرس", "مدرس", "احمد"],
+            ),
+            (
+                "数据库的检索功能在中华人民共和国很重要。",
+                &["数据库", "检索", "功能", "中华人民共和国", "很", "重要"],
+            ),
+            (
+                "データベースの検索",
+                &["デー", "ータ", "タベ", "ベー", "ース", "スの", "の検", "検索"],
+            ),
+            ("검색 기능", &["검색", "기능"]),
+            (
+                "The rmdir command removes 数据库 directories; ext4 файловая система.",
+                &["rmdir", "command", "remov", "数据库", "directori", "ext4", "файлов", "систем"],
+            ),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(analyze(text), expected, "{text}");
+        }
+        // The detected language is the one every term of the text is
+        // analysed in, as a given language is.
+        for (text, _) in cases {
+            assert_eq!(analyze(text), analyze_in(text, detect(text)), "{text}");
+        }
+        // English text in the Latin script takes the one-pass analyser;
+        // read word by word it gives the same terms.
+        let english = "It's e.g. U.S. COVID-19: what about vitamin D between the Cafés? \
+                       Naïve coöperation, Zürich; snake_case x86 running";
+        let mut words = analysis::Words::new(None);
+        assert_eq!(
+            words.query(english, &[Language::English]),
+            query_terms_in(english, &[Language::English])
+        );
+        assert_eq!(analyze(english), analyze_in(&format!("{english} ab"), Language::English)[..analyze(english).len()]);
+    }
+
+    // A query is analysed in every language of the library: a German word
+    // finds German stems and English ones, each term once per word.
+    #[test]
+    fn queries_are_analysed_in_the_library_languages() {
+        assert_eq!(
+            query_terms_in("Häuser running", &[Language::German, Language::English]),
+            [
+                ("hauser".to_string(), 1.0),
+                ("haus".to_string(), 1.0),
+                ("run".to_string(), 1.0),
+                ("running".to_string(), 1.0)
+            ]
+        );
+        // English only: exactly the English analysis.
+        assert_eq!(
+            query_terms_in("effects of the effect: effective", &[Language::English]),
+            [("effect".to_string(), 3.0)]
+        );
+        // Chinese and Japanese in one library: Han words and pairs.
+        let mixed = query_terms_in("数据库检索", &[Language::Chinese, Language::Japanese]);
+        for term in ["数据库", "检索", "数据", "据库", "库检"] {
+            assert!(mixed.iter().any(|(t, _)| t == term), "{term} in {mixed:?}");
+        }
+        // A Chinese library: words only.
+        assert_eq!(
+            query_terms_in("数据库检索", &[Language::Chinese]),
+            [("数据库".to_string(), 1.0), ("检索".to_string(), 1.0)]
+        );
+    }
+
+    #[test]
+    fn chunk_postings_carry_their_language() {
+        let text = "Die Häuser der Stadt wurden im Krieg zerstört, und die Bäume im Park \
+                    blühen trotzdem jedes Jahr wieder, wenn der Frühling kommt.";
+        let (counts, length) = chunk_term_counts(text);
+        assert_eq!(length, analyze_in(text, Language::German).len());
+        assert!(counts.contains(&(language_marker(Language::German), 1)));
+        let present: Vec<String> = counts.into_iter().map(|(t, _)| t).collect();
+        assert_eq!(marked_languages(&present), [Language::German]);
+        // No analysed word is a marker, even a marker's own text.
+        for language in Language::ALL {
+            let marker = language_marker(language);
+            assert!(!analyze(&marker).contains(&marker));
         }
     }
 }

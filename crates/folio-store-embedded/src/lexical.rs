@@ -1,5 +1,5 @@
-//! The lexical index: tantivy holds the postings (English analyser: lower
-//! case, ASCII folding, stop words, Snowball stemming); folio scores them with
+//! The lexical index: tantivy holds the postings (folio's analyser: each
+//! text in its language, `folio_lexical`); folio scores them with
 //! its own BM25 so k1 and b are parameters and the filter's allowed set is
 //! honoured while scoring, not after.
 
@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::Mutex;
 
 pub use folio_lexical::{INDEX_VERSION, document_key, document_text, top_k};
-use folio_lexical::{analyzer, query_terms, term_count};
+use folio_lexical::{Language, analyzer, query_terms_in, term_count};
 use folio_store::{Bm25, StoreError};
 use tantivy::postings::Postings;
 use tantivy::query::{
@@ -23,7 +23,7 @@ use tantivy::{
     Term,
 };
 
-const ANALYZER: &str = "folio_en";
+const ANALYZER: &str = "folio";
 
 /// Where a library's lexical index of the current layout lives inside its
 /// index folder.
@@ -49,9 +49,10 @@ pub enum Unit {
 }
 
 /// A chunk's entry holds `key` (the chunk key), `doc_key`, `document` and
-/// `text`; a document's entry holds `doc_key`, `document`, `whole` and the
-/// `kind` marker (how live documents are counted). Each has its `length`
-/// in analysed terms.
+/// `text` and the `language` its text was analysed in (a query is analysed
+/// in every language the library holds); a document's entry holds
+/// `doc_key`, `document`, `whole` and the `kind` marker (how live
+/// documents are counted). Each has its `length` in analysed terms.
 #[derive(Clone, Copy)]
 struct Fields {
     key: Field,
@@ -61,6 +62,7 @@ struct Fields {
     whole: Field,
     kind: Field,
     length: Field,
+    language: Field,
 }
 
 /// The `kind` of a document's entry.
@@ -84,6 +86,7 @@ fn schema() -> (Schema, Fields) {
     );
     let kind = builder.add_text_field("kind", STRING);
     let length = builder.add_u64_field("length", FAST);
+    let language = builder.add_text_field("language", STRING);
     (
         builder.build(),
         Fields {
@@ -94,6 +97,7 @@ fn schema() -> (Schema, Fields) {
             whole,
             kind,
             length,
+            language,
         },
     )
 }
@@ -148,6 +152,8 @@ pub struct Lexical {
     /// Live (chunk, document) entries of the searcher generation counted
     /// last.
     counts: Mutex<Option<(u64, Counts)>>,
+    /// The languages of the chunks of the searcher generation read last.
+    languages: Mutex<Option<(u64, Vec<Language>)>>,
 }
 
 /// The memory tantivy's writer indexes in before it writes a segment out:
@@ -194,6 +200,7 @@ impl Lexical {
             writer: Mutex::new(None),
             fields,
             counts: Mutex::new(None),
+            languages: Mutex::new(None),
         };
         if writable {
             lexical.ensure_writer()?;
@@ -304,6 +311,7 @@ impl Lexical {
                 // stages faster than tantivy indexes.
                 let mut doc = entry();
                 doc.add_u64(fields.length, term_count(text) as u64);
+                doc.add_text(fields.language, folio_lexical::detect(text).code());
                 doc.add_text(fields.text, text);
                 doc.add_u64(fields.key, *key);
                 writer
@@ -420,12 +428,47 @@ impl Lexical {
     }
 
     /// Analysed query terms in order of first appearance, each with how
-    /// often the query has it, as terms of `field`.
-    fn terms(query: &str, field: Field) -> Vec<(Term, f32)> {
-        query_terms(query)
+    /// often the query has it, as terms of `field`, for a library of
+    /// `languages`.
+    fn terms(query: &str, languages: &[Language], field: Field) -> Vec<(Term, f32)> {
+        query_terms_in(query, languages)
             .into_iter()
             .map(|(text, count)| (Term::from_field_text(field, &text), count))
             .collect()
+    }
+
+    /// The languages of the chunks the searcher's generation holds (read
+    /// once per generation; a language whose chunks are all deleted stays
+    /// until their segment is merged, which costs a query a few terms that
+    /// score nothing).
+    fn languages(&self, searcher: &Searcher) -> Result<Vec<Language>, StoreError> {
+        let generation = searcher.generation().generation_id();
+        let mut slot = self.languages.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((read, languages)) = &*slot
+            && *read == generation
+        {
+            return Ok(languages.clone());
+        }
+        let reading = err("reading the lexical index's languages");
+        let mut languages = Vec::new();
+        for language in Language::ALL {
+            let term = Term::from_field_text(self.fields.language, language.code());
+            for segment in searcher.segment_readers() {
+                let inverted = segment
+                    .inverted_index(self.fields.language)
+                    .map_err(&reading)?;
+                if inverted
+                    .doc_freq(&term)
+                    .map_err(|e| StoreError::io("reading the lexical index's languages", e))?
+                    > 0
+                {
+                    languages.push(language);
+                    break;
+                }
+            }
+        }
+        *slot = Some((generation, languages.clone()));
+        Ok(languages)
     }
 
     /// Live chunk and document entries of the searcher's generation
@@ -542,7 +585,7 @@ impl Lexical {
         bm25: Bm25,
     ) -> Result<Vec<(u64, f32)>, StoreError> {
         let (field, column) = self.fields.of(unit);
-        let terms = Self::terms(query, field);
+        let terms = Self::terms(query, &self.languages(searcher)?, field);
         let stats = self.statistics(searcher, unit)?;
         if terms.is_empty() || stats.n == 0 || k == 0 {
             return Ok(Vec::new());
@@ -699,7 +742,7 @@ impl Lexical {
         bm25: Bm25,
     ) -> Result<std::collections::HashMap<u64, (u64, f32)>, StoreError> {
         let stats = self.statistics(searcher, Unit::Chunk)?;
-        let terms = Self::terms(query, self.fields.text);
+        let terms = Self::terms(query, &self.languages(searcher)?, self.fields.text);
         let avgdl = stats.avgdl();
         let idfs = stats.weights(searcher, &terms)?;
         let mut best: std::collections::HashMap<u64, (u64, f32)> = std::collections::HashMap::new();
@@ -1069,7 +1112,7 @@ mod tests {
             };
             let some: HashSet<u64> = all.iter().copied().filter(|k| k % 5 == 0).collect();
             for query in queries {
-                let terms = Lexical::terms(query, field);
+                let terms = Lexical::terms(query, &[Language::English], field);
                 for allowed in [None, Some(&some)] {
                     let scope = Scope {
                         searcher: &searcher,

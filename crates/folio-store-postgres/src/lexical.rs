@@ -198,7 +198,7 @@ fn best_chunks(
         }
     }
     let mut scores: HashMap<i64, f64> = owner.keys().map(|key| (*key, 0.0)).collect();
-    let counted = analysis::query_terms(query);
+    let counted = analysis::query_terms_in(query, &languages(tx, library_id)?);
     let terms: Vec<String> = counted.iter().map(|(term, _)| term.clone()).collect();
     let (_, n, total, frequencies) = statistics(tx, cache, Unit::Chunk, library_id, &terms)?;
     if n > 0 && !owner.is_empty() {
@@ -240,6 +240,25 @@ fn best_chunks(
         .collect())
 }
 
+/// The languages of the library's chunks: those whose marker term has a
+/// posting (an index probe each).
+fn languages(tx: &Transaction<'_>, library_id: i64) -> Result<Vec<analysis::Language>> {
+    let markers: Vec<String> = analysis::Language::ALL
+        .into_iter()
+        .map(analysis::language_marker)
+        .collect();
+    let present: Vec<String> = wait(tx.query(
+        "SELECT m FROM unnest($2::text[]) AS m
+         WHERE EXISTS (SELECT 1 FROM folio_postings p WHERE p.library_id = $1 AND p.term = m)",
+        &[&library_id, &markers],
+    ))
+    .map_err(pg_err("lexical search"))?
+    .iter()
+    .map(|row| row.get(0))
+    .collect();
+    Ok(analysis::marked_languages(&present))
+}
+
 /// Query terms with their BM25 weights (idf × count), those the library
 /// holds.
 fn weigh(counted: Vec<(String, f32)>, frequencies: Vec<i64>, n: f64) -> Vec<Weighted> {
@@ -259,8 +278,11 @@ fn weigh(counted: Vec<(String, f32)>, frequencies: Vec<i64>, n: f64) -> Vec<Weig
 fn rank(tx: &Transaction<'_>, s: &Search<'_>, unit: Unit) -> Result<Vec<(u64, f32)>> {
     let (cache, library_id, query, filter, k, bm25) =
         (s.cache, s.library_id, s.query, s.filter, s.k, s.bm25);
-    let counted = analysis::query_terms(query);
-    if counted.is_empty() || k == 0 {
+    if k == 0 {
+        return Ok(Vec::new());
+    }
+    let counted = analysis::query_terms_in(query, &languages(tx, library_id)?);
+    if counted.is_empty() {
         return Ok(Vec::new());
     }
     let terms: Vec<String> = counted.iter().map(|(term, _)| term.clone()).collect();

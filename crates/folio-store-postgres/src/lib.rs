@@ -289,7 +289,7 @@ fn insert_document(client: &impl GenericClient, library_id: i64, new: &NewDocume
         .collect();
     let analysed: Vec<(Vec<(String, u32)>, usize)> = chunks
         .iter()
-        .map(|c| analysis::term_counts(&format!("{}{}", c.context, c.text)))
+        .map(|c| analysis::chunk_term_counts(&format!("{}{}", c.context, c.text)))
         .collect();
     let idx: Vec<i32> = chunks.iter().map(|c| c.index as i32).collect();
     let count: Vec<i32> = chunks.iter().map(|c| c.count as i32).collect();

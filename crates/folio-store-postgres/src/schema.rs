@@ -11,7 +11,7 @@ use crate::Postings;
 use crate::pool::{describe, pg_err, wait};
 
 /// Bump when the schema changes; `migrate` refuses newer databases.
-pub const SCHEMA_VERSION: i64 = 7;
+pub const SCHEMA_VERSION: i64 = 8;
 
 /// The advisory lock key of migrations ("folio" in ASCII).
 const MIGRATION_LOCK: i64 = 0x666f_6c69_6f00;
@@ -30,13 +30,15 @@ ALTER TABLE folio_chunks ADD CONSTRAINT folio_chunks_document_id_idx_key
     UNIQUE (document_id, idx) INCLUDE (key);
 "#;
 
-/// Version 3: postings made with analyser version 2 (tokens of two or more
-/// word characters, Lucene's stop words): every chunk is analysed again
-/// and its postings and term count rewritten, in the migration's
-/// transaction, a batch of chunks at a time.
+/// Versions 3 and 8: postings made by an earlier analyser (3: tokens of
+/// two or more word characters, Lucene's stop words; 8: each text in its
+/// language, with its chunks' language markers): every chunk is analysed
+/// again and its postings and term count rewritten, in the migration's
+/// transaction, a batch of chunks at a time (stored text only: nothing is
+/// embedded again).
 fn reanalyse(tx: &Transaction<'_>) -> Result<()> {
     const BATCH: i64 = 2_000;
-    let context = "re-analysing postings for schema version 3";
+    let context = "re-analysing postings";
     wait(tx.batch_execute("TRUNCATE folio_postings")).map_err(pg_err(context))?;
     let mut after = 0i64;
     let mut chunks = 0usize;
@@ -55,7 +57,7 @@ fn reanalyse(tx: &Transaction<'_>) -> Result<()> {
             Vec::with_capacity(rows.len()),
         );
         for row in &rows {
-            let terms = analysis::term_counts(row.get::<_, &str>(2));
+            let terms = analysis::chunk_term_counts(row.get::<_, &str>(2));
             postings.add(row.get(1), row.get(0), &terms);
             keys.push(row.get::<_, i64>(0));
             counts.push(terms.1 as i32);
@@ -70,7 +72,7 @@ fn reanalyse(tx: &Transaction<'_>) -> Result<()> {
         chunks += rows.len();
     }
     if chunks > 0 {
-        tracing::info!(chunks, "postings re-analysed for schema version 3");
+        tracing::info!(chunks, "chunk postings re-analysed");
     }
     Ok(())
 }
@@ -127,12 +129,12 @@ CREATE TABLE IF NOT EXISTS folio_access_keys (
 );
 "#;
 
-/// Fills version 4's document postings and term counts for the documents
-/// an earlier version left without them, a batch at a time, in the
+/// Fills the document postings and term counts (version 4's; analysed
+/// again for version 8) of every document, a batch at a time, in the
 /// migration's transaction.
 fn analyse_documents(tx: &Transaction<'_>) -> Result<()> {
     const BATCH: i64 = 500;
-    let context = "analysing whole documents for schema version 4";
+    let context = "analysing whole documents";
     wait(tx.batch_execute("TRUNCATE folio_document_postings")).map_err(pg_err(context))?;
     let mut after = String::new();
     let mut documents = 0usize;
@@ -169,7 +171,7 @@ fn analyse_documents(tx: &Transaction<'_>) -> Result<()> {
         documents += rows.len();
     }
     if documents > 0 {
-        tracing::info!(documents, "whole documents analysed for schema version 4");
+        tracing::info!(documents, "whole documents analysed");
     }
     Ok(())
 }
@@ -336,15 +338,9 @@ pub fn migrate(client: &mut Client, display: &str) -> Result<()> {
             wait(tx.batch_execute(SCHEMA_V2))
                 .map_err(pg_err("upgrading the schema to version 2"))?;
         }
-        if (1..3).contains(&version) {
-            reanalyse(&tx)?;
-        }
         if version < 4 {
             wait(tx.batch_execute(SCHEMA_V4))
                 .map_err(pg_err("upgrading the schema to version 4"))?;
-        }
-        if (1..4).contains(&version) {
-            analyse_documents(&tx)?;
         }
         if version < 5 {
             wait(tx.batch_execute(SCHEMA_V5))
@@ -357,6 +353,12 @@ pub fn migrate(client: &mut Client, display: &str) -> Result<()> {
         if version < 7 {
             wait(tx.batch_execute(SCHEMA_V7))
                 .map_err(pg_err("upgrading the schema to version 7"))?;
+        }
+        // Version 8 analyses text in its language: every posting of a
+        // database of an earlier version is made again.
+        if (1..8).contains(&version) {
+            reanalyse(&tx)?;
+            analyse_documents(&tx)?;
         }
         wait(tx.execute(
             "INSERT INTO folio_meta (key, value) VALUES ('schema_version', $1)
