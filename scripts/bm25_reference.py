@@ -8,11 +8,17 @@ terms counted), English stop words and the Snowball English stemmer, over
 
     python -m venv /tmp/ref && /tmp/ref/bin/pip install bm25s==0.3.16 PyStemmer numpy
     /tmp/ref/bin/python scripts/bm25_reference.py ../shared/datasets/scifact-train [--split train]
+
+In another language (`--language de`): that language's Snowball stemmer and
+bm25s's stop words for it; Chinese (`zh`) segmented with jieba (`pip install
+jieba`) and bm25s's Chinese stop words; Japanese (`ja`) as pairs of
+characters (no stemmer; the portable reference); Arabic with its stemmer.
 """
 
 import argparse
 import json
 import math
+import re
 from pathlib import Path
 
 
@@ -46,7 +52,47 @@ def ndcg(ranked, judged, k=10):
     return dcg / idcg if idcg else 0.0
 
 
-def retrieve(directory, split=None, k1=1.2, b=0.75, k=100, only=None):
+SNOWBALL = {"en": "english", "de": "german", "fr": "french", "es": "spanish", "ru": "russian",
+            "ar": "arabic", "it": "italian", "pt": "portuguese", "nl": "dutch", "sv": "swedish"}
+
+
+def tokenizer(language):
+    """Texts to token lists the way the reference reads `language`."""
+    import bm25s
+    import Stemmer
+
+    if language == "zh":
+        import jieba
+        jieba.setLogLevel(60)
+        stop = set(bm25s.stopwords.STOPWORDS_CHINESE)
+        return lambda texts: [[w for w in (t.lower() for t in jieba.lcut(x)) if w.strip() and re.match(r"\w", w) and w not in stop] for x in texts]
+    if language == "ja":
+        def pairs(x):
+            out = []
+            for run in re.findall(r"\w+", x.lower()):
+                if re.search(r"[\u3040-\u30ff\u3400-\u9fff]", run):
+                    out += [run[i:i + 2] for i in range(max(1, len(run) - 1))]
+                elif len(run) > 1:
+                    out.append(run)
+            return out
+        return lambda texts: [pairs(x) for x in texts]
+    stemmer = Stemmer.Stemmer(SNOWBALL[language])
+    stopwords = language if language in ("en", "de", "nl", "fr", "es", "pt", "it", "ru", "sv", "no") else None
+
+    def tokenize(texts):
+        ids = bm25s.tokenize(texts, stopwords=stopwords, stemmer=stemmer, show_progress=False, return_ids=False)
+        return ids
+    return tokenize
+
+
+def unmarked(text):
+    """`text` without combining marks (Arabic diacritics): Python's `\\w`
+    does not match them, so a tokenizer would split words at them."""
+    import unicodedata
+    return "".join(c for c in text if unicodedata.category(c) != "Mn")
+
+
+def retrieve(directory, split=None, k1=1.2, b=0.75, k=100, only=None, language="en", strip_marks=False):
     """The reference BM25's top `k` for every judged query of a BEIR
     directory (or those `only` allows): (split, qrels, [(query, [(doc,
     score)])]) with zero scores left out."""
@@ -58,14 +104,27 @@ def retrieve(directory, split=None, k1=1.2, b=0.75, k=100, only=None):
     corpus = read_jsonl(directory / "corpus.jsonl")
     queries = {q["_id"]: q["text"] for q in read_jsonl(directory / "queries.jsonl")}
     qrels = read_qrels(directory, split)
-    stemmer = Stemmer.Stemmer("english")
     ids = [d["_id"] for d in corpus]
     texts = [(d.get("title") or "") + " " + d["text"] for d in corpus]
     retriever = bm25s.BM25(k1=k1, b=b, method="lucene")
-    retriever.index(bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False), show_progress=False)
     judged = [q for q in qrels if q in queries and (only is None or q in only)]
-    tokens = bm25s.tokenize([queries[q] for q in judged], stopwords="en", stemmer=stemmer, show_progress=False)
-    results, scores = retriever.retrieve(tokens, k=k, show_progress=False)
+    if language == "en":
+        stemmer = Stemmer.Stemmer("english")
+        retriever.index(bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False), show_progress=False)
+        tokens = bm25s.tokenize([queries[q] for q in judged], stopwords="en", stemmer=stemmer, show_progress=False)
+        results, scores = retriever.retrieve(tokens, k=k, show_progress=False)
+    else:
+        tokenize = tokenizer(language)
+        if strip_marks:
+            texts = [unmarked(t) for t in texts]
+        retriever.index(tokenize(texts), show_progress=False)
+        tokens = [[t for t in q if t in retriever.vocab_dict] for q in tokenize([queries[q] for q in judged])]
+        # A query with no term of the corpus finds nothing.
+        empty = [row for row, q in enumerate(tokens) if not q]
+        some = next(iter(retriever.vocab_dict))
+        tokens = [q or [some] for q in tokens]
+        results, scores = retriever.retrieve(tokens, k=min(k, len(ids)), show_progress=False)
+        scores[empty] = 0
     ranked = [
         (query, [(ids[j], float(s)) for j, s in zip(results[row], scores[row]) if s > 0])
         for row, query in enumerate(judged)
@@ -79,8 +138,11 @@ def main():
     parser.add_argument("--split", default=None, help="qrels/<split>.tsv (default: the only one)")
     parser.add_argument("--k1", type=float, default=1.2)
     parser.add_argument("--b", type=float, default=0.75)
+    parser.add_argument("--language", default="en", help="en, de, fr, es, ru, ar, zh, ja, …")
+    parser.add_argument("--strip-marks", action="store_true", help="remove combining marks first")
     args = parser.parse_args()
-    split, qrels, ranked_queries = retrieve(args.directory, args.split, args.k1, args.b)
+    split, qrels, ranked_queries = retrieve(args.directory, args.split, args.k1, args.b,
+                                            language=args.language, strip_marks=args.strip_marks)
     totals = {"ndcg_at_10": 0.0, "recall_at_100": 0.0, "mrr_at_10": 0.0}
     for query, hits in ranked_queries:
         ranked = [doc for doc, _ in hits]

@@ -33,6 +33,10 @@ pub struct CatalogEntry {
     pub window: usize,
     pub query_prefix: &'static str,
     pub passage_prefix: &'static str,
+    /// Whether it was trained on many languages. A model of English only
+    /// has nothing to say about a query in another script: hybrid search
+    /// then ranks by BM25 alone.
+    pub multilingual: bool,
     /// Configuration and tokenizer files, needed on every path.
     pub common: &'static [HubFile],
     /// The ONNX graph (the fast path), if the repository has one.
@@ -69,6 +73,7 @@ pub const CATALOG: &[CatalogEntry] = &[
         window: 256,
         query_prefix: "",
         passage_prefix: "",
+        multilingual: false,
         common: &[
             HubFile::pinned(
                 "config.json",
@@ -111,6 +116,7 @@ pub const CATALOG: &[CatalogEntry] = &[
         window: 512,
         query_prefix: "Represent this sentence for searching relevant passages: ",
         passage_prefix: "",
+        multilingual: false,
         common: &CHECKED_BY_HUB,
         onnx: Some((HubFile::optional("onnx/model.onnx"), 133_093_490)),
         safetensors: Some((HubFile::checked_by_hub("model.safetensors"), 133_466_304)),
@@ -126,6 +132,7 @@ pub const CATALOG: &[CatalogEntry] = &[
         window: 8192,
         query_prefix: "search_query: ",
         passage_prefix: "search_document: ",
+        multilingual: false,
         common: &CHECKED_BY_HUB,
         onnx: Some((HubFile::checked_by_hub("onnx/model.onnx"), 547_239_997)),
         // NomicBert (rotary positions, SwiGLU): not the candle BERT path.
@@ -142,12 +149,20 @@ pub const CATALOG: &[CatalogEntry] = &[
         window: 512,
         query_prefix: "",
         passage_prefix: "",
+        multilingual: false,
         common: CHECKED_BY_HUB.split_at(2).0,
         onnx: Some((HubFile::checked_by_hub("onnx/model.onnx"), 91_011_230)),
         safetensors: None,
         note: "cross-encoder for [rerank]; needs ONNX Runtime",
     },
 ];
+
+/// Whether the model of a space (its repository id) was trained on English
+/// only: a catalogued model that says so. A model outside the catalogue
+/// is not presumed to be.
+pub fn english_only(model: &str) -> bool {
+    find(model).is_some_and(|e| e.role == Role::Embedding && !e.multilingual)
+}
 
 /// A catalogued model by short name or repository id (case-insensitive).
 pub fn find(name: &str) -> Option<&'static CatalogEntry> {

@@ -38,6 +38,10 @@ pub struct Citation {
     pub year: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
+    /// The document's language (`language` of its metadata, which ingest
+    /// fills from the source or the text).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
 }
 
 impl Citation {
@@ -70,6 +74,7 @@ impl Citation {
                     .or_else(|| y.as_str().and_then(|s| s.get(..4)?.parse().ok()))
             }),
             url: text("url"),
+            language: text("language"),
         }
     }
 }

@@ -1078,6 +1078,7 @@ impl Engine {
         let mut merged = for_chunking.metadata;
         merged.extend(metadata);
         merged.extend(request.metadata.clone());
+        record_language(&mut merged, Some(&rendered.text));
         let document = Document {
             id,
             library: request.library.clone(),
@@ -1128,6 +1129,7 @@ impl Engine {
         let mut metadata = document.metadata.clone();
         metadata.extend(source.clone());
         metadata.extend(request.clone());
+        record_language(&mut metadata, None);
         if metadata != document.metadata {
             self.store.update_metadata(id, metadata)?;
         }
@@ -1481,6 +1483,32 @@ impl Engine {
             }
         }
         Ok(reported)
+    }
+}
+
+/// The document's language in its metadata (`language`): the one its
+/// source, format or request names, written as an ISO 639-1 code when
+/// folio knows the language ("de-DE", "German" and "deu" are "de"; a tag
+/// it does not know stays as given); else the one its text is in,
+/// detected from `text`, and left out when folio cannot tell.
+fn record_language(metadata: &mut Map<String, Value>, text: Option<&str>) {
+    let named = metadata
+        .get("language")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|tag| !tag.is_empty());
+    let language = match named {
+        Some(tag) => match folio_lexical::Language::from_tag(tag) {
+            Some(language) => language,
+            None => return,
+        },
+        None => match text {
+            Some(text) => folio_lexical::detect(text),
+            None => return,
+        },
+    };
+    if language != folio_lexical::Language::Other {
+        metadata.insert("language".into(), Value::String(language.code().into()));
     }
 }
 

@@ -300,10 +300,25 @@ impl Engine {
         } else {
             request
         };
-        let fusion = request.fusion.unwrap_or(self.config.fusion);
-        fusion.validate().map_err(EngineError::invalid)?;
         let bm25 = bm25_or(&self.config, request.bm25)?;
         let library = self.store.library(&request.library)?;
+        // A model of English only has nothing to say about a query in
+        // another script (Han, Cyrillic, Arabic, …): its ranking is noise
+        // there, and the hybrid ranks by BM25 alone unless the request
+        // chose a fusion (issue 48).
+        let fusion = match request.fusion {
+            Some(fusion) => fusion,
+            None if request.mode == Mode::Hybrid
+                && folio_embed::catalog::english_only(&library.space.model)
+                && !folio_lexical::in_latin_script(query) =>
+            {
+                Fusion::Weighted {
+                    lexical_weight: 1.0,
+                }
+            }
+            None => self.config.fusion,
+        };
+        fusion.validate().map_err(EngineError::invalid)?;
         // Each retriever contributes the same depth whatever the page size,
         // so a page of 10 is the first 10 of a page of 100. Never fewer
         // candidates than results, never more than a retriever serves (a

@@ -81,7 +81,8 @@ impl<'a> Container<'a> {
 }
 
 /// Dublin Core properties (`docProps/core.xml`) as metadata: title, authors,
-/// created date. Shared by DOCX and PPTX.
+/// created date, subject, description, keywords, language. Shared by DOCX
+/// and PPTX.
 pub(crate) fn core_properties(
     container: &mut Container<'_>,
 ) -> Result<serde_json::Map<String, serde_json::Value>, ExtractError> {
@@ -106,7 +107,7 @@ pub(crate) fn core_properties(
                         drop(metadata.insert("authors".into(), serde_json::json!([value])))
                     }
                     "created" => drop(metadata.insert("date".into(), value.into())),
-                    "subject" | "description" | "keywords" => {
+                    "subject" | "description" | "keywords" | "language" => {
                         drop(metadata.insert(name.into(), value.into()))
                     }
                     _ => {}

@@ -119,13 +119,61 @@ pub fn extract(html: &str) -> StructuredText {
             .find(|b| matches!(b.kind, folio_core::BlockKind::Heading(1)))
             .map(|b| b.text.clone())
     });
+    let mut metadata = serde_json::Map::new();
+    if let Some(language) = document_language(html) {
+        metadata.insert("language".into(), language.into());
+    }
     StructuredText {
         title: title.map(|t| t.trim().to_string()),
         blocks,
-        metadata: Default::default(),
+        metadata,
         page_count: None,
         ..Default::default()
     }
+}
+
+/// The `lang` attribute of the `<html>` element: the language the page
+/// says it is in.
+fn document_language(html: &str) -> Option<String> {
+    let lower = html.to_ascii_lowercase();
+    let mut from = 0;
+    let tag = loop {
+        let at = from + lower[from..].find("<html")?;
+        let next = lower.as_bytes().get(at + 5).copied();
+        if matches!(next, Some(b' ' | b'\t' | b'\n' | b'\r' | b'>' | b'/')) {
+            let end = lower[at..].find('>').map_or(lower.len(), |e| at + e);
+            break &html[at + 5..end];
+        }
+        from = at + 5;
+    };
+    let lower_tag = tag.to_ascii_lowercase();
+    let mut search = 0;
+    while let Some(found) = lower_tag[search..].find("lang") {
+        let at = search + found;
+        search = at + 4;
+        // `lang`, not `xml:lang`'s prefix or another attribute's tail.
+        let before = lower_tag[..at].chars().next_back();
+        if before.is_some_and(|c| !(c.is_whitespace() || c == ':')) {
+            continue;
+        }
+        let rest = tag[at + 4..].trim_start();
+        let Some(rest) = rest.strip_prefix('=') else {
+            continue;
+        };
+        let rest = rest.trim_start();
+        let value = match rest.chars().next() {
+            Some(q @ ('"' | '\'')) => rest[1..].split(q).next().unwrap_or(""),
+            _ => rest
+                .split(|c: char| c.is_whitespace() || c == '/')
+                .next()
+                .unwrap_or(""),
+        };
+        let value = value.trim();
+        if !value.is_empty() && value.len() <= 35 {
+            return Some(value.to_string());
+        }
+    }
+    None
 }
 
 /// Converts an HTML fragment to Markdown, dropping non-content elements.
@@ -192,6 +240,34 @@ mod tests {
             extract("<html><head><title>T</title></head><body><p>Just one line.</p></body></html>");
         assert_eq!(t.blocks.len(), 1);
         assert_eq!(t.blocks[0].text, "Just one line.");
+    }
+
+    // Issue 48: a page's own language tag is its document's language.
+    #[test]
+    fn the_page_language_is_read_from_the_html_element() {
+        for (html, language) in [
+            (
+                r#"<!DOCTYPE html><html lang="de-DE"><body><p>Hallo</p></body></html>"#,
+                Some("de-DE"),
+            ),
+            (
+                r#"<HTML xmlns="http://www.w3.org/1999/xhtml" xml:lang='fr' LANG='fr'><p>x</p></HTML>"#,
+                Some("fr"),
+            ),
+            ("<html lang=zh><p>数据</p></html>", Some("zh")),
+            ("<html><body lang=\"es\"><p>hola</p></body></html>", None),
+            ("<htmlx lang=\"ru\"></htmlx><p>x</p>", None),
+            (r#"<html data-slang="en" lang=""><p>x</p></html>"#, None),
+        ] {
+            assert_eq!(document_language(html).as_deref(), language, "{html}");
+        }
+        let page = extract(
+            r#"<html lang="ja"><head><title>T</title></head><body><p>検索</p></body></html>"#,
+        );
+        assert_eq!(
+            page.metadata.get("language"),
+            Some(&serde_json::json!("ja"))
+        );
     }
 }
 

@@ -116,7 +116,10 @@ pub(crate) struct Words {
 
 pub(crate) enum WordsStream<'a> {
     English(BoxTokenStream<'a>),
-    Listed { tokens: &'a mut [Token], next: usize },
+    Listed {
+        tokens: &'a mut [Token],
+        next: usize,
+    },
 }
 
 impl Words {
@@ -153,8 +156,7 @@ impl Words {
             .iter()
             .position(|l| *l == language)
             .unwrap_or(Language::ALL.len() - 1);
-        let analyzer =
-            self.analyzers[index].get_or_insert_with(|| word_analyzers()[index].clone());
+        let analyzer = self.analyzers[index].get_or_insert_with(|| word_analyzers()[index].clone());
         let prepared: std::borrow::Cow<'_, str> = match script {
             Script::Cyrillic if word.contains(['ё', 'Ё']) || word.chars().any(is_mark) => word
                 .chars()
@@ -169,7 +171,11 @@ impl Words {
                 .into(),
             // English keeps its one-pass analysis, marks included.
             _ if language == Language::English || !word.chars().any(is_mark) => word.into(),
-            _ => word.chars().filter(|c| !is_mark(*c)).collect::<String>().into(),
+            _ => word
+                .chars()
+                .filter(|c| !is_mark(*c))
+                .collect::<String>()
+                .into(),
         };
         self.term.clear();
         let mut stream = analyzer.token_stream(&prepared);
@@ -178,8 +184,7 @@ impl Words {
         }
         let term = &stream.token().text;
         if script == Script::Arabic {
-            self.term
-                .extend(term.chars().map(normalise_arabic_letter));
+            self.term.extend(term.chars().map(normalise_arabic_letter));
         } else {
             self.term.push_str(term);
         }
@@ -188,7 +193,12 @@ impl Words {
 
     /// Analyses `text` in `language`, calling `each` with every term and
     /// its byte offsets.
-    fn analyse(&mut self, text: &str, language: Language, mut each: impl FnMut(&str, usize, usize)) {
+    fn analyse(
+        &mut self,
+        text: &str,
+        language: Language,
+        mut each: impl FnMut(&str, usize, usize),
+    ) {
         let latin = match language.script() {
             Script::Latin => language,
             _ if language == Language::Other => Language::Other,
@@ -204,12 +214,12 @@ impl Words {
                             each(&self.term, start, end);
                         }
                     }
-                    Run::Segmented => segment(run, |word, from, to| {
-                        each(word, start + from, start + to)
-                    }),
-                    Run::Bigrams => bigrams(run, |pair, from, to| {
-                        each(pair, start + from, start + to)
-                    }),
+                    Run::Segmented => {
+                        segment(run, |word, from, to| each(word, start + from, start + to))
+                    }
+                    Run::Bigrams => {
+                        bigrams(run, |pair, from, to| each(pair, start + from, start + to))
+                    }
                 }
             }
         }
@@ -287,7 +297,10 @@ impl Words {
                 let mut merged: Vec<(String, f32)> = Vec::new();
                 for alternative in alternatives {
                     let mut counts: Vec<(String, f32)> = Vec::new();
-                    add(&mut counts, alternative.into_iter().map(|t| (t, 1.0)).collect());
+                    add(
+                        &mut counts,
+                        alternative.into_iter().map(|t| (t, 1.0)).collect(),
+                    );
                     for (term, n) in counts {
                         match merged.iter_mut().find(|(t, _)| *t == term) {
                             Some(found) => found.1 = found.1.max(n),

@@ -237,7 +237,9 @@ pub fn detect(text: &str) -> Language {
         // whatlang counts Han, hiragana and katakana apart; any kana
         // makes a text Japanese.
         W::Mandarin | W::Hiragana | W::Katakana
-            if text[..end].chars().any(|c| matches!(c as u32, 0x3040..=0x30FF | 0xFF66..=0xFF9F)) =>
+            if text[..end]
+                .chars()
+                .any(|c| matches!(c as u32, 0x3040..=0x30FF | 0xFF66..=0xFF9F)) =>
         {
             Language::Japanese
         }
@@ -327,16 +329,43 @@ mod tests {
     #[test]
     fn languages_are_detected() {
         for (text, language) in [
-            ("The patients were given vitamin D for twelve weeks before the trial ended, and their bone density was measured at the start and at the end of the study.", Language::English),
-            ("Die Patienten erhielten zwölf Wochen lang Vitamin D, bevor die Studie endete. Ihre Knochendichte wurde zu Beginn und am Ende der Studie gemessen, und die Ergebnisse wurden verglichen.", Language::German),
-            ("Les patients ont reçu de la vitamine D pendant douze semaines avant la fin de l'essai. Leur densité osseuse a été mesurée au début et à la fin de l'étude.", Language::French),
-            ("Los pacientes recibieron vitamina D durante doce semanas antes de que terminara el ensayo. Su densidad ósea se midió al principio y al final del estudio.", Language::Spanish),
-            ("Пациенты получали витамин D в течение двенадцати недель до окончания исследования.", Language::Russian),
-            ("تلقى المرضى فيتامين د لمدة اثني عشر أسبوعا قبل انتهاء التجربة.", Language::Arabic),
+            (
+                "The patients were given vitamin D for twelve weeks before the trial ended, and their bone density was measured at the start and at the end of the study.",
+                Language::English,
+            ),
+            (
+                "Die Patienten erhielten zwölf Wochen lang Vitamin D, bevor die Studie endete. Ihre Knochendichte wurde zu Beginn und am Ende der Studie gemessen, und die Ergebnisse wurden verglichen.",
+                Language::German,
+            ),
+            (
+                "Les patients ont reçu de la vitamine D pendant douze semaines avant la fin de l'essai. Leur densité osseuse a été mesurée au début et à la fin de l'étude.",
+                Language::French,
+            ),
+            (
+                "Los pacientes recibieron vitamina D durante doce semanas antes de que terminara el ensayo. Su densidad ósea se midió al principio y al final del estudio.",
+                Language::Spanish,
+            ),
+            (
+                "Пациенты получали витамин D в течение двенадцати недель до окончания исследования.",
+                Language::Russian,
+            ),
+            (
+                "تلقى المرضى فيتامين د لمدة اثني عشر أسبوعا قبل انتهاء التجربة.",
+                Language::Arabic,
+            ),
             ("患者在试验结束前服用了十二周的维生素D。", Language::Chinese),
-            ("患者は試験終了前に12週間ビタミンDを投与された。", Language::Japanese),
-            ("환자들은 시험이 끝나기 전 12주 동안 비타민 D를 투여받았다.", Language::Korean),
-            ("Οι ασθενείς έλαβαν βιταμίνη D για δώδεκα εβδομάδες.", Language::Greek),
+            (
+                "患者は試験終了前に12週間ビタミンDを投与された。",
+                Language::Japanese,
+            ),
+            (
+                "환자들은 시험이 끝나기 전 12주 동안 비타민 D를 투여받았다.",
+                Language::Korean,
+            ),
+            (
+                "Οι ασθενείς έλαβαν βιταμίνη D για δώδεκα εβδομάδες.",
+                Language::Greek,
+            ),
             ("", Language::English),
             ("12345 67.8", Language::English),
         ] {

