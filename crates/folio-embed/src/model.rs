@@ -63,6 +63,12 @@ struct Module {
 #[derive(Deserialize)]
 struct FolioModelFile {
     id: String,
+    /// The model's own prefixes (e5's `query: ` and `passage: `), used
+    /// when the configuration names none.
+    #[serde(default)]
+    query_prefix: String,
+    #[serde(default)]
+    passage_prefix: String,
 }
 
 fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Option<T>, EmbedError> {
@@ -120,15 +126,19 @@ impl LocalModel {
             .with_truncation(None)
             .map_err(|e| load_err(e.to_string()))?;
 
-        let id = match &options.id {
-            Some(id) => id.clone(),
-            None => match read_json::<FolioModelFile>(&dir.join("folio.json"))? {
-                Some(file) => file.id,
-                None => dir
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_else(|| "local".into()),
-            },
+        let file = read_json::<FolioModelFile>(&dir.join("folio.json"))?;
+        let id = match (&options.id, &file) {
+            (Some(id), _) => id.clone(),
+            (None, Some(file)) => file.id.clone(),
+            (None, None) => dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "local".into()),
+        };
+        let prefixed = !options.query_prefix.is_empty() || !options.passage_prefix.is_empty();
+        let (query_prefix, passage_prefix) = match &file {
+            Some(file) if !prefixed => (file.query_prefix.clone(), file.passage_prefix.clone()),
+            _ => (options.query_prefix.clone(), options.passage_prefix.clone()),
         };
         let space = EmbeddingSpace {
             model: id,
@@ -139,8 +149,8 @@ impl LocalModel {
                 Pooling::Mean
             },
             normalized,
-            query_prefix: options.query_prefix.clone(),
-            passage_prefix: options.passage_prefix.clone(),
+            query_prefix,
+            passage_prefix,
             precision: options.precision,
         };
         let added_tokens = tokenizer

@@ -125,7 +125,7 @@ pub(crate) enum WordsStream<'a> {
 impl Words {
     pub(crate) fn new(given: Option<Language>) -> Self {
         Words {
-            english: crate::english(),
+            english: crate::english_analyzer(),
             given,
             analyzers: vec![None; Language::ALL.len()],
             tokens: Vec::new(),

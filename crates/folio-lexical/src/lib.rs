@@ -106,8 +106,9 @@ impl TokenStream for WordStream<'_> {
 /// 40 bytes, lower case, ASCII folding, Lucene's stop words, Snowball's
 /// English stemmer. Built once per process (the pattern is compiled
 /// once); each caller gets a cheap clone. A text in English and the Latin
-/// script only is analysed by it in one pass (see `Words`).
-fn english() -> TextAnalyzer {
+/// script only is analysed by it in one pass (see `Words`); it is also the
+/// whole analysis of index version 4, before languages were told apart.
+pub fn english_analyzer() -> TextAnalyzer {
     static ANALYZER: std::sync::OnceLock<TextAnalyzer> = std::sync::OnceLock::new();
     ANALYZER
         .get_or_init(|| {

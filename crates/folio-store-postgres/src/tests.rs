@@ -552,6 +552,71 @@ fn a_version_2_database_is_re_analysed_and_its_documents_indexed_whole() {
     assert_eq!(row.get::<_, String>(2), SCHEMA_VERSION.to_string());
 }
 
+// Issue 48: a version 7 database (English analysis, no language markers)
+// is analysed again in each text's language: a Chinese word finds the
+// Chinese document, and the library's languages are known.
+#[test]
+fn a_version_7_database_is_analysed_again_in_each_language() {
+    let database = TestDatabase::new();
+    let store = database.store();
+    store.create_library(&lib(), &space()).unwrap();
+    let chinese = "全文检索系统为每个文档建立倒排索引，用户输入关键词后，系统返回最相关的段落。";
+    let german = "Die Bibliothek bewahrt alte Handschriften in klimatisierten Räumen auf, \
+                  damit die Handschriften noch lange erhalten bleiben.";
+    store
+        .put_documents(
+            vec![
+                document(&lib(), "zh.txt", &[chinese], &[0], json!({})),
+                document(&lib(), "de.txt", &[german], &[0], json!({})),
+            ],
+            false,
+        )
+        .unwrap();
+    drop(store);
+    {
+        // What version 7 held: one English-analysed term per run of word
+        // characters, no markers.
+        let pool = Pool::new(&database.url).unwrap();
+        let mut conn = pool.get().unwrap();
+        wait(conn.client().batch_execute(
+            "DELETE FROM folio_postings;
+             DELETE FROM folio_document_postings;
+             UPDATE folio_meta SET value = '7' WHERE key = 'schema_version';",
+        ))
+        .unwrap();
+    }
+    let store = database.store();
+    for (query, source) in [("检索", "zh.txt"), ("Handschrift", "de.txt")] {
+        let hits = store
+            .lexical(&lib(), query, &Filter::default(), 10, Bm25::default())
+            .unwrap();
+        assert_eq!(hits.len(), 1, "{query}");
+        let found = store.chunks_with_documents(&[hits[0].chunk.clone()]).unwrap();
+        assert_eq!(found[0].document.source, source, "{query}");
+        let whole = store
+            .lexical_documents(&lib(), query, &Filter::default(), 10, Bm25::default())
+            .unwrap();
+        assert_eq!(whole.len(), 1, "{query}");
+    }
+    let pool = Pool::new(&database.url).unwrap();
+    let mut conn = pool.get().unwrap();
+    let markers: Vec<String> = wait(conn.client().query(
+        "SELECT DISTINCT term FROM folio_postings WHERE term LIKE E'\\x01%' ORDER BY term",
+        &[],
+    ))
+    .unwrap()
+    .iter()
+    .map(|row| row.get(0))
+    .collect();
+    assert_eq!(
+        markers,
+        [
+            folio_lexical::language_marker(folio_lexical::Language::German),
+            folio_lexical::language_marker(folio_lexical::Language::Chinese)
+        ]
+    );
+}
+
 #[test]
 fn a_newer_schema_is_refused_and_bad_urls_are_explained() {
     let database = TestDatabase::new();

@@ -1,0 +1,90 @@
+"""One library, documents in seven languages (issue 48), through a real MCP
+client and the CLI, on the suite's backend: each document is found by a
+query in its language that shares no exact word form with it (an inflected
+form, a word inside an unspaced run of Han or kana, a word without its
+diacritics), its language is recorded (named by the page, else detected),
+shown in citations, filterable and counted by `facets`."""
+
+import json
+import subprocess
+
+from conftest import BIN, folio_env, ok, run, stdio
+
+DOCUMENTS = {
+    "en.md": "# Manuscripts\n\nThe library keeps old manuscripts in air-conditioned rooms, "
+             "so that the manuscripts survive for a long time. Visitors read copies only.",
+    "de.md": "# Handschriften\n\nDie Bibliothek bewahrt alte Handschriften in klimatisierten Räumen auf, "
+             "damit die Handschriften noch lange erhalten bleiben. Besucher lesen nur Kopien.",
+    "zh.md": "# 全文检索\n\n全文检索系统为每个文档建立倒排索引。用户输入关键词以后，系统返回最相关的段落，"
+             "并且按照相关程度排序。",
+    "ru.md": "# Рукописи\n\nБиблиотека хранит старинные рукописи в помещениях с кондиционерами, "
+             "чтобы рукописи сохранились надолго. Посетители читают только копии.",
+    "ja.md": "# 全文検索エンジン\n\n全文検索エンジンは文書ごとに転置インデックスを作り、"
+             "利用者が入力したキーワードに最も関連する段落を返します。",
+    "ar.md": "# المخطوطات\n\nتَحْفَظُ المَكْتَبَةُ المَخْطُوطَاتِ القَدِيمَةَ فِي غُرَفٍ مُكَيَّفَةٍ "
+             "حَتَّى تَبْقَى المَخْطُوطَاتُ زَمَنًا طَوِيلًا، وَيَقْرَأُ الزُّوَّارُ النُّسَخَ فَقَطْ.",
+    "fr.html": '<!DOCTYPE html><html lang="fr-FR"><head><title>Manuscrits</title></head><body>'
+               "<h1>Manuscrits</h1><p>Oui.</p></body></html>",
+}
+
+# A query in each language, sharing no exact word form with its document:
+# found by the language's analysis (stems, segmentation, normalisation).
+QUERIES = [
+    ("Handschrift", "de.md"),       # German plural "Handschriften"
+    ("рукопись", "ru.md"),          # Russian "рукописи"
+    ("检索", "zh.md"),               # inside the run "全文检索系统为每个文档建立倒排索引"
+    ("検索", "ja.md"),               # inside "全文検索エンジンは文書ごとに…"
+    ("المخطوطات", "ar.md"),          # written without diacritics
+    ("manuscript", "en.md"),        # English plural, as always
+]
+
+
+def folio(data, *args):
+    done = subprocess.run([BIN, *args, "--json"], env=folio_env(data), capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_a_library_in_seven_languages(data, tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name, text in DOCUMENTS.items():
+        (docs / name).write_text(text, encoding="utf-8")
+
+    async def go():
+        async with stdio(data) as c:
+            report = await ok(c, "ingest", {"library": "polyglot", "paths": [str(docs)]})
+            assert (report["indexed"], report["failed"]) == (len(DOCUMENTS), 0), report
+            for query, expected in QUERIES:
+                for mode in ("lexical", "hybrid"):
+                    found = await ok(c, "search", {"library": "polyglot", "query": query, "mode": mode,
+                                                   "response_mode": "metadata"})
+                    sources = [h["source"].rsplit("/", 1)[-1] for h in found["hits"]]
+                    assert sources and sources[0] == expected, (query, mode, sources)
+                    if mode == "lexical":
+                        # No other document holds the query's terms.
+                        assert sources == [expected], (query, sources)
+
+            # Every document's language: detected, or named by the page
+            # ("fr-FR" recorded as "fr"); citations carry it.
+            found = await ok(c, "search", {"library": "polyglot", "query": "Handschrift",
+                                           "response_mode": "metadata"})
+            assert found["hits"][0]["citation"]["language"] == "de"
+            page = await ok(c, "list_documents", {"library": "polyglot", "limit": 20})
+            languages = {d["source"].rsplit("/", 1)[-1]: d["metadata"].get("language") for d in page["documents"]}
+            assert languages == {name: name.split(".")[0] for name in DOCUMENTS}, languages
+
+            # A language filter keeps that language's documents only.
+            german = await ok(c, "search", {"library": "polyglot", "query": "Bibliothek library", "mode": "hybrid",
+                                            "filter": {"language": "de"}, "response_mode": "metadata"})
+            assert {h["source"].rsplit("/", 1)[-1] for h in german["hits"]} == {"de.md"}
+            facets = await ok(c, "facets", {"library": "polyglot", "group_by": ["language"]})
+            counts = {g["key"][0]: g["count"] for g in facets["groups"]}
+            assert counts == {name.split(".")[0]: 1 for name in DOCUMENTS}, counts
+
+    run(go())
+
+    # The CLI searches the same way.
+    cli = folio(data, "search", "рукопись", "--library", "polyglot", "--mode", "lexical")
+    hits = cli["hits"] if isinstance(cli, dict) else cli
+    assert [h["source"].rsplit("/", 1)[-1] for h in hits] == ["ru.md"]
