@@ -43,7 +43,9 @@ fn tokens(analyzer: &mut tantivy::tokenizer::TextAnalyzer, texts: &[&str]) -> (u
 }
 
 fn main() {
-    println!("| collection | chunks | detected as its language | detection µs/chunk | analysis MB/s | tokens/s | one-pass English MB/s |");
+    println!(
+        "| collection | chunks | detected as its language | detection µs/chunk | analysis MB/s | tokens/s | one-pass English MB/s |"
+    );
     println!("|---|---|---|---|---|---|---|");
     for dir in std::env::args().skip(1) {
         let path = std::path::Path::new(&dir);

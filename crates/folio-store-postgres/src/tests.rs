@@ -591,7 +591,9 @@ fn a_version_7_database_is_analysed_again_in_each_language() {
             .lexical(&lib(), query, &Filter::default(), 10, Bm25::default())
             .unwrap();
         assert_eq!(hits.len(), 1, "{query}");
-        let found = store.chunks_with_documents(&[hits[0].chunk.clone()]).unwrap();
+        let found = store
+            .chunks_with_documents(&[hits[0].chunk.clone()])
+            .unwrap();
         assert_eq!(found[0].document.source, source, "{query}");
         let whole = store
             .lexical_documents(&lib(), query, &Filter::default(), 10, Bm25::default())
