@@ -215,7 +215,7 @@ impl Words {
                         }
                     }
                     Run::Segmented => {
-                        segment(run, |word, from, to| each(word, start + from, start + to))
+                        segment(run, false, |word, from, to| each(word, start + from, start + to))
                     }
                     Run::Bigrams => {
                         bigrams(run, |pair, from, to| each(pair, start + from, start + to))
@@ -269,7 +269,7 @@ impl Words {
                         let kana = run.chars().any(is_kana_or_hangul);
                         if script == Script::Cjk && chinese && !kana {
                             let mut words = Vec::new();
-                            segment(run, |w, _, _| words.push(w.to_string()));
+                            segment(run, true, |w, _, _| words.push(w.to_string()));
                             alternatives.push(words);
                         }
                         if script == Script::Unspaced || pairs || kana || !chinese {
@@ -383,13 +383,21 @@ fn normalise_arabic_letter(c: char) -> char {
 }
 
 /// Han words of `run`, by jieba's dictionary (and its model of unknown
-/// words), stop words left out.
-fn segment(run: &str, mut each: impl FnMut(&str, usize, usize)) {
+/// words), stop words left out. Text is cut in jieba's search mode: a long
+/// word and the dictionary words within it ("全文检索" gives "全文",
+/// "检索" and "全文检索"), so a query's shorter word finds it; a query
+/// (`whole`) is cut into its words only, each found as it is.
+fn segment(run: &str, whole: bool, mut each: impl FnMut(&str, usize, usize)) {
     if run.chars().nth(1).is_none() {
         each(run, 0, run.len());
         return;
     }
-    for token in jieba().cut(run, true) {
+    let tokens = if whole {
+        jieba().cut(run, true)
+    } else {
+        jieba().cut_for_search(run, true)
+    };
+    for token in tokens {
         if !CHINESE_STOP_WORDS.contains(&token.word) {
             each(token.word, token.byte_start, token.byte_end);
         }
