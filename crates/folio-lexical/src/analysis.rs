@@ -214,9 +214,9 @@ impl Words {
                             each(&self.term, start, end);
                         }
                     }
-                    Run::Segmented => {
-                        segment(run, false, |word, from, to| each(word, start + from, start + to))
-                    }
+                    Run::Segmented => segment(run, false, |word, from, to| {
+                        each(word, start + from, start + to)
+                    }),
                     Run::Bigrams => {
                         bigrams(run, |pair, from, to| each(pair, start + from, start + to))
                     }

@@ -249,12 +249,25 @@ pub fn chunk_term_counts(text: &str) -> (Vec<(String, u32)>, usize) {
     (counts, length)
 }
 
-/// The languages whose markers are among `present` terms.
-pub fn marked_languages(present: &[String]) -> Vec<Language> {
-    Language::ALL
-        .into_iter()
-        .filter(|language| present.contains(&language_marker(*language)))
-        .collect()
+/// The languages a query is analysed in, from the library's chunks per
+/// language: each language of at least one chunk in twenty, and the
+/// query's own language when the library holds any of it (a few German
+/// papers among English ones are found by German questions; a stray
+/// chunk detected as Danish does not add Danish stems to every query).
+/// The query's language alone for an empty library.
+pub fn query_languages(query: &str, chunks: &[(Language, u64)]) -> Vec<Language> {
+    let total: u64 = chunks.iter().map(|(_, n)| n).sum();
+    let own = detect(query);
+    let languages: Vec<Language> = chunks
+        .iter()
+        .filter(|(language, n)| *n > 0 && (n * 20 >= total || *language == own))
+        .map(|(language, _)| *language)
+        .collect();
+    if languages.is_empty() {
+        vec![own]
+    } else {
+        languages
+    }
 }
 
 /// The number of analysed terms of `text`, repeats included.
@@ -418,8 +431,19 @@ mod tests {
             (
                 "数据库的检索功能在中华人民共和国很重要。",
                 &[
-                    "数据", "据库", "数据库", "检索", "功能", "中华", "华人", "人民", "共和", "共和国",
-                    "中华人民共和国", "很", "重要",
+                    "数据",
+                    "据库",
+                    "数据库",
+                    "检索",
+                    "功能",
+                    "中华",
+                    "华人",
+                    "人民",
+                    "共和",
+                    "共和国",
+                    "中华人民共和国",
+                    "很",
+                    "重要",
                 ],
             ),
             (
@@ -505,8 +529,25 @@ mod tests {
         let (counts, length) = chunk_term_counts(text);
         assert_eq!(length, analyze_in(text, Language::German).len());
         assert!(counts.contains(&(language_marker(Language::German), 1)));
-        let present: Vec<String> = counts.into_iter().map(|(t, _)| t).collect();
-        assert_eq!(marked_languages(&present), [Language::German]);
+        assert_eq!(
+            query_languages("Handschrift", &[(Language::German, 1)]),
+            [Language::German]
+        );
+        // A language of few chunks joins only the queries in it.
+        let library = [(Language::English, 990), (Language::German, 10)];
+        assert_eq!(
+            query_languages("vitamin D and bones", &library),
+            [Language::English]
+        );
+        assert_eq!(
+            query_languages(
+                "Wie hoch ist die Knochendichte der Patienten, die in der Studie \
+                 Vitamin D erhielten, und wird sie durch die Dosis beeinflusst?",
+                &library
+            ),
+            [Language::English, Language::German]
+        );
+        assert_eq!(query_languages("数据库", &[]), [Language::Chinese]);
         // No analysed word is a marker, even a marker's own text.
         for language in Language::ALL {
             let marker = language_marker(language);

@@ -142,6 +142,9 @@ pub type Fill<'a> = &'a mut dyn FnMut(
     &mut dyn FnMut(LexicalBatch) -> Result<(), StoreError>,
 ) -> Result<(), StoreError>;
 
+/// The chunks of each language.
+type LanguageCounts = Vec<(Language, u64)>;
+
 /// One library's lexical index.
 pub struct Lexical {
     index: Index,
@@ -152,8 +155,8 @@ pub struct Lexical {
     /// Live (chunk, document) entries of the searcher generation counted
     /// last.
     counts: Mutex<Option<(u64, Counts)>>,
-    /// The languages of the chunks of the searcher generation read last.
-    languages: Mutex<Option<(u64, Vec<Language>)>>,
+    /// The chunks of each language of the searcher generation read last.
+    languages: Mutex<Option<(u64, LanguageCounts)>>,
 }
 
 /// The memory tantivy's writer indexes in before it writes a segment out:
@@ -437,38 +440,43 @@ impl Lexical {
             .collect()
     }
 
-    /// The languages of the chunks the searcher's generation holds (read
-    /// once per generation; a language whose chunks are all deleted stays
-    /// until their segment is merged, which costs a query a few terms that
-    /// score nothing).
-    fn languages(&self, searcher: &Searcher) -> Result<Vec<Language>, StoreError> {
+    /// The chunks of each language the searcher's generation holds (read
+    /// once per generation; deleted chunks count until their segment is
+    /// merged, which may cost a query a few terms that score nothing).
+    fn language_counts(&self, searcher: &Searcher) -> Result<LanguageCounts, StoreError> {
         let generation = searcher.generation().generation_id();
         let mut slot = self.languages.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((read, languages)) = &*slot
+        if let Some((read, counts)) = &*slot
             && *read == generation
         {
-            return Ok(languages.clone());
+            return Ok(counts.clone());
         }
         let reading = err("reading the lexical index's languages");
-        let mut languages = Vec::new();
+        let mut counts = Vec::new();
         for language in Language::ALL {
             let term = Term::from_field_text(self.fields.language, language.code());
+            let mut n = 0u64;
             for segment in searcher.segment_readers() {
-                let inverted = segment
-                    .inverted_index(self.fields.language)
-                    .map_err(&reading)?;
-                if inverted
-                    .doc_freq(&term)
-                    .map_err(|e| StoreError::io("reading the lexical index's languages", e))?
-                    > 0
-                {
-                    languages.push(language);
-                    break;
-                }
+                n += u64::from(
+                    segment
+                        .inverted_index(self.fields.language)
+                        .map_err(&reading)?
+                        .doc_freq(&term)
+                        .map_err(|e| StoreError::io("reading the lexical index's languages", e))?,
+                );
             }
+            counts.push((language, n));
         }
-        *slot = Some((generation, languages.clone()));
-        Ok(languages)
+        *slot = Some((generation, counts.clone()));
+        Ok(counts)
+    }
+
+    /// The languages `query` is analysed in (`folio_lexical::query_languages`).
+    fn languages(&self, searcher: &Searcher, query: &str) -> Result<Vec<Language>, StoreError> {
+        Ok(folio_lexical::query_languages(
+            query,
+            &self.language_counts(searcher)?,
+        ))
     }
 
     /// Live chunk and document entries of the searcher's generation
@@ -585,7 +593,7 @@ impl Lexical {
         bm25: Bm25,
     ) -> Result<Vec<(u64, f32)>, StoreError> {
         let (field, column) = self.fields.of(unit);
-        let terms = Self::terms(query, &self.languages(searcher)?, field);
+        let terms = Self::terms(query, &self.languages(searcher, query)?, field);
         let stats = self.statistics(searcher, unit)?;
         if terms.is_empty() || stats.n == 0 || k == 0 {
             return Ok(Vec::new());
@@ -742,7 +750,7 @@ impl Lexical {
         bm25: Bm25,
     ) -> Result<std::collections::HashMap<u64, (u64, f32)>, StoreError> {
         let stats = self.statistics(searcher, Unit::Chunk)?;
-        let terms = Self::terms(query, &self.languages(searcher)?, self.fields.text);
+        let terms = Self::terms(query, &self.languages(searcher, query)?, self.fields.text);
         let avgdl = stats.avgdl();
         let idfs = stats.weights(searcher, &terms)?;
         let mut best: std::collections::HashMap<u64, (u64, f32)> = std::collections::HashMap::new();

@@ -198,7 +198,7 @@ fn best_chunks(
         }
     }
     let mut scores: HashMap<i64, f64> = owner.keys().map(|key| (*key, 0.0)).collect();
-    let counted = analysis::query_terms_in(query, &languages(tx, library_id)?);
+    let counted = analysis::query_terms_in(query, &languages(tx, cache, library_id, query)?);
     let terms: Vec<String> = counted.iter().map(|(term, _)| term.clone()).collect();
     let (_, n, total, frequencies) = statistics(tx, cache, Unit::Chunk, library_id, &terms)?;
     if n > 0 && !owner.is_empty() {
@@ -240,23 +240,26 @@ fn best_chunks(
         .collect())
 }
 
-/// The languages of the library's chunks: those whose marker term has a
-/// posting (an index probe each).
-fn languages(tx: &Transaction<'_>, library_id: i64) -> Result<Vec<analysis::Language>> {
+/// The languages a query is analysed in (`analysis::query_languages`),
+/// from the chunks of each language: the document frequencies of the
+/// language markers, cached per generation as other terms' are.
+fn languages(
+    tx: &Transaction<'_>,
+    cache: &Mutex<Statistics>,
+    library_id: i64,
+    query: &str,
+) -> Result<Vec<analysis::Language>> {
     let markers: Vec<String> = analysis::Language::ALL
         .into_iter()
         .map(analysis::language_marker)
         .collect();
-    let present: Vec<String> = wait(tx.query(
-        "SELECT m FROM unnest($2::text[]) AS m
-         WHERE EXISTS (SELECT 1 FROM folio_postings p WHERE p.library_id = $1 AND p.term = m)",
-        &[&library_id, &markers],
-    ))
-    .map_err(pg_err("lexical search"))?
-    .iter()
-    .map(|row| row.get(0))
-    .collect();
-    Ok(analysis::marked_languages(&present))
+    let (_, _, _, frequencies) = statistics(tx, cache, Unit::Chunk, library_id, &markers)?;
+    let chunks: Vec<(analysis::Language, u64)> = analysis::Language::ALL
+        .into_iter()
+        .zip(frequencies)
+        .map(|(language, n)| (language, n.max(0) as u64))
+        .collect();
+    Ok(analysis::query_languages(query, &chunks))
 }
 
 /// Query terms with their BM25 weights (idf × count), those the library
@@ -281,7 +284,7 @@ fn rank(tx: &Transaction<'_>, s: &Search<'_>, unit: Unit) -> Result<Vec<(u64, f3
     if k == 0 {
         return Ok(Vec::new());
     }
-    let counted = analysis::query_terms_in(query, &languages(tx, library_id)?);
+    let counted = analysis::query_terms_in(query, &languages(tx, cache, library_id, query)?);
     if counted.is_empty() {
         return Ok(Vec::new());
     }
