@@ -152,10 +152,8 @@ impl Words {
         if !limit_ok {
             return false;
         }
-        let index = Language::ALL
-            .iter()
-            .position(|l| *l == language)
-            .unwrap_or(Language::ALL.len() - 1);
+        // `Language::ALL` lists the languages in declaration order.
+        let index = language as usize;
         let analyzer = self.analyzers[index].get_or_insert_with(|| word_analyzers()[index].clone());
         let prepared: std::borrow::Cow<'_, str> = match script {
             Script::Cyrillic if word.contains(['ё', 'Ё']) || word.chars().any(is_mark) => word

@@ -47,7 +47,8 @@ pub(crate) enum Script {
 }
 
 impl Language {
-    /// Every language, in a stable order.
+    /// Every language, in declaration order (`language as usize` is its
+    /// index here; a test holds them to it).
     pub const ALL: [Language; 21] = [
         Language::English,
         Language::German,
@@ -537,6 +538,13 @@ pub(crate) fn is_kana_or_hangul(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_language_is_listed_at_its_index() {
+        for (i, language) in Language::ALL.into_iter().enumerate() {
+            assert_eq!(language as usize, i);
+        }
+    }
 
     #[test]
     fn tags_name_languages() {
