@@ -30,51 +30,152 @@ ALTER TABLE folio_chunks ADD CONSTRAINT folio_chunks_document_id_idx_key
     UNIQUE (document_id, idx) INCLUDE (key);
 "#;
 
-/// Versions 3 and 8: postings made by an earlier analyser (3: tokens of
-/// two or more word characters, Lucene's stop words; 8: each text in its
-/// language, with its chunks' language markers): every chunk is analysed
-/// again and its postings and term count rewritten, in the migration's
-/// transaction, a batch of chunks at a time (stored text only: nothing is
-/// embedded again).
-fn reanalyse(tx: &Transaction<'_>) -> Result<()> {
-    const BATCH: i64 = 2_000;
-    let context = "re-analysing postings";
-    wait(tx.batch_execute("TRUNCATE folio_postings")).map_err(pg_err(context))?;
-    let mut after = 0i64;
-    let mut chunks = 0usize;
-    loop {
-        let rows = wait(tx.query(
-            "SELECT key, library_id, context || text FROM folio_chunks
-             WHERE key > $1 ORDER BY key LIMIT $2",
-            &[&after, &BATCH],
-        ))
-        .map_err(pg_err(context))?;
-        let Some(last) = rows.last() else { break };
-        after = last.get(0);
-        let mut postings = Postings::default();
-        let (mut keys, mut counts) = (
-            Vec::with_capacity(rows.len()),
-            Vec::with_capacity(rows.len()),
-        );
-        for row in &rows {
-            let terms = analysis::chunk_term_counts(row.get::<_, &str>(2));
-            postings.add(row.get(1), row.get(0), &terms);
-            keys.push(row.get::<_, i64>(0));
-            counts.push(terms.1 as i32);
+/// Version 8: postings made by an earlier analyser (version 3's tokens of
+/// two or more word characters and Lucene's stop words; version 8 analyses
+/// each text in its language and marks its chunks' languages) are made
+/// again from stored text, nothing embedded again. The work is resumable:
+/// it commits a batch at a time, each batch with its place in
+/// `folio_meta.reanalysis` (`chunks:<last key>`, then `documents:<last
+/// id>`), and the schema version is recorded only when the last batch is
+/// done; a process that dies part way leaves the place, and the next one
+/// to open the database goes on from there.
+const REANALYSIS: &str = "reanalysis";
+
+/// Where a re-analysis stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Place {
+    /// Chunks after this key are still to do.
+    Chunks(i64),
+    /// Chunks are done; documents after this id are still to do.
+    Documents(String),
+}
+
+impl Place {
+    fn parse(text: &str) -> Option<Place> {
+        match text.split_once(':')? {
+            ("chunks", key) => key.parse().ok().map(Place::Chunks),
+            ("documents", id) => Some(Place::Documents(id.to_string())),
+            _ => None,
         }
-        postings.write(tx)?;
-        wait(tx.execute(
-            "UPDATE folio_chunks c SET terms = u.terms
-             FROM unnest($1::int8[], $2::int4[]) AS u(key, terms) WHERE c.key = u.key",
-            &[&keys, &counts],
-        ))
-        .map_err(pg_err(context))?;
-        chunks += rows.len();
     }
-    if chunks > 0 {
-        tracing::info!(chunks, "chunk postings re-analysed");
+
+    fn record(&self) -> String {
+        match self {
+            Place::Chunks(key) => format!("chunks:{key}"),
+            Place::Documents(id) => format!("documents:{id}"),
+        }
     }
+}
+
+fn reanalysis_place(client: &impl GenericClient) -> Result<Option<Place>> {
+    let context = "reading the re-analysis place";
+    let row = wait(client.query_opt(
+        "SELECT value FROM folio_meta WHERE key = $1",
+        &[&REANALYSIS],
+    ))
+    .map_err(pg_err(context))?;
+    match row {
+        None => Ok(None),
+        Some(row) => {
+            let text: String = row.get(0);
+            Place::parse(&text).map(Some).ok_or_else(|| {
+                StoreError::io(context, format!("unreadable re-analysis place {text:?}"))
+            })
+        }
+    }
+}
+
+fn record_place(tx: &Transaction<'_>, place: &Place) -> Result<()> {
+    wait(tx.execute(
+        "INSERT INTO folio_meta (key, value) VALUES ($1, $2)
+         ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+        &[&REANALYSIS, &place.record()],
+    ))
+    .map_err(pg_err("recording the re-analysis place"))?;
     Ok(())
+}
+
+/// Starts a re-analysis inside the migration's transaction: the old
+/// postings go and the place is set to the first chunk.
+fn start_reanalysis(tx: &Transaction<'_>) -> Result<()> {
+    wait(tx.batch_execute("TRUNCATE folio_postings; TRUNCATE folio_document_postings;"))
+        .map_err(pg_err("re-analysing postings"))?;
+    record_place(tx, &Place::Chunks(i64::MIN))
+}
+
+/// Runs the re-analysis from its recorded place to the end, one committed
+/// transaction per batch under the migration lock (two processes opening
+/// the database at once share the batches), then records the schema
+/// version. `batch` is the number of chunks per transaction (documents: a
+/// quarter of it). Returns the chunks and documents analysed.
+fn run_reanalysis(client: &mut Client, batch: i64) -> Result<(usize, usize)> {
+    let (mut chunks, mut documents) = (0usize, 0usize);
+    loop {
+        let tx = wait(client.transaction()).map_err(pg_err("re-analysing postings"))?;
+        wait(tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK]))
+            .map_err(pg_err("re-analysing postings"))?;
+        match reanalysis_place(&tx)? {
+            None => return Ok((chunks, documents)),
+            Some(Place::Chunks(after)) => {
+                let (done, last) = reanalyse_chunks(&tx, after, batch)?;
+                chunks += done;
+                let next = match last {
+                    Some(key) => Place::Chunks(key),
+                    None => Place::Documents(String::new()),
+                };
+                record_place(&tx, &next)?;
+            }
+            Some(Place::Documents(after)) => {
+                let (done, last) = analyse_documents(&tx, &after, (batch / 4).max(1))?;
+                documents += done;
+                match last {
+                    Some(id) => record_place(&tx, &Place::Documents(id))?,
+                    None => {
+                        wait(tx.execute("DELETE FROM folio_meta WHERE key = $1", &[&REANALYSIS]))
+                            .map_err(pg_err("re-analysing postings"))?;
+                        record_version(&tx)?;
+                    }
+                }
+            }
+        }
+        wait(tx.commit()).map_err(pg_err("re-analysing postings"))?;
+    }
+}
+
+/// Analyses the chunks after key `after`, at most `batch` of them: their
+/// postings and term counts are written. Returns how many, and the last
+/// key (None when none were left).
+fn reanalyse_chunks(tx: &Transaction<'_>, after: i64, batch: i64) -> Result<(usize, Option<i64>)> {
+    let context = "re-analysing postings";
+    let rows = wait(tx.query(
+        "SELECT key, library_id, context || text FROM folio_chunks
+         WHERE key > $1 ORDER BY key LIMIT $2",
+        &[&after, &batch],
+    ))
+    .map_err(pg_err(context))?;
+    let Some(last) = rows.last() else {
+        return Ok((0, None));
+    };
+    let last = last.get(0);
+    let mut postings = Postings::default();
+    let (mut keys, mut counts) = (
+        Vec::with_capacity(rows.len()),
+        Vec::with_capacity(rows.len()),
+    );
+    for row in &rows {
+        let terms = analysis::chunk_term_counts(row.get::<_, &str>(2));
+        postings.add(row.get(1), row.get(0), &terms);
+        keys.push(row.get::<_, i64>(0));
+        counts.push(terms.1 as i32);
+    }
+    postings.write(tx)?;
+    wait(tx.execute(
+        "UPDATE folio_chunks c SET terms = u.terms
+         FROM unnest($1::int8[], $2::int4[]) AS u(key, terms) WHERE c.key = u.key",
+        &[&keys, &counts],
+    ))
+    .map_err(pg_err(context))?;
+    Ok((rows.len(), Some(last)))
 }
 
 /// Version 4: documents are scored as wholes too (`lexical_documents`):
@@ -129,50 +230,60 @@ CREATE TABLE IF NOT EXISTS folio_access_keys (
 );
 "#;
 
-/// Fills the document postings and term counts (version 4's; analysed
-/// again for version 8) of every document, a batch at a time, in the
-/// migration's transaction.
-fn analyse_documents(tx: &Transaction<'_>) -> Result<()> {
-    const BATCH: i64 = 500;
+/// Fills the document postings and term counts (version 4's, made again
+/// for version 8) of the documents after id `after`, at most `batch` of
+/// them. Returns how many, and the last id (None when none were left).
+fn analyse_documents(
+    tx: &Transaction<'_>,
+    after: &str,
+    batch: i64,
+) -> Result<(usize, Option<String>)> {
     let context = "analysing whole documents";
-    wait(tx.batch_execute("TRUNCATE folio_document_postings")).map_err(pg_err(context))?;
-    let mut after = String::new();
-    let mut documents = 0usize;
-    loop {
-        let rows = wait(tx.query(
-            "SELECT id, library_id, title, text FROM folio_documents
-             WHERE id > $1 ORDER BY id LIMIT $2",
-            &[&after, &BATCH],
-        ))
-        .map_err(pg_err(context))?;
-        let Some(last) = rows.last() else { break };
-        after = last.get(0);
-        let mut postings = Postings::default();
-        let (mut ids, mut counts) = (
-            Vec::with_capacity(rows.len()),
-            Vec::with_capacity(rows.len()),
-        );
-        for row in &rows {
-            let id: &str = row.get(0);
-            let terms = analysis::term_counts(&analysis::document_text(row.get(2), row.get(3)));
-            if let Some(key) = analysis::document_key(id) {
-                postings.add(row.get(1), key as i64, &terms);
-            }
-            ids.push(id.to_string());
-            counts.push(terms.1 as i32);
+    let rows = wait(tx.query(
+        "SELECT id, library_id, title, text FROM folio_documents
+         WHERE id > $1 ORDER BY id LIMIT $2",
+        &[&after, &batch],
+    ))
+    .map_err(pg_err(context))?;
+    let Some(last) = rows.last() else {
+        return Ok((0, None));
+    };
+    let last: String = last.get(0);
+    let mut postings = Postings::default();
+    let (mut ids, mut counts) = (
+        Vec::with_capacity(rows.len()),
+        Vec::with_capacity(rows.len()),
+    );
+    for row in &rows {
+        let id: &str = row.get(0);
+        let terms = analysis::term_counts(&analysis::document_text(row.get(2), row.get(3)));
+        if let Some(key) = analysis::document_key(id) {
+            postings.add(row.get(1), key as i64, &terms);
         }
-        postings.write_documents(tx)?;
-        wait(tx.execute(
-            "UPDATE folio_documents d SET terms = u.terms
-             FROM unnest($1::text[], $2::int4[]) AS u(id, terms) WHERE d.id = u.id",
-            &[&ids, &counts],
-        ))
-        .map_err(pg_err(context))?;
-        documents += rows.len();
+        ids.push(id.to_string());
+        counts.push(terms.1 as i32);
     }
-    if documents > 0 {
-        tracing::info!(documents, "whole documents analysed");
-    }
+    postings.write_documents(tx)?;
+    wait(tx.execute(
+        "UPDATE folio_documents d SET terms = u.terms
+         FROM unnest($1::text[], $2::int4[]) AS u(id, terms) WHERE d.id = u.id",
+        &[&ids, &counts],
+    ))
+    .map_err(pg_err(context))?;
+    Ok((rows.len(), Some(last)))
+}
+
+fn record_version(tx: &Transaction<'_>) -> Result<()> {
+    record_version_number(tx, SCHEMA_VERSION)
+}
+
+fn record_version_number(tx: &Transaction<'_>, version: i64) -> Result<()> {
+    wait(tx.execute(
+        "INSERT INTO folio_meta (key, value) VALUES ('schema_version', $1)
+         ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+        &[&version.to_string()],
+    ))
+    .map_err(pg_err("recording the schema version"))?;
     Ok(())
 }
 
@@ -306,6 +417,11 @@ pub fn check(client: &mut Client, display: &str) -> Result<()> {
 /// Creates or upgrades the schema; refuses a database of a newer version
 /// and explains a missing pgvector.
 pub fn migrate(client: &mut Client, display: &str) -> Result<()> {
+    migrate_in_batches(client, display, REANALYSIS_BATCH)
+}
+
+/// `migrate`, re-analysing `batch` chunks per transaction.
+pub(crate) fn migrate_in_batches(client: &mut Client, display: &str, batch: i64) -> Result<()> {
     let tx = wait(client.transaction()).map_err(pg_err("preparing the database"))?;
     wait(tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK]))
         .map_err(pg_err("preparing the database"))?;
@@ -355,18 +471,29 @@ pub fn migrate(client: &mut Client, display: &str) -> Result<()> {
                 .map_err(pg_err("upgrading the schema to version 7"))?;
         }
         // Version 8 analyses text in its language: every posting of a
-        // database of an earlier version is made again.
+        // database of an earlier version is made again, in batches of
+        // their own after this transaction (`run_reanalysis`); until the
+        // last one, the recorded version stays below 8.
         if (1..8).contains(&version) {
-            reanalyse(&tx)?;
-            analyse_documents(&tx)?;
+            if reanalysis_place(&tx)?.is_none() {
+                start_reanalysis(&tx)?;
+            }
+            record_version_number(&tx, 7)?;
+        } else {
+            record_version(&tx)?;
         }
-        wait(tx.execute(
-            "INSERT INTO folio_meta (key, value) VALUES ('schema_version', $1)
-             ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
-            &[&SCHEMA_VERSION.to_string()],
-        ))
-        .map_err(pg_err("creating the schema"))?;
     }
     wait(tx.commit()).map_err(pg_err("preparing the database"))?;
+    let (chunks, documents) = run_reanalysis(client, batch)?;
+    if chunks + documents > 0 {
+        tracing::info!(
+            chunks,
+            documents,
+            "postings analysed again in each text's language"
+        );
+    }
     Ok(())
 }
+
+/// Chunks re-analysed per committed transaction.
+const REANALYSIS_BATCH: i64 = 2_000;

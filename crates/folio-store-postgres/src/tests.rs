@@ -617,6 +617,98 @@ fn a_version_7_database_is_analysed_again_in_each_language() {
 }
 
 #[test]
+fn an_interrupted_reanalysis_goes_on_from_its_place() {
+    let database = TestDatabase::new();
+    let store = database.store();
+    store.create_library(&lib(), &space()).unwrap();
+    let texts = [
+        (
+            "a.txt",
+            "Die Handschriften liegen in klimatisierten Räumen der Bibliothek.",
+        ),
+        (
+            "b.txt",
+            "全文检索系统为每个文档建立倒排索引，用户输入关键词后返回段落。",
+        ),
+        (
+            "c.txt",
+            "Los manuscritos antiguos se conservan en salas climatizadas.",
+        ),
+    ];
+    let documents = texts
+        .iter()
+        .map(|(source, text)| document(&lib(), source, &[text], &[0], json!({})))
+        .collect();
+    store.put_documents(documents, false).unwrap();
+    drop(store);
+    let pool = Pool::new(&database.url).unwrap();
+    let mut conn = pool.get().unwrap();
+    let keys: Vec<i64> = wait(
+        conn.client()
+            .query("SELECT key FROM folio_chunks ORDER BY key", &[]),
+    )
+    .unwrap()
+    .iter()
+    .map(|row| row.get(0))
+    .collect();
+    assert_eq!(keys.len(), 3);
+    // A process upgrading a version 7 database died after its first batch:
+    // the first chunk's postings are made (with a posting a restart would
+    // lose), the rest are gone, and its place is recorded.
+    database.run(&format!(
+        "DELETE FROM folio_postings WHERE chunk_key > {first};
+         INSERT INTO folio_postings (library_id, term, chunk_key, tf, norm)
+             SELECT library_id, 'kept', {first}, 1, 1 FROM folio_postings
+             WHERE chunk_key = {first} LIMIT 1;
+         DELETE FROM folio_document_postings;
+         UPDATE folio_meta SET value = '7' WHERE key = 'schema_version';
+         INSERT INTO folio_meta (key, value) VALUES ('reanalysis', 'chunks:{first}');",
+        first = keys[0]
+    ));
+    // A read-only folio will not open it until the work is done.
+    assert!(PostgresStore::connect_read_only(&database.url).is_err());
+    crate::schema::migrate_in_batches(conn.client(), "test", 1).unwrap();
+    let state: Vec<(String, String)> = wait(conn.client().query(
+        "SELECT key, value FROM folio_meta WHERE key IN ('schema_version', 'reanalysis')",
+        &[],
+    ))
+    .unwrap()
+    .iter()
+    .map(|row| (row.get(0), row.get(1)))
+    .collect();
+    assert_eq!(
+        state,
+        [("schema_version".to_string(), SCHEMA_VERSION.to_string())]
+    );
+    let kept: i64 = wait(conn.client().query_one(
+        "SELECT count(*) FROM folio_postings WHERE term = 'kept'",
+        &[],
+    ))
+    .unwrap()
+    .get(0);
+    assert_eq!(kept, 1, "the finished batch was done again");
+    let store = PostgresStore::connect_read_only(&database.url).unwrap();
+    for (query, source) in [
+        ("Handschrift", "a.txt"),
+        ("检索", "b.txt"),
+        ("manuscrito", "c.txt"),
+    ] {
+        let hits = store
+            .lexical(&lib(), query, &Filter::default(), 10, Bm25::default())
+            .unwrap();
+        assert_eq!(hits.len(), 1, "{query}");
+        let found = store
+            .chunks_with_documents(&[hits[0].chunk.clone()])
+            .unwrap();
+        assert_eq!(found[0].document.source, source, "{query}");
+        let whole = store
+            .lexical_documents(&lib(), query, &Filter::default(), 10, Bm25::default())
+            .unwrap();
+        assert_eq!(whole.len(), 1, "{query}");
+    }
+}
+
+#[test]
 fn a_newer_schema_is_refused_and_bad_urls_are_explained() {
     let database = TestDatabase::new();
     drop(database.store());
