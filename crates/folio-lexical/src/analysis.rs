@@ -224,14 +224,17 @@ impl Words {
     }
 
     /// The query's terms, each with how often the query has it, analysed
-    /// for every language of `languages` (a library's): a word that
-    /// analyses differently in two of them yields both terms, once each.
-    pub(crate) fn query(&mut self, query: &str, languages: &[Language]) -> Vec<(String, f32)> {
+    /// for every language of `languages` (a library's, the query's own
+    /// first): a word that analyses differently in two of them yields both
+    /// terms, once each; a stop word of the query's own language is
+    /// dropped in all of them.
+    pub(crate) fn query(&mut self, query: &str, languages: &[Language]) -> QueryTerms {
         let languages: Vec<Language> = if languages.is_empty() {
             vec![crate::detect(query)]
         } else {
             languages.to_vec()
         };
+        let own = Some(languages[0]).filter(|l| l.script() == Script::Latin && languages.len() > 1);
         let mut latin: Vec<Language> = languages
             .iter()
             .copied()
@@ -250,6 +253,9 @@ impl Words {
             .iter()
             .any(|l| matches!(l, Language::Japanese | Language::Korean));
         let mut counted: Vec<(String, f32)> = Vec::new();
+        // Terms that are readings of one word in different languages, as
+        // links to a representative (`usize::MAX`: a term of its own).
+        let mut groups: Vec<usize> = Vec::new();
         let add = |counted: &mut Vec<(String, f32)>, terms: Vec<(String, f32)>| {
             for (term, n) in terms {
                 match counted.iter_mut().find(|(t, _)| *t == term) {
@@ -277,6 +283,10 @@ impl Words {
                         }
                     }
                     _ if run.chars().nth(1).is_none() => {}
+                    // A stop word of the query's own language is no
+                    // word of the query in any other ("au" in a French
+                    // question is not the rare English term "au").
+                    Script::Latin if own.is_some_and(|own| !self.word(run, script, own)) => {}
                     Script::Latin => {
                         for language in &latin {
                             if self.word(run, script, *language) {
@@ -292,6 +302,7 @@ impl Words {
                 }
                 // A term counts as often as the alternative that has it
                 // most: a word is one occurrence whichever way it is read.
+                let word = alternatives.len() > 1 && alternatives.iter().all(|a| a.len() == 1);
                 let mut merged: Vec<(String, f32)> = Vec::new();
                 for alternative in alternatives {
                     let mut counts: Vec<(String, f32)> = Vec::new();
@@ -306,11 +317,73 @@ impl Words {
                         }
                     }
                 }
+                let readings: Vec<String> = merged.iter().map(|(t, _)| t.clone()).collect();
                 add(&mut counted, merged);
+                if word && readings.len() > 1 {
+                    let at = |term: &String| counted.iter().position(|(t, _)| t == term);
+                    let members: Vec<usize> = readings.iter().filter_map(at).collect();
+                    groups.resize(counted.len(), usize::MAX);
+                    join(&mut groups, &members);
+                }
             }
         }
-        counted
+        groups.resize(counted.len(), usize::MAX);
+        let groups = (0..counted.len()).map(|i| root(&groups, i)).collect();
+        QueryTerms {
+            terms: counted,
+            groups,
+        }
     }
+}
+
+/// A query's analysed terms, each once with how often the query has it,
+/// and which of them read one word in different languages (a French
+/// "fichiers" is "fichi" to French and "fichier" to English analysis).
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueryTerms {
+    pub terms: Vec<(String, f32)>,
+    /// Each term's group: the index of the first term reading the same
+    /// word (its own index when it reads no other's).
+    groups: Vec<usize>,
+}
+
+impl QueryTerms {
+    /// The document frequencies BM25 weighs each term by, from each
+    /// term's own (`own`, in the order of `terms`): a word's readings
+    /// share the sum of theirs. A word is as common as all its readings
+    /// together: its reading in a language of few chunks is no rare and
+    /// heavy term, and texts in either language score it alike.
+    pub fn shared_frequencies(&self, own: &[u64]) -> Vec<u64> {
+        let mut sums = vec![0u64; self.terms.len()];
+        for (group, df) in self.groups.iter().zip(own) {
+            sums[*group] += df;
+        }
+        self.groups.iter().map(|group| sums[*group]).collect()
+    }
+}
+
+/// Links the terms at `members` into one group (union by the lowest
+/// index).
+fn join(groups: &mut [usize], members: &[usize]) {
+    let Some(root_of_all) = members.iter().map(|m| root(groups, *m)).min() else {
+        return;
+    };
+    for member in members {
+        let r = root(groups, *member);
+        if r != root_of_all {
+            groups[r] = root_of_all;
+        }
+    }
+}
+
+/// The representative of term `i`'s group.
+fn root(groups: &[usize], mut i: usize) -> usize {
+    while let Some(&next) = groups.get(i)
+        && next != usize::MAX
+    {
+        i = next;
+    }
+    i
 }
 
 /// How a run is analysed in a text of `language` (`latin`: the language of

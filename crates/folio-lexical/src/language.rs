@@ -305,24 +305,7 @@ fn detect_sample(sample: &str) -> Language {
     let Some(info) = detector.detect(&sample[..end]) else {
         return Language::English;
     };
-    use whatlang::Lang;
-    let language = match info.lang() {
-        Lang::Eng => return Language::English,
-        Lang::Deu => Language::German,
-        Lang::Fra => Language::French,
-        Lang::Spa => Language::Spanish,
-        Lang::Ita => Language::Italian,
-        Lang::Por => Language::Portuguese,
-        Lang::Nld => Language::Dutch,
-        Lang::Swe => Language::Swedish,
-        Lang::Dan => Language::Danish,
-        Lang::Nob => Language::Norwegian,
-        Lang::Fin => Language::Finnish,
-        Lang::Hun => Language::Hungarian,
-        Lang::Ron => Language::Romanian,
-        Lang::Tur => Language::Turkish,
-        _ => Language::Other,
-    };
+    let language = from_whatlang(info.lang());
     if info.confidence() >= LATIN_CONFIDENCE {
         language
     } else {
@@ -439,6 +422,84 @@ const FUNCTION_WORDS: [(Language, &[&str]); 14] = [
 
 /// Each function word with the languages (bits, in `FUNCTION_WORDS`
 /// order) it belongs to.
+/// A Latin language of whatlang's as folio's (`Other` for languages
+/// folio does not analyse).
+fn from_whatlang(lang: whatlang::Lang) -> Language {
+    use whatlang::Lang;
+    match lang {
+        Lang::Eng => Language::English,
+        Lang::Deu => Language::German,
+        Lang::Fra => Language::French,
+        Lang::Spa => Language::Spanish,
+        Lang::Ita => Language::Italian,
+        Lang::Por => Language::Portuguese,
+        Lang::Nld => Language::Dutch,
+        Lang::Swe => Language::Swedish,
+        Lang::Dan => Language::Danish,
+        Lang::Nob => Language::Norwegian,
+        Lang::Fin => Language::Finnish,
+        Lang::Hun => Language::Hungarian,
+        Lang::Ron => Language::Romanian,
+        Lang::Tur => Language::Turkish,
+        _ => Language::Other,
+    }
+}
+
+/// The language of a query, among `candidates` (the languages of a
+/// library, most chunks first). A query is short: a text's detector,
+/// which wants six function words before it decides, would call most
+/// queries English. Queries not mostly in the Latin script are told by
+/// their script (`detect`). A Latin query is in the candidate whose
+/// function words it holds more of than any other's ("Mettre fin au
+/// processus" holds French "au"), else in the candidate whatlang,
+/// choosing among the candidates only, is confident of, else in the
+/// library's main Latin language (English when it has none).
+pub fn query_language(query: &str, candidates: &[Language]) -> Language {
+    if !crate::in_latin_script(query) {
+        return detect(query);
+    }
+    let latin: Vec<Language> = candidates
+        .iter()
+        .copied()
+        .filter(|l| l.script() == Script::Latin && *l != Language::Other)
+        .collect();
+    match latin.as_slice() {
+        [] => return Language::English,
+        [only] => return *only,
+        _ => {}
+    }
+    let mut counts = vec![0usize; latin.len()];
+    for word in query
+        .split(|c: char| !c.is_alphabetic())
+        .filter(|w| !w.is_empty())
+    {
+        let Some(&languages) = function_words().get(word.to_lowercase().as_str()) else {
+            continue;
+        };
+        for (language, count) in latin.iter().zip(counts.iter_mut()) {
+            if let Some(i) = FUNCTION_WORDS.iter().position(|(l, _)| l == language) {
+                *count += usize::from(languages & (1 << i) != 0);
+            }
+        }
+    }
+    let best = counts.iter().copied().max().unwrap_or(0);
+    if best > 0 && counts.iter().filter(|&&c| c == best).count() == 1 {
+        return latin[counts.iter().position(|&c| c == best).unwrap_or(0)];
+    }
+    let allowed: Vec<whatlang::Lang> = LATIN_CANDIDATES
+        .iter()
+        .copied()
+        .filter(|lang| latin.contains(&from_whatlang(*lang)))
+        .collect();
+    if allowed.len() > 1
+        && let Some(info) = whatlang::Detector::with_allowlist(allowed).detect(query)
+        && info.confidence() >= LATIN_CONFIDENCE
+    {
+        return from_whatlang(info.lang());
+    }
+    latin[0]
+}
+
 fn function_words() -> &'static std::collections::HashMap<&'static str, u16> {
     static WORDS: std::sync::OnceLock<std::collections::HashMap<&'static str, u16>> =
         std::sync::OnceLock::new();
@@ -457,7 +518,7 @@ fn function_words() -> &'static std::collections::HashMap<&'static str, u16> {
 /// holds clearly more of one language's than of any other's (at least
 /// six, and half again as many as the runner-up); else `None`, for
 /// whatlang to decide.
-fn by_function_words(sample: &str) -> Option<Language> {
+pub(crate) fn by_function_words(sample: &str) -> Option<Language> {
     let mut counts = [0usize; FUNCTION_WORDS.len()];
     let mut words = 0;
     for word in sample

@@ -17,6 +17,7 @@ use tantivy::tokenizer::{
 mod analysis;
 mod language;
 
+pub use analysis::QueryTerms;
 pub use language::{Language, detect};
 
 /// Lucene's English stop words (also Elasticsearch's and bm25s's default).
@@ -250,24 +251,46 @@ pub fn chunk_term_counts(text: &str) -> (Vec<(String, u32)>, usize) {
 }
 
 /// The languages a query is analysed in, from the library's chunks per
-/// language: each language of at least one chunk in twenty, and the
-/// query's own language when the library holds any of it (a few German
-/// papers among English ones are found by German questions; a stray
-/// chunk detected as Danish does not add Danish stems to every query).
-/// The query's language alone for an empty library.
+/// language: the query's own language first when the library holds any
+/// (`language::query_language`, chosen among the library's main languages
+/// unless its function words leave no doubt),
+/// then each other language of at least one chunk in twenty, most chunks
+/// first (a few German papers among English ones are found by German
+/// questions; a stray chunk detected as Danish does not add Danish stems
+/// to every query). The query's language alone for an empty library.
 pub fn query_languages(query: &str, chunks: &[(Language, u64)]) -> Vec<Language> {
     let total: u64 = chunks.iter().map(|(_, n)| n).sum();
-    let own = detect(query);
-    let languages: Vec<Language> = chunks
-        .iter()
-        .filter(|(language, n)| *n > 0 && (n * 20 >= total || *language == own))
-        .map(|(language, _)| *language)
-        .collect();
-    if languages.is_empty() {
-        vec![own]
-    } else {
-        languages
+    let mut present: Vec<(Language, u64)> =
+        chunks.iter().copied().filter(|(_, n)| *n > 0).collect();
+    if present.is_empty() {
+        return vec![detect(query)];
     }
+    present.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let candidates: Vec<Language> = present.iter().map(|(l, _)| *l).collect();
+    let main: Vec<Language> = present
+        .iter()
+        .filter(|(_, n)| n * 20 >= total)
+        .map(|(l, _)| *l)
+        .collect();
+    // A language of few chunks is the query's only when a text's detector
+    // would say so (a long German question in an English library); a
+    // short query is told among the library's main languages.
+    let own = match language::by_function_words(query) {
+        Some(language) if candidates.contains(&language) => language,
+        _ => language::query_language(query, &main),
+    };
+    let held = candidates.contains(&own);
+    let mut languages: Vec<Language> = held.then_some(own).into_iter().collect();
+    languages.extend(
+        present
+            .iter()
+            .filter(|(language, n)| n * 20 >= total && *language != own)
+            .map(|(language, _)| *language),
+    );
+    if languages.is_empty() {
+        languages.push(candidates[0]);
+    }
+    languages
 }
 
 /// The number of analysed terms of `text`, repeats included.
@@ -290,6 +313,12 @@ pub fn query_terms(query: &str) -> Vec<(String, f32)> {
 /// differently in two of them gives both terms (a term the library does
 /// not hold scores nothing).
 pub fn query_terms_in(query: &str, languages: &[Language]) -> Vec<(String, f32)> {
+    query_readings(query, languages).terms
+}
+
+/// `query_terms_in` with the readings of each word in the library's
+/// languages (`QueryTerms::shared_frequencies`): what the backends weigh.
+pub fn query_readings(query: &str, languages: &[Language]) -> QueryTerms {
     analysis::Words::new(None).query(query, languages)
 }
 
@@ -483,7 +512,7 @@ mod tests {
                        Naïve coöperation, Zürich; snake_case x86 running";
         let mut words = analysis::Words::new(None);
         assert_eq!(
-            words.query(english, &[Language::English]),
+            words.query(english, &[Language::English]).terms,
             query_terms_in(english, &[Language::English])
         );
         assert_eq!(
@@ -505,6 +534,17 @@ mod tests {
                 ("running".to_string(), 1.0)
             ]
         );
+        // The readings of one word share their document frequencies;
+        // words do not.
+        let readings = query_readings("Häuser running", &[Language::German, Language::English]);
+        assert_eq!(
+            readings.shared_frequencies(&[10, 2, 5, 7]),
+            [12, 12, 12, 12]
+        );
+        let readings = query_readings("Häuser Garten", &[Language::German, Language::English]);
+        let terms: Vec<&str> = readings.terms.iter().map(|(t, _)| t.as_str()).collect();
+        assert_eq!(terms, ["hauser", "haus", "garten", "gart"]);
+        assert_eq!(readings.shared_frequencies(&[1, 2, 3, 4]), [3, 3, 7, 7]);
         // English only: exactly the English analysis.
         assert_eq!(
             query_terms_in("effects of the effect: effective", &[Language::English]),
@@ -545,9 +585,30 @@ mod tests {
                  Vitamin D erhielten, und wird sie durch die Dosis beeinflusst?",
                 &library
             ),
-            [Language::English, Language::German]
+            [Language::German, Language::English]
         );
         assert_eq!(query_languages("数据库", &[]), [Language::Chinese]);
+        // A short question is told among the library's languages by a
+        // function word, and its language's stop words are no terms in
+        // the others (English "au" would be a rare and heavy term).
+        let french = [(Language::English, 100), (Language::French, 900)];
+        let question = "Mettre fin au processus appelant";
+        let languages = query_languages(question, &french);
+        assert_eq!(languages, [Language::French, Language::English]);
+        let terms: Vec<String> = query_terms_in(question, &languages)
+            .into_iter()
+            .map(|(t, _)| t)
+            .collect();
+        assert_eq!(terms, ["mettr", "fin", "processus", "appel"]);
+        assert_eq!(
+            query_languages("end the calling process", &french),
+            [Language::English, Language::French]
+        );
+        // Without a function word, the library's main language.
+        assert_eq!(
+            query_languages("processus appelant", &french),
+            [Language::French, Language::English]
+        );
         // No analysed word is a marker, even a marker's own text.
         for language in Language::ALL {
             let marker = language_marker(language);

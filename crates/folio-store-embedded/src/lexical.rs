@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::Mutex;
 
 pub use folio_lexical::{INDEX_VERSION, document_key, document_text, top_k};
-use folio_lexical::{Language, analyzer, query_terms_in, term_count};
+use folio_lexical::{Language, analyzer, query_readings, term_count};
 use folio_store::{Bm25, StoreError};
 use tantivy::postings::Postings;
 use tantivy::query::{
@@ -430,14 +430,39 @@ impl Lexical {
         Ok(self.counts(&self.searcher()?)?.documents)
     }
 
-    /// Analysed query terms in order of first appearance, each with how
-    /// often the query has it, as terms of `field`, for a library of
-    /// `languages`.
-    fn terms(query: &str, languages: &[Language], field: Field) -> Vec<(Term, f32)> {
-        query_terms_in(query, languages)
+    /// Analysed query terms in order of first appearance, as terms of
+    /// `field`, for a library of `languages`: each with how often the
+    /// query has it and the live document frequency BM25 weighs it by
+    /// (a word's readings in several languages share theirs:
+    /// `QueryTerms::shared_frequencies`).
+    fn terms(
+        searcher: &Searcher,
+        query: &str,
+        languages: &[Language],
+        field: Field,
+    ) -> Result<Vec<QueryTerm>, StoreError> {
+        let readings = query_readings(query, languages);
+        let terms: Vec<Term> = readings
+            .terms
+            .iter()
+            .map(|(text, _)| Term::from_field_text(field, text))
+            .collect();
+        let own = terms
+            .iter()
+            .map(|term| live_doc_freq(searcher, term))
+            .collect::<tantivy::Result<Vec<u64>>>()
+            .map_err(err("lexical search"))?;
+        let shared = readings.shared_frequencies(&own);
+        Ok(terms
             .into_iter()
-            .map(|(text, count)| (Term::from_field_text(field, &text), count))
-            .collect()
+            .zip(&readings.terms)
+            .zip(shared)
+            .map(|((term, (_, count)), df)| QueryTerm {
+                term,
+                count: *count,
+                df,
+            })
+            .collect())
     }
 
     /// The chunks of each language the searcher's generation holds (read
@@ -593,7 +618,7 @@ impl Lexical {
         bm25: Bm25,
     ) -> Result<Vec<(u64, f32)>, StoreError> {
         let (field, column) = self.fields.of(unit);
-        let terms = Self::terms(query, &self.languages(searcher, query)?, field);
+        let terms = Self::terms(searcher, query, &self.languages(searcher, query)?, field)?;
         let stats = self.statistics(searcher, unit)?;
         if terms.is_empty() || stats.n == 0 || k == 0 {
             return Ok(Vec::new());
@@ -625,12 +650,12 @@ impl Lexical {
     /// (live entries) and its filter applied as entries are offered.
     fn search_pruned(
         scope: &Scope<'_>,
-        terms: &[(Term, f32)],
+        terms: &[QueryTerm],
         k: usize,
     ) -> Result<Vec<(u64, f32)>, StoreError> {
         let clauses: Vec<(Occur, Box<dyn Query>)> = terms
             .iter()
-            .map(|(term, count)| {
+            .map(|QueryTerm { term, count, .. }| {
                 let query: Box<dyn Query> =
                     Box::new(TermQuery::new(term.clone(), IndexRecordOption::WithFreqs));
                 // A boost keeps the clause a term scorer, which block-max
@@ -648,6 +673,7 @@ impl Lexical {
         let provider = StatisticsProvider {
             searcher,
             stats: scope.stats,
+            terms,
         };
         let weight = query
             .weight(EnableScoring::enabled_from_statistics_provider(
@@ -679,13 +705,13 @@ impl Lexical {
     /// Term-at-a-time over every posting, for any k1 and b.
     fn search_exhaustive(
         scope: &Scope<'_>,
-        terms: &[(Term, f32)],
+        terms: &[QueryTerm],
         k: usize,
         bm25: Bm25,
     ) -> Result<Vec<(u64, f32)>, StoreError> {
         let (searcher, stats) = (scope.searcher, scope.stats);
         let avgdl = stats.avgdl();
-        let idfs = stats.weights(searcher, terms)?;
+        let idfs = stats.weights(terms);
         let mut scored: Vec<(u64, f32)> = Vec::new();
         for segment in searcher.segment_readers() {
             let inverted = segment
@@ -701,7 +727,7 @@ impl Lexical {
             let alive = segment.alive_bitset();
             let mut acc = vec![0f32; segment.max_doc() as usize];
             let mut touched = Vec::new();
-            for ((term, _), idf) in terms.iter().zip(&idfs) {
+            for (QueryTerm { term, .. }, idf) in terms.iter().zip(&idfs) {
                 let Some(mut postings) = inverted
                     .read_postings(term, IndexRecordOption::WithFreqs)
                     .map_err(|e| StoreError::io("lexical search", e))?
@@ -750,9 +776,14 @@ impl Lexical {
         bm25: Bm25,
     ) -> Result<std::collections::HashMap<u64, (u64, f32)>, StoreError> {
         let stats = self.statistics(searcher, Unit::Chunk)?;
-        let terms = Self::terms(query, &self.languages(searcher, query)?, self.fields.text);
+        let terms = Self::terms(
+            searcher,
+            query,
+            &self.languages(searcher, query)?,
+            self.fields.text,
+        )?;
         let avgdl = stats.avgdl();
-        let idfs = stats.weights(searcher, &terms)?;
+        let idfs = stats.weights(&terms);
         let mut best: std::collections::HashMap<u64, (u64, f32)> = std::collections::HashMap::new();
         let better =
             |new: (u64, f32), old: (u64, f32)| new.1 > old.1 || (new.1 == old.1 && new.0 < old.0);
@@ -798,7 +829,7 @@ impl Lexical {
             let norms = segment
                 .get_fieldnorms_reader(self.fields.text)
                 .map_err(err("lexical search"))?;
-            for ((term, _), idf) in terms.iter().zip(&idfs) {
+            for (QueryTerm { term, .. }, idf) in terms.iter().zip(&idfs) {
                 let Some(mut postings) = inverted
                     .read_postings(term, IndexRecordOption::WithFreqs)
                     .map_err(|e| StoreError::io("lexical search", e))?
@@ -921,15 +952,20 @@ impl Statistics {
     }
 
     /// Each query term's weight: its idf times its count in the query.
-    fn weights(&self, searcher: &Searcher, terms: &[(Term, f32)]) -> Result<Vec<f32>, StoreError> {
+    fn weights(&self, terms: &[QueryTerm]) -> Vec<f32> {
         terms
             .iter()
-            .map(|(term, count)| {
-                let df = live_doc_freq(searcher, term).map_err(err("lexical search"))?;
-                Ok(count * self.idf(df))
-            })
+            .map(|term| term.count * self.idf(term.df))
             .collect()
     }
+}
+
+/// A query term as a lexical search weighs it: how often the query has it
+/// and the live document frequency its idf comes from.
+struct QueryTerm {
+    term: Term,
+    count: f32,
+    df: u64,
 }
 
 /// Hands folio's statistics to tantivy's BM25 weights, so both search
@@ -937,6 +973,7 @@ impl Statistics {
 struct StatisticsProvider<'a> {
     searcher: &'a Searcher,
     stats: &'a Statistics,
+    terms: &'a [QueryTerm],
 }
 
 impl Bm25StatisticsProvider for StatisticsProvider<'_> {
@@ -951,7 +988,11 @@ impl Bm25StatisticsProvider for StatisticsProvider<'_> {
     }
 
     fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
-        Ok(self.stats.doc_freq(live_doc_freq(self.searcher, term)?))
+        let df = match self.terms.iter().find(|t| t.term == *term) {
+            Some(t) => t.df,
+            None => live_doc_freq(self.searcher, term)?,
+        };
+        Ok(self.stats.doc_freq(df))
     }
 }
 
@@ -1120,7 +1161,7 @@ mod tests {
             };
             let some: HashSet<u64> = all.iter().copied().filter(|k| k % 5 == 0).collect();
             for query in queries {
-                let terms = Lexical::terms(query, &[Language::English], field);
+                let terms = Lexical::terms(&searcher, query, &[Language::English], field).unwrap();
                 for allowed in [None, Some(&some)] {
                     let scope = Scope {
                         searcher: &searcher,
@@ -1152,7 +1193,7 @@ mod tests {
     /// The pruned path's top `k` against the exhaustive path's: the same
     /// scores rank by rank, each the entry's own exhaustive score, all
     /// allowed. Returns the entries compared.
-    fn compare(scope: &Scope<'_>, terms: &[(Term, f32)], k: usize, query: &str) -> usize {
+    fn compare(scope: &Scope<'_>, terms: &[QueryTerm], k: usize, query: &str) -> usize {
         let pruned = Lexical::search_pruned(scope, terms, k).unwrap();
         let exhaustive = Lexical::search_exhaustive(scope, terms, k, Bm25::default()).unwrap();
         assert_eq!(pruned.len(), exhaustive.len(), "{query} k={k}");

@@ -198,8 +198,8 @@ fn best_chunks(
         }
     }
     let mut scores: HashMap<i64, f64> = owner.keys().map(|key| (*key, 0.0)).collect();
-    let counted = analysis::query_terms_in(query, &languages(tx, cache, library_id, query)?);
-    let terms: Vec<String> = counted.iter().map(|(term, _)| term.clone()).collect();
+    let counted = analysis::query_readings(query, &languages(tx, cache, library_id, query)?);
+    let terms: Vec<String> = counted.terms.iter().map(|(term, _)| term.clone()).collect();
     let (_, n, total, frequencies) = statistics(tx, cache, Unit::Chunk, library_id, &terms)?;
     if n > 0 && !owner.is_empty() {
         let n = n as f64;
@@ -263,16 +263,24 @@ fn languages(
 }
 
 /// Query terms with their BM25 weights (idf × count), those the library
-/// holds.
-fn weigh(counted: Vec<(String, f32)>, frequencies: Vec<i64>, n: f64) -> Vec<Weighted> {
-    counted
+/// holds; a word's readings in several languages are weighed by the sum
+/// of their document frequencies (`QueryTerms::shared_frequencies`).
+fn weigh(readings: analysis::QueryTerms, frequencies: Vec<i64>, n: f64) -> Vec<Weighted> {
+    let own: Vec<u64> = frequencies.iter().map(|df| (*df).max(0) as u64).collect();
+    let shared = readings.shared_frequencies(&own);
+    readings
+        .terms
         .into_iter()
         .zip(frequencies)
-        .filter(|(_, df)| *df > 0)
-        .map(|((term, count), df)| Weighted {
-            weight: f64::from(count) * (1.0 + (n - df as f64 + 0.5) / (df as f64 + 0.5)).ln(),
-            term,
-            frequency: df,
+        .zip(shared)
+        .filter(|((_, df), _)| *df > 0)
+        .map(|(((term, count), df), shared)| {
+            let shared = (shared as f64).min(n);
+            Weighted {
+                weight: f64::from(count) * (1.0 + (n - shared + 0.5) / (shared + 0.5)).ln(),
+                term,
+                frequency: df,
+            }
         })
         .collect()
 }
@@ -284,11 +292,11 @@ fn rank(tx: &Transaction<'_>, s: &Search<'_>, unit: Unit) -> Result<Vec<(u64, f3
     if k == 0 {
         return Ok(Vec::new());
     }
-    let counted = analysis::query_terms_in(query, &languages(tx, cache, library_id, query)?);
-    if counted.is_empty() {
+    let counted = analysis::query_readings(query, &languages(tx, cache, library_id, query)?);
+    if counted.terms.is_empty() {
         return Ok(Vec::new());
     }
-    let terms: Vec<String> = counted.iter().map(|(term, _)| term.clone()).collect();
+    let terms: Vec<String> = counted.terms.iter().map(|(term, _)| term.clone()).collect();
     let (generation, n, total, frequencies) = statistics(tx, cache, unit, library_id, &terms)?;
     if n == 0 {
         return Ok(Vec::new());

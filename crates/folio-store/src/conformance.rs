@@ -146,6 +146,7 @@ pub fn run(make: &dyn Fn() -> Box<dyn Store>) {
     writes_dedup_and_replace(&*make());
     invalid_writes_change_nothing(&*make());
     lexical_search_stems_and_ranks(&*make());
+    a_word_weighs_the_same_in_every_language(&*make());
     documents_rank_by_their_whole_text(&*make());
     dense_search_ranks_by_cosine(&*make());
     filters_apply_before_ranking(&*make());
@@ -882,6 +883,71 @@ pub fn lexical_search_stems_and_ranks(store: &dyn Store) {
         store.lexical(&lib("nope"), "x", &Filter::default(), 10, Bm25::default()),
         Err(StoreError::LibraryNotFound(_))
     ));
+}
+
+/// In a library of two languages a query is read in both, but a word
+/// weighs as one: a French question's stop word is no term in English
+/// text, and "fichier" in a stray English passage is as common as the
+/// "fichiers" of the French text, not a rare and heavy term.
+pub fn a_word_weighs_the_same_in_every_language(store: &dyn Store) {
+    let name = lib("languages");
+    store.create_library(&name, &space()).unwrap();
+    let texts = [
+        (
+            "lire.txt",
+            "Pour lire les fichiers de la configuration, le programme ouvre chacun des \
+             fichiers dans le répertoire courant et il les lit un par un avec soin.",
+        ),
+        (
+            "copier.txt",
+            "La commande copie les fichiers vers un autre disque et elle conserve les \
+             dates de chacun des fichiers dans la mesure du possible pour les sauvegardes.",
+        ),
+        (
+            "effacer.txt",
+            "La commande efface les fichiers temporaires qui sont dans le dossier et elle \
+             affiche le nombre des fichiers effacés à la fin de son travail.",
+        ),
+        (
+            "english.txt",
+            "The program prints au revoir and writes its fichier log to the disk when it \
+             is done with the work, and it is then ready for the next run of the tool.",
+        ),
+    ];
+    let documents = texts
+        .iter()
+        .enumerate()
+        .map(|(i, (source, text))| document(&name, source, &[text], &[i], json!({})))
+        .collect();
+    store.put_documents(documents, false).unwrap();
+    let hits = store
+        .lexical(
+            &name,
+            "Lire le fichier au démarrage",
+            &Filter::default(),
+            10,
+            Bm25::default(),
+        )
+        .unwrap();
+    let found = sources(store, &hits);
+    assert_eq!(found[0], "lire.txt", "{hits:?}");
+    let english = found.iter().position(|s| s == "english.txt");
+    let copier = found.iter().position(|s| s == "copier.txt");
+    assert!(
+        english.is_some() && copier.is_some(),
+        "every reading of fichier finds its text: {found:?}"
+    );
+    // The English passage holds the word once in fewer terms than the
+    // French texts hold it twice: it may rank near them, never far above.
+    let score = |source: &str| hits[found.iter().position(|s| s == source).unwrap()].score;
+    assert!(
+        score("english.txt") < 1.5 * score("copier.txt"),
+        "a reading in a language of few texts weighs as much as the word: {hits:?}"
+    );
+    let stop = store
+        .lexical(&name, "au le la", &Filter::default(), 10, Bm25::default())
+        .unwrap();
+    assert!(stop.is_empty(), "French stop words find nothing: {stop:?}");
 }
 
 /// A section prefix matches each heading from its start to a word
