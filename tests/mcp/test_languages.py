@@ -91,6 +91,20 @@ def test_a_library_in_seven_languages(data, tmp_path):
     hits = cli["hits"] if isinstance(cli, dict) else cli
     assert [h["source"].rsplit("/", 1)[-1] for h in hits] == ["ru.md"]
 
+    # The default model knows English only: a German question is ranked
+    # with BM25 leading (lexical weight 0.8), an English one at the usual
+    # 0.5.
+    def scores(query, *fusion):
+        found = folio(data, "search", query, "--library", "polyglot", *fusion)
+        found = found["hits"] if isinstance(found, dict) else found
+        return [(h["source"].rsplit("/", 1)[-1], round(h["score"], 5)) for h in found]
+
+    weighted = ("--fusion", "weighted", "--lexical-weight")
+    german = "die alten Handschriften der Bibliothek"
+    assert scores(german) == scores(german, *weighted, "0.8") != scores(german, *weighted, "0.5")
+    english = "the old manuscripts of the library"
+    assert scores(english) == scores(english, *weighted, "0.5") != scores(english, *weighted, "0.8")
+
 
 HOME = Path(os.environ.get("FOLIO_HOME") or Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local/share") / "folio")
 MULTILINGUAL = HOME / "models" / "multilingual-e5-small"

@@ -504,6 +504,13 @@ impl Lexical {
         ))
     }
 
+    /// The language the library reads `query` in (the first of
+    /// `query_languages`).
+    pub fn query_language(&self, query: &str) -> Result<Language, StoreError> {
+        let languages = self.languages(&self.searcher()?, query)?;
+        Ok(languages.first().copied().unwrap_or(Language::English))
+    }
+
     /// Live chunk and document entries of the searcher's generation
     /// (counted once per generation: document entries carry the `kind`
     /// marker; a segment with deletions is walked for its live ones).

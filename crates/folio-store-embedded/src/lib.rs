@@ -1565,6 +1565,19 @@ impl Store for EmbeddedStore {
         Ok(out)
     }
 
+    fn query_language(&self, library: &LibraryName, query: &str) -> Result<String> {
+        let index = {
+            let conn = self.conn();
+            let row = Self::library_row(&conn, library)?;
+            self.index_for(&conn, &row, Need::Lexical)?
+        };
+        let language = match &index.lexical {
+            Some(lexical) => lexical.query_language(query)?,
+            None => folio_lexical::query_languages(query, &[])[0],
+        };
+        Ok(language.code().to_string())
+    }
+
     fn lexical(
         &self,
         library: &LibraryName,

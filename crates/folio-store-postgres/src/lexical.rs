@@ -243,7 +243,7 @@ fn best_chunks(
 /// The languages a query is analysed in (`analysis::query_languages`),
 /// from the chunks of each language: the document frequencies of the
 /// language markers, cached per generation as other terms' are.
-fn languages(
+pub fn languages(
     tx: &Transaction<'_>,
     cache: &Mutex<Statistics>,
     library_id: i64,

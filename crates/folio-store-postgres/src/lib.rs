@@ -980,6 +980,22 @@ impl Store for PostgresStore {
             .collect()
     }
 
+    fn query_language(&self, library: &LibraryName, query: &str) -> Result<String> {
+        let mut conn = self.pool.get()?;
+        let client = conn.client();
+        let library_id = library_id(client, library)?;
+        let tx = wait(client.build_transaction().read_only(true).start())
+            .map_err(pg_err("reading the query's language"))?;
+        let languages = lexical::languages(&tx, &self.statistics, library_id, query)?;
+        wait(tx.commit()).map_err(pg_err("reading the query's language"))?;
+        Ok(languages
+            .first()
+            .copied()
+            .unwrap_or(folio_lexical::Language::English)
+            .code()
+            .to_string())
+    }
+
     fn lexical(
         &self,
         library: &LibraryName,

@@ -437,6 +437,11 @@ pub trait Store: Send + Sync {
     /// are left out.
     fn chunks_with_documents(&self, ids: &[ChunkId]) -> Result<Vec<ChunkWithDocument>>;
 
+    /// The language (ISO 639-1) the library reads `query` in: told among
+    /// the languages its chunks are in (`folio_lexical::query_languages`),
+    /// "en" for an empty library and an English-looking query.
+    fn query_language(&self, library: &LibraryName, query: &str) -> Result<String>;
+
     /// BM25 over the library's chunks that pass `filter`, best first.
     fn lexical(
         &self,
