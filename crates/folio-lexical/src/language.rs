@@ -420,8 +420,6 @@ const FUNCTION_WORDS: [(Language, &[&str]); 14] = [
     ),
 ];
 
-/// Each function word with the languages (bits, in `FUNCTION_WORDS`
-/// order) it belongs to.
 /// A Latin language of whatlang's as folio's (`Other` for languages
 /// folio does not analyse).
 fn from_whatlang(lang: whatlang::Lang) -> Language {
@@ -500,6 +498,8 @@ pub fn query_language(query: &str, candidates: &[Language]) -> Language {
     latin[0]
 }
 
+/// Each function word with the languages (bits, in `FUNCTION_WORDS`
+/// order) it belongs to.
 fn function_words() -> &'static std::collections::HashMap<&'static str, u16> {
     static WORDS: std::sync::OnceLock<std::collections::HashMap<&'static str, u16>> =
         std::sync::OnceLock::new();
