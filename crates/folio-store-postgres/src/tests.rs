@@ -558,6 +558,23 @@ fn a_version_2_database_is_re_analysed_and_its_documents_indexed_whole() {
 // Issue 48: a version 7 database (English analysis, no language markers)
 // is analysed again in each text's language: a Chinese word finds the
 // Chinese document, and the library's languages are known.
+/// `query` finds one chunk, of the document at `source`, and one whole
+/// document.
+fn found_alone(store: &PostgresStore, query: &str, source: &str) {
+    let hits = store
+        .lexical(&lib(), query, &Filter::default(), 10, Bm25::default())
+        .unwrap();
+    assert_eq!(hits.len(), 1, "{query}");
+    let found = store
+        .chunks_with_documents(&[hits[0].chunk.clone()])
+        .unwrap();
+    assert_eq!(found[0].document.source, source, "{query}");
+    let whole = store
+        .lexical_documents(&lib(), query, &Filter::default(), 10, Bm25::default())
+        .unwrap();
+    assert_eq!(whole.len(), 1, "{query}");
+}
+
 #[test]
 fn a_version_7_database_is_analysed_again_in_each_language() {
     let database = TestDatabase::new();
@@ -585,18 +602,7 @@ fn a_version_7_database_is_analysed_again_in_each_language() {
     );
     let store = database.store();
     for (query, source) in [("检索", "zh.txt"), ("Handschrift", "de.txt")] {
-        let hits = store
-            .lexical(&lib(), query, &Filter::default(), 10, Bm25::default())
-            .unwrap();
-        assert_eq!(hits.len(), 1, "{query}");
-        let found = store
-            .chunks_with_documents(&[hits[0].chunk.clone()])
-            .unwrap();
-        assert_eq!(found[0].document.source, source, "{query}");
-        let whole = store
-            .lexical_documents(&lib(), query, &Filter::default(), 10, Bm25::default())
-            .unwrap();
-        assert_eq!(whole.len(), 1, "{query}");
+        found_alone(&store, query, source);
     }
     let pool = Pool::new(&database.url).unwrap();
     let mut conn = pool.get().unwrap();
@@ -694,18 +700,7 @@ fn an_interrupted_reanalysis_goes_on_from_its_place() {
         ("检索", "b.txt"),
         ("manuscrito", "c.txt"),
     ] {
-        let hits = store
-            .lexical(&lib(), query, &Filter::default(), 10, Bm25::default())
-            .unwrap();
-        assert_eq!(hits.len(), 1, "{query}");
-        let found = store
-            .chunks_with_documents(&[hits[0].chunk.clone()])
-            .unwrap();
-        assert_eq!(found[0].document.source, source, "{query}");
-        let whole = store
-            .lexical_documents(&lib(), query, &Filter::default(), 10, Bm25::default())
-            .unwrap();
-        assert_eq!(whole.len(), 1, "{query}");
+        found_alone(&store, query, source);
     }
 }
 
