@@ -286,10 +286,16 @@ impl Words {
                     // A stop word of the query's own language is no
                     // word of the query in any other ("au" in a French
                     // question is not the rare English term "au").
-                    Script::Latin if own.is_some_and(|own| !self.word(run, script, own)) => {}
                     Script::Latin => {
+                        let own_reading = match own {
+                            Some(own) if !self.word(run, script, own) => continue,
+                            Some(_) => Some(self.term.clone()),
+                            None => None,
+                        };
                         for language in &latin {
-                            if self.word(run, script, *language) {
+                            if Some(*language) == own {
+                                alternatives.extend(own_reading.clone().map(|t| vec![t]));
+                            } else if self.word(run, script, *language) {
                                 alternatives.push(vec![self.term.clone()]);
                             }
                         }

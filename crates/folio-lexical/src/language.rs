@@ -466,20 +466,16 @@ pub fn query_language(query: &str, candidates: &[Language]) -> Language {
         [only] => return *only,
         _ => {}
     }
-    let mut counts = vec![0usize; latin.len()];
-    for word in query
-        .split(|c: char| !c.is_alphabetic())
-        .filter(|w| !w.is_empty())
-    {
-        let Some(&languages) = function_words().get(word.to_lowercase().as_str()) else {
-            continue;
-        };
-        for (language, count) in latin.iter().zip(counts.iter_mut()) {
-            if let Some(i) = FUNCTION_WORDS.iter().position(|(l, _)| l == language) {
-                *count += usize::from(languages & (1 << i) != 0);
-            }
-        }
-    }
+    let (all, _) = function_word_counts(query);
+    let counts: Vec<usize> = latin
+        .iter()
+        .map(|language| {
+            FUNCTION_WORDS
+                .iter()
+                .position(|(l, _)| l == language)
+                .map_or(0, |i| all[i])
+        })
+        .collect();
     let best = counts.iter().copied().max().unwrap_or(0);
     if best > 0 && counts.iter().filter(|&&c| c == best).count() == 1 {
         return latin[counts.iter().position(|&c| c == best).unwrap_or(0)];
@@ -519,6 +515,16 @@ fn function_words() -> &'static std::collections::HashMap<&'static str, u16> {
 /// six, and half again as many as the runner-up); else `None`, for
 /// whatlang to decide.
 pub(crate) fn by_function_words(sample: &str) -> Option<Language> {
+    let (counts, words) = function_word_counts(sample);
+    let mut order: Vec<usize> = (0..counts.len()).collect();
+    order.sort_by(|a, b| counts[*b].cmp(&counts[*a]));
+    let (best, second) = (counts[order[0]], counts[order[1]]);
+    (words > 0 && best >= 6 && best * 2 >= second * 3).then(|| FUNCTION_WORDS[order[0]].0)
+}
+
+/// How many of each language's function words `sample` holds (in
+/// `FUNCTION_WORDS` order), and how many words it has.
+fn function_word_counts(sample: &str) -> ([usize; FUNCTION_WORDS.len()], usize) {
     let mut counts = [0usize; FUNCTION_WORDS.len()];
     let mut words = 0;
     for word in sample
@@ -539,10 +545,7 @@ pub(crate) fn by_function_words(sample: &str) -> Option<Language> {
             }
         }
     }
-    let mut order: Vec<usize> = (0..counts.len()).collect();
-    order.sort_by(|a, b| counts[*b].cmp(&counts[*a]));
-    let (best, second) = (counts[order[0]], counts[order[1]]);
-    (words > 0 && best >= 6 && best * 2 >= second * 3).then(|| FUNCTION_WORDS[order[0]].0)
+    (counts, words)
 }
 
 /// Hiragana and katakana.

@@ -281,12 +281,7 @@ pub fn query_languages(query: &str, chunks: &[(Language, u64)]) -> Vec<Language>
     };
     let held = candidates.contains(&own);
     let mut languages: Vec<Language> = held.then_some(own).into_iter().collect();
-    languages.extend(
-        present
-            .iter()
-            .filter(|(language, n)| n * 20 >= total && *language != own)
-            .map(|(language, _)| *language),
-    );
+    languages.extend(main.into_iter().filter(|language| *language != own));
     if languages.is_empty() {
         languages.push(candidates[0]);
     }
