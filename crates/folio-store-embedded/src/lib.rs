@@ -947,28 +947,27 @@ impl EmbeddedStore {
 
     /// Turns (key, score) pairs into hits with chunk ids.
     fn hits(conn: &Connection, scored: Vec<(u64, f32)>) -> Result<Vec<Hit>> {
-        let mut stmt = conn
-            .prepare_cached("SELECT document_id, idx FROM chunks WHERE key = ?")
-            .map_err(sql_err("resolving hits"))?;
-        let mut hits = Vec::with_capacity(scored.len());
-        for (key, score) in scored {
-            let id = stmt
-                .query_row([key as i64], |r| {
-                    Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
-                })
-                .optional()
-                .map_err(sql_err("resolving hits"))?;
-            // A key missing here was deleted after the index was read.
-            if let Some((document, index)) = id
-                && let Some(document) = DocumentId::parse(&document)
-            {
-                hits.push(Hit {
-                    chunk: ChunkId::new(&document, index as u32),
+        let mut ids = HashMap::with_capacity(scored.len());
+        for_chunk_keys(
+            conn,
+            "SELECT key, document_id, idx FROM chunks WHERE key IN (SELECT value FROM json_each(?1))",
+            scored.iter().map(|(key, _)| *key),
+            |row| {
+                ids.insert(row.get::<_, i64>(0)? as u64, chunk_id(row)?);
+                Ok(())
+            },
+        )
+        .map_err(sql_err("resolving hits"))?;
+        // A key missing here was deleted after the index was read.
+        Ok(scored
+            .into_iter()
+            .filter_map(|(key, score)| {
+                Some(Hit {
+                    chunk: ids.remove(&key).flatten()?,
                     score,
-                });
-            }
-        }
-        Ok(hits)
+                })
+            })
+            .collect())
     }
 
     /// The libraries' derived indexes this process has open.
@@ -1657,7 +1656,7 @@ impl Store for EmbeddedStore {
                 .vectors
                 .search(vector, allowed.as_deref(), index.vectors.candidates(k))?;
         let conn = self.conn();
-        Self::hits(&conn, rescore(&conn, vector, candidates, k)?)
+        rescored_hits(&conn, vector, candidates, k)
     }
 
     fn chunk_texts(&self, library: &LibraryName) -> Result<Vec<(ChunkId, String)>> {
@@ -2083,7 +2082,7 @@ impl Store for EmbeddedStore {
         let candidates = index
             .vectors
             .search_graph(vector, index.vectors.candidates(k))?;
-        Self::hits(&conn, rescore(&conn, vector, candidates, k)?)
+        rescored_hits(&conn, vector, candidates, k)
     }
 
     fn size_bytes(&self) -> Result<u64> {
@@ -2233,35 +2232,76 @@ impl Store for EmbeddedStore {
     }
 }
 
-/// Bytes used by the files under `path`.
 /// The best `k` of the vector index's candidates by exact cosine
 /// similarity, from the f32 vectors the database keeps (the index may hold
-/// them quantised). A candidate deleted since the index was read drops out.
-fn rescore(
+/// them quantised), as hits: one statement reads every candidate's vector
+/// and chunk id. A candidate deleted since the index was read drops out.
+fn rescored_hits(
     conn: &Connection,
     query: &[f32],
     candidates: Vec<(u64, f32)>,
     k: usize,
-) -> Result<Vec<(u64, f32)>> {
-    let mut stmt = conn
-        .prepare_cached("SELECT vector FROM chunks WHERE key = ?")
-        .map_err(sql_err("rescoring vector candidates"))?;
+) -> Result<Vec<Hit>> {
     let mut scored = Vec::with_capacity(candidates.len());
-    for (key, _) in candidates {
-        let similarity = stmt
-            .query_row([key as i64], |r| {
-                let blob: Vec<u8> = r.get(0)?;
-                Ok(rows::dot_with_bytes(query, &blob))
-            })
-            .optional()
-            .map_err(sql_err("rescoring vector candidates"))?;
-        if let Some(similarity) = similarity {
+    let mut ids = HashMap::with_capacity(candidates.len());
+    for_chunk_keys(
+        conn,
+        "SELECT key, document_id, idx, vector FROM chunks WHERE key IN (SELECT value FROM json_each(?1))",
+        candidates.iter().map(|(key, _)| *key),
+        |row| {
+            let key = row.get::<_, i64>(0)? as u64;
+            let similarity = rows::dot_with_bytes(query, row.get_ref(3)?.as_blob()?);
             scored.push((key, similarity));
-        }
-    }
-    Ok(lexical::top_k(scored, k))
+            ids.insert(key, chunk_id(row)?);
+            Ok(())
+        },
+    )
+    .map_err(sql_err("rescoring vector candidates"))?;
+    Ok(lexical::top_k(scored, k)
+        .into_iter()
+        .filter_map(|(key, score)| {
+            Some(Hit {
+                chunk: ids.remove(&key).flatten()?,
+                score,
+            })
+        })
+        .collect())
 }
 
+/// Runs `sql`, whose one parameter is a JSON array of chunk keys, and hands
+/// each row to `row`: one statement for a search's candidates, where one
+/// lookup each cost a statement each.
+fn for_chunk_keys(
+    conn: &Connection,
+    sql: &str,
+    keys: impl Iterator<Item = u64>,
+    mut row: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<()>,
+) -> rusqlite::Result<()> {
+    let mut array = String::from("[");
+    for (i, key) in keys.enumerate() {
+        if i > 0 {
+            array.push(',');
+        }
+        array.push_str(&key.to_string());
+    }
+    array.push(']');
+    let mut stmt = conn.prepare_cached(sql)?;
+    let mut rows = stmt.query([array])?;
+    while let Some(r) = rows.next()? {
+        row(r)?;
+    }
+    Ok(())
+}
+
+/// The chunk id of a row whose columns 1 and 2 are its document id and
+/// index; `None` for a document id that does not parse.
+fn chunk_id(row: &rusqlite::Row<'_>) -> rusqlite::Result<Option<ChunkId>> {
+    let document: String = row.get(1)?;
+    let index: i64 = row.get(2)?;
+    Ok(DocumentId::parse(&document).map(|d| ChunkId::new(&d, index as u32)))
+}
+
+/// Bytes used by the files under `path`.
 pub fn dir_size(path: &Path) -> u64 {
     let Ok(entries) = std::fs::read_dir(path) else {
         return std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
