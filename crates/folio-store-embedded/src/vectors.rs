@@ -480,7 +480,7 @@ mod tests {
 
     #[test]
     fn codes_score_as_their_vector_does() {
-        for dim in [384, 385, 7] {
+        for dim in [384usize, 385, 7] {
             let query: Vec<f32> = (0..dim)
                 .map(|i| ((i * 7 % 13) as f32 - 6.0) / 10.0)
                 .collect();
