@@ -153,6 +153,29 @@ const CHUNKS_PER_DOCUMENT: usize = 10;
 const CLUSTERS: usize = 200;
 const VECTOR_SEED: u64 = 0x5DEE_CE66_D1CE_4E5B;
 
+/// Milliseconds of each search of `texts` (top 10, previews) after the
+/// first ten, which warm the process.
+fn time_searches(
+    engine: &folio_engine::Engine,
+    library: &LibraryName,
+    texts: &[String],
+    mode: Mode,
+) -> Result<Vec<f64>> {
+    let mut samples = Vec::with_capacity(texts.len());
+    for (i, text) in texts.iter().enumerate() {
+        let mut request = SearchRequest::new(library.clone(), text.clone());
+        request.mode = mode;
+        request.top_k = 10;
+        request.response_mode = ResponseMode::Preview;
+        let t = Instant::now();
+        engine.search(&request)?;
+        if i >= 10 {
+            samples.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+    Ok(samples)
+}
+
 fn search(
     cli_args: &Global,
     overrides: &Overrides,
@@ -298,23 +321,12 @@ fn search(
     let first_search_ms = open_started.elapsed().as_secs_f64() * 1e3;
     let mut results = serde_json::Map::new();
     for mode in [Mode::Hybrid, Mode::Lexical, Mode::Dense] {
-        let mut samples = Vec::with_capacity(queries);
         let query_texts = if mode == Mode::Hybrid {
             query_texts.clone()
         } else {
             texts(queries + 10)
         };
-        for (i, text) in query_texts.iter().enumerate() {
-            let mut request = SearchRequest::new(library.clone(), text.clone());
-            request.mode = mode;
-            request.top_k = 10;
-            request.response_mode = ResponseMode::Preview;
-            let t = Instant::now();
-            engine.search(&request)?;
-            if i >= 10 {
-                samples.push(t.elapsed().as_secs_f64() * 1e3);
-            }
-        }
+        let samples = time_searches(&engine, &library, &query_texts, mode)?;
         results.insert(format!("search_{}", mode.as_str()), summary(samples));
     }
     // The index's own work: the same kinds of search with each query's
@@ -325,18 +337,7 @@ fn search(
         for text in &query_texts {
             engine.cache_query_vector(text)?;
         }
-        let mut samples = Vec::with_capacity(queries);
-        for (i, text) in query_texts.iter().enumerate() {
-            let mut request = SearchRequest::new(library.clone(), text.clone());
-            request.mode = mode;
-            request.top_k = 10;
-            request.response_mode = ResponseMode::Preview;
-            let t = Instant::now();
-            engine.search(&request)?;
-            if i >= 10 {
-                samples.push(t.elapsed().as_secs_f64() * 1e3);
-            }
-        }
+        let samples = time_searches(&engine, &library, &query_texts, mode)?;
         results.insert(
             format!("search_{}_vector_cached", mode.as_str()),
             summary(samples),

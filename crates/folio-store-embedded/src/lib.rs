@@ -958,16 +958,7 @@ impl EmbeddedStore {
             },
         )
         .map_err(sql_err("resolving hits"))?;
-        // A key missing here was deleted after the index was read.
-        Ok(scored
-            .into_iter()
-            .filter_map(|(key, score)| {
-                Some(Hit {
-                    chunk: ids.remove(&key).flatten()?,
-                    score,
-                })
-            })
-            .collect())
+        Ok(keyed_hits(scored, ids))
     }
 
     /// The libraries' derived indexes this process has open.
@@ -2257,7 +2248,14 @@ fn rescored_hits(
         },
     )
     .map_err(sql_err("rescoring vector candidates"))?;
-    Ok(lexical::top_k(scored, k)
+    Ok(keyed_hits(lexical::top_k(scored, k), ids))
+}
+
+/// Scored keys as hits, in order, by the chunk ids read for them. A key
+/// with none was deleted after the index was read; one whose document id
+/// did not parse has `None`: both drop out.
+fn keyed_hits(scored: Vec<(u64, f32)>, mut ids: HashMap<u64, Option<ChunkId>>) -> Vec<Hit> {
+    scored
         .into_iter()
         .filter_map(|(key, score)| {
             Some(Hit {
@@ -2265,7 +2263,7 @@ fn rescored_hits(
                 score,
             })
         })
-        .collect())
+        .collect()
 }
 
 /// Runs `sql`, whose one parameter is a JSON array of chunk keys, and hands
