@@ -176,6 +176,14 @@ fn time_searches(
     Ok(samples)
 }
 
+/// Embeds each text into the engine's query-vector cache.
+fn cache_vectors(engine: &folio_engine::Engine, texts: &[String]) -> Result<()> {
+    for text in texts {
+        engine.cache_query_vector(text)?;
+    }
+    Ok(())
+}
+
 fn search(
     cli_args: &Global,
     overrides: &Overrides,
@@ -334,9 +342,7 @@ fn search(
     // fresh texts so no response is cached.
     for mode in [Mode::Hybrid, Mode::Dense] {
         let query_texts = texts(queries + 10);
-        for text in &query_texts {
-            engine.cache_query_vector(text)?;
-        }
+        cache_vectors(&engine, &query_texts)?;
         let samples = time_searches(&engine, &library, &query_texts, mode)?;
         results.insert(
             format!("search_{}_vector_cached", mode.as_str()),
@@ -370,9 +376,7 @@ fn search(
         for cached in [false, true] {
             let query_texts = texts(queries);
             if cached {
-                for text in &query_texts {
-                    engine.cache_query_vector(text)?;
-                }
+                cache_vectors(&engine, &query_texts)?;
             }
             let mut filtered = Vec::with_capacity(queries);
             for (i, text) in query_texts.iter().enumerate() {

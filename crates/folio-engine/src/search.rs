@@ -246,12 +246,19 @@ impl Engine {
     /// as a search of it would: what a repeated question costs is then the
     /// index's own work (`folio bench search` times both).
     pub fn cache_query_vector(&self, query: &str) -> Result<()> {
-        let embedder = self.embedder()?;
-        let query = query.trim();
-        self.cache.vector(&embedder.space().model, query, || {
-            embedder.embed_query(query)
-        })?;
+        self.query_vector(&*self.embedder()?, query.trim())?;
         Ok(())
+    }
+
+    /// The query's vector, from the cache or embedded into it.
+    fn query_vector(
+        &self,
+        embedder: &dyn folio_embed::Embedder,
+        query: &str,
+    ) -> Result<std::sync::Arc<Vec<f32>>> {
+        Ok(self.cache.vector(&embedder.space().model, query, || {
+            embedder.embed_query(query)
+        })?)
     }
 
     pub fn search(&self, request: &SearchRequest) -> Result<SearchResponse> {
@@ -368,9 +375,7 @@ impl Engine {
                     ),
                 ));
             }
-            let vector = self.cache.vector(&embedder.space().model, query, || {
-                embedder.embed_query(query)
-            })?;
+            let vector = self.query_vector(&*embedder, query)?;
             let embed_ms = started.elapsed().as_secs_f64() * 1e3;
             let hits = self
                 .store

@@ -331,49 +331,30 @@ impl Vectors {
         }
         let _slot = self.slots.take();
         let quantised = index.scalar_kind() == ScalarKind::I8;
-        let coded = codes(query);
         let matches = match allowed {
+            // The codes as the index holds them, scored against the f32
+            // query here: usearch's own cast to f32 cost more than the
+            // products (a tenth of a filtered search's time).
             Some(allowed) if allowed.len() <= EXACT_FILTERED_MAX && quantised => {
-                // The codes as the index holds them, scored against the f32
-                // query here: usearch's own cast to f32 cost more than the
-                // products (a tenth of a filtered search's time).
-                let mut codes = vec![0i8; self.dim];
-                let mut scored = Vec::with_capacity(allowed.len());
-                for &key in allowed {
-                    if index
-                        .get(key, &mut codes)
-                        .map_err(err("reading the vector index"))?
-                        > 0
-                    {
-                        scored.push((key, cosine_with_codes(query, &codes)));
-                    }
-                }
+                let scored = scan::<i8>(&index, allowed, self.dim, |codes| {
+                    cosine_with_codes(query, codes)
+                })?;
                 return Ok(crate::lexical::top_k(scored, k));
             }
             Some(allowed) if allowed.len() <= EXACT_FILTERED_MAX => {
-                let mut buffer = vec![0f32; self.dim];
-                let mut scored = Vec::with_capacity(allowed.len());
-                for &key in allowed {
-                    if index
-                        .get(key, &mut buffer)
-                        .map_err(err("reading the vector index"))?
-                        > 0
-                    {
-                        // Codes are scaled per vector: cosine, not dot.
-                        let norm = dot(&buffer, &buffer).sqrt().max(f32::MIN_POSITIVE);
-                        scored.push((key, dot(query, &buffer) / norm));
-                    }
-                }
+                let scored = scan::<f32>(&index, allowed, self.dim, |vector| {
+                    dot(query, vector) / dot(vector, vector).sqrt().max(f32::MIN_POSITIVE)
+                })?;
                 return Ok(crate::lexical::top_k(scored, k));
             }
             Some(allowed) if quantised => index
-                .filtered_search(&coded, k, |key| allowed.contains(&key))
+                .filtered_search(&codes(query), k, |key| allowed.contains(&key))
                 .map_err(err("filtered vector search"))?,
             Some(allowed) => index
                 .filtered_search(query, k, |key| allowed.contains(&key))
                 .map_err(err("filtered vector search"))?,
             None if index.size() <= EXACT_MAX && quantised => index
-                .exact_search(&coded, k)
+                .exact_search(&codes(query), k)
                 .map_err(err("exact vector search"))?,
             None if index.size() <= EXACT_MAX => index
                 .exact_search(query, k)
@@ -390,6 +371,28 @@ impl Vectors {
         let _slot = self.slots.take();
         graph_search(&index, query, k)
     }
+}
+
+/// Each allowed key's score by `score` over its vector as the index holds
+/// it (read as `T`); keys the index lacks are left out.
+fn scan<T: usearch::VectorType + Default + Clone>(
+    index: &Index,
+    allowed: &HashSet<u64>,
+    dim: usize,
+    score: impl Fn(&[T]) -> f32,
+) -> Result<Vec<(u64, f32)>, StoreError> {
+    let mut buffer = vec![T::default(); dim];
+    let mut scored = Vec::with_capacity(allowed.len());
+    for &key in allowed {
+        if index
+            .get(key, &mut buffer)
+            .map_err(err("reading the vector index"))?
+            > 0
+        {
+            scored.push((key, score(&buffer)));
+        }
+    }
+    Ok(scored)
 }
 
 /// HNSW search with a beam of `EXPANSION_SEARCH` (or the result count).
