@@ -34,6 +34,10 @@ pub enum BenchKind {
         /// Timed queries per mode.
         #[arg(long, default_value_t = 200)]
         queries: usize,
+        /// Only the measurements whose names contain this (e.g.
+        /// `dense_vector_cached`), to profile one kind of search alone.
+        #[arg(long)]
+        only: Option<String>,
     },
     /// Encoder throughput on the first documents of a BEIR corpus.jsonl.
     Encoder {
@@ -138,7 +142,11 @@ fn proc_status_kib(field: &str) -> Option<u64> {
 
 pub fn run(cli_args: &Global, overrides: &Overrides, args: &BenchArgs) -> Result<Outcome> {
     let report = match &args.what {
-        BenchKind::Search { chunks, queries } => search(cli_args, overrides, *chunks, *queries)?,
+        BenchKind::Search {
+            chunks,
+            queries,
+            only,
+        } => search(cli_args, overrides, *chunks, *queries, only.as_deref())?,
         BenchKind::Encoder {
             corpus,
             docs,
@@ -189,7 +197,9 @@ fn search(
     overrides: &Overrides,
     chunks: usize,
     queries: usize,
+    only: Option<&str>,
 ) -> Result<serde_json::Value> {
+    let wanted = |name: &str| only.is_none_or(|only| name.contains(only));
     let engine = common::open(cli_args, overrides, true)?;
     let embedder = engine.embedder()?;
     let space = embedder.space().clone();
@@ -334,20 +344,23 @@ fn search(
         } else {
             texts(queries + 10)
         };
-        let samples = time_searches(&engine, &library, &query_texts, mode)?;
-        results.insert(format!("search_{}", mode.as_str()), summary(samples));
+        let name = format!("search_{}", mode.as_str());
+        if wanted(&name) {
+            let samples = time_searches(&engine, &library, &query_texts, mode)?;
+            results.insert(name, summary(samples));
+        }
     }
     // The index's own work: the same kinds of search with each query's
     // vector already cached (a repeated question, or an agent's loop), on
     // fresh texts so no response is cached.
     for mode in [Mode::Hybrid, Mode::Dense] {
         let query_texts = texts(queries + 10);
-        cache_vectors(&engine, &query_texts)?;
-        let samples = time_searches(&engine, &library, &query_texts, mode)?;
-        results.insert(
-            format!("search_{}_vector_cached", mode.as_str()),
-            summary(samples),
-        );
+        let name = format!("search_{}_vector_cached", mode.as_str());
+        if wanted(&name) {
+            cache_vectors(&engine, &query_texts)?;
+            let samples = time_searches(&engine, &library, &query_texts, mode)?;
+            results.insert(name, summary(samples));
+        }
     }
     // Filters selecting 10 %, 6 % (two conditions) and 1 % of the chunks,
     // each query's a filter not seen before (a second value no document has
@@ -375,6 +388,13 @@ fn search(
     for (name, filter) in filters {
         for cached in [false, true] {
             let query_texts = texts(queries);
+            let name = match cached {
+                false => name.to_string(),
+                true => format!("{name}_vector_cached"),
+            };
+            if !wanted(&name) {
+                continue;
+            }
             if cached {
                 cache_vectors(&engine, &query_texts)?;
             }
@@ -387,10 +407,6 @@ fn search(
                 filtered.push(t.elapsed().as_secs_f64() * 1e3);
                 anyhow::ensure!(!response.hits.is_empty(), "{name}: no results");
             }
-            let name = match cached {
-                false => name.to_string(),
-                true => format!("{name}_vector_cached"),
-            };
             results.insert(name, summary(filtered));
         }
     }

@@ -13,6 +13,7 @@
 //! kill -9). Read-only processes read SQLite, reload tantivy commits and
 //! replay the vector log tail in memory.
 
+mod directory;
 mod filter_sql;
 mod lexical;
 mod lock;
@@ -38,6 +39,7 @@ use folio_store::{
 };
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params, params_from_iter};
 
+use crate::directory::Directory;
 use crate::lexical::{Lexical, LexicalBatch, LexicalDocument, Unit};
 use crate::lock::BulkMark;
 pub use crate::lock::WriteLock;
@@ -86,7 +88,15 @@ struct LibraryIndex {
     dir: PathBuf,
     lexical: Option<Lexical>,
     vectors: Vectors,
+    /// The chunks the vector index's keys name (see `directory`).
+    directory: RwLock<Directory>,
     marks: Mutex<Marks>,
+}
+
+impl LibraryIndex {
+    fn directory(&self) -> std::sync::RwLockWriteGuard<'_, Directory> {
+        self.directory.write().unwrap_or_else(|p| p.into_inner())
+    }
 }
 
 #[derive(Default)]
@@ -586,6 +596,10 @@ impl EmbeddedStore {
                     true => (Vectors::new(dim)?, 0),
                     false => Vectors::load_or_new(&dir, dim)?,
                 };
+                let mut directory = Directory::default();
+                if !deferred {
+                    fill_directory(conn, library.id, &mut directory)?;
+                }
                 let marks = Marks {
                     lexical: 0,
                     vectors: mark,
@@ -599,6 +613,7 @@ impl EmbeddedStore {
                     dir,
                     lexical,
                     vectors,
+                    directory: RwLock::new(directory),
                     marks: Mutex::new(marks),
                 });
                 self.indexes
@@ -669,6 +684,7 @@ impl EmbeddedStore {
             "the vector index does not match the database; rebuilding it"
         );
         index.vectors.clear()?;
+        fill_directory(conn, index.id, &mut index.directory())?;
         let mut stmt = conn
             .prepare(
                 "SELECT c.key, c.vector FROM chunks c JOIN documents d ON d.id = c.document_id
@@ -758,6 +774,7 @@ impl EmbeddedStore {
         }
         let (loaded, mark) = Vectors::load_or_new(&index.dir, index.dim)?;
         index.vectors.replace(loaded);
+        fill_directory(conn, index.id, &mut index.directory())?;
         *marks = Marks {
             lexical: marks.lexical,
             vectors: mark,
@@ -785,22 +802,24 @@ impl EmbeddedStore {
         }
         let removed = removed_keys(conn, index.id, marks.vectors, head)?;
         index.vectors.remove(&removed)?;
+        index.directory().remove(&removed);
         let mut added = 0u64;
         // Batched across documents, so large replays insert in parallel.
         let mut pending = Vec::new();
         for (document, _) in changed_since(conn, index.id, marks.vectors, head)? {
             let mut stmt = conn
-                .prepare_cached("SELECT key, vector FROM chunks WHERE document_id = ?")
+                .prepare_cached("SELECT key, idx, vector FROM chunks WHERE document_id = ?")
                 .map_err(sql_err("replaying the change log"))?;
+            let mut directory = index.directory();
             let items = stmt
                 .query_map([&document], |r| {
-                    Ok((
-                        r.get::<_, i64>(0)? as u64,
-                        rows::vector_from_bytes(&r.get::<_, Vec<u8>>(1)?),
-                    ))
+                    let key = r.get::<_, i64>(0)? as u64;
+                    directory.insert(key, &document, r.get(1)?);
+                    Ok((key, rows::vector_from_bytes(&r.get::<_, Vec<u8>>(2)?)))
                 })
                 .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
                 .map_err(sql_err("replaying the change log"))?;
+            drop(directory);
             added += items.len() as u64;
             pending.extend(items);
             if pending.len() >= 4096 {
@@ -945,20 +964,58 @@ impl EmbeddedStore {
         Ok(((others as u64) << 32) ^ ours)
     }
 
-    /// Turns (key, score) pairs into hits with chunk ids.
-    fn hits(conn: &Connection, scored: Vec<(u64, f32)>) -> Result<Vec<Hit>> {
+    /// Turns (key, score) pairs into hits with chunk ids: from the
+    /// library's directory, and from the database for keys it lacks (a key
+    /// the database lacks too was deleted after the index was read, and
+    /// drops out).
+    fn hits(&self, index: &LibraryIndex, scored: Vec<(u64, f32)>) -> Result<Vec<Hit>> {
         let mut ids = HashMap::with_capacity(scored.len());
-        for_chunk_keys(
-            conn,
-            "SELECT key, document_id, idx FROM chunks WHERE key IN (SELECT value FROM json_each(?1))",
-            scored.iter().map(|(key, _)| *key),
-            |row| {
-                ids.insert(row.get::<_, i64>(0)? as u64, chunk_id(row)?);
-                Ok(())
-            },
-        )
-        .map_err(sql_err("resolving hits"))?;
+        let mut missing = Vec::new();
+        {
+            let directory = index.directory.read().unwrap_or_else(|p| p.into_inner());
+            for (key, _) in &scored {
+                match directory.chunk(*key) {
+                    Some(chunk) => {
+                        ids.insert(*key, Some(chunk));
+                    }
+                    None => missing.push(*key),
+                }
+            }
+        }
+        if !missing.is_empty() {
+            for_chunk_keys(
+                &self.conn(),
+                "SELECT key, document_id, idx FROM chunks WHERE key IN (SELECT value FROM json_each(?1))",
+                missing.into_iter(),
+                |row| {
+                    ids.insert(row.get::<_, i64>(0)? as u64, chunk_id(row)?);
+                    Ok(())
+                },
+            )
+            .map_err(sql_err("resolving hits"))?;
+        }
         Ok(keyed_hits(scored, ids))
+    }
+
+    /// The best `k` of the vector index's answer (best first, scored from
+    /// its codes) as hits: the first `EXACT_RESCORED` rescored by their
+    /// exact cosine similarity from the f32 vectors the database keeps, the
+    /// rest as the codes scored them (within about 10⁻³), all re-sorted.
+    /// Reading a stored vector costs a row read; the first places are where
+    /// order decides what a page shows.
+    fn rescored_hits(
+        &self,
+        index: &LibraryIndex,
+        query: &[f32],
+        mut answer: Vec<(u64, f32)>,
+        k: usize,
+    ) -> Result<Vec<Hit>> {
+        let rest = answer.split_off(answer.len().min(EXACT_RESCORED));
+        let mut hits = exact_hits(&self.conn(), query, answer)?;
+        hits.extend(self.hits(index, rest)?);
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+        hits.truncate(k);
+        Ok(hits)
     }
 
     /// The libraries' derived indexes this process has open.
@@ -1591,7 +1648,7 @@ impl Store for EmbeddedStore {
         // searches score side by side; a chunk deleted meanwhile drops out
         // when hits are resolved.
         let scored = lexical.search(query, allowed.as_deref(), k, bm25)?;
-        Self::hits(&self.conn(), scored)
+        self.hits(&index, scored)
     }
 
     fn lexical_documents(
@@ -1617,7 +1674,7 @@ impl Store for EmbeddedStore {
         // Scored without the database connection (as above).
         let scored =
             lexical.search_documents(query, documents.as_deref(), chunks.as_deref(), k, bm25)?;
-        Self::hits(&self.conn(), scored)
+        self.hits(&index, scored)
     }
 
     fn dense(
@@ -1642,12 +1699,10 @@ impl Store for EmbeddedStore {
             )
         };
         // Searched without holding the database connection (as above).
-        let candidates =
-            index
-                .vectors
-                .search(vector, allowed.as_deref(), index.vectors.candidates(k))?;
-        let conn = self.conn();
-        rescored_hits(&conn, vector, candidates, k)
+        let scored = index
+            .vectors
+            .search(vector, allowed.as_deref(), k.max(EXACT_RESCORED))?;
+        self.rescored_hits(&index, vector, scored, k)
     }
 
     fn chunk_texts(&self, library: &LibraryName) -> Result<Vec<(ChunkId, String)>> {
@@ -2070,10 +2125,9 @@ impl Store for EmbeddedStore {
         let conn = self.conn();
         let row = Self::library_row(&conn, library)?;
         let index = self.index(&conn, &row)?;
-        let candidates = index
-            .vectors
-            .search_graph(vector, index.vectors.candidates(k))?;
-        rescored_hits(&conn, vector, candidates, k)
+        drop(conn);
+        let scored = index.vectors.search_graph(vector, k.max(EXACT_RESCORED))?;
+        self.rescored_hits(&index, vector, scored, k)
     }
 
     fn size_bytes(&self) -> Result<u64> {
@@ -2223,22 +2277,21 @@ impl Store for EmbeddedStore {
     }
 }
 
-/// The best `k` of the vector index's candidates by exact cosine
-/// similarity, from the f32 vectors the database keeps (the index may hold
-/// them quantised), as hits: one statement reads every candidate's vector
-/// and chunk id. A candidate deleted since the index was read drops out.
-fn rescored_hits(
-    conn: &Connection,
-    query: &[f32],
-    candidates: Vec<(u64, f32)>,
-    k: usize,
-) -> Result<Vec<Hit>> {
-    let mut scored = Vec::with_capacity(candidates.len());
-    let mut ids = HashMap::with_capacity(candidates.len());
+/// How many of the vector index's best answers are rescored from the f32
+/// vectors (`EmbeddedStore::rescored_hits`).
+const EXACT_RESCORED: usize = 100;
+
+/// The vector index's answer as hits, each rescored by its exact cosine
+/// similarity from the f32 vector the database keeps (the index holds
+/// codes), best first: one statement reads every vector and chunk id. A
+/// key deleted since the index was read drops out.
+fn exact_hits(conn: &Connection, query: &[f32], answer: Vec<(u64, f32)>) -> Result<Vec<Hit>> {
+    let mut scored = Vec::with_capacity(answer.len());
+    let mut ids = HashMap::with_capacity(answer.len());
     for_chunk_keys(
         conn,
         "SELECT key, document_id, idx, vector FROM chunks WHERE key IN (SELECT value FROM json_each(?1))",
-        candidates.iter().map(|(key, _)| *key),
+        answer.iter().map(|(key, _)| *key),
         |row| {
             let key = row.get::<_, i64>(0)? as u64;
             let similarity = rows::dot_with_bytes(query, row.get_ref(3)?.as_blob()?);
@@ -2248,6 +2301,7 @@ fn rescored_hits(
         },
     )
     .map_err(sql_err("rescoring vector candidates"))?;
+    let k = scored.len();
     Ok(keyed_hits(lexical::top_k(scored, k), ids))
 }
 
@@ -2287,6 +2341,38 @@ fn for_chunk_keys(
     let mut rows = stmt.query([array])?;
     while let Some(r) = rows.next()? {
         row(r)?;
+    }
+    Ok(())
+}
+
+/// Fills `directory` with every chunk of `library_id` (read from the chunks'
+/// (document, index) index alone).
+fn fill_directory(conn: &Connection, library_id: i64, directory: &mut Directory) -> Result<()> {
+    directory.clear();
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT c.key, c.document_id, c.idx FROM documents d
+             JOIN chunks c ON c.document_id = d.id WHERE d.library_id = ?",
+        )
+        .map_err(sql_err("reading the chunk directory"))?;
+    let mut rows = stmt
+        .query([library_id])
+        .map_err(sql_err("reading the chunk directory"))?;
+    while let Some(row) = rows
+        .next()
+        .map_err(sql_err("reading the chunk directory"))?
+    {
+        let key = row
+            .get::<_, i64>(0)
+            .map_err(sql_err("reading the chunk directory"))?;
+        let document = row
+            .get_ref(1)
+            .and_then(|v| v.as_str().map_err(Into::into))
+            .map_err(sql_err("reading the chunk directory"))?;
+        let idx = row
+            .get::<_, u32>(2)
+            .map_err(sql_err("reading the chunk directory"))?;
+        directory.insert(key as u64, document, idx);
     }
     Ok(())
 }

@@ -1221,3 +1221,84 @@ fn a_document_deletes_its_lexical_entries_only_when_it_held_chunks() {
         );
     }
 }
+
+/// Every chunk the database holds in the test library, as chunk ids.
+fn live_chunks(store: &EmbeddedStore) -> BTreeSet<String> {
+    let conn = store.conn();
+    let mut stmt = conn
+        .prepare("SELECT document_id || ':' || idx FROM chunks")
+        .unwrap();
+    stmt.query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap()
+}
+
+/// The chunks named by a lexical search for `query` and by a dense search
+/// near every axis.
+fn named_chunks(store: &EmbeddedStore, query: &str) -> BTreeSet<String> {
+    let mut named: BTreeSet<String> = store
+        .lexical(&lib(), query, &Filter::default(), 50, Bm25::default())
+        .unwrap()
+        .into_iter()
+        .map(|h| h.chunk.to_string())
+        .collect();
+    for axis_n in 0..3 {
+        named.extend(
+            store
+                .dense(&lib(), &axis(axis_n, 0.1), &Filter::default(), 50)
+                .unwrap()
+                .into_iter()
+                .map(|h| h.chunk.to_string()),
+        );
+    }
+    named
+}
+
+// Issue 49: hits take their chunk ids from the library's in-memory
+// directory, no longer from a database read each; it must follow every
+// write, in the writer and in a reader that searched before the writes: a
+// document replaced by one with fewer chunks, one deleted, one added. Every
+// search names exactly the chunks the database holds.
+#[test]
+fn hits_name_the_live_chunks_after_replacements_and_deletes() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = writable(dir.path());
+    seed(&store);
+    let words = "cherries apples pears bananas plums";
+    let three = document(
+        &lib(),
+        "c.txt",
+        &["cherries one", "cherries two", "cherries three"],
+        &[0, 1, 2],
+        json!({}),
+    );
+    store.put_documents(vec![three], false).unwrap();
+    let reader = EmbeddedStore::open(dir.path(), Access::ReadOnly).unwrap();
+    for s in [&store, &reader] {
+        assert_eq!(named_chunks(s, words), live_chunks(&store));
+        assert_eq!(named_chunks(s, words).len(), 5);
+    }
+
+    let one = document(&lib(), "c.txt", &["cherries again"], &[2], json!({}));
+    store.put_documents(vec![one], true).unwrap();
+    store
+        .delete_document(&DocumentId::derive(&lib(), "b.txt"))
+        .unwrap();
+    let plums = document(
+        &lib(),
+        "d.txt",
+        &["plums", "more plums"],
+        &[1, 0],
+        json!({}),
+    );
+    store.put_documents(vec![plums], false).unwrap();
+    let live = live_chunks(&store);
+    assert_eq!(live.len(), 4, "{live:?}");
+    for s in [&store, &reader] {
+        assert_eq!(named_chunks(s, words), live);
+    }
+    // And a reader opened now (its directory read whole from the database).
+    let fresh = EmbeddedStore::open(dir.path(), Access::ReadOnly).unwrap();
+    assert_eq!(named_chunks(&fresh, words), live);
+}
