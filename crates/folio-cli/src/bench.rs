@@ -401,7 +401,10 @@ fn search(
             let mut filtered = Vec::with_capacity(queries);
             for (i, text) in query_texts.iter().enumerate() {
                 let mut request = SearchRequest::new(library.clone(), text.clone());
-                request.filter = Filter::from_json(&filter(i))?;
+                // The cached pass's filters are new too (evaluated
+                // filters are cached).
+                let n = if cached { i + queries } else { i };
+                request.filter = Filter::from_json(&filter(n))?;
                 let t = Instant::now();
                 let response = engine.search(&request)?;
                 filtered.push(t.elapsed().as_secs_f64() * 1e3);
