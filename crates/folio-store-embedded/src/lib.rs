@@ -2283,8 +2283,9 @@ const EXACT_RESCORED: usize = 100;
 
 /// The vector index's answer as hits, each rescored by its exact cosine
 /// similarity from the f32 vector the database keeps (the index holds
-/// codes), best first: one statement reads every vector and chunk id. A
-/// key deleted since the index was read drops out.
+/// codes), unordered (the caller sorts): one statement
+/// reads every vector and chunk id. A key deleted since the index was read
+/// drops out.
 fn exact_hits(conn: &Connection, query: &[f32], answer: Vec<(u64, f32)>) -> Result<Vec<Hit>> {
     let mut scored = Vec::with_capacity(answer.len());
     let mut ids = HashMap::with_capacity(answer.len());
@@ -2301,8 +2302,7 @@ fn exact_hits(conn: &Connection, query: &[f32], answer: Vec<(u64, f32)>) -> Resu
         },
     )
     .map_err(sql_err("rescoring vector candidates"))?;
-    let k = scored.len();
-    Ok(keyed_hits(lexical::top_k(scored, k), ids))
+    Ok(keyed_hits(scored, ids))
 }
 
 /// Scored keys as hits, in order, by the chunk ids read for them. A key

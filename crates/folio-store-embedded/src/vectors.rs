@@ -329,13 +329,13 @@ impl Vectors {
             // query here: usearch's own cast to f32 cost more than the
             // products (a tenth of a filtered search's time).
             Some(allowed) if allowed.len() <= EXACT_FILTERED_MAX && quantised => {
-                let scored = scan::<i8>(&index, allowed, self.dim, |codes| {
+                let scored = scan::<i8>(&index, allowed.iter().copied(), self.dim, |codes| {
                     cosine_with_codes(query, codes)
                 })?;
                 return Ok(crate::lexical::top_k(scored, k));
             }
             Some(allowed) if allowed.len() <= EXACT_FILTERED_MAX => {
-                let scored = scan::<f32>(&index, allowed, self.dim, |vector| {
+                let scored = scan::<f32>(&index, allowed.iter().copied(), self.dim, |vector| {
                     dot(query, vector) / dot(vector, vector).sqrt().max(f32::MIN_POSITIVE)
                 })?;
                 return Ok(crate::lexical::top_k(scored, k));
@@ -392,31 +392,24 @@ fn rescored(
         scored.truncate(k);
         return Ok(scored);
     }
-    let mut codes = vec![0i8; dim];
-    let mut scored = Vec::with_capacity(matches.keys.len());
-    for key in matches.keys {
-        if index
-            .get(key, &mut codes)
-            .map_err(err("reading the vector index"))?
-            > 0
-        {
-            scored.push((key, cosine_with_codes(query, &codes)));
-        }
-    }
+    let scored = scan::<i8>(index, matches.keys, dim, |codes| {
+        cosine_with_codes(query, codes)
+    })?;
     Ok(crate::lexical::top_k(scored, k))
 }
 
-/// Each allowed key's score by `score` over its vector as the index holds
-/// it (read as `T`); keys the index lacks are left out.
+/// Each key's score by `score` over its vector as the index holds it (read
+/// as `T`); keys the index lacks are left out.
 fn scan<T: usearch::VectorType + Default + Clone>(
     index: &Index,
-    allowed: &HashSet<u64>,
+    keys: impl IntoIterator<Item = u64>,
     dim: usize,
     score: impl Fn(&[T]) -> f32,
 ) -> Result<Vec<(u64, f32)>, StoreError> {
+    let keys = keys.into_iter();
     let mut buffer = vec![T::default(); dim];
-    let mut scored = Vec::with_capacity(allowed.len());
-    for &key in allowed {
+    let mut scored = Vec::with_capacity(keys.size_hint().0);
+    for key in keys {
         if index
             .get(key, &mut buffer)
             .map_err(err("reading the vector index"))?
