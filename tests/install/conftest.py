@@ -22,6 +22,11 @@ REPO = "sentence-transformers/all-MiniLM-L6-v2"
 COMMIT = "c9745ed1d9f207416be6d2e6f8de32d1f16199bf"
 FILES = ["config.json", "tokenizer.json", "modules.json", "sentence_bert_config.json",
          "1_Pooling/config.json", "model.safetensors", "vocab.txt"]
+# The multilingual model folio suggests for text not in English, at its
+# catalogue commit, from the folder scripts/setup.sh makes.
+MULTILINGUAL_REPO = "intfloat/multilingual-e5-small"
+MULTILINGUAL_COMMIT = "614241f622f53c4eeff9890bdc4f31cfecc418b3"
+MULTILINGUAL_FILES = FILES[:-1]
 
 
 def folio_home():
@@ -60,6 +65,14 @@ def hub_root(tmp_path_factory):
         (snapshot / name).symlink_to(model / name)
     (snapshot / "onnx").mkdir()
     (snapshot / "onnx/model.onnx").symlink_to(model / "model.onnx")
+    multilingual = folio_home() / "models/multilingual-e5-small"
+    assert (multilingual / "model.onnx").is_file(), f"{multilingual} is incomplete: run scripts/setup.sh"
+    snapshot = root / MULTILINGUAL_REPO / MULTILINGUAL_COMMIT
+    for name in MULTILINGUAL_FILES:
+        (snapshot / name).parent.mkdir(parents=True, exist_ok=True)
+        (snapshot / name).symlink_to(multilingual / name)
+    (snapshot / "onnx").mkdir()
+    (snapshot / "onnx/model.onnx").symlink_to(multilingual / "model.onnx")
     return root
 
 

@@ -265,3 +265,49 @@ def test_a_server_without_its_model_answers_then_fetches_it_on_first_use(hub_ser
     finally:
         server.stdin.close()
         server.wait(timeout=30)
+
+
+GERMAN = {
+    "handschriften.md": "# Handschriften\n\nDie Bibliothek bewahrt alte Handschriften in klimatisierten Räumen auf, "
+                        "damit das Pergament über Jahrhunderte erhalten bleibt. Besucher lesen nur Kopien.",
+    "volltext.md": "# Volltextsuche\n\nEine Volltextsuchmaschine baut einen invertierten Index auf, der jedes Wort "
+                   "den Dokumenten zuordnet, die es enthalten.",
+    "vitamin.md": "# Vitamin D\n\nVitamin-D-Präparate erhöhten in einer zweijährigen randomisierten Studie die "
+                  "Knochendichte älterer Patienten.",
+}
+
+
+def test_text_not_in_english_gets_the_advice_of_a_multilingual_model_and_the_advice_works(hub_server, tmp_path):
+    """German documents in a library of the default (English) model: the
+    ingest says so and names the command that moves the library to the
+    multilingual model; that command fetches it from the hub at its
+    catalogue commit and re-embeds the library, after which an English
+    question finds the German document it asks about by meaning alone."""
+    hub = hub_server()
+    env = Env(tmp_path, hub.endpoint)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name, text in GERMAN.items():
+        (docs / name).write_text(text, encoding="utf-8")
+    report = json.loads(env.run("--json", "ingest", str(docs), "--library", "archiv").stdout)
+    assert report["indexed"] == 3 and report["languages"] == {"de": report["chunks"]}, report
+    advice = report["advice"]
+    assert "100 % of this text is not English (de 100 %)" in advice and REPO in advice, advice
+    command = advice.split("`")[1]
+    assert command == "folio --model multilingual-e5-small rebuild archiv", advice
+    env.run(*command.split()[1:])
+    inspect = json.loads(env.run("--json", "inspect", "archiv").stdout)
+    assert inspect["info"]["space"]["model"] == "intfloat/multilingual-e5-small", inspect
+    assert inspect["info"]["space"]["query_prefix"] == "query: ", inspect
+    for question, expected in [("How is old parchment preserved for centuries?", "handschriften.md"),
+                               ("Does vitamin D make older people's bones denser?", "vitamin.md")]:
+        found = json.loads(env.run("--json", "--model", "multilingual-e5-small", "search", question,
+                                   "--library", "archiv", "--mode", "dense").stdout)
+        assert found["hits"][0]["source"].endswith(expected), (question, found["hits"])
+    # A library of the multilingual model gets no such advice.
+    more = tmp_path / "more"
+    more.mkdir()
+    (more / "neu.md").write_text("# Neu\n\nEin weiteres deutsches Dokument über alte Bücher.", encoding="utf-8")
+    again = json.loads(env.run("--json", "--model", "multilingual-e5-small", "ingest", str(more),
+                               "--library", "archiv").stdout)
+    assert again["indexed"] == 1 and "advice" not in again, again

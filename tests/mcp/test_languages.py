@@ -59,6 +59,12 @@ def test_a_library_in_seven_languages(data, tmp_path):
         async with stdio(data) as c:
             report = await ok(c, "ingest", {"library": "polyglot", "paths": [str(docs)]})
             assert (report["indexed"], report["failed"]) == (len(DOCUMENTS), 0), report
+            # The chunks written, by language; six of seven languages are
+            # not English and the default model reads English only: the
+            # ingest says what to do.
+            assert set(report["languages"]) == {name.split(".")[0] for name in DOCUMENTS}, report
+            assert sum(report["languages"].values()) == report["chunks"], report
+            assert "`folio --model multilingual-e5-small rebuild polyglot`" in report["advice"], report
             for query, expected in QUERIES:
                 for mode in ("lexical", "hybrid"):
                     found = await ok(c, "search", {"library": "polyglot", "query": query, "mode": mode,
@@ -140,6 +146,7 @@ def test_questions_in_other_languages_find_english_papers_with_a_multilingual_mo
         async with stdio(data, config=config) as c:
             report = await ok(c, "ingest", {"library": "papers", "paths": [str(docs)]})
             assert report["indexed"] == len(PAPERS), report
+            assert report["languages"] == {"en": report["chunks"]} and "advice" not in report, report
             for question, expected in [
                 ("Wie bleiben alte Handschriften über Jahrhunderte erhalten?", "manuscripts.txt"),
                 ("Wie baut eine Volltextsuchmaschine ihren Index auf?", "search.txt"),

@@ -48,6 +48,9 @@ pub fn ingest_failures(report: &IngestReport) {
             eprintln!("warning: {}: {warning}", item.source);
         }
     }
+    if let Some(advice) = &report.advice {
+        eprintln!("note: {advice}");
+    }
 }
 
 /// A settled document's line on stdout (failures go to stderr with the

@@ -140,6 +140,25 @@ pub const CATALOG: &[CatalogEntry] = &[
         note: "seed 004; needs ONNX Runtime; search_query:/search_document: prefixes",
     },
     CatalogEntry {
+        name: "multilingual-e5-small",
+        repo: "intfloat/multilingual-e5-small",
+        revision: "614241f622f53c4eeff9890bdc4f31cfecc418b3",
+        role: Role::Embedding,
+        dim: 384,
+        pooling: Pooling::Mean,
+        window: 512,
+        query_prefix: "query: ",
+        passage_prefix: "passage: ",
+        multilingual: true,
+        common: &CHECKED_BY_HUB,
+        // Sizes of the fp32 graph and weights as `scripts/export_onnx.py`
+        // and `scripts/multilingual_model.py` write them here (the same
+        // tensors; the hub's files may differ by their headers).
+        onnx: Some((HubFile::checked_by_hub("onnx/model.onnx"), 470_062_452)),
+        safetensors: Some((HubFile::checked_by_hub("model.safetensors"), 470_045_848)),
+        note: "about 100 languages; query:/passage: prefixes; the model folio suggests for text not in English",
+    },
+    CatalogEntry {
         name: "ms-marco-MiniLM-L-6-v2",
         repo: "cross-encoder/ms-marco-MiniLM-L-6-v2",
         revision: "c5ee24cb16019beea0893ab7796b1df96625c6b8",

@@ -3,6 +3,7 @@
 //! are embedded in length-sorted groups and written — each atomically, each
 //! reported. A failing source is reported and the rest carry on.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -147,6 +148,9 @@ pub struct IngestItem {
     /// unread, an OCR language not installed).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// The document's language (ISO 639-1), when folio could tell.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -168,6 +172,14 @@ pub struct IngestReport {
     /// Bytes of the sources read (files, pages fetched, content, records),
     /// whether they were then indexed, skipped or refused.
     pub bytes: u64,
+    /// Chunks written by this ingest, by their document's language (ISO
+    /// 639-1; "und" when folio could not tell).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub languages: BTreeMap<String, u64>,
+    /// What the user may want to do about the library: a model of English
+    /// only given text mostly in other languages.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub advice: Option<String>,
 }
 
 impl IngestReport {
@@ -184,8 +196,60 @@ impl IngestReport {
         self.embed_ms += other.embed_ms;
         self.bytes += other.bytes;
         self.items.extend(other.items);
+        for (language, chunks) in other.languages {
+            *self.languages.entry(language).or_default() += chunks;
+        }
+        self.advice = self.advice.take().or(other.advice);
     }
 }
+
+/// The share of a library's new text, in chunks, at or above which a model
+/// of English only is worth replacing: most of it is in other languages.
+const FOREIGN_SHARE: f64 = 0.5;
+
+/// Advice for an ingest whose text is mostly not English while the
+/// library's model reads English only (`model`: the space's model id):
+/// which languages, and how to move the library to a multilingual model
+/// (re-embedding; its text and lexical index stay).
+pub fn language_advice(
+    model: &str,
+    library: &str,
+    languages: &BTreeMap<String, u64>,
+) -> Option<String> {
+    if !folio_embed::catalog::english_only(model) {
+        return None;
+    }
+    let total: u64 = languages.values().sum();
+    let foreign: Vec<(&String, &u64)> = {
+        let mut v: Vec<_> = languages
+            .iter()
+            .filter(|(language, _)| !matches!(language.as_str(), "en" | "und"))
+            .collect();
+        v.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        v
+    };
+    let share = foreign.iter().map(|(_, n)| **n).sum::<u64>() as f64 / total.max(1) as f64;
+    if total == 0 || share < FOREIGN_SHARE {
+        return None;
+    }
+    let named: Vec<String> = foreign
+        .iter()
+        .take(3)
+        .map(|(language, n)| format!("{language} {:.0} %", **n as f64 * 100.0 / total as f64))
+        .collect();
+    Some(format!(
+        "{:.0} % of this text is not English ({}), and the library's model {model} reads \
+         English only: its search ranks such text by its words alone. A multilingual model \
+         ranks it by meaning too, and finds passages asked about in another language: \
+         `folio --model {MULTILINGUAL_MODEL} rebuild {library}` re-embeds the library with it \
+         (its text is kept).",
+        share * 100.0,
+        named.join(", "),
+    ))
+}
+
+/// The multilingual model folio suggests.
+pub const MULTILINGUAL_MODEL: &str = "multilingual-e5-small";
 
 /// Whether a folder walk takes this file: its extension names a format
 /// folio reads, and one that walks pick up (not images).
@@ -402,6 +466,8 @@ struct Tally {
     skipped: usize,
     failed: usize,
     chunks: u64,
+    /// Chunks written, by document language.
+    languages: BTreeMap<String, u64>,
 }
 
 impl Tally {
@@ -410,6 +476,10 @@ impl Tally {
     fn add(&mut self, item: IngestItem, keep_all: bool, progress: &dyn Progress) {
         progress.item(&item);
         self.chunks += u64::from(item.chunks);
+        if matches!(item.status, IngestStatus::Indexed | IngestStatus::Replaced) {
+            let language = item.language.as_deref().unwrap_or("und");
+            *self.languages.entry(language.to_string()).or_default() += u64::from(item.chunks);
+        }
         match item.status {
             IngestStatus::Indexed => self.indexed += 1,
             IngestStatus::Replaced => self.replaced += 1,
@@ -438,6 +508,7 @@ fn failed(source: String, error: EngineError) -> IngestItem {
         pages: None,
         error: Some(error),
         warnings: Vec::new(),
+        language: None,
     }
 }
 
@@ -452,6 +523,7 @@ fn skipped(source: String, id: &DocumentId) -> IngestItem {
         pages: None,
         error: None,
         warnings: Vec::new(),
+        language: None,
     }
 }
 
@@ -679,6 +751,8 @@ impl Engine {
             embed_ms,
             bytes: read,
             items: tally.items,
+            advice: language_advice(&space.model, request.library.as_str(), &tally.languages),
+            languages: tally.languages,
         };
         self.totals.add(&report);
         Ok(report)
@@ -1473,6 +1547,12 @@ impl Engine {
                 pages: d.document.page_count,
                 error: None,
                 warnings,
+                language: d
+                    .document
+                    .metadata
+                    .get("language")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
             })
             .collect();
         let outcomes = self.store.put_documents(documents, request.force)?;
@@ -1742,5 +1822,27 @@ mod tests {
             title_from_locator("https://e.org/docs/").as_deref(),
             Some("docs")
         );
+    }
+
+    #[test]
+    fn text_mostly_not_in_english_is_advised_a_multilingual_model() {
+        let counts = |pairs: &[(&str, u64)]| -> BTreeMap<String, u64> {
+            pairs.iter().map(|(l, n)| (l.to_string(), *n)).collect()
+        };
+        let minilm = "sentence-transformers/all-MiniLM-L6-v2";
+        let advice = language_advice(minilm, "lib", &counts(&[("de", 6), ("ru", 2), ("en", 2)]))
+            .expect("80 % not English");
+        assert!(advice.starts_with("80 % of this text is not English (de 60 %, ru 20 %)"));
+        assert!(advice.contains("`folio --model multilingual-e5-small rebuild lib`"));
+        // Half or more; undetermined text counts as neither.
+        assert!(language_advice(minilm, "lib", &counts(&[("fr", 1), ("en", 1)])).is_some());
+        assert!(language_advice(minilm, "lib", &counts(&[("fr", 1), ("en", 2)])).is_none());
+        assert!(language_advice(minilm, "lib", &counts(&[("und", 5), ("en", 1)])).is_none());
+        assert!(language_advice(minilm, "lib", &BTreeMap::new()).is_none());
+        // Not for a multilingual model, nor one folio does not know.
+        let german = counts(&[("de", 5)]);
+        assert!(language_advice("intfloat/multilingual-e5-small", "lib", &german).is_none());
+        assert!(language_advice("someone/own-model", "lib", &german).is_none());
+        assert!(folio_embed::catalog::find(MULTILINGUAL_MODEL).is_some_and(|e| e.multilingual));
     }
 }

@@ -6,6 +6,7 @@ mod entities;
 mod records;
 mod search;
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use folio_core::ErrorCode;
@@ -325,6 +326,14 @@ struct IngestOutput {
     items: Vec<IngestItemOutput>,
     /// Entries left out of `items` (more than 200 sources).
     items_omitted: usize,
+    /// Chunks written, by their document's language (ISO 639-1; "und"
+    /// when folio could not tell).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    languages: BTreeMap<String, u64>,
+    /// What to do about the library: set when the text is mostly not
+    /// English and the library's model reads English only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    advice: Option<String>,
 }
 
 const MAX_ITEMS: usize = 200;
@@ -365,6 +374,8 @@ fn ingest_output(report: folio_engine::IngestReport) -> IngestOutput {
         elapsed_ms: report.elapsed_ms,
         items,
         items_omitted: omitted,
+        languages: report.languages,
+        advice: report.advice,
     }
 }
 
