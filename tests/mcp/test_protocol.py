@@ -208,3 +208,39 @@ def test_stdio_answers_malformed_lines_and_keeps_serving(data):
     finally:
         process.kill()
         process.wait()
+
+
+def test_a_kept_connection_gets_each_answer_at_once(data):
+    """An agent's host keeps its HTTP connection: each answer must leave
+    the server when it is ready. Without TCP_NODELAY on the server's
+    sockets the answer's last write waited for the client's delayed
+    acknowledgement, 40 ms a call whatever the work (44 ms a search on a
+    library whose search takes 3)."""
+    import socket
+    import statistics
+    import time
+
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                       "clientInfo": {"name": "raw", "version": "0"}}}
+    with HttpServer(data) as server:
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+        conn.connect()
+        conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        base = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+
+        def send(message, headers):
+            conn.request("POST", "/mcp", body=json.dumps(message), headers={**base, **headers})
+            response = conn.getresponse()
+            return response, response.read().decode()
+
+        response, _ = send(init, {})
+        headers = {"Mcp-Session-Id": response.getheader("Mcp-Session-Id"), "MCP-Protocol-Version": "2025-11-25"}
+        send({"jsonrpc": "2.0", "method": "notifications/initialized"}, headers)
+        times = []
+        for i in range(30):
+            started = time.perf_counter()
+            response, body = send({"jsonrpc": "2.0", "id": 10 + i, "method": "ping"}, headers)
+            times.append((time.perf_counter() - started) * 1e3)
+            assert response.status == 200 and '"result"' in body, body
+        assert statistics.median(times) < 20, sorted(times)

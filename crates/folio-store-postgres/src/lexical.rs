@@ -424,19 +424,33 @@ fn read_postings(
     let mut q = Query::default();
     let t = q.bind(wanted.iter().map(|w| w.term.clone()).collect::<Vec<_>>());
     let column = format!("p.{}", unit.key());
-    let within = match (only, unit) {
-        (Some(keys), _) => format!(" AND {column} = ANY({}::int8[])", q.bind(keys.to_vec())),
-        (None, Unit::Chunk) => PostgresStore::filtered_keys(library_id, filter, &mut q, &column),
-        (None, Unit::Document) => {
-            PostgresStore::filtered_documents(library_id, filter, &mut q, &column)
+    let postings = unit.postings();
+    let sql = match only {
+        // A term at a time, each probing the primary key for the keys:
+        // asked for both lists at once, the planner walks every posting
+        // of the keys (all their terms) through the by-chunk index.
+        Some(keys) => format!(
+            "SELECT t.term, s.keys, s.tfs, s.norms FROM unnest({t}::text[]) t(term)
+             CROSS JOIN LATERAL (SELECT array_agg({column}) keys, array_agg(p.tf) tfs, array_agg(p.norm) norms
+                 FROM {postings} p WHERE p.library_id = {library_id} AND p.term = t.term
+                 AND {column} = ANY({}::int8[])) s
+             WHERE s.keys IS NOT NULL",
+            q.bind(keys.to_vec())
+        ),
+        None => {
+            let within = match unit {
+                Unit::Chunk => PostgresStore::filtered_keys(library_id, filter, &mut q, &column),
+                Unit::Document => {
+                    PostgresStore::filtered_documents(library_id, filter, &mut q, &column)
+                }
+            };
+            format!(
+                "SELECT p.term, array_agg({column}), array_agg(p.tf), array_agg(p.norm)
+                 FROM {postings} p WHERE p.library_id = {library_id} AND p.term = ANY({t}::text[]){within}
+                 GROUP BY p.term"
+            )
         }
     };
-    let sql = format!(
-        "SELECT p.term, array_agg({column}), array_agg(p.tf), array_agg(p.norm)
-         FROM {postings} p WHERE p.library_id = {library_id} AND p.term = ANY({t}::text[]){within}
-         GROUP BY p.term",
-        postings = unit.postings()
-    );
     let weights: HashMap<&str, f64> = wanted.iter().map(|w| (w.term.as_str(), w.weight)).collect();
     for row in wait(tx.query(&sql, &q.refs())).map_err(pg_err("lexical search"))? {
         let term: String = row.try_get(0).map_err(row_err)?;

@@ -74,8 +74,13 @@ const CHUNK_COLUMN_COUNT: usize = 11;
 pub struct PostgresStore {
     pool: Pool,
     statistics: std::sync::Mutex<lexical::Statistics>,
+    /// Library rows of one write generation: a search asks for its
+    /// library's id, space and counts several times, and counting a
+    /// library's documents is itself a scan.
+    libraries: std::sync::Mutex<(i64, HashMap<LibraryName, LibraryRow>)>,
 }
 
+#[derive(Clone)]
 struct LibraryRow {
     id: i64,
     info: LibraryInfo,
@@ -193,6 +198,17 @@ fn bump_generation(client: &impl GenericClient) -> Result<()> {
     wait(client.execute("SELECT nextval('folio_generation')", &[]))
         .map_err(pg_err("moving the write generation"))?;
     Ok(())
+}
+
+/// The write generation now. A write moves it before and again after its
+/// commit, so a value cached under one generation is never served after a
+/// commit that could change it.
+fn generation(client: &impl GenericClient) -> Result<i64> {
+    Ok(
+        wait(client.query_one("SELECT last_value FROM folio_generation", &[]))
+            .map_err(pg_err("reading the write generation"))?
+            .get(0),
+    )
 }
 
 fn library_row(client: &impl GenericClient, name: &LibraryName) -> Result<LibraryRow> {
@@ -505,6 +521,7 @@ impl PostgresStore {
         Ok(PostgresStore {
             pool,
             statistics: Default::default(),
+            libraries: Default::default(),
         })
     }
 
@@ -522,12 +539,32 @@ impl PostgresStore {
         Ok(PostgresStore {
             pool,
             statistics: Default::default(),
+            libraries: Default::default(),
         })
     }
 
     /// The server as messages may name it (no password).
     pub fn display(&self) -> &str {
         &self.pool.display
+    }
+
+    /// The library's row (as `library_row`), from the cache when nothing
+    /// was written since it was read.
+    fn library_row(&self, client: &impl GenericClient, name: &LibraryName) -> Result<LibraryRow> {
+        let now = generation(client)?;
+        {
+            let cache = self.libraries.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(row) = cache.1.get(name).filter(|_| cache.0 == now) {
+                return Ok(row.clone());
+            }
+        }
+        let row = library_row(client, name)?;
+        let mut cache = self.libraries.lock().unwrap_or_else(|p| p.into_inner());
+        if cache.0 != now {
+            *cache = (now, HashMap::new());
+        }
+        cache.1.insert(name.clone(), row.clone());
+        Ok(row)
     }
 
     /// Chunk keys of the library passing a chunk-level filter, as an SQL
@@ -556,7 +593,7 @@ impl PostgresStore {
     ) -> Result<Vec<Hit>> {
         let mut conn = self.pool.get()?;
         let client = conn.client();
-        let library_id = library_id(client, library)?;
+        let library_id = self.library_row(client, library)?.id;
         let tx = wait(
             client
                 .build_transaction()
@@ -734,7 +771,7 @@ impl Store for PostgresStore {
 
     fn library(&self, name: &LibraryName) -> Result<LibraryInfo> {
         let mut conn = self.pool.get()?;
-        Ok(library_row(conn.client(), name)?.info)
+        Ok(self.library_row(conn.client(), name)?.info)
     }
 
     fn libraries(&self) -> Result<Vec<LibraryInfo>> {
@@ -983,7 +1020,7 @@ impl Store for PostgresStore {
     fn query_language(&self, library: &LibraryName, query: &str) -> Result<String> {
         let mut conn = self.pool.get()?;
         let client = conn.client();
-        let library_id = library_id(client, library)?;
+        let library_id = self.library_row(client, library)?.id;
         let tx = wait(client.build_transaction().read_only(true).start())
             .map_err(pg_err("reading the query's language"))?;
         let languages = lexical::languages(&tx, &self.statistics, library_id, query)?;
@@ -1027,7 +1064,7 @@ impl Store for PostgresStore {
     ) -> Result<Vec<Hit>> {
         let mut conn = self.pool.get()?;
         let client = conn.client();
-        let row = library_row(client, library)?;
+        let row = self.library_row(client, library)?;
         if vector.len() != row.info.space.dim as usize {
             return Err(StoreError::EmbeddingMismatch {
                 library: library.to_string(),
@@ -1361,7 +1398,7 @@ impl Store for PostgresStore {
     fn dense_graph(&self, library: &LibraryName, vector: &[f32], k: usize) -> Result<Vec<Hit>> {
         let mut conn = self.pool.get()?;
         let client = conn.client();
-        let row = library_row(client, library)?;
+        let row = self.library_row(client, library)?;
         self.dense_scan(client, &row, vector, &Filter::default(), k, false)
     }
 

@@ -650,6 +650,16 @@ pub async fn serve(
     app: Router,
     cancel: CancellationToken,
 ) -> std::io::Result<()> {
+    use axum::serve::ListenerExt;
+    // A response leaves at once: without TCP_NODELAY its last small write
+    // waits for the client's delayed acknowledgement (40 ms on Linux), so a
+    // client keeping its connection got one answer per 44 ms whatever the
+    // search cost.
+    let listener = listener.tap_io(|stream| {
+        if let Err(e) = stream.set_nodelay(true) {
+            tracing::debug!("TCP_NODELAY not set on a connection: {e}");
+        }
+    });
     axum::serve(listener, app)
         .with_graceful_shutdown(async move { cancel.cancelled().await })
         .await
