@@ -181,15 +181,17 @@ fn best_chunks(
             .map(|(key, _)| format!("{key:016x}"))
             .collect::<Vec<_>>(),
     );
-    let clause = if filter.is_empty() {
-        String::new()
+    // Document ids name their library: unfiltered, the chunks come from
+    // the (document_id, idx) index alone, which carries their keys.
+    let sql = if filter.is_empty() {
+        format!("SELECT c.key, c.document_id FROM folio_chunks c WHERE c.document_id = ANY({documents}::text[])")
     } else {
-        crate::filter::where_clause(filter, &mut q)
+        let clause = crate::filter::where_clause(filter, &mut q);
+        format!(
+            "SELECT c.key, c.document_id FROM folio_chunks c JOIN folio_documents d ON d.id = c.document_id
+             WHERE c.library_id = {library_id} AND c.document_id = ANY({documents}::text[]){clause}"
+        )
     };
-    let sql = format!(
-        "SELECT c.key, c.document_id FROM folio_chunks c JOIN folio_documents d ON d.id = c.document_id
-         WHERE c.library_id = {library_id} AND c.document_id = ANY({documents}::text[]){clause}"
-    );
     let mut owner: HashMap<i64, u64> = HashMap::new();
     for row in wait(tx.query(&sql, &q.refs())).map_err(pg_err("lexical search"))? {
         let document: String = row.try_get(1).map_err(row_err)?;
