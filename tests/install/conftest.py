@@ -55,24 +55,17 @@ def sha256(path):
 
 @pytest.fixture(scope="session")
 def hub_root(tmp_path_factory):
-    """ORG/NAME/COMMIT/<files>: links to the set-up model's files, its
-    exported graph as the repository's onnx/model.onnx."""
-    model = setup_model()
+    """ORG/NAME/COMMIT/<files>: links to the set-up models' files, each
+    exported graph as its repository's onnx/model.onnx."""
     root = tmp_path_factory.mktemp("hub-root")
-    snapshot = root / REPO / COMMIT
-    for name in FILES:
-        (snapshot / name).parent.mkdir(parents=True, exist_ok=True)
-        (snapshot / name).symlink_to(model / name)
-    (snapshot / "onnx").mkdir()
-    (snapshot / "onnx/model.onnx").symlink_to(model / "model.onnx")
     multilingual = folio_home() / "models/multilingual-e5-small"
     assert (multilingual / "model.onnx").is_file(), f"{multilingual} is incomplete: run scripts/setup.sh"
-    snapshot = root / MULTILINGUAL_REPO / MULTILINGUAL_COMMIT
-    for name in MULTILINGUAL_FILES:
-        (snapshot / name).parent.mkdir(parents=True, exist_ok=True)
-        (snapshot / name).symlink_to(multilingual / name)
-    (snapshot / "onnx").mkdir()
-    (snapshot / "onnx/model.onnx").symlink_to(multilingual / "model.onnx")
+    for repo, commit, model, files in [(REPO, COMMIT, setup_model(), FILES),
+                                       (MULTILINGUAL_REPO, MULTILINGUAL_COMMIT, multilingual, MULTILINGUAL_FILES)]:
+        snapshot = root / repo / commit
+        for name in files + ["onnx/model.onnx"]:
+            (snapshot / name).parent.mkdir(parents=True, exist_ok=True)
+            (snapshot / name).symlink_to(model / ("model.onnx" if name.startswith("onnx/") else name))
     return root
 
 
