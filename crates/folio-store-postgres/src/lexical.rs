@@ -184,7 +184,9 @@ fn best_chunks(
     // Document ids name their library: unfiltered, the chunks come from
     // the (document_id, idx) index alone, which carries their keys.
     let sql = if filter.is_empty() {
-        format!("SELECT c.key, c.document_id FROM folio_chunks c WHERE c.document_id = ANY({documents}::text[])")
+        format!(
+            "SELECT c.key, c.document_id FROM folio_chunks c WHERE c.document_id = ANY({documents}::text[])"
+        )
     } else {
         let clause = crate::filter::where_clause(filter, &mut q);
         format!(
