@@ -177,9 +177,13 @@ pub struct IngestReport {
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub languages: BTreeMap<String, u64>,
     /// What the user may want to do about the library: a model of English
-    /// only given text mostly in other languages.
+    /// only given text mostly in other languages (`language_advice` of
+    /// `model` and `languages`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub advice: Option<String>,
+    /// The library's model (its space's id), which the advice is about.
+    #[serde(skip)]
+    pub model: String,
 }
 
 impl IngestReport {
@@ -199,7 +203,7 @@ impl IngestReport {
         for (language, chunks) in other.languages {
             *self.languages.entry(language).or_default() += chunks;
         }
-        self.advice = self.advice.take().or(other.advice);
+        self.advice = language_advice(&self.model, &self.library, &self.languages);
     }
 }
 
@@ -229,7 +233,7 @@ pub fn language_advice(
         v
     };
     let share = foreign.iter().map(|(_, n)| **n).sum::<u64>() as f64 / total.max(1) as f64;
-    if total == 0 || share < FOREIGN_SHARE {
+    if share < FOREIGN_SHARE {
         return None;
     }
     let named: Vec<String> = foreign
@@ -753,6 +757,7 @@ impl Engine {
             items: tally.items,
             advice: language_advice(&space.model, request.library.as_str(), &tally.languages),
             languages: tally.languages,
+            model: space.model.clone(),
         };
         self.totals.add(&report);
         Ok(report)

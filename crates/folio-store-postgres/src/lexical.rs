@@ -545,9 +545,7 @@ fn statistics(
     library_id: i64,
     terms: &[String],
 ) -> Result<(i64, i64, i64, Vec<i64>)> {
-    let generation: i64 = wait(tx.query_one("SELECT last_value FROM folio_generation", &[]))
-        .map_err(pg_err("lexical search"))?
-        .get(0);
+    let generation = crate::generation(tx)?;
     let (library, mut known, missing) = {
         let mut cache = cache.lock().unwrap_or_else(|p| p.into_inner());
         if cache.generation != generation || cache.frequencies.len() > MAX_CACHED_TERMS {

@@ -203,7 +203,7 @@ fn bump_generation(client: &impl GenericClient) -> Result<()> {
 /// The write generation now. A write moves it before and again after its
 /// commit, so a value cached under one generation is never served after a
 /// commit that could change it.
-fn generation(client: &impl GenericClient) -> Result<i64> {
+pub(crate) fn generation(client: &impl GenericClient) -> Result<i64> {
     Ok(
         wait(client.query_one("SELECT last_value FROM folio_generation", &[]))
             .map_err(pg_err("reading the write generation"))?
