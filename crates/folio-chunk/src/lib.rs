@@ -4,10 +4,15 @@
 //! header (title and section path) plus the chunk — fits the encoder's window
 //! measured in model tokens. Nothing is truncated silently.
 //!
+//! A table is a section of its own, named by its caption (or "Table N"): it
+//! is cut between rows, never inside one, each chunk of it is cited with
+//! its row range, and every chunk after the first repeats the header row in
+//! its context header.
+//!
 //! Pure: token counting comes in through the `TokenCounter` trait.
 
-use folio_core::structured::RenderedText;
-use folio_core::{BlockKind, StructuredText};
+use folio_core::structured::{RenderedText, TABLE_CAPTION_SEPARATOR};
+use folio_core::{Block, BlockKind, StructuredText};
 use unicode_segmentation::UnicodeSegmentation;
 
 /// Counts model tokens in a text, without special tokens.
@@ -102,12 +107,34 @@ struct Unit {
     end: usize,
     tokens: usize,
     page: Option<u32>,
+    /// The table row the unit holds (or is a piece of), as cited.
+    row: Option<u32>,
 }
 
-/// A heading-delimited run of units sharing one section path.
+/// A heading-delimited run of units sharing one section path, or one table.
 struct Section {
     path: Vec<String>,
     units: Vec<Unit>,
+    table: Option<TableContext>,
+}
+
+impl Section {
+    fn new(path: Vec<String>) -> Self {
+        Section {
+            path,
+            units: Vec::new(),
+            table: None,
+        }
+    }
+}
+
+/// What a table's chunks share.
+struct TableContext {
+    /// The header row and the separator row, each ending in a newline.
+    columns: String,
+    /// Where the table's first unit (its caption, header and first row)
+    /// starts: a chunk starting there shows the header in its own text.
+    start: usize,
 }
 
 /// The context header embedded and indexed with every chunk of a section:
@@ -179,18 +206,42 @@ pub fn chunk(
         } else {
             counter.count(&header)
         };
+        // A table's header row is repeated when it takes at most a third of
+        // what the context header leaves; a wider one is not repeated.
+        let columns = section.table.as_ref().and_then(|table| {
+            let room = config.max_tokens.saturating_sub(header_tokens) / 3;
+            let tokens = count_within(counter, &table.columns, room);
+            (tokens <= room).then_some((table, tokens))
+        });
+        let columns_tokens = columns.map_or(0, |(_, tokens)| tokens);
         let budget = Budget {
-            target: config.target_tokens.saturating_sub(header_tokens).max(8),
-            max: config.max_tokens.saturating_sub(header_tokens).max(8),
-            overlap: config.overlap_tokens,
+            target: config
+                .target_tokens
+                .saturating_sub(header_tokens + columns_tokens)
+                .max(8),
+            max: config
+                .max_tokens
+                .saturating_sub(header_tokens + columns_tokens)
+                .max(8),
+            // A table's chunks repeat its header, not each other's rows.
+            overlap: if section.table.is_some() {
+                0
+            } else {
+                config.overlap_tokens
+            },
+        };
+        let context = Context {
+            header: &header,
+            path: &section.path,
+            columns: columns.map(|(table, _)| (table.columns.as_str(), table.start)),
+            table: section.table.is_some(),
         };
         let units = refine(&section.units, &doc, budget.max, counter);
         for group in pack(&units, &budget) {
             emit(
                 &group,
                 &doc,
-                &header,
-                &section.path,
+                &context,
                 config.max_tokens,
                 counter,
                 &mut drafts,
@@ -201,6 +252,16 @@ pub fn chunk(
         }
     }
     drafts
+}
+
+/// What every chunk of a section is embedded and cited with.
+struct Context<'a> {
+    header: &'a str,
+    path: &'a [String],
+    /// A table's header and separator rows, and where its first unit
+    /// starts, when its header is repeated.
+    columns: Option<(&'a str, usize)>,
+    table: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -265,20 +326,12 @@ fn sections(
 ) -> Vec<Section> {
     let mut out: Vec<Section> = Vec::new();
     let mut path: Vec<(u8, String)> = Vec::new();
-    let mut current = Section {
-        path: Vec::new(),
-        units: Vec::new(),
-    };
+    let mut current = Section::new(Vec::new());
+    let mut tables = 0u32;
     for (block, &(start, end)) in text.blocks.iter().zip(&rendered.spans) {
         if let BlockKind::Heading(level) = block.kind {
             if !current.units.is_empty() {
-                out.push(std::mem::replace(
-                    &mut current,
-                    Section {
-                        path: Vec::new(),
-                        units: Vec::new(),
-                    },
-                ));
+                out.push(std::mem::replace(&mut current, Section::new(Vec::new())));
             }
             path.retain(|(l, _)| *l < level);
             path.push((level, block.text.trim().to_string()));
@@ -289,18 +342,96 @@ fn sections(
             continue;
         }
         let (start, end) = (doc.byte(start as usize), doc.byte(end as usize));
+        if block.kind == BlockKind::Table {
+            tables += 1;
+            let label = block
+                .caption
+                .clone()
+                .unwrap_or_else(|| format!("Table {tables}"));
+            let mut table_path = current.path.clone();
+            table_path.push(label);
+            if let Some(table) =
+                table_section(block, table_path, start, end, doc, max_tokens, counter)
+            {
+                if !current.units.is_empty() {
+                    let path = current.path.clone();
+                    out.push(std::mem::replace(&mut current, Section::new(path)));
+                }
+                out.push(table);
+                continue;
+            }
+        }
         let tokens = count_within(counter, doc.slice(start, end), max_tokens);
         current.units.push(Unit {
             start,
             end,
             tokens,
             page: block.page,
+            row: None,
         });
     }
     if !current.units.is_empty() {
         out.push(current);
     }
     out
+}
+
+/// A table block as a section of its own: one unit per row, the first
+/// holding the caption and the header too. `None` when the rendered block
+/// is not the Markdown table `Table::into_block` makes.
+fn table_section(
+    block: &Block,
+    path: Vec<String>,
+    start: usize,
+    end: usize,
+    doc: &Doc<'_>,
+    max_tokens: usize,
+    counter: &dyn TokenCounter,
+) -> Option<Section> {
+    let rendered = doc.slice(start, end);
+    let body_at = match &block.caption {
+        Some(caption) => {
+            let lead = format!("{caption}{TABLE_CAPTION_SEPARATOR}");
+            rendered.starts_with(&lead).then_some(start + lead.len())?
+        }
+        None => start,
+    };
+    let mut lines = Vec::new();
+    let mut at = body_at;
+    for line in doc.slice(body_at, end).split('\n') {
+        lines.push((at, at + line.len()));
+        at += line.len() + 1;
+    }
+    if lines.len() < 2 || !doc.slice(lines[1].0, lines[1].1).starts_with("| ---") {
+        return None;
+    }
+    let columns = format!("{}\n", doc.slice(lines[0].0, lines[1].1));
+    let first_row = block.first_row.unwrap_or(1);
+    let mut units = Vec::with_capacity(lines.len() - 1);
+    if lines.len() == 2 {
+        units.push(Unit {
+            start,
+            end,
+            tokens: count_within(counter, rendered, max_tokens),
+            page: block.page,
+            row: None,
+        });
+    }
+    for (i, &(line_start, line_end)) in lines[2..].iter().enumerate() {
+        let unit_start = if i == 0 { start } else { line_start };
+        units.push(Unit {
+            start: unit_start,
+            end: line_end,
+            tokens: count_within(counter, doc.slice(unit_start, line_end), max_tokens),
+            page: block.page,
+            row: Some(first_row.saturating_add(i as u32)),
+        });
+    }
+    Some(Section {
+        path,
+        units,
+        table: Some(TableContext { columns, start }),
+    })
 }
 
 /// Splits units over `max` tokens: into sentences, then word runs, then chars.
@@ -323,6 +454,7 @@ fn refine(units: &[Unit], doc: &Doc<'_>, max: usize, counter: &dyn TokenCounter)
                 end: start + sentence.len(),
                 tokens: count_within(counter, sentence, max),
                 page: unit.page,
+                row: unit.row,
             };
             if sentence.tokens <= max {
                 out.push(sentence);
@@ -360,6 +492,7 @@ fn split_words(
                 end,
                 tokens,
                 page: unit.page,
+                row: unit.row,
             });
             start = word_start;
             tokens = 0;
@@ -380,6 +513,7 @@ fn split_words(
                     end: pair[1],
                     tokens: count_within(counter, doc.slice(pair[0], pair[1]), max),
                     page: unit.page,
+                    row: unit.row,
                 });
             }
             start = j;
@@ -397,6 +531,7 @@ fn split_words(
             end,
             tokens,
             page: unit.page,
+            row: unit.row,
         });
     }
 }
@@ -445,8 +580,7 @@ fn pack(units: &[Unit], budget: &Budget) -> Vec<Vec<Unit>> {
 fn emit(
     group: &[Unit],
     doc: &Doc<'_>,
-    header: &str,
-    path: &[String],
+    context: &Context<'_>,
     max_tokens: usize,
     counter: &dyn TokenCounter,
     out: &mut Vec<ChunkDraft>,
@@ -455,18 +589,34 @@ fn emit(
         return;
     };
     let text = doc.slice(first.start, last.end).to_string();
-    let embed_text = format!("{header}{text}");
+    let embed_text = match context.columns {
+        // Within a table, a chunk that does not start with the header row
+        // carries it in its context header.
+        Some((columns, start)) if first.start != start => {
+            format!("{}{columns}{text}", context.header)
+        }
+        _ => format!("{}{text}", context.header),
+    };
     let (token_count, ids) = match counter.encode(&embed_text) {
         Some((count, ids)) => (count, Some(ids)),
         None => (counter.count(&embed_text), None),
     };
     if token_count > max_tokens && group.len() > 1 {
         let (a, b) = group.split_at(group.len() / 2);
-        emit(a, doc, header, path, max_tokens, counter, out);
-        emit(b, doc, header, path, max_tokens, counter, out);
+        emit(a, doc, context, max_tokens, counter, out);
+        emit(b, doc, context, max_tokens, counter, out);
         return;
     }
     let pages = group.iter().filter_map(|u| u.page);
+    let mut section_path = context.path.to_vec();
+    let rows = group.iter().filter_map(|u| u.row);
+    if let (true, Some(from), Some(to)) = (context.table, rows.clone().min(), rows.max()) {
+        section_path.push(if from == to {
+            format!("row {from}")
+        } else {
+            format!("rows {from}–{to}")
+        });
+    }
     out.push(ChunkDraft {
         text,
         embed_text,
@@ -474,7 +624,7 @@ fn emit(
         char_end: doc.char_index(last.end) as u64,
         page_start: pages.clone().min(),
         page_end: pages.max(),
-        section_path: path.to_vec(),
+        section_path,
         token_count: token_count as u32,
         ids,
     });

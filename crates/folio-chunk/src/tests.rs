@@ -274,3 +274,85 @@ fn chunking_stops_past_the_chunk_limit() {
     assert_eq!(capped.len(), 11, "one past the limit tells the caller");
     assert_eq!(capped[..], all[..11]);
 }
+
+// Issue 50: a long table is cut between rows; every chunk names the table
+// and its rows, and the chunks after the first repeat the header row.
+#[test]
+fn a_long_table_is_cut_between_rows_with_its_header_repeated() {
+    let rows: Vec<Vec<String>> = (1..=40)
+        .map(|i| vec![format!("vendor{i}"), words(6, &format!("r{i}w"))])
+        .collect();
+    let table = folio_core::Table {
+        caption: Some("Table 2: Unit prices".into()),
+        header: vec!["Vendor".into(), "Notes".into()],
+        rows,
+        first_row: Some(2),
+    }
+    .into_block(None)
+    .unwrap();
+    let blocks = vec![
+        Block::new(BlockKind::Heading(1), "Prices", None),
+        Block::new(BlockKind::Paragraph, words(5, "intro"), None),
+        table,
+        Block::new(BlockKind::Paragraph, words(5, "after"), None),
+    ];
+    let config = ChunkConfig {
+        target_tokens: 60,
+        max_tokens: 80,
+        overlap_tokens: 10,
+    };
+    let (_, drafts) = run(blocks, config);
+    let table_chunks: Vec<&ChunkDraft> = drafts
+        .iter()
+        .filter(|d| d.section_path.get(1).map(String::as_str) == Some("Table 2: Unit prices"))
+        .collect();
+    assert!(table_chunks.len() >= 3, "{drafts:#?}");
+    let mut next_row = 2;
+    for (i, d) in table_chunks.iter().enumerate() {
+        // Whole rows only, in order, none twice.
+        for line in d.text.lines().filter(|l| l.contains("vendor")) {
+            assert!(
+                line.starts_with("| vendor") && line.ends_with(" |"),
+                "{line}"
+            );
+            assert!(
+                line.contains(&format!("| vendor{} |", next_row - 1)),
+                "{line}"
+            );
+            next_row += 1;
+        }
+        let last = next_row - 1;
+        let first = d.text.lines().find(|l| l.contains("vendor")).map(|l| {
+            l.trim_start_matches("| vendor")
+                .split(' ')
+                .next()
+                .unwrap()
+                .parse::<u32>()
+                .unwrap()
+                + 1
+        });
+        assert_eq!(
+            d.section_path.last().unwrap(),
+            &format!("rows {}–{last}", first.unwrap()),
+            "{d:#?}"
+        );
+        assert!(d.embed_text.contains("| Vendor | Notes |"), "{d:#?}");
+        if i == 0 {
+            assert!(d.text.starts_with("Table 2: Unit prices\n\n| Vendor"));
+        } else {
+            assert!(!d.text.contains("Vendor"));
+        }
+    }
+    assert_eq!(next_row, 42, "every row once");
+    // Text before and after the table stays in the heading's section.
+    assert!(
+        drafts
+            .iter()
+            .any(|d| d.text.contains("intro0") && d.section_path == ["Prices"])
+    );
+    assert!(
+        drafts
+            .iter()
+            .any(|d| d.text.contains("after0") && d.section_path == ["Prices"])
+    );
+}

@@ -12,7 +12,8 @@ pub enum BlockKind {
     Heading(u8),
     Paragraph,
     ListItem,
-    /// A table rendered as text, one row per line, cells separated by ` | `.
+    /// A table as a Markdown table: a header row, the separator row, then
+    /// one line per row (see [`Table`]).
     Table,
     Code,
 }
@@ -24,6 +25,14 @@ pub struct Block {
     pub text: String,
     /// 1-based page number, for paged formats.
     pub page: Option<u32>,
+    /// A table's caption ("Table 2: Unit prices by vendor"), on one line:
+    /// rendered above the table and cited with every chunk of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caption: Option<String>,
+    /// The number a table's first row is cited by (a spreadsheet's row
+    /// number, a CSV file's line); rows count from 1 when not given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_row: Option<u32>,
 }
 
 impl Block {
@@ -32,6 +41,8 @@ impl Block {
             kind,
             text: text.into(),
             page,
+            caption: None,
+            first_row: None,
         }
     }
 
@@ -43,9 +54,142 @@ impl Block {
             }
             BlockKind::ListItem => format!("- {}", self.text),
             BlockKind::Code => format!("```\n{}\n```", self.text),
-            BlockKind::Paragraph | BlockKind::Table => self.text.clone(),
+            BlockKind::Table => match &self.caption {
+                Some(caption) => format!("{caption}{TABLE_CAPTION_SEPARATOR}{}", self.text),
+                None => self.text.clone(),
+            },
+            BlockKind::Paragraph => self.text.clone(),
         }
     }
+}
+
+/// Between a table's caption and its header row in the rendered text.
+pub const TABLE_CAPTION_SEPARATOR: &str = "\n\n";
+
+/// A table as extractors find it: a caption, a header row and the rows
+/// below it. [`Table::into_block`] renders it as a Markdown table whose
+/// every row is one line, which is what lets the chunker cut a table
+/// between rows and repeat its header in every chunk.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Table {
+    pub caption: Option<String>,
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+    /// See [`Block::first_row`].
+    pub first_row: Option<u32>,
+}
+
+impl Table {
+    /// A table whose first row is its header (tables that mark none: DOCX,
+    /// ODF, CSV).
+    pub fn from_rows(mut rows: Vec<Vec<String>>) -> Self {
+        let header = if rows.is_empty() {
+            Vec::new()
+        } else {
+            rows.remove(0)
+        };
+        Table {
+            header,
+            rows,
+            ..Default::default()
+        }
+    }
+
+    /// The table as a block, or `None` when no cell holds text. Rows are
+    /// padded to the widest; a cell's line breaks become spaces and its
+    /// pipes are escaped, so that a row stays one line.
+    pub fn into_block(self, page: Option<u32>) -> Option<Block> {
+        let Table {
+            caption,
+            header,
+            rows,
+            first_row,
+        } = self;
+        let rows: Vec<Vec<String>> = rows
+            .into_iter()
+            .filter(|row| row.iter().any(|c| !c.trim().is_empty()))
+            .collect();
+        if header.iter().all(|c| c.trim().is_empty()) && rows.is_empty() {
+            return None;
+        }
+        let width = rows
+            .iter()
+            .map(Vec::len)
+            .chain([header.len()])
+            .max()
+            .unwrap_or(0)
+            .max(1);
+        let mut text = String::new();
+        let line = |cells: &[String], text: &mut String| {
+            text.push('|');
+            for i in 0..width {
+                let cell = cells.get(i).map_or("", |c| c.as_str());
+                text.push(' ');
+                push_cell(text, cell);
+                text.push_str(" |");
+            }
+        };
+        line(&header, &mut text);
+        text.push('\n');
+        text.push('|');
+        text.push_str(&" --- |".repeat(width));
+        for row in &rows {
+            text.push('\n');
+            line(row, &mut text);
+        }
+        let caption = caption
+            .map(|c| c.split_whitespace().collect::<Vec<_>>().join(" "))
+            .filter(|c| !c.is_empty());
+        Some(Block {
+            kind: BlockKind::Table,
+            text,
+            page,
+            caption,
+            first_row,
+        })
+    }
+}
+
+/// A cell's text on one line, pipes escaped.
+fn push_cell(out: &mut String, cell: &str) {
+    let mut words = cell.split_whitespace().peekable();
+    while let Some(word) = words.next() {
+        for c in word.chars() {
+            if c == '|' {
+                out.push('\\');
+            }
+            out.push(c);
+        }
+        if words.peek().is_some() {
+            out.push(' ');
+        }
+    }
+}
+
+/// Whether a line of text reads as a table's caption: "Table 2: …",
+/// "Tab. 3 …", "Tabelle 1 …", "Tableau IV …", in the languages folio
+/// analyses.
+pub fn is_table_caption(text: &str) -> bool {
+    let text = text.trim_start();
+    let Some((word, rest)) = text.split_once(|c: char| c.is_whitespace() || c == '.') else {
+        return false;
+    };
+    const WORDS: [&str; 8] = [
+        "table", "tab", "tabelle", "tableau", "tabla", "tabella", "tabel", "tabela",
+    ];
+    if !WORDS.contains(&word.to_lowercase().as_str()) {
+        return false;
+    }
+    let number: String = rest
+        .trim_start_matches(['.', ' '])
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '.' || *c == '-')
+        .collect();
+    let number = number.trim_end_matches(['.', '-']);
+    !number.is_empty()
+        && (number.chars().next().is_some_and(|c| c.is_ascii_digit())
+            || number.chars().all(|c| "IVXLivxl".contains(c)))
+        && text.chars().count() <= 400
 }
 
 /// A document's text with its structure and the metadata its format carries.

@@ -881,8 +881,11 @@ impl Engine {
                         EngineError::invalid("a folder, not a file (ingest folders as folders)"),
                     ));
                 }
+                // A CSV or TSV file is records where the library declares a
+                // record schema, else a document holding one table.
                 if let Some(format) = RecordsFormat::from_path(canonical.as_path())
                     .filter(|_| !canonical.as_path().is_dir())
+                    .filter(|f| schema.is_some() || !matches!(f, RecordsFormat::Csv { .. }))
                 {
                     return self
                         .records_file(&canonical, format, library, schema)

@@ -20,7 +20,8 @@ pub enum RecordsFormat {
     JsonLines,
     /// One JSON array of objects (`.json`).
     JsonArray,
-    /// A header row, then one record per row (`.csv`, `.tsv`).
+    /// A header row, then one record per row (`.csv`, `.tsv`), in a library
+    /// that declares a record schema; elsewhere such a file is a table.
     Csv { delimiter: u8 },
 }
 

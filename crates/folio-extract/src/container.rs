@@ -73,6 +73,32 @@ impl<'a> Container<'a> {
         Ok(Some(out))
     }
 
+    /// Refuses the archive when its members' declared sizes, together or
+    /// one by one, are over the budget or the ratio cap: for archives that
+    /// another crate inflates (spreadsheets). A member whose header lies
+    /// about its size is bounded by the extraction worker's memory cap.
+    pub fn check_declared_sizes(&mut self) -> Result<(), ExtractError> {
+        let mut total = 0u64;
+        for index in 0..self.archive.len() {
+            let file = self
+                .archive
+                .by_index_raw(index)
+                .map_err(|e| ExtractError::malformed(self.format, e))?;
+            let declared = file.size();
+            let compressed = file.compressed_size().max(1);
+            total = total.saturating_add(declared);
+            if total > self.limit
+                || (declared > RATIO_FLOOR && declared / compressed > self.max_ratio)
+            {
+                return Err(ExtractError::Bomb {
+                    what: format!("{} member {}", self.format, file.name().unwrap_or_default()),
+                    limit: self.limit,
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// Reads a member the format requires.
     pub fn require(&mut self, name: &str) -> Result<Vec<u8>, ExtractError> {
         self.read(name)?

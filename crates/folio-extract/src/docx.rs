@@ -1,9 +1,10 @@
 //! DOCX (Office Open XML word processing): headings from paragraph styles and
-//! outline levels, list items, tables as text, text boxes, core properties.
+//! outline levels, list items, tables with their captions, text boxes, core
+//! properties.
 
 use std::collections::HashMap;
 
-use folio_core::{Block, BlockKind, Limits, StructuredText};
+use folio_core::{Block, BlockKind, Limits, StructuredText, is_table_caption};
 
 use crate::container::{Container, core_properties};
 use crate::xml::{Node, attr, walk};
@@ -14,6 +15,8 @@ use crate::{ExtractError, Format};
 enum StyleRole {
     Title,
     Heading(u8),
+    /// Word's "caption" style (Insert Caption), for tables and figures.
+    Caption,
 }
 
 /// Reads `word/styles.xml`: style id → role, from the style's name
@@ -35,6 +38,8 @@ fn style_roles(xml: &[u8]) -> Result<HashMap<String, StyleRole>, ExtractError> {
                 let lower = name.to_ascii_lowercase();
                 if lower == "title" {
                     roles.insert(id.clone(), StyleRole::Title);
+                } else if lower == "caption" {
+                    roles.insert(id.clone(), StyleRole::Caption);
                 } else if let Some(level) = lower
                     .strip_prefix("heading ")
                     .and_then(|n| n.trim().parse::<u8>().ok())
@@ -73,9 +78,23 @@ struct Paragraph {
 
 #[derive(Default)]
 struct Table {
-    rows: Vec<String>,
+    rows: Vec<Vec<String>>,
     row: Vec<String>,
     cell: Vec<String>,
+}
+
+/// Whether a caption names a figure ("Figure 3: …", "Fig. 2", "Abbildung 1").
+pub(crate) fn is_figure_caption(text: &str) -> bool {
+    let word: String = text
+        .trim_start()
+        .chars()
+        .take_while(|c| c.is_alphabetic())
+        .collect::<String>()
+        .to_lowercase();
+    matches!(
+        word.as_str(),
+        "figure" | "fig" | "abbildung" | "abb" | "figura" | "chart" | "image" | "photo"
+    )
 }
 
 pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractError> {
@@ -87,10 +106,12 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
     };
     let mut metadata = core_properties(&mut container)?;
 
-    let mut blocks = Vec::new();
+    let mut blocks: Vec<Block> = Vec::new();
     let mut title: Option<String> = None;
     let mut paragraphs: Vec<Paragraph> = Vec::new();
     let mut tables: Vec<Table> = Vec::new();
+    // Whether the last block is a paragraph that reads as a table's caption.
+    let mut caption_last = false;
     let mut in_text = false;
     walk(&document, Format::Docx, |node| match node {
         Node::Open { name: "p", .. } => paragraphs.push(Paragraph::default()),
@@ -104,6 +125,8 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
                     let lower = id.to_ascii_lowercase();
                     if lower == "title" {
                         Some(StyleRole::Title)
+                    } else if lower == "caption" {
+                        Some(StyleRole::Caption)
                     } else {
                         lower
                             .strip_prefix("heading")
@@ -160,6 +183,18 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
                 table.cell.push(text);
                 return;
             }
+            let captions_table = is_table_caption(&text)
+                || (p.role == Some(StyleRole::Caption) && !is_figure_caption(&text));
+            // A caption right under a table that has none is its caption.
+            if let Some(table) = blocks.last_mut()
+                && captions_table
+                && table.kind == BlockKind::Table
+                && table.caption.is_none()
+            {
+                table.caption = Some(text);
+                return;
+            }
+            caption_last = captions_table;
             let kind = match p.role {
                 Some(StyleRole::Title) => {
                     title.get_or_insert_with(|| text.clone());
@@ -167,7 +202,7 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
                 }
                 Some(StyleRole::Heading(level)) => BlockKind::Heading(level),
                 None if p.list => BlockKind::ListItem,
-                None => BlockKind::Paragraph,
+                None | Some(StyleRole::Caption) => BlockKind::Paragraph,
             };
             blocks.push(Block::new(kind, text, None));
         }
@@ -182,21 +217,30 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
             if let Some(table) = tables.last_mut() {
                 let row = std::mem::take(&mut table.row);
                 if row.iter().any(|c| !c.is_empty()) {
-                    table.rows.push(row.join(" | "));
+                    table.rows.push(row);
                 }
             }
         }
         Node::Close { name: "tbl" } => {
-            if let Some(table) = tables.pop() {
-                let text = table.rows.join("\n");
-                if text.is_empty() {
-                    return;
-                }
-                match tables.last_mut() {
-                    // A nested table becomes text in its parent's cell.
-                    Some(parent) => parent.cell.push(text),
-                    None => blocks.push(Block::new(BlockKind::Table, text, None)),
-                }
+            let Some(table) = tables.pop() else { return };
+            if let Some(parent) = tables.last_mut() {
+                // A nested table becomes text in its parent's cell.
+                let text: Vec<String> = table.rows.iter().map(|r| r.join(" ")).collect();
+                parent.cell.push(text.join(" "));
+                return;
+            }
+            // The caption paragraph right above the table is its caption.
+            let caption = if caption_last {
+                blocks.pop().map(|b| b.text)
+            } else {
+                None
+            };
+            caption_last = false;
+            let mut table = folio_core::Table::from_rows(table.rows);
+            table.caption = caption.clone();
+            match table.into_block(None) {
+                Some(block) => blocks.push(block),
+                None => blocks.extend(caption.map(|c| Block::new(BlockKind::Paragraph, c, None))),
             }
         }
         _ => {}

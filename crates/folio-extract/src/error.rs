@@ -14,6 +14,12 @@ pub enum ExtractError {
         limit: u64,
         actual: u64,
     },
+    #[error("the {what} has {actual} cells, over the limit of {limit}")]
+    TooManyCells {
+        what: &'static str,
+        limit: u64,
+        actual: u64,
+    },
     #[error("the data looks binary, not text")]
     Binary,
     #[error("unsupported format{}", .hint.as_deref().map(|h| format!(": {h}")).unwrap_or_default())]
@@ -41,7 +47,9 @@ impl ExtractError {
     pub fn code(&self) -> ErrorCode {
         match self {
             ExtractError::Empty | ExtractError::NoText { .. } => ErrorCode::EmptyContent,
-            ExtractError::TooLarge { .. } | ExtractError::Bomb { .. } => ErrorCode::TooLarge,
+            ExtractError::TooLarge { .. }
+            | ExtractError::TooManyCells { .. }
+            | ExtractError::Bomb { .. } => ErrorCode::TooLarge,
             ExtractError::Binary | ExtractError::Malformed { .. } | ExtractError::References(_) => {
                 ErrorCode::MalformedInput
             }

@@ -18,6 +18,19 @@ pub enum Format {
     /// A scanned page or photo (PNG, JPEG, TIFF — a TIFF may hold several
     /// pages): no text of its own, read by OCR.
     Image,
+    /// Comma-separated values: one table (records when the library
+    /// declares a record schema and the file is named).
+    Csv,
+    /// Tab-separated values.
+    Tsv,
+    /// Office Open XML spreadsheets (`.xlsx`, `.xlsm`, `.xlsb`).
+    Xlsx,
+    /// Excel 97–2003 workbooks.
+    Xls,
+    /// OpenDocument spreadsheets.
+    Ods,
+    /// Jupyter notebooks.
+    Ipynb,
 }
 
 impl Format {
@@ -31,6 +44,12 @@ impl Format {
             Format::Pptx => "pptx",
             Format::Epub => "epub",
             Format::Image => "image",
+            Format::Csv => "csv",
+            Format::Tsv => "tsv",
+            Format::Xlsx => "xlsx",
+            Format::Xls => "xls",
+            Format::Ods => "ods",
+            Format::Ipynb => "ipynb",
         }
     }
 
@@ -49,8 +68,15 @@ impl Format {
     /// The format a file extension names, if folio reads it.
     pub fn from_extension(ext: &str) -> Option<Format> {
         Some(match ext.to_ascii_lowercase().as_str() {
-            "txt" | "text" | "log" | "csv" | "tsv" | "rst" | "org" | "tex" | "json" | "yaml"
-            | "yml" | "toml" => Format::Text,
+            "txt" | "text" | "log" | "rst" | "org" | "tex" | "json" | "yaml" | "yml" | "toml" => {
+                Format::Text
+            }
+            "csv" => Format::Csv,
+            "tsv" | "tab" => Format::Tsv,
+            "xlsx" | "xlsm" | "xlsb" => Format::Xlsx,
+            "xls" => Format::Xls,
+            "ods" => Format::Ods,
+            "ipynb" => Format::Ipynb,
             "md" | "markdown" | "mdx" => Format::Markdown,
             "html" | "htm" | "xhtml" => Format::Html,
             "pdf" => Format::Pdf,
@@ -76,6 +102,14 @@ impl Format {
             }
             "application/epub+zip" => Format::Epub,
             "image/png" | "image/jpeg" | "image/tiff" => Format::Image,
+            "text/csv" => Format::Csv,
+            "text/tab-separated-values" => Format::Tsv,
+            "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+            | "application/vnd.ms-excel.sheet.macroenabled.12"
+            | "application/vnd.ms-excel.sheet.binary.macroenabled.12" => Format::Xlsx,
+            "application/vnd.ms-excel" => Format::Xls,
+            "application/vnd.oasis.opendocument.spreadsheet" => Format::Ods,
+            "application/x-ipynb+json" => Format::Ipynb,
             m if m.starts_with("text/") => Format::Text,
             _ => return None,
         })
@@ -120,12 +154,33 @@ pub fn detect(input: Input<'_>) -> Result<Format, ExtractError> {
     }
     if bytes.starts_with(b"PK\x03\x04") {
         return match by_ext {
-            Some(f @ (Format::Docx | Format::Pptx | Format::Epub)) => Ok(f),
+            Some(f @ (Format::Docx | Format::Pptx | Format::Epub | Format::Xlsx | Format::Ods)) => {
+                Ok(f)
+            }
             _ if find(bytes, b"word/document.xml").is_some() => Ok(Format::Docx),
             _ if find(bytes, b"ppt/presentation.xml").is_some() => Ok(Format::Pptx),
+            _ if find(bytes, b"xl/workbook.").is_some() => Ok(Format::Xlsx),
             _ if find(bytes, b"application/epub+zip").is_some() => Ok(Format::Epub),
+            _ if find(bytes, b"application/vnd.oasis.opendocument.spreadsheet").is_some() => {
+                Ok(Format::Ods)
+            }
             _ => Err(ExtractError::Unsupported {
-                hint: Some("a zip archive that is not DOCX, PPTX or EPUB".into()),
+                hint: Some("a zip archive that is not DOCX, PPTX, EPUB, XLSX or ODS".into()),
+            }),
+        };
+    }
+    if bytes.starts_with(CFB_SIGNATURE) {
+        // An OLE compound file: Excel 97–2003 is read; Word 97 and Outlook
+        // messages are not.
+        return match by_ext {
+            Some(Format::Xls) => Ok(Format::Xls),
+            _ if find(bytes, &utf16(b"Workbook")).is_some()
+                || find(bytes, &utf16(b"Book")).is_some() =>
+            {
+                Ok(Format::Xls)
+            }
+            _ => Err(ExtractError::Unsupported {
+                hint: Some("an OLE compound file that is not an Excel workbook".into()),
             }),
         };
     }
@@ -137,7 +192,14 @@ pub fn detect(input: Input<'_>) -> Result<Format, ExtractError> {
     if let Some(format) = by_ext {
         if matches!(
             format,
-            Format::Pdf | Format::Docx | Format::Pptx | Format::Epub | Format::Image
+            Format::Pdf
+                | Format::Docx
+                | Format::Pptx
+                | Format::Epub
+                | Format::Image
+                | Format::Xlsx
+                | Format::Xls
+                | Format::Ods
         ) {
             return Err(ExtractError::malformed(
                 format,
@@ -157,6 +219,14 @@ pub fn detect(input: Input<'_>) -> Result<Format, ExtractError> {
         }),
         None => Ok(Format::Text),
     }
+}
+
+/// OLE compound files (Excel 97–2003, Word 97, Outlook messages).
+const CFB_SIGNATURE: &[u8] = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1";
+
+/// `name` as UTF-16LE, as compound files name their streams.
+fn utf16(name: &[u8]) -> Vec<u8> {
+    name.iter().flat_map(|&b| [b, 0]).collect()
 }
 
 /// PNG, JPEG, little- and big-endian TIFF.

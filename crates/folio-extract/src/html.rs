@@ -177,10 +177,44 @@ fn document_language(html: &str) -> Option<String> {
 }
 
 /// Converts an HTML fragment to Markdown, dropping non-content elements.
+/// A table's `<caption>` (or the `<figcaption>` of a figure holding a
+/// table) becomes a marked paragraph before the table, which the Markdown
+/// walk makes the table's caption.
 pub(crate) fn to_markdown(html: &str) -> String {
-    dom_query::Document::from(html)
-        .md(Some(&SKIPPED))
-        .to_string()
+    let document = dom_query::Document::from(html);
+    for caption in document.select("table > caption").nodes() {
+        let text = caption.text();
+        let table = caption.parent();
+        caption.remove_from_parent();
+        if let Some(table) = table {
+            mark_caption(&table, &text);
+        }
+    }
+    for caption in document.select("figure > figcaption").nodes() {
+        let Some(table) = caption
+            .parent()
+            .and_then(|figure| figure.find(&["table"]).into_iter().next())
+        else {
+            continue;
+        };
+        let text = caption.text();
+        caption.remove_from_parent();
+        mark_caption(&table, &text);
+    }
+    document.md(Some(&SKIPPED)).to_string()
+}
+
+/// Puts `text` before `table` as a paragraph marked as its caption.
+fn mark_caption(table: &dom_query::NodeRef<'_>, text: &str) {
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if text.is_empty() {
+        return;
+    }
+    let escaped = text
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;");
+    table.before_html(format!("<p>{}{escaped}</p>", markdown::CAPTION_MARK));
 }
 
 /// The text of the first `<title>` element.

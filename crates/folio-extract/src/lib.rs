@@ -10,9 +10,11 @@ mod format;
 mod html;
 mod image;
 mod markdown;
+mod notebook;
 mod pdf;
 mod pptx;
 pub mod references;
+mod tabular;
 mod text;
 mod xml;
 
@@ -94,5 +96,15 @@ fn extract_unguarded(
         Format::Pptx => pptx::extract(bytes, limits),
         Format::Epub => epub::extract(bytes, limits),
         Format::Image => image::extract(bytes, limits),
+        Format::Csv => {
+            text::decode(bytes).and_then(|t| tabular::extract_delimited(&t, format, b','))
+        }
+        Format::Tsv => {
+            text::decode(bytes).and_then(|t| tabular::extract_delimited(&t, format, b'\t'))
+        }
+        Format::Xlsx | Format::Xls | Format::Ods => {
+            tabular::extract_spreadsheet(bytes, format, limits)
+        }
+        Format::Ipynb => text::decode(bytes).and_then(|t| notebook::extract(&t)),
     }
 }

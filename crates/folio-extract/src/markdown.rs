@@ -1,7 +1,7 @@
 //! Markdown: YAML front matter becomes metadata; headings, paragraphs, list
 //! items, tables and code become blocks.
 
-use folio_core::{Block, BlockKind, StructuredText};
+use folio_core::{Block, BlockKind, StructuredText, is_table_caption};
 use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use serde_json::{Map, Value};
 
@@ -98,14 +98,31 @@ pub(crate) fn blocks(markdown: &str, page: Option<u32>) -> Vec<Block> {
         builder.event(event);
     }
     builder.flush();
+    // A caption mark no table followed is dropped.
+    for block in &mut out {
+        if block.text.starts_with(CAPTION_MARK) {
+            block.text = block
+                .text
+                .trim_start_matches(CAPTION_MARK)
+                .trim()
+                .to_string();
+        }
+    }
+    out.retain(|b| !b.text.is_empty());
     out
 }
 
 struct Table {
-    rows: Vec<String>,
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
     row: Vec<String>,
     cell: String,
 }
+
+/// Marks a paragraph that an HTML `<caption>` (or a `<figcaption>` of a
+/// figure holding a table) became: it captions the table that follows,
+/// whatever its words.
+pub(crate) const CAPTION_MARK: char = '\u{2063}';
 
 struct BlockBuilder<'a> {
     page: Option<u32>,
@@ -124,9 +141,20 @@ impl BlockBuilder<'_> {
     fn flush(&mut self) {
         if let Some((kind, text)) = self.current.take() {
             let text = text.trim();
-            if !text.is_empty() {
-                self.out.push(Block::new(kind, text, self.page));
+            if text.is_empty() {
+                return;
             }
+            // A caption right under a table that has none is its caption.
+            if let Some(table) = self.out.last_mut()
+                && kind == BlockKind::Paragraph
+                && table.kind == BlockKind::Table
+                && table.caption.is_none()
+                && is_table_caption(text)
+            {
+                table.caption = Some(text.split_whitespace().collect::<Vec<_>>().join(" "));
+                return;
+            }
+            self.out.push(Block::new(kind, text, self.page));
         }
     }
 
@@ -170,6 +198,7 @@ impl BlockBuilder<'_> {
             Event::Start(Tag::Table(_)) => {
                 self.flush();
                 self.table = Some(Table {
+                    header: Vec::new(),
                     rows: Vec::new(),
                     row: Vec::new(),
                     cell: String::new(),
@@ -181,23 +210,20 @@ impl BlockBuilder<'_> {
                     table.row.push(cell.trim().to_string());
                 }
             }
-            Event::End(TagEnd::TableHead | TagEnd::TableRow) => {
+            Event::End(TagEnd::TableHead) => {
+                if let Some(table) = &mut self.table {
+                    table.header = std::mem::take(&mut table.row);
+                }
+            }
+            Event::End(TagEnd::TableRow) => {
                 if let Some(table) = &mut self.table {
                     let row = std::mem::take(&mut table.row);
-                    if row.iter().any(|c| !c.is_empty()) {
-                        table.rows.push(row.join(" | "));
-                    }
+                    table.rows.push(row);
                 }
             }
             Event::End(TagEnd::Table) => {
-                if let Some(table) = self.table.take()
-                    && !table.rows.is_empty()
-                {
-                    self.out.push(Block::new(
-                        BlockKind::Table,
-                        table.rows.join("\n"),
-                        self.page,
-                    ));
+                if let Some(table) = self.table.take() {
+                    self.push_table(table);
                 }
             }
             Event::End(TagEnd::Heading(_) | TagEnd::CodeBlock) => self.flush(),
@@ -209,6 +235,39 @@ impl BlockBuilder<'_> {
             Event::HardBreak => self.push_text("\n"),
             Event::Start(Tag::Image { .. }) => self.push_text(" "),
             _ => {}
+        }
+    }
+}
+
+impl BlockBuilder<'_> {
+    /// Ends a table: the paragraph right before it is its caption when it
+    /// reads as one ("Table 2: …") or came from a `<caption>`.
+    fn push_table(&mut self, table: Table) {
+        let caption = match self.out.last() {
+            Some(b)
+                if b.kind == BlockKind::Paragraph
+                    && (b.text.starts_with(CAPTION_MARK) || is_table_caption(&b.text)) =>
+            {
+                self.out.pop().map(|b| b.text)
+            }
+            _ => None,
+        };
+        let caption = caption.map(|c| c.trim_start_matches(CAPTION_MARK).trim().to_string());
+        let table = folio_core::Table {
+            caption: caption.clone(),
+            header: table.header,
+            rows: table.rows,
+            first_row: None,
+        };
+        match table.into_block(self.page) {
+            Some(block) => self.out.push(block),
+            // An empty table leaves its caption as the paragraph it was.
+            None => {
+                if let Some(caption) = caption.filter(|c| !c.is_empty()) {
+                    self.out
+                        .push(Block::new(BlockKind::Paragraph, caption, self.page));
+                }
+            }
         }
     }
 }
@@ -247,7 +306,7 @@ mod tests {
                 (BlockKind::ListItem, "one"),
                 (BlockKind::ListItem, "two"),
                 (BlockKind::ListItem, "nested"),
-                (BlockKind::Table, "a | b\n1 | 2"),
+                (BlockKind::Table, "| a | b |\n| --- | --- |\n| 1 | 2 |"),
                 (BlockKind::Code, "code"),
             ]
         );

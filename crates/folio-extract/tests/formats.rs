@@ -139,6 +139,7 @@ fn docx_headings_lists_tables_and_properties() {
         para(None, "First paragraph."),
         para(Some("Heading2"), "Details"),
         r#"<w:p><w:pPr><w:numPr><w:ilvl w:val="0"/></w:numPr></w:pPr><w:r><w:t>A list item</w:t></w:r></w:p>"#.to_string(),
+        para(Some("Caption"), "Letters by row"),
         r#"<w:tbl><w:tr><w:tc><w:p><w:r><w:t>h1</w:t></w:r></w:p></w:tc><w:tc><w:p><w:r><w:t>h2</w:t></w:r></w:p></w:tc></w:tr><w:tr><w:tc><w:p><w:r><w:t>a</w:t></w:r></w:p></w:tc><w:tc><w:p><w:r><w:t>b &lt; c</w:t></w:r></w:p></w:tc></w:tr></w:tbl>"#.to_string(),
     ]
     .concat();
@@ -156,9 +157,14 @@ fn docx_headings_lists_tables_and_properties() {
             (BlockKind::Paragraph, "First paragraph."),
             (BlockKind::Heading(2), "Details"),
             (BlockKind::ListItem, "A list item"),
-            (BlockKind::Table, "h1 | h2\na | b < c"),
+            (
+                BlockKind::Table,
+                "| h1 | h2 |\n| --- | --- |\n| a | b < c |"
+            ),
         ]
     );
+    // Issue 50: the caption paragraph above the table is its caption.
+    assert_eq!(text.blocks[4].caption.as_deref(), Some("Letters by row"));
     assert_eq!(text.title.as_deref(), Some("Quarterly & Annual"));
     assert_eq!(
         text.metadata["authors"],
@@ -284,4 +290,38 @@ fn garbage_empty_and_unknown_input_get_clear_errors() {
         run(b"\x7fELF\x02\x01", "tool.bin"),
         Err(ExtractError::Unsupported { .. })
     ));
+}
+
+// Issue 50: an HTML table keeps its caption and its rows, one per line.
+#[test]
+fn an_html_table_keeps_its_caption_and_rows() {
+    let html = "<html><head><title>Prices</title></head><body><p>Intro.</p>\
+        <table><caption>Table 2: Unit prices by vendor</caption>\
+        <tr><th>Vendor</th><th>Item</th><th>Price (EUR)</th></tr>\
+        <tr><td>Acme GmbH</td><td>Bolt M8</td><td>0.12</td></tr>\
+        <tr><td>Globex Ltd</td><td>Nut M8</td><td>0.07</td></tr></table></body></html>";
+    let (format, text) = run(html.as_bytes(), "prices.html").unwrap();
+    assert_eq!(format, Format::Html);
+    let table = text
+        .blocks
+        .iter()
+        .find(|b| b.kind == BlockKind::Table)
+        .expect("a table block");
+    assert_eq!(
+        table.caption.as_deref(),
+        Some("Table 2: Unit prices by vendor")
+    );
+    let lines: Vec<&str> = table.text.lines().collect();
+    assert_eq!(lines.len(), 4, "{}", table.text);
+    assert!(lines[0].contains("Vendor") && lines[0].contains("Price (EUR)"));
+    assert!(lines[2].contains("Acme GmbH") && lines[2].contains("0.12"));
+    assert!(lines[3].contains("Globex Ltd") && lines[3].contains("0.07"));
+    assert!(
+        !text
+            .blocks
+            .iter()
+            .any(|b| b.kind == BlockKind::Paragraph && b.text.contains("Unit prices")),
+        "{:?}",
+        text.blocks
+    );
 }
