@@ -1301,3 +1301,54 @@ fn extraction_workers_are_reused_and_replaced() {
     });
     assert_eq!(workers.started(), after_pair);
 }
+
+// Issue 50: a CSV in a library without a record schema is a document
+// holding one table, whose rows a search finds and cites by line.
+#[test]
+fn a_csv_without_a_record_schema_is_a_table_cited_by_its_rows() {
+    let f = Folio::new();
+    let mut csv = String::from("Vendor,Item,Price (EUR)\n");
+    for i in 0..300 {
+        csv.push_str(&format!("Vendor{i} GmbH,Bolt M{i},0.{i:02}\n"));
+    }
+    csv.push_str("Zyxoplast Ltd,Flange K9,4.75\n");
+    f.file("prices.csv", csv.as_bytes());
+    let report = f.json(&["ingest", &f.path("prices.csv"), "--library", "t"]);
+    assert_eq!(report["indexed"], 1, "{report}");
+    assert_eq!(report["failed"], 0, "{report}");
+    let found = f.json(&[
+        "search",
+        "Zyxoplast flange",
+        "--library",
+        "t",
+        "--mode",
+        "lexical",
+        "--response-mode",
+        "full",
+    ]);
+    let hit = &hits(&found)[0];
+    assert_eq!(hit["format"], "csv", "{hit}");
+    let text = hit["text"].as_str().unwrap();
+    assert!(
+        text.contains("| Zyxoplast Ltd | Flange K9 | 4.75 |"),
+        "{text}"
+    );
+    // The last record is line 302 of the file; its chunk ends there.
+    let path: Vec<&str> = hit["section_path"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    assert_eq!(path[0], "Table 1", "{hit}");
+    assert!(
+        path[1].starts_with("rows ") && path[1].ends_with("–302"),
+        "{hit}"
+    );
+    assert!(
+        hit["context"]
+            .as_str()
+            .is_none_or(|c| c.contains("| Vendor | Item | Price (EUR) |")),
+        "{hit}"
+    );
+}

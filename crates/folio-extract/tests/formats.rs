@@ -325,3 +325,61 @@ fn an_html_table_keeps_its_caption_and_rows() {
         text.blocks
     );
 }
+
+// Issue 50: spreadsheets written by openpyxl and odfpy
+// (scripts/table_fixtures.py): a table per sheet, captioned by its name,
+// rows cited by their sheet numbers, dates as ISO 8601, hidden sheets marked.
+#[test]
+fn spreadsheets_are_a_table_per_sheet() {
+    let fixture = |name: &str| {
+        std::fs::read(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures")
+                .join(name),
+        )
+        .unwrap()
+    };
+    let (format, text) = run(&fixture("prices.xlsx"), "prices.xlsx").unwrap();
+    assert_eq!(format, Format::Xlsx);
+    let tables: Vec<&folio_core::Block> = text
+        .blocks
+        .iter()
+        .filter(|b| b.kind == BlockKind::Table)
+        .collect();
+    assert_eq!(tables.len(), 2, "{:?}", text.blocks);
+    assert_eq!(tables[0].caption.as_deref(), Some("Prices"));
+    assert_eq!(tables[0].first_row, Some(2));
+    assert_eq!(
+        tables[0].text,
+        "| Vendor | Item | Price (EUR) | Delivered |\n| --- | --- | --- | --- |\n\
+         | Acme GmbH | Bolt M8 | 0.12 | 2026-03-14 |\n| Globex Ltd | Nut M8 | 0.07 | 2026-04-01 |"
+    );
+    assert_eq!(tables[1].caption.as_deref(), Some("Margins (hidden)"));
+    assert!(
+        tables[1].text.contains("| Acme GmbH | 3 |"),
+        "{}",
+        tables[1].text
+    );
+    assert!(
+        text.blocks
+            .iter()
+            .any(|b| b.kind == BlockKind::Heading(2) && b.text == "Margins")
+    );
+
+    // Without a name, the zip is sniffed as a workbook.
+    let (format, _) = run(&fixture("prices.xlsx"), "download").unwrap();
+    assert_eq!(format, Format::Xlsx);
+
+    let (format, text) = run(&fixture("stock.ods"), "stock.ods").unwrap();
+    assert_eq!(format, Format::Ods);
+    assert_eq!(text.blocks.len(), 1, "{:?}", text.blocks);
+    assert_eq!(text.blocks[0].caption.as_deref(), Some("Stock"));
+    assert_eq!(
+        text.blocks[0].text,
+        "| Part | Count |\n| --- | --- |\n| Flange K9 | 12 |\n| Gasket | 7 |"
+    );
+
+    // Cut short, it is malformed, not a panic.
+    let bytes = fixture("prices.xlsx");
+    assert!(run(&bytes[..bytes.len() / 2], "prices.xlsx").is_err());
+}
