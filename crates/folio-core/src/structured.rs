@@ -46,6 +46,13 @@ impl Block {
         }
     }
 
+    /// Sets a table's caption, on one line (the chunker finds the table's
+    /// header right after it); a blank caption is none.
+    pub fn set_caption(&mut self, caption: &str) {
+        let caption = caption.split_whitespace().collect::<Vec<_>>().join(" ");
+        self.caption = (!caption.is_empty()).then_some(caption);
+    }
+
     /// The block as it appears in the document's Markdown text.
     pub fn render(&self) -> String {
         match self.kind {
@@ -137,16 +144,12 @@ impl Table {
             text.push('\n');
             line(row, &mut text);
         }
-        let caption = caption
-            .map(|c| c.split_whitespace().collect::<Vec<_>>().join(" "))
-            .filter(|c| !c.is_empty());
-        Some(Block {
-            kind: BlockKind::Table,
-            text,
-            page,
-            caption,
-            first_row,
-        })
+        let mut block = Block::new(BlockKind::Table, text, page);
+        block.first_row = first_row;
+        if let Some(caption) = caption {
+            block.set_caption(&caption);
+        }
+        Some(block)
     }
 }
 

@@ -84,7 +84,7 @@ struct Table {
 }
 
 /// Whether a caption names a figure ("Figure 3: …", "Fig. 2", "Abbildung 1").
-pub(crate) fn is_figure_caption(text: &str) -> bool {
+fn is_figure_caption(text: &str) -> bool {
     let word: String = text
         .trim_start()
         .chars()
@@ -191,7 +191,7 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
                 && table.kind == BlockKind::Table
                 && table.caption.is_none()
             {
-                table.caption = Some(text);
+                table.set_caption(&text);
                 return;
             }
             caption_last = captions_table;

@@ -151,7 +151,7 @@ impl BlockBuilder<'_> {
                 && table.caption.is_none()
                 && is_table_caption(text)
             {
-                table.caption = Some(text.split_whitespace().collect::<Vec<_>>().join(" "));
+                table.set_caption(text);
                 return;
             }
             self.out.push(Block::new(kind, text, self.page));
