@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Writes the spreadsheet fixtures of folio-extract's tests with the usual
-Python writers (openpyxl, odfpy): python3 scripts/table_fixtures.py DIR"""
+"""Writes the office fixtures of folio-extract's tests with the usual
+Python writers (openpyxl, odfpy, and pandoc through pypandoc_binary for
+RTF): python3 scripts/table_fixtures.py DIR"""
 import datetime
 import sys
 from pathlib import Path
@@ -39,8 +40,116 @@ def ods(path):
     doc.save(str(path))
 
 
+def odt(path):
+    from odf.opendocument import OpenDocumentText
+    from odf.style import Style
+    from odf.table import TableColumn, TableHeaderRows
+    from odf.text import H, List, ListItem, Sequence, SequenceDecl, SequenceDecls
+
+    doc = OpenDocumentText()
+    doc.meta.addElement(__import__("odf.dc", fromlist=["Title"]).Title(text="Fastener audit"))
+    doc.meta.addElement(__import__("odf.dc", fromlist=["Creator"]).Creator(text="Ana Ruiz"))
+    for name in ["Table", "Illustration"]:
+        doc.styles.addElement(Style(name=name, family="paragraph"))
+    heading = Style(name="Heading_20_1", displayname="Heading 1", family="paragraph", defaultoutlinelevel="1")
+    doc.styles.addElement(heading)
+    decls = SequenceDecls()
+    decls.addElement(SequenceDecl(name="Table", displayoutlinelevel="0"))
+    doc.text.addElement(decls)
+    doc.text.addElement(H(outlinelevel=1, stylename=heading, text="Audit of fasteners"))
+    doc.text.addElement(P(text="The audit compared two vendors over one quarter."))
+    items = List()
+    for text in ["Bolts were weighed.", "Nuts were counted."]:
+        item = ListItem()
+        item.addElement(P(text=text))
+        items.addElement(item)
+    doc.text.addElement(items)
+    caption = P(stylename="Table")
+    caption.addText("Table ")
+    caption.addElement(Sequence(name="Table", formula="ooow:Table+1", numformat="1", text="1"))
+    caption.addText(": Torque by vendor")
+    doc.text.addElement(caption)
+    table = Table(name="Table1")
+    table.addElement(TableColumn(numbercolumnsrepeated=3))
+    header = TableHeaderRows()
+    rows = [["Vendor", "Part", "Torque (Nm)"], ["Acme GmbH", "Bolt M8", "24"], ["Globex Ltd", "Bolt M10", "47"]]
+    for index, row in enumerate(rows):
+        tr = TableRow()
+        for value in row:
+            cell = TableCell(valuetype="string")
+            cell.addElement(P(text=value))
+            tr.addElement(cell)
+        if index == 0:
+            header.addElement(tr)
+            table.addElement(header)
+        else:
+            table.addElement(tr)
+    doc.text.addElement(table)
+    doc.text.addElement(P(stylename="Illustration", text="Figure 1: The torque bench"))
+    doc.save(str(path))
+
+
+def odp(path):
+    from odf.draw import Frame, Page, TextBox
+    from odf.namespaces import PRESENTATIONNS
+    from odf.opendocument import OpenDocumentPresentation
+    from odf.style import MasterPage, PageLayout, PageLayoutProperties
+
+    doc = OpenDocumentPresentation()
+    layout = PageLayout(name="PM1")
+    layout.addElement(PageLayoutProperties(pagewidth="28cm", pageheight="21cm"))
+    doc.automaticstyles.addElement(layout)
+    master = MasterPage(name="Default", pagelayoutname=layout)
+    doc.masterstyles.addElement(master)
+    slides = [("Quarterly review", ["Deliveries rose by a tenth."]), ("Next steps", ["Audit the flange supplier."])]
+    for title, lines in slides:
+        page = Page(masterpagename=master)
+        frame = Frame(width="20cm", height="3cm", x="2cm", y="1cm")
+        frame.setAttrNS(PRESENTATIONNS, "class", "title")
+        box = TextBox()
+        box.addElement(P(text=title))
+        frame.addElement(box)
+        page.addElement(frame)
+        frame = Frame(width="20cm", height="12cm", x="2cm", y="5cm")
+        frame.setAttrNS(PRESENTATIONNS, "class", "outline")
+        box = TextBox()
+        for line in lines:
+            box.addElement(P(text=line))
+        frame.addElement(box)
+        page.addElement(frame)
+        doc.presentation.addElement(page)
+    doc.save(str(path))
+
+
+def rtf(path):
+    import pypandoc
+
+    markdown = """---
+title: Shipping memo
+author: Lea Brandt
+---
+
+# Shipments
+
+Two crates left the warehouse on Monday; the caf\u00e9 order waits.
+
+| Crate | Weight (kg) |
+|-------|-------------|
+| K-17  | 212         |
+| K-18  | 198         |
+
+: Table 3: Crates shipped
+
+Привет from the Kyiv office.
+"""
+    pypandoc.convert_text(markdown, "rtf", format="markdown", outputfile=str(path), extra_args=["--standalone"])
+
+
 if __name__ == "__main__":
     out = Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
     xlsx(out / "prices.xlsx")
     ods(out / "stock.ods")
+    odt(out / "report.odt")
+    odp(out / "slides.odp")
+    rtf(out / "memo.rtf")

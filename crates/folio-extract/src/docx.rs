@@ -84,7 +84,7 @@ struct Table {
 }
 
 /// Whether a caption names a figure ("Figure 3: …", "Fig. 2", "Abbildung 1").
-fn is_figure_caption(text: &str) -> bool {
+pub(crate) fn is_figure_caption(text: &str) -> bool {
     let word: String = text
         .trim_start()
         .chars()

@@ -31,6 +31,16 @@ pub enum Format {
     Ods,
     /// Jupyter notebooks.
     Ipynb,
+    /// OpenDocument text (`.odt`).
+    Odt,
+    /// OpenDocument presentations (`.odp`).
+    Odp,
+    /// Rich Text Format.
+    Rtf,
+    /// One mail message (RFC 5322, `.eml`).
+    Eml,
+    /// A mailbox of messages (`.mbox`).
+    Mbox,
 }
 
 impl Format {
@@ -50,12 +60,20 @@ impl Format {
             Format::Xls => "xls",
             Format::Ods => "ods",
             Format::Ipynb => "ipynb",
+            Format::Odt => "odt",
+            Format::Odp => "odp",
+            Format::Rtf => "rtf",
+            Format::Eml => "eml",
+            Format::Mbox => "mbox",
         }
     }
 
     /// Formats whose text is organised in pages.
     pub fn is_paged(self) -> bool {
-        matches!(self, Format::Pdf | Format::Pptx | Format::Image)
+        matches!(
+            self,
+            Format::Pdf | Format::Pptx | Format::Odp | Format::Image
+        )
     }
 
     /// Whether a folder walk picks files of this format up. Images are read
@@ -76,6 +94,11 @@ impl Format {
             "xlsx" | "xlsm" | "xlsb" => Format::Xlsx,
             "xls" => Format::Xls,
             "ods" => Format::Ods,
+            "odt" => Format::Odt,
+            "odp" => Format::Odp,
+            "rtf" => Format::Rtf,
+            "eml" => Format::Eml,
+            "mbox" | "mbx" => Format::Mbox,
             "ipynb" => Format::Ipynb,
             "md" | "markdown" | "mdx" => Format::Markdown,
             "html" | "htm" | "xhtml" => Format::Html,
@@ -109,6 +132,11 @@ impl Format {
             | "application/vnd.ms-excel.sheet.binary.macroenabled.12" => Format::Xlsx,
             "application/vnd.ms-excel" => Format::Xls,
             "application/vnd.oasis.opendocument.spreadsheet" => Format::Ods,
+            "application/vnd.oasis.opendocument.text" => Format::Odt,
+            "application/vnd.oasis.opendocument.presentation" => Format::Odp,
+            "application/rtf" | "text/rtf" => Format::Rtf,
+            "message/rfc822" => Format::Eml,
+            "application/mbox" => Format::Mbox,
             "application/x-ipynb+json" => Format::Ipynb,
             m if m.starts_with("text/") => Format::Text,
             _ => return None,
@@ -154,19 +182,28 @@ pub fn detect(input: Input<'_>) -> Result<Format, ExtractError> {
     }
     if bytes.starts_with(b"PK\x03\x04") {
         return match by_ext {
-            Some(f @ (Format::Docx | Format::Pptx | Format::Epub | Format::Xlsx | Format::Ods)) => {
-                Ok(f)
-            }
+            Some(
+                f @ (Format::Docx
+                | Format::Pptx
+                | Format::Epub
+                | Format::Xlsx
+                | Format::Ods
+                | Format::Odt
+                | Format::Odp),
+            ) => Ok(f),
             _ if find(bytes, b"word/document.xml").is_some() => Ok(Format::Docx),
             _ if find(bytes, b"ppt/presentation.xml").is_some() => Ok(Format::Pptx),
             _ if find(bytes, b"xl/workbook.").is_some() => Ok(Format::Xlsx),
             _ if find(bytes, b"application/epub+zip").is_some() => Ok(Format::Epub),
-            _ if find(bytes, b"application/vnd.oasis.opendocument.spreadsheet").is_some() => {
-                Ok(Format::Ods)
-            }
-            _ => Err(ExtractError::Unsupported {
-                hint: Some("a zip archive that is not DOCX, PPTX, EPUB, XLSX or ODS".into()),
-            }),
+            // An OpenDocument file starts with its stored `mimetype` member.
+            _ => match odf_mimetype(bytes) {
+                Some(format) => Ok(format),
+                None => Err(ExtractError::Unsupported {
+                    hint: Some(
+                        "a zip archive that is not DOCX, PPTX, EPUB, XLSX, ODS, ODT or ODP".into(),
+                    ),
+                }),
+            },
         };
     }
     if bytes.starts_with(CFB_SIGNATURE) {
@@ -184,6 +221,9 @@ pub fn detect(input: Input<'_>) -> Result<Format, ExtractError> {
             }),
         };
     }
+    if bytes.starts_with(b"{\\rtf") {
+        return Ok(Format::Rtf);
+    }
     if let Some(format) = input.mime.and_then(Format::from_mime)
         && (format != Format::Text || by_ext.is_none())
     {
@@ -200,6 +240,9 @@ pub fn detect(input: Input<'_>) -> Result<Format, ExtractError> {
                 | Format::Xlsx
                 | Format::Xls
                 | Format::Ods
+                | Format::Odt
+                | Format::Odp
+                | Format::Rtf
         ) {
             return Err(ExtractError::malformed(
                 format,
@@ -207,6 +250,17 @@ pub fn detect(input: Input<'_>) -> Result<Format, ExtractError> {
             ));
         }
         return Ok(format);
+    }
+    // Mail without a name: a mailbox's "From " line, a message's headers.
+    let start = &bytes[..bytes.len().min(4096)];
+    if let Some(rest) = start.strip_prefix(b"From ")
+        && let Some(line_end) = rest.iter().position(|&b| b == b'\n')
+        && crate::mail::looks_like_message(&rest[line_end + 1..])
+    {
+        return Ok(Format::Mbox);
+    }
+    if crate::mail::looks_like_message(start) {
+        return Ok(Format::Eml);
     }
     let head = String::from_utf8_lossy(&bytes[..bytes.len().min(1024)]).to_ascii_lowercase();
     let head = head.trim_start_matches('\u{feff}').trim_start();
@@ -218,6 +272,24 @@ pub fn detect(input: Input<'_>) -> Result<Format, ExtractError> {
             hint: Some(format!("files ending in .{ext}")),
         }),
         None => Ok(Format::Text),
+    }
+}
+
+/// The OpenDocument format a zip's `mimetype` member names: the first
+/// member, stored uncompressed, so its value sits near the start.
+fn odf_mimetype(bytes: &[u8]) -> Option<Format> {
+    const ODF: &[u8] = b"application/vnd.oasis.opendocument.";
+    let head = &bytes[..bytes.len().min(256)];
+    let at = find(head, ODF)? + ODF.len();
+    let rest = &head[at..];
+    if rest.starts_with(b"spreadsheet") {
+        Some(Format::Ods)
+    } else if rest.starts_with(b"text") && !rest.starts_with(b"text-") {
+        Some(Format::Odt)
+    } else if rest.starts_with(b"presentation") && !rest.starts_with(b"presentation-") {
+        Some(Format::Odp)
+    } else {
+        None
     }
 }
 

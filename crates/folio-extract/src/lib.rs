@@ -9,11 +9,14 @@ mod error;
 mod format;
 mod html;
 mod image;
+mod mail;
 mod markdown;
 mod notebook;
+mod odf;
 mod pdf;
 mod pptx;
 pub mod references;
+mod rtf;
 mod tabular;
 mod text;
 mod xml;
@@ -105,6 +108,10 @@ fn extract_unguarded(
         Format::Xlsx | Format::Xls | Format::Ods => {
             tabular::extract_spreadsheet(bytes, format, limits)
         }
+        Format::Rtf => rtf::extract(bytes),
+        Format::Eml => mail::extract_message(bytes, limits),
+        Format::Mbox => mail::extract_mailbox(bytes, limits),
+        Format::Odt | Format::Odp => odf::extract(bytes, format, limits),
         Format::Ipynb => text::decode(bytes).and_then(|t| notebook::extract(&t)),
     }
 }

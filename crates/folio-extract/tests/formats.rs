@@ -327,18 +327,20 @@ fn an_html_table_keeps_its_caption_and_rows() {
 }
 
 // Issue 50: spreadsheets written by openpyxl and odfpy
+/// A file of `tests/fixtures`, written by scripts/table_fixtures.py.
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name),
+    )
+    .unwrap()
+}
+
 // (scripts/table_fixtures.py): a table per sheet, captioned by its name,
 // rows cited by their sheet numbers, dates as ISO 8601, hidden sheets marked.
 #[test]
 fn spreadsheets_are_a_table_per_sheet() {
-    let fixture = |name: &str| {
-        std::fs::read(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("tests/fixtures")
-                .join(name),
-        )
-        .unwrap()
-    };
     let (format, text) = run(&fixture("prices.xlsx"), "prices.xlsx").unwrap();
     assert_eq!(format, Format::Xlsx);
     let tables: Vec<&folio_core::Block> = text
@@ -382,4 +384,112 @@ fn spreadsheets_are_a_table_per_sheet() {
     // Cut short, it is malformed, not a panic.
     let bytes = fixture("prices.xlsx");
     assert!(run(&bytes[..bytes.len() / 2], "prices.xlsx").is_err());
+}
+
+fn rendered(text: &folio_core::StructuredText) -> Vec<(BlockKind, String, Option<u32>)> {
+    text.blocks
+        .iter()
+        .map(|b| (b.kind, b.render(), b.page))
+        .collect()
+}
+
+// OpenDocument text written by odfpy: the outline heading, list items, the
+// table with its header row and its captioning sequence field, a figure's
+// caption kept as a paragraph, the title and author from meta.xml.
+#[test]
+fn odt_headings_lists_and_captioned_tables() {
+    let (format, text) = run(&fixture("report.odt"), "report.odt").unwrap();
+    assert_eq!(format, Format::Odt);
+    assert_eq!(text.title.as_deref(), Some("Fastener audit"));
+    assert_eq!(text.metadata["authors"], serde_json::json!(["Ana Ruiz"]));
+    let table = "Table 1: Torque by vendor\n\n| Vendor | Part | Torque (Nm) |\n| --- | --- | --- |\n\
+                 | Acme GmbH | Bolt M8 | 24 |\n| Globex Ltd | Bolt M10 | 47 |";
+    assert_eq!(
+        rendered(&text),
+        [
+            (BlockKind::Heading(1), "# Audit of fasteners".into(), None),
+            (
+                BlockKind::Paragraph,
+                "The audit compared two vendors over one quarter.".into(),
+                None
+            ),
+            (BlockKind::ListItem, "- Bolts were weighed.".into(), None),
+            (BlockKind::ListItem, "- Nuts were counted.".into(), None),
+            (BlockKind::Table, table.into(), None),
+            (
+                BlockKind::Paragraph,
+                "Figure 1: The torque bench".into(),
+                None
+            ),
+        ]
+    );
+    // Sniffed from its mimetype member without a name; cut short, refused.
+    assert_eq!(
+        run(&fixture("report.odt"), "upload").unwrap().0,
+        Format::Odt
+    );
+    let bytes = fixture("report.odt");
+    assert!(run(&bytes[..bytes.len() / 2], "report.odt").is_err());
+}
+
+// OpenDocument slides written by odfpy: one page per slide, the title
+// frame's text a heading.
+#[test]
+fn odp_slides_are_pages_with_their_titles() {
+    let (format, text) = run(&fixture("slides.odp"), "slides.odp").unwrap();
+    assert_eq!(format, Format::Odp);
+    assert_eq!(text.page_count, Some(2));
+    assert_eq!(text.title.as_deref(), Some("Quarterly review"));
+    assert_eq!(
+        rendered(&text),
+        [
+            (BlockKind::Heading(1), "# Quarterly review".into(), Some(1)),
+            (
+                BlockKind::Paragraph,
+                "Deliveries rose by a tenth.".into(),
+                Some(1)
+            ),
+            (BlockKind::Heading(1), "# Next steps".into(), Some(2)),
+            (
+                BlockKind::Paragraph,
+                "Audit the flange supplier.".into(),
+                Some(2)
+            ),
+        ]
+    );
+}
+
+// RTF written by pandoc: the outline-level heading, Unicode escapes, a
+// table of \cell rows with the caption below it.
+#[test]
+fn rtf_paragraphs_headings_and_tables() {
+    let (format, text) = run(&fixture("memo.rtf"), "memo.rtf").unwrap();
+    assert_eq!(format, Format::Rtf);
+    let blocks = rendered(&text);
+    assert!(blocks.contains(&(BlockKind::Heading(1), "# Shipments".into(), None)));
+    assert!(blocks.contains(&(
+        BlockKind::Paragraph,
+        "Two crates left the warehouse on Monday; the café order waits.".into(),
+        None
+    )));
+    assert!(blocks.contains(&(
+        BlockKind::Table,
+        "Table 3: Crates shipped\n\n| Crate | Weight (kg) |\n| --- | --- |\n| K-17 | 212 |\n| K-18 | 198 |"
+            .into(),
+        None
+    )));
+    assert!(blocks.contains(&(
+        BlockKind::Paragraph,
+        "Привет from the Kyiv office.".into(),
+        None
+    )));
+    // Detected by its signature whatever the name; a non-RTF .rtf is refused.
+    assert_eq!(
+        run(&fixture("memo.rtf"), "memo.txt").unwrap().0,
+        Format::Rtf
+    );
+    assert!(matches!(
+        run(b"plain words", "memo.rtf"),
+        Err(ExtractError::Malformed { .. })
+    ));
 }

@@ -1,0 +1,381 @@
+//! Mail: a message (EML) or a mailbox (MBOX) through `mail-parser`. A
+//! message's headers become metadata (from, to, cc, date, subject) and a
+//! header paragraph that citations and questions can reach; its text body
+//! (or its HTML body as text) follows, then each attachment folio reads, as
+//! a section headed by the attachment's name. In a mailbox every message is
+//! a section headed by its subject.
+
+use folio_core::{Block, BlockKind, Limits, StructuredText};
+use mail_parser::{Address, Message, MessageParser, MimeHeaders, PartType};
+use serde_json::{Map, Value, json};
+
+use crate::{ExtractError, Format, Input};
+
+/// Messages nested as attachments are read this deep; deeper ones are
+/// listed, not read.
+const MAX_NESTED: usize = 3;
+
+pub fn extract_message(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractError> {
+    let message = MessageParser::default()
+        .parse(bytes)
+        .filter(|m| !m.headers().is_empty())
+        .ok_or_else(|| ExtractError::malformed(Format::Eml, "no message headers"))?;
+    let mut metadata = headers(&message);
+    let mut attachments = Vec::new();
+    let blocks = message_blocks(&message, 0, limits, 0, &mut attachments);
+    if !attachments.is_empty() {
+        metadata.insert("attachments".into(), Value::Array(attachments));
+    }
+    Ok(StructuredText {
+        title: message.subject().map(str::to_string),
+        blocks,
+        metadata,
+        ..Default::default()
+    })
+}
+
+pub fn extract_mailbox(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractError> {
+    let parser = MessageParser::default();
+    let mut blocks = Vec::new();
+    let mut count = 0u64;
+    let mut attachments = Vec::new();
+    for entry in mail_parser::mailbox::mbox::MessageIterator::new(bytes) {
+        let entry = entry.map_err(|e| ExtractError::malformed(Format::Mbox, e))?;
+        count += 1;
+        if count > u64::from(limits.max_pages) {
+            return Err(ExtractError::TooLarge {
+                what: "message count",
+                limit: limits.max_pages.into(),
+                actual: count,
+            });
+        }
+        let Some(message) = parser.parse(entry.contents()) else {
+            continue;
+        };
+        let subject = message
+            .subject()
+            .filter(|s| !s.trim().is_empty())
+            .unwrap_or("(no subject)");
+        blocks.push(Block::new(BlockKind::Heading(1), subject, None));
+        blocks.extend(message_blocks(&message, 1, limits, 0, &mut attachments));
+    }
+    if count == 0 {
+        return Err(ExtractError::malformed(
+            Format::Mbox,
+            "no message (a mailbox starts with a \"From \" line)",
+        ));
+    }
+    let mut metadata = Map::new();
+    metadata.insert("messages".into(), count.into());
+    if !attachments.is_empty() {
+        metadata.insert("attachments".into(), Value::Array(attachments));
+    }
+    Ok(StructuredText {
+        blocks,
+        metadata,
+        ..Default::default()
+    })
+}
+
+/// "Name <address>" of each address of a header.
+fn addresses(address: Option<&Address<'_>>) -> Vec<String> {
+    address
+        .map(|a| {
+            a.iter()
+                .filter_map(|addr| match (addr.name(), addr.address()) {
+                    (Some(name), Some(address)) => Some(format!("{name} <{address}>")),
+                    (None, Some(address)) => Some(address.to_string()),
+                    (Some(name), None) => Some(name.to_string()),
+                    (None, None) => None,
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The message's headers as metadata.
+fn headers(message: &Message<'_>) -> Map<String, Value> {
+    let mut metadata = Map::new();
+    if let Some(subject) = message.subject() {
+        metadata.insert("subject".into(), subject.into());
+    }
+    let from = addresses(message.from());
+    if let Some(first) = message.from().and_then(|a| a.first()) {
+        let author = first.name().or(first.address()).unwrap_or_default();
+        if !author.is_empty() {
+            metadata.insert("authors".into(), json!([author]));
+        }
+    }
+    for (key, list) in [
+        ("from", from),
+        ("to", addresses(message.to())),
+        ("cc", addresses(message.cc())),
+    ] {
+        if !list.is_empty() {
+            metadata.insert(key.into(), json!(list));
+        }
+    }
+    if let Some(date) = message.date() {
+        metadata.insert("date".into(), date.to_rfc3339().into());
+    }
+    if let Some(id) = message.message_id() {
+        metadata.insert("message_id".into(), id.into());
+    }
+    metadata
+}
+
+/// The header paragraph: who wrote to whom, when, about what.
+fn header_block(message: &Message<'_>) -> Option<Block> {
+    let mut lines = Vec::new();
+    for (label, list) in [
+        ("From", addresses(message.from())),
+        ("To", addresses(message.to())),
+        ("Cc", addresses(message.cc())),
+    ] {
+        if !list.is_empty() {
+            lines.push(format!("{label}: {}", list.join(", ")));
+        }
+    }
+    if let Some(date) = message.date() {
+        lines.push(format!("Date: {}", date.to_rfc3339()));
+    }
+    if let Some(subject) = message.subject() {
+        lines.push(format!("Subject: {subject}"));
+    }
+    (!lines.is_empty()).then(|| Block::new(BlockKind::Paragraph, lines.join("\n"), None))
+}
+
+/// Headings moved `by` levels down, under a message's or an attachment's.
+fn nested(blocks: Vec<Block>, by: u8) -> impl Iterator<Item = Block> {
+    blocks.into_iter().map(move |mut b| {
+        if let BlockKind::Heading(level) = b.kind {
+            b.kind = BlockKind::Heading(level.saturating_add(by).min(6));
+        }
+        b.page = None;
+        b
+    })
+}
+
+/// The blocks of one message: its header paragraph, its body, its
+/// attachments (each under a heading one level below `level`). What each
+/// attachment became is listed in `attachments`.
+fn message_blocks(
+    message: &Message<'_>,
+    level: u8,
+    limits: &Limits,
+    depth: usize,
+    attachments: &mut Vec<Value>,
+) -> Vec<Block> {
+    let mut blocks: Vec<Block> = header_block(message).into_iter().collect();
+    for part in message.text_bodies() {
+        let body = match &part.body {
+            PartType::Text(text) => crate::text::extract_plain(text),
+            PartType::Html(html) => crate::html::extract(html),
+            _ => continue,
+        };
+        blocks.extend(nested(body.blocks, level));
+    }
+    // An HTML-only message lists its HTML part as the text body already;
+    // one with an HTML body and no text body is read from the HTML.
+    if message.text_body_count() == 0 {
+        for part in message.html_bodies() {
+            if let PartType::Html(html) = &part.body {
+                blocks.extend(nested(crate::html::extract(html).blocks, level));
+            }
+        }
+    }
+    for (index, part) in message.attachments().enumerate() {
+        let name = part
+            .attachment_name()
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("attachment {}", index + 1));
+        let heading = Block::new(
+            BlockKind::Heading((level + 1).min(6)),
+            format!("Attachment: {name}"),
+            None,
+        );
+        let outcome: Result<(String, Vec<Block>), String> = match &part.body {
+            PartType::Message(inner) if depth < MAX_NESTED => {
+                let mut inner_blocks = Vec::new();
+                if let Some(subject) = inner.subject() {
+                    inner_blocks.push(Block::new(
+                        BlockKind::Heading((level + 2).min(6)),
+                        subject,
+                        None,
+                    ));
+                }
+                inner_blocks.extend(message_blocks(
+                    inner,
+                    level + 2,
+                    limits,
+                    depth + 1,
+                    attachments,
+                ));
+                Ok(("eml".into(), inner_blocks))
+            }
+            PartType::Message(_) => Err("nested too deep".into()),
+            PartType::Text(_) | PartType::Html(_) | PartType::Binary(_) => {
+                let mime = part.content_type().map(|t| match t.subtype() {
+                    Some(sub) => format!("{}/{sub}", t.ctype()),
+                    None => t.ctype().to_string(),
+                });
+                let input = Input {
+                    bytes: part.contents(),
+                    name: Some(&name),
+                    mime: mime.as_deref(),
+                };
+                match crate::extract(input, limits) {
+                    Ok((Format::Image, _)) => Err("an image (not read in mail)".into()),
+                    Ok((format, text)) => Ok((
+                        format.as_str().to_string(),
+                        nested(text.blocks, level + 1).collect(),
+                    )),
+                    Err(e) => Err(e.to_string()),
+                }
+            }
+            // Inline images and other inline binaries of the body.
+            PartType::InlineBinary(_) | PartType::Multipart(_) => continue,
+        };
+        match outcome {
+            Ok((format, body)) if !body.is_empty() => {
+                attachments.push(json!({"name": name, "format": format}));
+                blocks.push(heading);
+                blocks.extend(body);
+            }
+            Ok((format, _)) => {
+                attachments.push(json!({"name": name, "format": format, "skipped": "no text"}))
+            }
+            Err(reason) => attachments.push(json!({"name": name, "skipped": reason})),
+        }
+    }
+    blocks
+}
+
+/// Whether text starts like a message: a run of header lines, one of them
+/// a mail header.
+pub(crate) fn looks_like_message(head: &[u8]) -> bool {
+    let head = String::from_utf8_lossy(head);
+    let mut mail_header = false;
+    for line in head.lines().take(40) {
+        if line.is_empty() {
+            return mail_header;
+        }
+        if line.starts_with([' ', '\t']) {
+            continue;
+        }
+        let Some((name, _)) = line.split_once(':') else {
+            return false;
+        };
+        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
+            return false;
+        }
+        mail_header |= matches!(
+            name.to_ascii_lowercase().as_str(),
+            "received"
+                | "message-id"
+                | "mime-version"
+                | "return-path"
+                | "delivered-to"
+                | "x-mailer"
+                | "in-reply-to"
+                | "dkim-signature"
+        );
+    }
+    mail_header
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MESSAGE: &str = "From: Lea Brandt <lea@example.org>\r\n\
+To: Team <team@example.org>, ops@example.org\r\n\
+Subject: =?UTF-8?Q?Flansch_K9_=E2=80=93_Lieferung?=\r\n\
+Date: Tue, 3 Mar 2026 09:15:00 +0100\r\n\
+Message-ID: <k9@example.org>\r\n\
+MIME-Version: 1.0\r\n\
+Content-Type: multipart/mixed; boundary=\"b1\"\r\n\
+\r\n\
+--b1\r\n\
+Content-Type: text/plain; charset=iso-8859-1\r\n\
+Content-Transfer-Encoding: quoted-printable\r\n\
+\r\n\
+Die Lieferung der Flansche kommt am Donnerstag; Gr=FC=DFe.\r\n\
+--b1\r\n\
+Content-Type: text/csv; name=\"counts.csv\"\r\n\
+Content-Disposition: attachment; filename=\"counts.csv\"\r\n\
+Content-Transfer-Encoding: base64\r\n\
+\r\n\
+UGFydCxDb3VudApGbGFuZ2UgSzksMTIK\r\n\
+--b1\r\n\
+Content-Type: application/octet-stream; name=\"blob.bin\"\r\n\
+Content-Disposition: attachment; filename=\"blob.bin\"\r\n\
+\r\n\
+\x01\x02\x03\r\n\
+--b1--\r\n";
+
+    #[test]
+    fn a_message_has_its_headers_body_and_readable_attachments() {
+        let text = extract_message(MESSAGE.as_bytes(), &Limits::default()).unwrap();
+        assert_eq!(text.title.as_deref(), Some("Flansch K9 – Lieferung"));
+        assert_eq!(
+            text.metadata["to"],
+            json!(["Team <team@example.org>", "ops@example.org"])
+        );
+        assert_eq!(text.metadata["authors"], json!(["Lea Brandt"]));
+        assert_eq!(text.metadata["date"], "2026-03-03T09:15:00+01:00");
+        let rendered: Vec<String> = text.blocks.iter().map(Block::render).collect();
+        assert_eq!(
+            rendered,
+            [
+                "From: Lea Brandt <lea@example.org>\nTo: Team <team@example.org>, ops@example.org\n\
+                 Date: 2026-03-03T09:15:00+01:00\nSubject: Flansch K9 – Lieferung",
+                "Die Lieferung der Flansche kommt am Donnerstag; Grüße.",
+                "# Attachment: counts.csv",
+                "| Part | Count |\n| --- | --- |\n| Flange K9 | 12 |",
+            ]
+        );
+        assert_eq!(
+            text.metadata["attachments"],
+            json!([
+                {"name": "counts.csv", "format": "csv"},
+                {"name": "blob.bin", "skipped": "unsupported format: files ending in .bin"},
+            ])
+        );
+    }
+
+    #[test]
+    fn a_mailbox_is_a_section_per_message() {
+        let mbox = format!(
+            "From lea@example.org Tue Mar  3 09:15:00 2026\n{}\nFrom ops@example.org Wed Mar  4 10:00:00 2026\n\
+             From: ops@example.org\nSubject: Re: Flansch\n\n>From the depot: received.\n",
+            MESSAGE.replace("\r\n", "\n")
+        );
+        let text = extract_mailbox(mbox.as_bytes(), &Limits::default()).unwrap();
+        assert_eq!(text.metadata["messages"], 2);
+        let headings: Vec<&str> = text
+            .blocks
+            .iter()
+            .filter(|b| b.kind == BlockKind::Heading(1))
+            .map(|b| b.text.as_str())
+            .collect();
+        assert_eq!(headings, ["Flansch K9 – Lieferung", "Re: Flansch"]);
+        assert!(
+            text.blocks
+                .iter()
+                .any(|b| b.kind == BlockKind::Heading(2) && b.text == "Attachment: counts.csv")
+        );
+        assert_eq!(
+            text.blocks.last().unwrap().text,
+            "From the depot: received."
+        );
+        assert!(extract_mailbox(b"no mailbox here", &Limits::default()).is_err());
+    }
+
+    #[test]
+    fn messages_are_sniffed_by_their_headers() {
+        assert!(looks_like_message(MESSAGE.as_bytes()));
+        assert!(!looks_like_message(b"Subject: notes\n\nplain text"));
+        assert!(!looks_like_message(b"Dear team,\nReceived: yes\n"));
+    }
+}
