@@ -182,6 +182,62 @@ def epub_deep_xml(depth=100_000):
     return out.getvalue()
 
 
+ODF_NS = ('xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+          'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" '
+          'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0"')
+
+
+def odf(body, mimetype="application/vnd.oasis.opendocument.text"):
+    """An OpenDocument package: the stored mimetype first, then content.xml."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr(zipfile.ZipInfo("mimetype"), mimetype, compress_type=zipfile.ZIP_STORED)
+        z.writestr("META-INF/manifest.xml", '<?xml version="1.0"?><manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0">'
+                   f'<manifest:file-entry manifest:full-path="/" manifest:media-type="{mimetype}"/>'
+                   '<manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml"/></manifest:manifest>')
+        z.writestr("content.xml", f'<?xml version="1.0"?><office:document-content {ODF_NS}><office:body>{body}</office:body></office:document-content>')
+    return out.getvalue()
+
+
+def odt_deep(depth=30_000):
+    return odf("<office:text>" + "<text:section>" * depth + "<text:p>deep</text:p>" + "</text:section>" * depth + "</office:text>")
+
+
+def odt_bomb(megabytes=600):
+    paragraph = "<text:p>" + "bomb " * 200 + "</text:p>"
+    return odf("<office:text>" + paragraph * (megabytes * 1024 * 1024 // len(paragraph)) + "</office:text>")
+
+
+def odf_repeated_cells(mimetype="application/vnd.oasis.opendocument.text", body="text"):
+    """One written cell repeated over every column of a million rows."""
+    row = ('<table:table-row table:number-rows-repeated="1048576"><table:table-cell office:value-type="string" table:number-columns-repeated="16384">'
+           "<text:p>x</text:p></table:table-cell></table:table-row>")
+    return odf(f"<office:{body}><table:table table:name='Sheet1'>{row}</table:table></office:{body}>", mimetype)
+
+
+def rtf_deep(depth=1_000_000):
+    return b"{\\rtf1 " + b"{" * depth + b"deep" + b"}" * depth + b"}"
+
+
+def rtf_bin():
+    """A binary run that claims more bytes than the file has."""
+    return b"{\\rtf1 text \\bin999999999 " + b"\x00" * 1000 + b"}"
+
+
+def eml_nested(depth=50_000):
+    """Multiparts nested in multiparts, with no text anywhere."""
+    parts = []
+    for level in range(depth):
+        parts.append(f"--b{level}\r\nContent-Type: multipart/mixed; boundary=\"b{level + 1}\"\r\n\r\n")
+    closing = "".join(f"--b{level}--\r\n" for level in reversed(range(depth)))
+    return (f'MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="b0"\r\n\r\n' + "".join(parts) + closing).encode()
+
+
+def mbox_many(messages=10_000):
+    """More messages than a document may have pages."""
+    return b"From a@b Thu Jan  1 00:00:00 2026\nFrom: a@b\n\nx\n" * messages
+
+
 # name -> (file name, generator). The kinds the tests and the benchmark run.
 KINDS = {
     "pdf_nested_array": ("deep-array.pdf", pdf_nested_array),
@@ -203,6 +259,14 @@ KINDS = {
     "docx_nested_zip": ("nested.docx", docx_nested_zip),
     "epub_deep": ("deep.epub", epub_deep),
     "epub_deep_xml": ("deep-xml.epub", epub_deep_xml),
+    "odt_deep": ("deep.odt", odt_deep),
+    "odt_bomb": ("bomb.odt", odt_bomb),
+    "odt_repeated_cells": ("repeated.odt", odf_repeated_cells),
+    "ods_repeated_cells": ("repeated.ods", lambda: odf_repeated_cells("application/vnd.oasis.opendocument.spreadsheet", "spreadsheet")),
+    "rtf_deep": ("deep.rtf", rtf_deep),
+    "rtf_bin": ("bin.rtf", rtf_bin),
+    "eml_nested": ("nested.eml", eml_nested),
+    "mbox_many": ("many.mbox", mbox_many),
 }
 
 

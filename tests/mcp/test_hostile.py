@@ -24,7 +24,8 @@ max_decompressed_bytes = {64 * 1024 * 1024}
 REFUSED = {"malformed_input", "too_large", "timeout", "empty_content", "unsupported_format", "invalid_argument"}
 # Neighbours that a parser reads without harm (deep Markdown is flat text to
 # it): indexed or refused, but answered within the limit either way.
-MAY_INDEX = {"markdown_quotes", "markdown_lists", "markdown_brackets"}
+# An RTF binary run longer than the file ends it: the text before is read.
+MAY_INDEX = {"markdown_quotes", "markdown_lists", "markdown_brackets", "rtf_bin"}
 RECORDS = {"json_records", "jsonl_records", "csv_wide"}
 
 
@@ -78,8 +79,14 @@ def test_hostile_files_through_the_cli(tmp_path, data):
     assert outcomes["pdf_nested_array"] == {"malformed_input"}
     assert outcomes["pdf_nested_dict"] == {"malformed_input"}
     assert outcomes["pdf_text_bomb"] == {"too_large"}
-    for kind in ["html_10k_divs", "html_unclosed_b", "html_100k_divs", "html_1m_divs", "html_nested_tables", "epub_deep_xml"]:
+    for kind in ["html_10k_divs", "html_unclosed_b", "html_100k_divs", "html_1m_divs", "html_nested_tables", "epub_deep_xml",
+                 "odt_deep", "rtf_deep"]:
         assert outcomes[kind] == {"malformed_input"}, (kind, outcomes[kind])
+    for kind in ["odt_bomb", "odt_repeated_cells", "mbox_many"]:
+        assert outcomes[kind] == {"too_large"}, (kind, outcomes[kind])
+    # calamine's own cell cap answers first; a multipart maze holds no text.
+    assert outcomes["ods_repeated_cells"] == {"malformed_input"}
+    assert outcomes["eml_nested"] == {"empty_content"}
 
 
 def test_hostile_files_over_mcp_and_upload(tmp_path, data):

@@ -20,6 +20,13 @@ pub enum ExtractError {
         limit: u64,
         actual: u64,
     },
+    #[error("{actual} {what}, over the limit of {limit}")]
+    TooMany {
+        /// What is counted, in the plural ("slides", "messages").
+        what: &'static str,
+        limit: u64,
+        actual: u64,
+    },
     #[error("the data looks binary, not text")]
     Binary,
     #[error("unsupported format{}", .hint.as_deref().map(|h| format!(": {h}")).unwrap_or_default())]
@@ -49,6 +56,7 @@ impl ExtractError {
             ExtractError::Empty | ExtractError::NoText { .. } => ErrorCode::EmptyContent,
             ExtractError::TooLarge { .. }
             | ExtractError::TooManyCells { .. }
+            | ExtractError::TooMany { .. }
             | ExtractError::Bomb { .. } => ErrorCode::TooLarge,
             ExtractError::Binary | ExtractError::Malformed { .. } | ExtractError::References(_) => {
                 ErrorCode::MalformedInput

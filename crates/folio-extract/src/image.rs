@@ -127,8 +127,8 @@ fn tiff_sizes(bytes: &[u8], max_pages: u32) -> Result<Vec<(u32, u32)>, ExtractEr
             ));
         }
         if pages.len() as u32 >= max_pages {
-            return Err(ExtractError::TooLarge {
-                what: "page count",
+            return Err(ExtractError::TooMany {
+                what: "pages",
                 limit: max_pages.into(),
                 actual: u64::from(max_pages) + 1,
             });

@@ -43,8 +43,8 @@ pub fn extract_mailbox(bytes: &[u8], limits: &Limits) -> Result<StructuredText, 
         let entry = entry.map_err(|e| ExtractError::malformed(Format::Mbox, e))?;
         count += 1;
         if count > u64::from(limits.max_pages) {
-            return Err(ExtractError::TooLarge {
-                what: "message count",
+            return Err(ExtractError::TooMany {
+                what: "messages",
                 limit: limits.max_pages.into(),
                 actual: count,
             });

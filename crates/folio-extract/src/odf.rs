@@ -383,15 +383,15 @@ pub fn extract(
         }
     })?;
     if too_many {
-        return Err(ExtractError::TooManyCells {
-            what: "document's tables",
+        return Err(ExtractError::TooMany {
+            what: "table cells",
             limit: MAX_CELLS,
             actual: cells,
         });
     }
     if presentation && u64::from(pages) > u64::from(limits.max_pages) {
-        return Err(ExtractError::TooLarge {
-            what: "slide count",
+        return Err(ExtractError::TooMany {
+            what: "slides",
             limit: limits.max_pages.into(),
             actual: pages.into(),
         });

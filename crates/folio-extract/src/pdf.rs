@@ -27,8 +27,8 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
         return Err(ExtractError::malformed(Format::Pdf, "the PDF has no pages"));
     }
     if pages as u64 > u64::from(limits.max_pages) {
-        return Err(ExtractError::TooLarge {
-            what: "page count",
+        return Err(ExtractError::TooMany {
+            what: "pages",
             limit: limits.max_pages.into(),
             actual: pages as u64,
         });

@@ -69,8 +69,8 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
         return Err(ExtractError::malformed(Format::Pptx, "no slides"));
     }
     if slides.len() as u64 > u64::from(limits.max_pages) {
-        return Err(ExtractError::TooLarge {
-            what: "slide count",
+        return Err(ExtractError::TooMany {
+            what: "slides",
             limit: limits.max_pages.into(),
             actual: slides.len() as u64,
         });

@@ -6,7 +6,9 @@
 
 use std::io::Cursor;
 
-use calamine::{Data, Reader, SheetVisible};
+use calamine::{
+    Data, Ods, Reader, SheetVisible, Sheets, Xls, Xlsb, Xlsx, open_workbook_from_rs,
+};
 use folio_core::{Block, BlockKind, Limits, StructuredText, Table};
 
 use crate::container::Container;
@@ -15,6 +17,27 @@ use crate::{ExtractError, Format};
 /// Cells read from one file: past this, the file is refused as too large
 /// (a sheet of a million rows of five columns is within it).
 pub const MAX_CELLS: u64 = 10_000_000;
+
+/// Opens a workbook as the format detected, so that its own error is the
+/// one reported (binary `.xlsb` files share the `.xlsx` format).
+fn open(bytes: &[u8], format: Format) -> Result<Sheets<Cursor<&[u8]>>, ExtractError> {
+    let cursor = Cursor::new(bytes);
+    let malformed = |e: &dyn std::fmt::Display| ExtractError::malformed(format, e);
+    match format {
+        Format::Xls => open_workbook_from_rs::<Xls<_>, _>(cursor)
+            .map(Sheets::Xls)
+            .map_err(|e| malformed(&e)),
+        Format::Ods => open_workbook_from_rs::<Ods<_>, _>(cursor)
+            .map(Sheets::Ods)
+            .map_err(|e| malformed(&e)),
+        _ => match open_workbook_from_rs::<Xlsx<_>, _>(cursor.clone()) {
+            Ok(book) => Ok(Sheets::Xlsx(book)),
+            Err(xlsx) => open_workbook_from_rs::<Xlsb<_>, _>(cursor)
+                .map(Sheets::Xlsb)
+                .map_err(|_| malformed(&xlsx)),
+        },
+    }
+}
 
 /// A CSV (`delimiter` `,`) or TSV (`\t`) file as one table, its first
 /// record the header. Ragged records are padded; a record that does not
@@ -73,8 +96,7 @@ pub fn extract_spreadsheet(
         // calamine inflates anything.
         Container::open(bytes, format, limits)?.check_declared_sizes()?;
     }
-    let mut workbook = calamine::open_workbook_auto_from_rs(Cursor::new(bytes))
-        .map_err(|e| ExtractError::malformed(format, e))?;
+    let mut workbook = open(bytes, format)?;
     let sheets: Vec<(String, bool)> = workbook
         .sheets_metadata()
         .iter()

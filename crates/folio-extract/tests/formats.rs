@@ -103,7 +103,7 @@ fn images_are_handed_over_for_ocr_after_a_size_check() {
     };
     assert!(matches!(
         run_with(&tiff(&[&page, &page, &page]), "fax.tif", &limits),
-        Err(ExtractError::TooLarge { .. })
+        Err(ExtractError::TooMany { what: "pages", .. })
     ));
     for broken in [
         &page.to_png()[..20],
