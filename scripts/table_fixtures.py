@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the office fixtures of folio-extract's tests with the usual
-Python writers (openpyxl, odfpy, and pandoc through pypandoc_binary for
+Python writers (openpyxl, odfpy, python-pptx, and pandoc through pypandoc_binary for
 RTF): python3 scripts/table_fixtures.py DIR"""
 import datetime
 import sys
@@ -145,6 +145,21 @@ Two crates left the warehouse on Monday; the caf\u00e9 order waits.
     pypandoc.convert_text(markdown, "rtf", format="markdown", outputfile=str(path), extra_args=["--standalone"])
 
 
+def pptx(path):
+    from pptx import Presentation
+    from pptx.util import Inches
+
+    deck = Presentation()
+    slide = deck.slides.add_slide(deck.slide_layouts[5])
+    slide.shapes.title.text = "Table 4: Spare parts on hand"
+    grid = slide.shapes.add_table(3, 2, Inches(1), Inches(2), Inches(6), Inches(2)).table
+    for r, row in enumerate([["Part", "On hand"], ["Gear pump", "3"], ["Drive belt", "11"]]):
+        for c, value in enumerate(row):
+            grid.cell(r, c).text = value
+    slide.shapes.add_textbox(Inches(1), Inches(5), Inches(6), Inches(1)).text_frame.text = "Counted on Friday."
+    deck.save(str(path))
+
+
 if __name__ == "__main__":
     out = Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
@@ -153,3 +168,4 @@ if __name__ == "__main__":
     odt(out / "report.odt")
     odp(out / "slides.odp")
     rtf(out / "memo.rtf")
+    pptx(out / "parts.pptx")

@@ -1,7 +1,7 @@
 //! Mail: a message (EML) or a mailbox (MBOX) through `mail-parser`. A
 //! message's headers become metadata (from, to, cc, date, subject) and a
-//! header paragraph that citations and questions can reach; its text body
-//! (or its HTML body as text) follows, then each attachment folio reads, as
+//! header paragraph that citations and questions can reach; its body
+//! follows (the HTML alternative where there is one, with its tables), then each attachment folio reads, as
 //! a section headed by the attachment's name. In a mailbox every message is
 //! a section headed by its subject.
 
@@ -22,7 +22,7 @@ pub fn extract_message(bytes: &[u8], limits: &Limits) -> Result<StructuredText, 
         .ok_or_else(|| ExtractError::malformed(Format::Eml, "no message headers"))?;
     let mut metadata = headers(&message);
     let mut attachments = Vec::new();
-    let blocks = message_blocks(&message, 0, limits, 0, &mut attachments);
+    let blocks = message_blocks(&message, 0, limits, 0, &mut attachments)?;
     if !attachments.is_empty() {
         metadata.insert("attachments".into(), Value::Array(attachments));
     }
@@ -57,7 +57,7 @@ pub fn extract_mailbox(bytes: &[u8], limits: &Limits) -> Result<StructuredText, 
             .filter(|s| !s.trim().is_empty())
             .unwrap_or("(no subject)");
         blocks.push(Block::new(BlockKind::Heading(1), subject, None));
-        blocks.extend(message_blocks(&message, 1, limits, 0, &mut attachments));
+        blocks.extend(message_blocks(&message, 1, limits, 0, &mut attachments)?);
     }
     if count == 0 {
         return Err(ExtractError::malformed(
@@ -165,24 +165,21 @@ fn message_blocks(
     limits: &Limits,
     depth: usize,
     attachments: &mut Vec<Value>,
-) -> Vec<Block> {
+) -> Result<Vec<Block>, ExtractError> {
     let mut blocks: Vec<Block> = header_block(message).into_iter().collect();
-    for part in message.text_bodies() {
+    // The HTML body where there is one (its tables and headings), else the
+    // text body: mail-parser lists text parts as the HTML body of a message
+    // that has no HTML alternative.
+    for part in message.html_bodies() {
         let body = match &part.body {
             PartType::Text(text) => crate::text::extract_plain(text),
-            PartType::Html(html) => crate::html::extract(html),
+            PartType::Html(html) => {
+                crate::html::check_depth(html, Format::Eml)?;
+                crate::html::extract(html)
+            }
             _ => continue,
         };
         blocks.extend(nested(body.blocks, level));
-    }
-    // An HTML-only message lists its HTML part as the text body already;
-    // one with an HTML body and no text body is read from the HTML.
-    if message.text_body_count() == 0 {
-        for part in message.html_bodies() {
-            if let PartType::Html(html) = &part.body {
-                blocks.extend(nested(crate::html::extract(html).blocks, level));
-            }
-        }
     }
     for (index, part) in message.attachments().enumerate() {
         let name = part
@@ -210,7 +207,7 @@ fn message_blocks(
                     limits,
                     depth + 1,
                     attachments,
-                ));
+                )?);
                 Ok(("eml".into(), inner_blocks))
             }
             PartType::Message(_) => Err("nested too deep".into()),
@@ -248,7 +245,7 @@ fn message_blocks(
             Err(reason) => attachments.push(json!({"name": name, "skipped": reason})),
         }
     }
-    blocks
+    Ok(blocks)
 }
 
 /// Whether text starts like a message: a run of header lines, one of them
@@ -370,6 +367,24 @@ Content-Disposition: attachment; filename=\"blob.bin\"\r\n\
             "From the depot: received."
         );
         assert!(extract_mailbox(b"no mailbox here", &Limits::default()).is_err());
+    }
+
+    #[test]
+    fn the_html_alternative_is_read_with_its_tables() {
+        let message = "From: a@example.org\r\nSubject: Stock\r\nMIME-Version: 1.0\r\n\
+Content-Type: multipart/alternative; boundary=\"b\"\r\n\r\n\
+--b\r\nContent-Type: text/plain\r\n\r\nStock: see the table.\r\n\
+--b\r\nContent-Type: text/html\r\n\r\n<p>Stock:</p><table><caption>Table 1: Stock</caption>\
+<tr><th>Part</th><th>Count</th></tr><tr><td>Gasket</td><td>7</td></tr></table>\r\n--b--\r\n";
+        let text = extract_message(message.as_bytes(), &Limits::default()).unwrap();
+        let table = text
+            .blocks
+            .iter()
+            .find(|b| b.kind == BlockKind::Table)
+            .expect("the HTML body's table");
+        assert_eq!(table.caption.as_deref(), Some("Table 1: Stock"));
+        assert!(table.text.ends_with("| Gasket | 7 |"), "{}", table.text);
+        assert!(!text.blocks.iter().any(|b| b.text.contains("see the table")));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! running head) over a page image, or unreadable — are listed in
 //! `textless_pages` for the caller to OCR.
 
-use folio_core::{Limits, StructuredText, alphanumerics};
+use folio_core::{Block, BlockKind, Limits, StructuredText, alphanumerics};
 use pdf_oxide::PdfDocument;
 use pdf_oxide::converters::ConversionOptions;
 use pdf_oxide::object::Object;
@@ -86,6 +86,7 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
         }
         blocks.extend(read);
     }
+    join_continued_tables(&mut blocks);
     if failures == pages {
         return Err(ExtractError::malformed(
             Format::Pdf,
@@ -108,6 +109,82 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
         page_count: Some(pages as u32),
         textless_pages,
     })
+}
+
+/// A table that ends one page and a table that starts the next with as
+/// many columns are one table broken by the page: the second keeps the
+/// first's caption and header (a header row repeated on the new page is
+/// dropped, a data row that came out as its header is put back among the
+/// rows), and its rows are numbered on from the first's.
+///
+/// The PDF reader puts a page's text before its tables, so a caption
+/// printed under the continued table, for a new table that follows on the
+/// page or starts the next one, comes out above the continued table: it is
+/// moved to that new table.
+fn join_continued_tables(blocks: &mut [Block]) {
+    // Tables that took a moved caption start anew.
+    let mut new_table = vec![false; blocks.len()];
+    for i in 1..blocks.len() {
+        let (previous, block) = (&blocks[i - 1], &blocks[i]);
+        if new_table[i]
+            || previous.kind != BlockKind::Table
+            || block.kind != BlockKind::Table
+            || previous
+                .page
+                .zip(block.page)
+                .is_none_or(|(a, b)| a + 1 != b)
+        {
+            continue;
+        }
+        let mut above = previous.text.lines();
+        let (Some(header), Some(separator)) = (above.next(), above.next()) else {
+            continue;
+        };
+        let mut lines = block.text.lines();
+        let Some(first) = lines.next() else { continue };
+        let cells = |line: &str| line.matches(" |").count();
+        if cells(first) != cells(header) {
+            continue;
+        }
+        // A caption read above a continued table is the next table's, when
+        // that one has none and sits on this page or the next.
+        let mut moved_to = None;
+        if block.caption.is_some() {
+            let next = (i + 1..blocks.len()).find(|&j| blocks[j].kind == BlockKind::Table);
+            match next {
+                Some(j)
+                    if blocks[j].caption.is_none()
+                        && blocks[j]
+                            .page
+                            .zip(block.page)
+                            .is_some_and(|(n, b)| n == b || n == b + 1) =>
+                {
+                    moved_to = Some(j)
+                }
+                _ => continue,
+            }
+        }
+        let rows_above = above.count() as u32;
+        let mut text = format!("{header}\n{separator}");
+        if first != header {
+            text.push('\n');
+            text.push_str(first);
+        }
+        for line in lines.skip(1) {
+            text.push('\n');
+            text.push_str(line);
+        }
+        let caption = previous.caption.clone();
+        let first_row = previous.first_row.unwrap_or(1) + rows_above;
+        let block = &mut blocks[i];
+        block.text = text;
+        block.first_row = Some(first_row);
+        let moved = std::mem::replace(&mut block.caption, caption);
+        if let Some(j) = moved_to {
+            blocks[j].caption = moved;
+            new_table[j] = true;
+        }
+    }
 }
 
 /// Fewer letters and digits than this: a page without a text layer.
@@ -143,4 +220,76 @@ fn has_image(document: &PdfDocument, index: usize) -> bool {
                 == Some("Image")
         })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(text: &str, page: u32, caption: Option<&str>) -> Block {
+        let mut block = Block::new(BlockKind::Table, text, Some(page));
+        block.caption = caption.map(str::to_string);
+        block
+    }
+
+    #[test]
+    fn a_table_broken_by_pages_keeps_its_caption_header_and_row_numbers() {
+        let mut blocks = vec![
+            table(
+                "| a | b |\n| --- | --- |\n| 1 | 2 |\n| 3 | 4 |",
+                1,
+                Some("Table 2: x"),
+            ),
+            // The header repeated on the next page.
+            table("| a | b |\n| --- | --- |\n| 5 | 6 |", 2, None),
+            // No header repeated: the first row came out as one.
+            table("| 7 | 8 |\n| --- | --- |\n| 9 | 10 |", 3, None),
+            // Another width, or not right after: other tables.
+            table("| c |\n| --- |\n| 1 |", 4, None),
+            Block::new(BlockKind::Paragraph, "text", Some(4)),
+            table("| c |\n| --- |\n| 2 |", 5, None),
+            // The caption of a new table read above the continued one; the
+            // new table starts the next page, and goes on over one more.
+            table("| c |\n| --- |\n| 3 |", 6, Some("Table 3: y")),
+            table("| c |\n| --- |\n| 4 |", 7, None),
+            table("| c |\n| --- |\n| 5 |", 8, None),
+            // A captioned table at the top of a page with no table after
+            // it: a new table.
+            table("| c |\n| --- |\n| 6 |", 9, Some("Table 4: z")),
+        ];
+        join_continued_tables(&mut blocks);
+        assert_eq!(blocks[1].text, "| a | b |\n| --- | --- |\n| 5 | 6 |");
+        assert_eq!(blocks[1].caption.as_deref(), Some("Table 2: x"));
+        assert_eq!(blocks[1].first_row, Some(3));
+        assert_eq!(
+            blocks[2].text,
+            "| a | b |\n| --- | --- |\n| 7 | 8 |\n| 9 | 10 |"
+        );
+        assert_eq!(blocks[2].first_row, Some(4));
+        assert_eq!(blocks[2].caption.as_deref(), Some("Table 2: x"));
+        assert_eq!(
+            (blocks[3].caption.clone(), blocks[3].first_row),
+            (None, None)
+        );
+        assert_eq!(
+            (blocks[5].caption.clone(), blocks[5].first_row),
+            (None, None)
+        );
+        assert_eq!(
+            (blocks[6].caption.clone(), blocks[6].first_row),
+            (None, Some(2))
+        );
+        assert_eq!(
+            (blocks[7].caption.as_deref(), blocks[7].first_row),
+            (Some("Table 3: y"), None)
+        );
+        assert_eq!(
+            (blocks[8].caption.as_deref(), blocks[8].first_row),
+            (Some("Table 3: y"), Some(2))
+        );
+        assert_eq!(
+            (blocks[9].caption.as_deref(), blocks[9].first_row),
+            (Some("Table 4: z"), None)
+        );
+    }
 }

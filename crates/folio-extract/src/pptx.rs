@@ -1,5 +1,6 @@
 //! PPTX (Office Open XML presentations): one page per slide in presentation
-//! order; the slide title becomes a heading, other text paragraphs.
+//! order; the slide title becomes a heading, tables Markdown tables (the
+//! first row the header), other text paragraphs.
 
 use std::collections::HashMap;
 
@@ -85,8 +86,16 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
         let mut is_title = false;
         let mut paragraph = String::new();
         let mut in_text = false;
+        // The slide's tables: rows of cells, each cell's paragraphs.
+        let mut table: Option<Vec<Vec<String>>> = None;
+        let mut row: Vec<String> = Vec::new();
+        let mut cell: Vec<String> = Vec::new();
         walk(&xml, Format::Pptx, |node| match node {
-            Node::Open { name: "sp", .. } => is_title = false,
+            Node::Open {
+                name: "sp" | "graphicFrame",
+                ..
+            }
+            | Node::Close { name: "sp" } => is_title = false,
             Node::Open { name: "ph", attrs } => {
                 is_title = matches!(attr(attrs, "type"), Some("title" | "ctrTitle"));
             }
@@ -96,13 +105,28 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
             Node::Open { name: "br", .. } => paragraph.push('\n'),
             Node::Close { name: "p" } => {
                 let text = std::mem::take(&mut paragraph).trim().to_string();
-                if !text.is_empty() {
+                if text.is_empty() {
+                } else if table.is_some() {
+                    cell.push(text);
+                } else {
                     let kind = if is_title {
                         BlockKind::Heading(1)
                     } else {
                         BlockKind::Paragraph
                     };
                     blocks.push(Block::new(kind, text, page));
+                }
+            }
+            Node::Open { name: "tbl", .. } => table = Some(Vec::new()),
+            Node::Close { name: "tc" } => row.push(std::mem::take(&mut cell).join(" ")),
+            Node::Close { name: "tr" } => {
+                if let Some(rows) = table.as_mut() {
+                    rows.push(std::mem::take(&mut row));
+                }
+            }
+            Node::Close { name: "tbl" } => {
+                if let Some(rows) = table.take() {
+                    blocks.extend(folio_core::Table::from_rows(rows).into_block(page));
                 }
             }
             _ => {}

@@ -6,9 +6,7 @@
 
 use std::io::Cursor;
 
-use calamine::{
-    Data, Ods, Reader, SheetVisible, Sheets, Xls, Xlsb, Xlsx, open_workbook_from_rs,
-};
+use calamine::{Data, Ods, Reader, SheetVisible, Sheets, Xls, Xlsb, Xlsx, open_workbook_from_rs};
 use folio_core::{Block, BlockKind, Limits, StructuredText, Table};
 
 use crate::container::Container;

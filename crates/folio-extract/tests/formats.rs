@@ -493,3 +493,27 @@ fn rtf_paragraphs_headings_and_tables() {
         Err(ExtractError::Malformed { .. })
     ));
 }
+
+// A python-pptx slide: the title a heading, the table a Markdown table on
+// the slide's page, the text box after it a paragraph (not a heading).
+#[test]
+fn pptx_tables_are_tables_on_their_slide() {
+    let (format, text) = run(&fixture("parts.pptx"), "parts.pptx").unwrap();
+    assert_eq!(format, Format::Pptx);
+    assert_eq!(
+        rendered(&text),
+        [
+            (
+                BlockKind::Heading(1),
+                "# Table 4: Spare parts on hand".into(),
+                Some(1)
+            ),
+            (
+                BlockKind::Table,
+                "| Part | On hand |\n| --- | --- |\n| Gear pump | 3 |\n| Drive belt | 11 |".into(),
+                Some(1)
+            ),
+            (BlockKind::Paragraph, "Counted on Friday.".into(), Some(1)),
+        ]
+    );
+}
