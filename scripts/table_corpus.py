@@ -3,6 +3,7 @@
 
     python3 scripts/table_corpus.py generate OUT
     python3 scripts/table_corpus.py measure OUT --bin target/release/folio
+    python3 scripts/table_corpus.py scale OUT --rows 20000
 
 `generate` writes, with the usual writers (python-docx, openpyxl, odfpy,
 fpdf2, python-pptx, pandoc through pypandoc_binary for RTF, the email
@@ -12,7 +13,9 @@ and a figure caption, and a question per sampled cell naming the cell's row
 directory through the native MCP tools over stdio and asks every question
 with `search` at its defaults: a question is found when one of the first
 five hits holds the row (its code and the asked value); the citation names
-the table when the hit's section path holds the table's caption.
+the table when the hit's section path holds the table's caption. `scale`
+writes one table of ROWS rows in each format (and a mailbox of ROWS / 10
+messages), for peak memory against input size.
 
 Writers: pip install python-docx openpyxl odfpy fpdf2 python-pptx pypandoc_binary mcp
 """
@@ -415,6 +418,41 @@ def measure(out, binary):
                                                  "chunks": report["chunks"], "misses": misses, "unnamed": unnamed}, indent=1))
 
 
+def write_mbox(path, rows):
+    from email.message import EmailMessage
+
+    with path.open("wb") as f:
+        for start in range(0, len(rows), 10):
+            message = EmailMessage()
+            message["From"] = "Depot Office <depots@example.org>"
+            message["To"] = "purchasing@example.org"
+            message["Subject"] = f"Stock lines {start + 1} to {start + 10}"
+            message.set_content("\n".join(", ".join(row) for row in rows[start:start + 10]))
+            f.write(b"From depots@example.org Tue Mar  3 09:15:00 2026\n")
+            f.write(bytes(message).replace(b"\nFrom ", b"\n>From ") + b"\n")
+
+
+def scale(out, rows):
+    corpus = Corpus(seed=rows)
+    table = corpus.table(1, rows)
+    out.mkdir(parents=True, exist_ok=True)
+    for fmt in ["csv", "xlsx", "ods", "odt", "docx", "rtf", "html", "eml"]:
+        if fmt == "csv":
+            for path in write_csv(out, [table]):
+                path.rename(out / f"rows-{rows}.csv")
+            continue
+        name, write = WRITERS[fmt]
+        target = out / f"rows-{rows}.{fmt}"
+        if fmt == "eml":
+            empty = {"caption": "Table 0: none", "rows": []}
+            write(target, [empty, empty, table])
+        else:
+            write(target, [table])
+    write_mbox(out / f"rows-{rows}.mbox", table["rows"])
+    for path in sorted(out.glob(f"rows-{rows}.*")):
+        print(f"{path.name}\t{path.stat().st_size}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -423,9 +461,14 @@ def main():
     m = sub.add_parser("measure")
     m.add_argument("out", type=Path)
     m.add_argument("--bin", default="target/release/folio")
+    sc = sub.add_parser("scale")
+    sc.add_argument("out", type=Path)
+    sc.add_argument("--rows", type=int, default=20000)
     args = parser.parse_args()
     if args.command == "generate":
         generate(args.out)
+    elif args.command == "scale":
+        scale(args.out, args.rows)
     else:
         measure(args.out, args.bin)
 

@@ -349,7 +349,10 @@ fn sections(
                 .clone()
                 .unwrap_or_else(|| format!("Table {tables}"));
             let mut table_path = current.path.clone();
-            table_path.push(label);
+            // A sheet's table under the sheet's heading is named once.
+            if table_path.last() != Some(&label) {
+                table_path.push(label);
+            }
             if let Some(table) =
                 table_section(block, table_path, start, end, doc, max_tokens, counter)
             {

@@ -356,3 +356,21 @@ fn a_long_table_is_cut_between_rows_with_its_header_repeated() {
             .any(|d| d.text.contains("after0") && d.section_path == ["Prices"])
     );
 }
+
+// A sheet's table captioned by the sheet's name, under a heading of the
+// same name (a workbook of several sheets), is named once in its path.
+#[test]
+fn a_sheet_under_its_own_heading_is_named_once() {
+    let table = folio_core::Table {
+        caption: Some("Prices".into()),
+        header: vec!["Vendor".into(), "Price".into()],
+        rows: vec![vec!["Acme".into(), "0.12".into()]],
+        first_row: Some(2),
+    }
+    .into_block(None)
+    .unwrap();
+    let blocks = vec![Block::new(BlockKind::Heading(2), "Prices", None), table];
+    let (_, drafts) = run(blocks, CFG);
+    assert_eq!(drafts.len(), 1, "{drafts:#?}");
+    assert_eq!(drafts[0].section_path, ["Prices", "row 2"]);
+}
