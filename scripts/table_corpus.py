@@ -331,10 +331,11 @@ def generate(out):
             row = rng.choice(table["rows"])
             column = rng.randrange(1, len(COLUMNS))
             captioned = fmt not in ("csv",)
-            # The mail's third table is its CSV attachment, named by file.
+            # The mail's third table is its CSV attachment: a document of
+            # its own, named by its file.
             names = table["sheet"] if fmt in ("xlsx", "ods") else table["caption"]
             if fmt == "eml" and index == 2:
-                names = "Attachment: depot-stock.csv"
+                names = "depot-stock.csv"
             questions.append({
                 "format": fmt,
                 "question": f"What is the {COLUMNS[column].lower()} of {row[0]}?",
@@ -389,7 +390,8 @@ async def ask_all(binary, out, data):
                 continue
             stats["found"] += 1
             path = " / ".join(found.get("section_path") or [])
-            if q["names"] is None or q["names"] in path or q["names"] in (found.get("context") or ""):
+            cited = [path, found.get("context") or "", found.get("title") or "", found.get("source") or ""]
+            if q["names"] is None or any(q["names"] in c for c in cited):
                 stats["named"] += 1
             else:
                 unnamed.append({"question": q, "section_path": found.get("section_path"), "page": found.get("page")})

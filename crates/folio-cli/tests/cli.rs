@@ -1352,3 +1352,117 @@ fn a_csv_without_a_record_schema_is_a_table_cited_by_its_rows() {
         "{hit}"
     );
 }
+
+/// A message of a mailbox, its "From " line first.
+fn mbox_message(id: &str, subject: &str, body: &str) -> String {
+    format!(
+        "From ana@example.org Tue Mar  3 09:15:00 2026\nFrom: Ana Ruiz <ana@example.org>\n\
+         Message-ID: <{id}@example.org>\nSubject: {subject}\nDate: Tue, 3 Mar 2026 09:15:00 +0100\n\n{body}\n\n"
+    )
+}
+
+fn sources(f: &Folio, library: &str) -> Vec<String> {
+    let listed = f.json(&["ls", library]);
+    let mut sources: Vec<String> = listed["documents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["source"].as_str().unwrap().to_string())
+        .collect();
+    sources.sort();
+    sources
+}
+
+// Issue 50: a mailbox is a document per message, keyed by its Message-ID,
+// and a message's attachment folio reads is a document of its own linked
+// to the message. A message gone from the mailbox takes its document with
+// it; sync follows the file (unchanged, then removed).
+#[test]
+fn a_mailbox_is_a_document_per_message_and_follows_its_file() {
+    let f = Folio::new();
+    let first = mbox_message("m1", "Flange delivery", "The flanges arrive on Thursday.");
+    let second = mbox_message("m2", "Gasket order", "Order forty gaskets from Globex.");
+    let third = "From ana@example.org Tue Mar  3 10:00:00 2026\nFrom: Ana Ruiz <ana@example.org>\n\
+                 Message-ID: <m3@example.org>\nSubject: Counts\nMIME-Version: 1.0\n\
+                 Content-Type: multipart/mixed; boundary=\"b\"\n\n--b\nContent-Type: text/plain\n\n\
+                 The counts are attached.\n--b\nContent-Type: text/csv; name=\"counts.csv\"\n\
+                 Content-Disposition: attachment; filename=\"counts.csv\"\n\n\
+                 Part,Count\nZyxoflange K9,12\n--b--\n\n";
+    let mailbox = f.file(
+        "mail/inbox.mbox",
+        format!("{first}{second}{third}").as_bytes(),
+    );
+    let file = mailbox.display().to_string();
+    let report = f.json(&["ingest", &file, "--library", "t"]);
+    assert_eq!(
+        (&report["indexed"], &report["failed"]),
+        (&4.into(), &0.into()),
+        "{report}"
+    );
+    let m3 = format!("{file}#<m3@example.org>");
+    assert_eq!(
+        sources(&f, "t"),
+        [
+            format!("{file}#<m1@example.org>"),
+            format!("{file}#<m2@example.org>"),
+            m3.clone(),
+            format!("{m3}#counts.csv"),
+        ]
+    );
+    let found = f.json(&[
+        "search",
+        "Zyxoflange",
+        "--library",
+        "t",
+        "--mode",
+        "lexical",
+    ]);
+    let hit = &hits(&found)[0];
+    assert_eq!(hit["source"], format!("{m3}#counts.csv"), "{hit}");
+    assert_eq!(hit["format"], "csv", "{hit}");
+    assert_eq!(hit["metadata"]["container"], m3, "{hit}");
+    assert_eq!(hit["metadata"]["message_subject"], "Counts", "{hit}");
+    let found = f.json(&[
+        "search",
+        "gaskets Globex",
+        "--library",
+        "t",
+        "--mode",
+        "lexical",
+    ]);
+    let hit = &hits(&found)[0];
+    assert_eq!(hit["title"], "Gasket order", "{hit}");
+    assert_eq!(
+        hit["metadata"]["from"][0], "Ana Ruiz <ana@example.org>",
+        "{hit}"
+    );
+
+    // Read again unchanged: nothing embedded. Without the second message:
+    // its document goes, the others are left as they are.
+    let again = f.json(&["ingest", &file, "--library", "t"]);
+    assert_eq!(
+        (&again["skipped"], &again["chunks"]),
+        (&4.into(), &0.into()),
+        "{again}"
+    );
+    std::fs::write(&mailbox, format!("{first}{third}")).unwrap();
+    let again = f.json(&["ingest", &file, "--library", "t"]);
+    assert_eq!(
+        (&again["skipped"], &again["indexed"]),
+        (&3.into(), &0.into()),
+        "{again}"
+    );
+    assert_eq!(sources(&f, "t").len(), 3);
+    assert!(!sources(&f, "t").iter().any(|s| s.contains("m2@")));
+
+    // Sync: the parts recorded their file's stat, so the mailbox is
+    // unchanged; deleted, its documents go.
+    let folder = f.path("mail");
+    let synced = f.json(&["sync", &folder, "--library", "t"]);
+    assert_eq!(synced["unchanged"], 1, "{synced}");
+    assert_eq!(synced["removed"], serde_json::json!([]), "{synced}");
+    std::fs::remove_file(&mailbox).unwrap();
+    let synced = f.json(&["sync", &folder, "--library", "t"]);
+    assert_eq!(synced["removed"].as_array().unwrap().len(), 3, "{synced}");
+    assert!(sources(&f, "t").is_empty());
+}

@@ -19,4 +19,6 @@ pub use filter::{Condition, Filter, FilterError};
 pub use library::{EmbeddingSpace, LibraryName, LibraryNameError, Pooling, Precision};
 pub use limits::Limits;
 pub use record::{FieldKind, FieldSpec, NeighbourOrder, RecordError, RecordSchema, ValidRecord};
-pub use structured::{Block, BlockKind, StructuredText, Table, alphanumerics, is_table_caption};
+pub use structured::{
+    Block, BlockKind, PART_SEPARATOR, Part, StructuredText, Table, alphanumerics, is_table_caption,
+};

@@ -207,7 +207,26 @@ pub struct StructuredText {
     /// Pages (1-based) that carry no usable text layer — scans — for OCR.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub textless_pages: Vec<u32>,
+    /// Documents held inside this one, each to be a document of its own:
+    /// a mailbox's messages, a message's attachments.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<Part>,
 }
+
+/// A document inside another (see [`StructuredText::parts`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Part {
+    /// Names the part within its container, uniquely and stably across
+    /// versions of the container (a message's Message-ID, an attachment's
+    /// file name): the part's source is the container's, `#`, this key.
+    pub key: String,
+    /// The part's own format ("eml", "pdf", …).
+    pub format: String,
+    pub text: StructuredText,
+}
+
+/// Between a container's source and a part's key in the part's source.
+pub const PART_SEPARATOR: char = '#';
 
 /// Letters and digits in `blocks`: how much text a page really has.
 pub fn alphanumerics<'a>(blocks: impl IntoIterator<Item = &'a Block>) -> usize {

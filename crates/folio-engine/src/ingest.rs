@@ -3,14 +3,15 @@
 //! are embedded in length-sorted groups and written — each atomically, each
 //! reported. A failing source is reported and the rest carry on.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use folio_chunk::{ChunkDraft, TokenCounter};
 use folio_core::{
-    Chunk, ChunkId, Document, DocumentId, EmbeddingSpace, ErrorCode, LibraryName, RecordSchema,
-    SourceKind, ValidRecord, content_hash,
+    Chunk, ChunkId, Condition, Document, DocumentId, EmbeddingSpace, ErrorCode, Filter,
+    LibraryName, PART_SEPARATOR, RecordSchema, SourceKind, StructuredText, ValidRecord,
+    content_hash,
 };
 use folio_embed::Embedder;
 use folio_extract::{Format, Input};
@@ -377,6 +378,9 @@ enum Step {
     Ready(Box<Prepared>),
     /// Nothing to write: the document (this one, or its twin) is current.
     Skipped(DocumentId),
+    /// A container's documents (a message and its attachments, a
+    /// mailbox's messages), each with its source: never empty.
+    Many(Vec<(String, Result<Step>)>),
 }
 
 /// Whether two documents are the same work: the same content, or the same
@@ -413,6 +417,26 @@ struct Prepared {
     /// it was read: a twin of this same ingest may have committed since.
     may_have_twin: bool,
 }
+
+/// What extraction made of a source, before chunking.
+struct Extracted {
+    format: String,
+    structured: StructuredText,
+    source_title: Option<String>,
+    warnings: Vec<String>,
+}
+
+/// A container's source, as read.
+struct Container {
+    locator: String,
+    kind: SourceKind,
+    metadata: Map<String, Value>,
+    hash: String,
+    may_have_twin: bool,
+}
+
+/// Parts of parts are read this deep (a mailbox's message's attachment).
+const MAX_PART_DEPTH: usize = 3;
 
 struct Counter<'a>(&'a dyn Embedder);
 
@@ -634,6 +658,10 @@ impl Engine {
                                 progress,
                                 &mut read,
                             );
+                            // A container's documents are counted each.
+                            if let Ok(Step::Many(steps)) = &step {
+                                taken += steps.len().saturating_sub(1);
+                            }
                             (locator, step)
                         }
                         Err((locator, error)) => (locator, Err(error)),
@@ -688,6 +716,11 @@ impl Engine {
                 let (message, complete) = Self::embed_group(&*embedder, group, progress, embed_ms);
                 settle.send(message).is_ok() && complete
             };
+            // A container's documents are settled one by one.
+            let prepared = prepared.into_iter().flat_map(|(locator, step)| match step {
+                Ok(Step::Many(steps)) => steps,
+                step => vec![(locator, step)],
+            });
             for (locator, step) in prepared {
                 if progress.cancelled() {
                     cancelled = true;
@@ -702,6 +735,9 @@ impl Engine {
                         None
                     }
                     Ok(Step::Skipped(id)) => Some(skipped(locator.clone(), &id)),
+                    // Flattened above; a part's parts are flattened by
+                    // `prepare_parts`.
+                    Ok(Step::Many(_)) => None,
                     Err(error) => Some(failed(locator.clone(), error.about(locator.clone()))),
                 };
                 if let Some(item) = settled
@@ -1123,6 +1159,74 @@ impl Engine {
             &stop,
         )?;
         drop(bytes);
+        let parts = std::mem::take(&mut structured.parts);
+        if !parts.is_empty() {
+            return self.prepare_container(
+                request,
+                Container {
+                    locator,
+                    kind,
+                    metadata,
+                    hash,
+                    may_have_twin,
+                },
+                Extracted {
+                    format: format.as_str().to_string(),
+                    structured,
+                    source_title,
+                    warnings,
+                },
+                parts,
+                config,
+                counter,
+            );
+        }
+        let format_name = match kind {
+            SourceKind::Record => "record".to_string(),
+            _ => format.as_str().to_string(),
+        };
+        self.finish(
+            request,
+            id,
+            locator,
+            kind,
+            hash,
+            metadata,
+            Extracted {
+                format: format_name,
+                structured,
+                source_title,
+                warnings,
+            },
+            may_have_twin,
+            config,
+            counter,
+        )
+        .map(|prepared| Step::Ready(Box::new(prepared)))
+    }
+
+    /// Chunks an extracted document and makes it ready to embed.
+    #[allow(clippy::too_many_arguments)]
+    fn finish(
+        &self,
+        request: &IngestRequest,
+        id: DocumentId,
+        locator: String,
+        kind: SourceKind,
+        hash: String,
+        metadata: Map<String, Value>,
+        extracted: Extracted,
+        may_have_twin: bool,
+        config: &folio_chunk::ChunkConfig,
+        counter: &Counter<'_>,
+    ) -> Result<Prepared> {
+        let limits = &self.config.limits;
+        let Extracted {
+            format,
+            structured,
+            source_title,
+            warnings,
+        } = extracted;
         if structured.is_empty() {
             let mut reason = "no text to index".to_string();
             for warning in &warnings {
@@ -1166,10 +1270,7 @@ impl Engine {
             library: request.library.clone(),
             source: locator,
             source_kind: kind,
-            format: match kind {
-                SourceKind::Record => "record".to_string(),
-                _ => format.as_str().to_string(),
-            },
+            format,
             title,
             content_hash: hash,
             metadata: merged,
@@ -1178,12 +1279,188 @@ impl Engine {
             text: rendered.text,
             ingested_at: self.now(),
         };
-        Ok(Step::Ready(Box::new(Prepared {
+        Ok(Prepared {
             document,
             drafts,
             warnings,
             may_have_twin,
-        })))
+        })
+    }
+
+    /// A container's documents: its own text (a message's body), when it
+    /// has some, under its own source, and each part (an attachment, a
+    /// mailbox's message) under `source#key`, linked to the container by
+    /// `container` in its metadata; parts of parts in turn. The library's
+    /// documents of parts the container no longer holds are deleted.
+    #[allow(clippy::too_many_arguments)]
+    fn prepare_container(
+        &self,
+        request: &IngestRequest,
+        container: Container,
+        own: Extracted,
+        parts: Vec<folio_core::Part>,
+        config: &folio_chunk::ChunkConfig,
+        counter: &Counter<'_>,
+    ) -> Result<Step> {
+        let Container {
+            locator,
+            kind,
+            metadata,
+            hash,
+            may_have_twin,
+        } = container;
+        let mut steps = Vec::new();
+        let mut kept = HashSet::new();
+        if !own.structured.is_empty() {
+            let id = DocumentId::derive(&request.library, &locator);
+            let mut own_metadata = metadata.clone();
+            own_metadata.insert(
+                "parts".into(),
+                Value::from(
+                    parts
+                        .iter()
+                        .map(|p| format!("{locator}{PART_SEPARATOR}{}", p.key))
+                        .collect::<Vec<_>>(),
+                ),
+            );
+            let step = self
+                .finish(
+                    request,
+                    id,
+                    locator.clone(),
+                    kind,
+                    hash,
+                    own_metadata,
+                    own,
+                    may_have_twin,
+                    config,
+                    counter,
+                )
+                .map(|prepared| Step::Ready(Box::new(prepared)));
+            steps.push((locator.clone(), step));
+        }
+        self.prepare_parts(
+            request, &locator, kind, &metadata, parts, config, counter, &mut steps, &mut kept, 0,
+        );
+        self.delete_stale_parts(&request.library, &locator, &kept)?;
+        if steps.is_empty() {
+            return Err(EngineError::new(
+                ErrorCode::EmptyContent,
+                "no text to index",
+            ));
+        }
+        Ok(Step::Many(steps))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn prepare_parts(
+        &self,
+        request: &IngestRequest,
+        container: &str,
+        kind: SourceKind,
+        metadata: &Map<String, Value>,
+        parts: Vec<folio_core::Part>,
+        config: &folio_chunk::ChunkConfig,
+        counter: &Counter<'_>,
+        steps: &mut Vec<(String, Result<Step>)>,
+        kept: &mut HashSet<String>,
+        depth: usize,
+    ) {
+        for mut part in parts {
+            let locator = format!("{container}{PART_SEPARATOR}{}", part.key);
+            kept.insert(locator.clone());
+            let id = DocumentId::derive(&request.library, &locator);
+            let inner = std::mem::take(&mut part.text.parts);
+            // A part's hash is of what was extracted: the container's
+            // bytes changing elsewhere leaves an unchanged part skipped.
+            let hash = serde_json::to_vec(&part.text)
+                .map(|bytes| content_hash(&bytes))
+                .unwrap_or_default();
+            let mut own = metadata.clone();
+            own.insert("container".into(), Value::String(container.to_string()));
+            if !inner.is_empty() {
+                own.insert(
+                    "parts".into(),
+                    Value::from(
+                        inner
+                            .iter()
+                            .map(|p| format!("{locator}{PART_SEPARATOR}{}", p.key))
+                            .collect::<Vec<_>>(),
+                    ),
+                );
+            }
+            let step = match self.store.content_hash(&id) {
+                Ok(Some(stored)) if stored == hash && !request.force => {
+                    // The container changed around it: its recorded file
+                    // stat is brought up to date.
+                    self.refresh_metadata(&request.library, &id, &own, &request.metadata)
+                        .map(|()| Step::Skipped(id))
+                }
+                Ok(_) => self
+                    .finish(
+                        request,
+                        id,
+                        locator.clone(),
+                        kind,
+                        hash,
+                        own,
+                        Extracted {
+                            format: part.format,
+                            structured: part.text,
+                            source_title: None,
+                            warnings: Vec::new(),
+                        },
+                        false,
+                        config,
+                        counter,
+                    )
+                    .map(|prepared| Step::Ready(Box::new(prepared))),
+                Err(e) => Err(e.into()),
+            };
+            steps.push((locator.clone(), step));
+            if depth < MAX_PART_DEPTH {
+                self.prepare_parts(
+                    request,
+                    &locator,
+                    kind,
+                    metadata,
+                    inner,
+                    config,
+                    counter,
+                    steps,
+                    kept,
+                    depth + 1,
+                );
+            }
+        }
+    }
+
+    /// Deletes the documents of parts of `container` not in `kept`.
+    fn delete_stale_parts(
+        &self,
+        library: &LibraryName,
+        container: &str,
+        kept: &HashSet<String>,
+    ) -> Result<()> {
+        let filter = Filter {
+            conditions: vec![Condition::PathPrefix(format!(
+                "{container}{PART_SEPARATOR}"
+            ))],
+        };
+        let stored = match self.store.find_documents(library, &filter, usize::MAX / 2) {
+            Ok(found) => found,
+            Err(StoreError::LibraryNotFound(_)) => return Ok(()),
+            Err(e) => return Err(e.into()),
+        };
+        for document in stored {
+            if !kept.contains(&document.source) {
+                match self.store.delete_document(&document.id) {
+                    Ok(()) | Err(StoreError::NotFound { .. }) => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Brings a skipped document's metadata up to date with its source

@@ -323,8 +323,17 @@ impl Engine {
             .keys()
             .map(|p| p.to_string_lossy().into_owned())
             .collect();
+        // The documents of each file's parts (a mailbox's messages, a
+        // message's attachments): they follow their file.
+        let mut parts_of: HashMap<&str, Vec<&DocumentSummary>> = HashMap::new();
+        for d in &stored {
+            if let Some(file) = file_of_part(&d.source, &present) {
+                parts_of.entry(file).or_default().push(d);
+            }
+        }
         let mut changed = Vec::new();
         let mut new = Vec::new();
+        let mut containers = Vec::new();
         for (path, stat) in files {
             let locator = path.to_string_lossy().into_owned();
             if request.settle > Duration::ZERO && stat.age() < request.settle {
@@ -335,10 +344,24 @@ impl Engine {
                 report.still_failing.push(locator);
                 continue;
             }
+            let parts = parts_of.get(locator.as_str());
             match by_source.get(locator.as_str()) {
                 Some(d) if Stat::recorded(&d.metadata) == Some(*stat) => report.unchanged += 1,
                 Some(d) => changed.push((path.clone(), *stat, (*d).clone())),
                 None if located.contains(&locator) => report.unchanged += 1,
+                // A container without a document of its own (a mailbox):
+                // unchanged while its parts recorded its stat.
+                None if parts.is_some() => {
+                    if parts
+                        .into_iter()
+                        .flatten()
+                        .all(|d| Stat::recorded(&d.metadata) == Some(*stat))
+                    {
+                        report.unchanged += 1;
+                    } else {
+                        containers.push(path.clone());
+                    }
+                }
                 None => new.push((path.clone(), *stat)),
             }
         }
@@ -347,7 +370,11 @@ impl Engine {
         // document under a path the walk could not read is not gone.
         let missing: Vec<&DocumentSummary> = stored
             .iter()
-            .filter(|d| !present.contains(&d.source) && !scan.covers(&d.source))
+            .filter(|d| {
+                !present.contains(&d.source)
+                    && file_of_part(&d.source, &present).is_none()
+                    && !scan.covers(&d.source)
+            })
             .collect();
         let mut missing_by_hash: HashMap<&str, Vec<&DocumentSummary>> = HashMap::new();
         for d in &missing {
@@ -417,7 +444,8 @@ impl Engine {
                 None => removes.push((*d).clone()),
             }
         }
-        let total = (moves.len() + adds.len() + changed.len() + removes.len()) as u64;
+        let total =
+            (moves.len() + adds.len() + changed.len() + containers.len() + removes.len()) as u64;
         progress.start(total);
         if request.dry_run {
             report.moved = moves
@@ -431,7 +459,9 @@ impl Engine {
             report.added = adds.iter().map(|p| p.display().to_string()).collect();
             report.replaced = changed
                 .iter()
-                .map(|(p, _, _)| p.display().to_string())
+                .map(|(p, _, _)| p)
+                .chain(&containers)
+                .map(|p| p.display().to_string())
                 .collect();
             report.removed = removes.iter().map(|d| d.source.clone()).collect();
             progress.finish();
@@ -472,6 +502,7 @@ impl Engine {
         let targets: Vec<IngestTarget> = adds
             .iter()
             .chain(changed.iter().map(|(p, _, _)| p))
+            .chain(&containers)
             .cloned()
             .map(IngestTarget::Path)
             .collect();
@@ -776,6 +807,15 @@ fn ignorable(event: &notify::Event) -> bool {
         event.kind,
         notify::EventKind::Access(_) | notify::EventKind::Other
     )
+}
+
+/// The file of `present` a part's source (`FILE#KEY`, a part of a part
+/// `FILE#KEY#KEY`) belongs to; a file's name may hold `#` itself.
+fn file_of_part<'a>(source: &str, present: &'a HashSet<String>) -> Option<&'a str> {
+    source
+        .match_indices(folio_core::PART_SEPARATOR)
+        .find_map(|(at, _)| present.get(&source[..at]))
+        .map(String::as_str)
 }
 
 /// Every source a document was seen at: its source and its `locators`.

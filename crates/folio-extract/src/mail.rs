@@ -1,11 +1,13 @@
 //! Mail: a message (EML) or a mailbox (MBOX) through `mail-parser`. A
 //! message's headers become metadata (from, to, cc, date, subject) and a
 //! header paragraph that citations and questions can reach; its body
-//! follows (the HTML alternative where there is one, with its tables), then each attachment folio reads, as
-//! a section headed by the attachment's name. In a mailbox every message is
-//! a section headed by its subject.
+//! follows (the HTML alternative where there is one, with its tables). Each
+//! attachment folio reads is a part of the message (a document of its own,
+//! linked to the message); a mailbox is its messages, each a part.
 
-use folio_core::{Block, BlockKind, Limits, StructuredText};
+use std::collections::HashSet;
+
+use folio_core::{Block, BlockKind, Limits, Part, StructuredText};
 use mail_parser::{Address, Message, MessageParser, MimeHeaders, PartType};
 use serde_json::{Map, Value, json};
 
@@ -20,25 +22,15 @@ pub fn extract_message(bytes: &[u8], limits: &Limits) -> Result<StructuredText, 
         .parse(bytes)
         .filter(|m| !m.headers().is_empty())
         .ok_or_else(|| ExtractError::malformed(Format::Eml, "no message headers"))?;
-    let mut metadata = headers(&message);
-    let mut attachments = Vec::new();
-    let blocks = message_blocks(&message, 0, limits, 0, &mut attachments)?;
-    if !attachments.is_empty() {
-        metadata.insert("attachments".into(), Value::Array(attachments));
-    }
-    Ok(StructuredText {
-        title: message.subject().map(str::to_string),
-        blocks,
-        metadata,
-        ..Default::default()
-    })
+    message_text(&message, limits, 0)
 }
 
 pub fn extract_mailbox(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractError> {
     let parser = MessageParser::default();
-    let mut blocks = Vec::new();
+    let mut parts = Vec::new();
+    let mut keys = HashSet::new();
+    let mut unread = Vec::new();
     let mut count = 0u64;
-    let mut attachments = Vec::new();
     for entry in mail_parser::mailbox::mbox::MessageIterator::new(bytes) {
         let entry = entry.map_err(|e| ExtractError::malformed(Format::Mbox, e))?;
         count += 1;
@@ -50,14 +42,27 @@ pub fn extract_mailbox(bytes: &[u8], limits: &Limits) -> Result<StructuredText, 
             });
         }
         let Some(message) = parser.parse(entry.contents()) else {
+            unread.push(json!({"message": count, "skipped": "no message headers"}));
             continue;
         };
-        let subject = message
-            .subject()
-            .filter(|s| !s.trim().is_empty())
-            .unwrap_or("(no subject)");
-        blocks.push(Block::new(BlockKind::Heading(1), subject, None));
-        blocks.extend(message_blocks(&message, 1, limits, 0, &mut attachments)?);
+        // A message is keyed by its Message-ID, which stays when messages
+        // before it are deleted; else by its place in the mailbox.
+        let key = message
+            .message_id()
+            .map(|id| format!("<{id}>"))
+            .unwrap_or_else(|| format!("message {count}"));
+        let key = unique(key, &mut keys);
+        match message_text(&message, limits, 0) {
+            Ok(mut text) => {
+                text.title.get_or_insert_with(|| "(no subject)".into());
+                parts.push(Part {
+                    key,
+                    format: Format::Eml.as_str().into(),
+                    text,
+                });
+            }
+            Err(e) => unread.push(json!({"message": count, "skipped": e.to_string()})),
+        }
     }
     if count == 0 {
         return Err(ExtractError::malformed(
@@ -67,14 +72,25 @@ pub fn extract_mailbox(bytes: &[u8], limits: &Limits) -> Result<StructuredText, 
     }
     let mut metadata = Map::new();
     metadata.insert("messages".into(), count.into());
-    if !attachments.is_empty() {
-        metadata.insert("attachments".into(), Value::Array(attachments));
+    if !unread.is_empty() {
+        metadata.insert("unread_messages".into(), Value::Array(unread));
     }
     Ok(StructuredText {
-        blocks,
         metadata,
+        parts,
         ..Default::default()
     })
+}
+
+/// `key`, or `key (2)`, `key (3)`… when a part of the container has it.
+fn unique(key: String, keys: &mut HashSet<String>) -> String {
+    let mut candidate = key.clone();
+    let mut n = 1;
+    while !keys.insert(candidate.clone()) {
+        n += 1;
+        candidate = format!("{key} ({n})");
+    }
+    candidate
 }
 
 /// "Name <address>" of each address of a header.
@@ -145,27 +161,15 @@ fn header_block(message: &Message<'_>) -> Option<Block> {
     (!lines.is_empty()).then(|| Block::new(BlockKind::Paragraph, lines.join("\n"), None))
 }
 
-/// Headings moved `by` levels down, under a message's or an attachment's.
-fn nested(blocks: Vec<Block>, by: u8) -> impl Iterator<Item = Block> {
-    blocks.into_iter().map(move |mut b| {
-        if let BlockKind::Heading(level) = b.kind {
-            b.kind = BlockKind::Heading(level.saturating_add(by).min(6));
-        }
-        b.page = None;
-        b
-    })
-}
-
-/// The blocks of one message: its header paragraph, its body, its
-/// attachments (each under a heading one level below `level`). What each
-/// attachment became is listed in `attachments`.
-fn message_blocks(
+/// One message: its header paragraph and body as blocks, its headers as
+/// metadata, each attachment folio reads as a part (what each attachment
+/// became is listed in the metadata).
+fn message_text(
     message: &Message<'_>,
-    level: u8,
     limits: &Limits,
     depth: usize,
-    attachments: &mut Vec<Value>,
-) -> Result<Vec<Block>, ExtractError> {
+) -> Result<StructuredText, ExtractError> {
+    let mut metadata = headers(message);
     let mut blocks: Vec<Block> = header_block(message).into_iter().collect();
     // The HTML body where there is one (its tables and headings), else the
     // text body: mail-parser lists text parts as the HTML body of a message
@@ -179,36 +183,34 @@ fn message_blocks(
             }
             _ => continue,
         };
-        blocks.extend(nested(body.blocks, level));
+        blocks.extend(body.blocks.into_iter().map(|mut b| {
+            b.page = None;
+            b
+        }));
     }
+    // What an attachment is cited with: the message it came with.
+    let mut from_message = Map::new();
+    for key in ["subject", "from", "date", "message_id"] {
+        if let Some(value) = metadata.get(key) {
+            from_message.insert(
+                format!("message_{}", key.trim_start_matches("message_")),
+                value.clone(),
+            );
+        }
+    }
+    let mut parts = Vec::new();
+    let mut keys = HashSet::new();
+    let mut listed = Vec::new();
     for (index, part) in message.attachments().enumerate() {
         let name = part
             .attachment_name()
             .map(str::to_string)
             .unwrap_or_else(|| format!("attachment {}", index + 1));
-        let heading = Block::new(
-            BlockKind::Heading((level + 1).min(6)),
-            format!("Attachment: {name}"),
-            None,
-        );
-        let outcome: Result<(String, Vec<Block>), String> = match &part.body {
+        let outcome: Result<(String, StructuredText), String> = match &part.body {
             PartType::Message(inner) if depth < MAX_NESTED => {
-                let mut inner_blocks = Vec::new();
-                if let Some(subject) = inner.subject() {
-                    inner_blocks.push(Block::new(
-                        BlockKind::Heading((level + 2).min(6)),
-                        subject,
-                        None,
-                    ));
-                }
-                inner_blocks.extend(message_blocks(
-                    inner,
-                    level + 2,
-                    limits,
-                    depth + 1,
-                    attachments,
-                )?);
-                Ok(("eml".into(), inner_blocks))
+                message_text(inner, limits, depth + 1)
+                    .map(|text| (Format::Eml.as_str().to_string(), text))
+                    .map_err(|e| e.to_string())
             }
             PartType::Message(_) => Err("nested too deep".into()),
             PartType::Text(_) | PartType::Html(_) | PartType::Binary(_) => {
@@ -223,10 +225,7 @@ fn message_blocks(
                 };
                 match crate::extract(input, limits) {
                     Ok((Format::Image, _)) => Err("an image (not read in mail)".into()),
-                    Ok((format, text)) => Ok((
-                        format.as_str().to_string(),
-                        nested(text.blocks, level + 1).collect(),
-                    )),
+                    Ok((format, text)) => Ok((format.as_str().to_string(), text)),
                     Err(e) => Err(e.to_string()),
                 }
             }
@@ -234,18 +233,29 @@ fn message_blocks(
             PartType::InlineBinary(_) | PartType::Multipart(_) => continue,
         };
         match outcome {
-            Ok((format, body)) if !body.is_empty() => {
-                attachments.push(json!({"name": name, "format": format}));
-                blocks.push(heading);
-                blocks.extend(body);
+            Ok((format, mut text)) => {
+                let key = unique(name.clone(), &mut keys);
+                listed.push(json!({"name": name, "format": format, "part": key}));
+                text.title.get_or_insert_with(|| name.clone());
+                text.metadata.insert("attachment".into(), name.into());
+                for (k, v) in &from_message {
+                    text.metadata.entry(k.clone()).or_insert(v.clone());
+                }
+                parts.push(Part { key, format, text });
             }
-            Ok((format, _)) => {
-                attachments.push(json!({"name": name, "format": format, "skipped": "no text"}))
-            }
-            Err(reason) => attachments.push(json!({"name": name, "skipped": reason})),
+            Err(reason) => listed.push(json!({"name": name, "skipped": reason})),
         }
     }
-    Ok(blocks)
+    if !listed.is_empty() {
+        metadata.insert("attachments".into(), Value::Array(listed));
+    }
+    Ok(StructuredText {
+        title: message.subject().map(str::to_string),
+        blocks,
+        metadata,
+        parts,
+        ..Default::default()
+    })
 }
 
 /// Whether text starts like a message: a run of header lines, one of them
@@ -312,7 +322,7 @@ Content-Disposition: attachment; filename=\"blob.bin\"\r\n\
 --b1--\r\n";
 
     #[test]
-    fn a_message_has_its_headers_body_and_readable_attachments() {
+    fn a_message_has_its_headers_body_and_readable_attachments_as_parts() {
         let text = extract_message(MESSAGE.as_bytes(), &Limits::default()).unwrap();
         assert_eq!(text.title.as_deref(), Some("Flansch K9 – Lieferung"));
         assert_eq!(
@@ -328,42 +338,62 @@ Content-Disposition: attachment; filename=\"blob.bin\"\r\n\
                 "From: Lea Brandt <lea@example.org>\nTo: Team <team@example.org>, ops@example.org\n\
                  Date: 2026-03-03T09:15:00+01:00\nSubject: Flansch K9 – Lieferung",
                 "Die Lieferung der Flansche kommt am Donnerstag; Grüße.",
-                "# Attachment: counts.csv",
-                "| Part | Count |\n| --- | --- |\n| Flange K9 | 12 |",
             ]
         );
         assert_eq!(
             text.metadata["attachments"],
             json!([
-                {"name": "counts.csv", "format": "csv"},
+                {"name": "counts.csv", "format": "csv", "part": "counts.csv"},
                 {"name": "blob.bin", "skipped": "unsupported format: files ending in .bin"},
             ])
         );
+        assert_eq!(text.parts.len(), 1);
+        let part = &text.parts[0];
+        assert_eq!(
+            (part.key.as_str(), part.format.as_str()),
+            ("counts.csv", "csv")
+        );
+        assert_eq!(
+            part.text.blocks[0].text,
+            "| Part | Count |\n| --- | --- |\n| Flange K9 | 12 |"
+        );
+        // Cited with the message it came with.
+        assert_eq!(
+            part.text.metadata["message_subject"],
+            "Flansch K9 – Lieferung"
+        );
+        assert_eq!(part.text.metadata["message_id"], "k9@example.org");
+        assert_eq!(part.text.title.as_deref(), Some("counts.csv"));
     }
 
     #[test]
-    fn a_mailbox_is_a_section_per_message() {
+    fn a_mailbox_is_its_messages_keyed_by_message_id() {
         let mbox = format!(
             "From lea@example.org Tue Mar  3 09:15:00 2026\n{}\nFrom ops@example.org Wed Mar  4 10:00:00 2026\n\
-             From: ops@example.org\nSubject: Re: Flansch\n\n>From the depot: received.\n",
+             From: ops@example.org\nSubject: Re: Flansch\n\n>From the depot: received.\n\
+             From ops@example.org Wed Mar  4 11:00:00 2026\nFrom: ops@example.org\n\nNo subject here.\n",
             MESSAGE.replace("\r\n", "\n")
         );
         let text = extract_mailbox(mbox.as_bytes(), &Limits::default()).unwrap();
-        assert_eq!(text.metadata["messages"], 2);
-        let headings: Vec<&str> = text
-            .blocks
+        assert_eq!(text.metadata["messages"], 3);
+        assert!(text.blocks.is_empty());
+        let parts: Vec<(&str, Option<&str>)> = text
+            .parts
             .iter()
-            .filter(|b| b.kind == BlockKind::Heading(1))
-            .map(|b| b.text.as_str())
+            .map(|p| (p.key.as_str(), p.text.title.as_deref()))
             .collect();
-        assert_eq!(headings, ["Flansch K9 – Lieferung", "Re: Flansch"]);
-        assert!(
-            text.blocks
-                .iter()
-                .any(|b| b.kind == BlockKind::Heading(2) && b.text == "Attachment: counts.csv")
-        );
         assert_eq!(
-            text.blocks.last().unwrap().text,
+            parts,
+            [
+                ("<k9@example.org>", Some("Flansch K9 – Lieferung")),
+                ("message 2", Some("Re: Flansch")),
+                ("message 3", Some("(no subject)")),
+            ]
+        );
+        // The first message's attachment is a part of that message.
+        assert_eq!(text.parts[0].text.parts[0].key, "counts.csv");
+        assert_eq!(
+            text.parts[1].text.blocks.last().unwrap().text,
             "From the depot: received."
         );
         assert!(extract_mailbox(b"no mailbox here", &Limits::default()).is_err());

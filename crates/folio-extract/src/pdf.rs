@@ -108,6 +108,7 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
         metadata,
         page_count: Some(pages as u32),
         textless_pages,
+        ..Default::default()
     })
 }
 
