@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The hostile-file corpus of issue 15: a few hundred generated files —
 every kind in tests/mcp/hostile.py at several depths and sizes, plus
-truncated and byte-flipped copies of valid PDF, DOCX, EPUB, HTML and
+truncated and byte-flipped copies of valid PDF, DOCX, EPUB, HTML, ODT,
+ODS, RTF, XLSX, PPTX, EML and
 Markdown files — each ingested by its own `folio ingest --json`. Prints the
 counts by outcome (indexed, refused by error code, crashed, over time) and
 the slowest files, as JSON. A crash or an overrun is a failure (exit 1).
@@ -48,8 +49,18 @@ SCALED = {
     "docx_nested_zip": lambda s: hostile.docx_nested_zip(1 + 5 * s),
     "epub_deep": lambda s: hostile.epub_deep(10 ** (2 + s % 4)),
     "epub_deep_xml": lambda s: hostile.epub_deep_xml(10 ** (2 + s % 4)),
+    "odt_deep": lambda s: hostile.odt_deep(10 ** (2 + s % 4)),
+    "odt_bomb": lambda s: hostile.odt_bomb(100 * (1 + s % 6)),
+    "odt_repeated": lambda s: hostile.odf_repeated_cells(),
+    "ods_repeated": lambda s: hostile.odf_repeated_cells("application/vnd.oasis.opendocument.spreadsheet", "spreadsheet"),
+    "rtf_deep": lambda s: hostile.rtf_deep(10 ** (2 + s % 5)),
+    "rtf_bin": lambda s: hostile.rtf_bin(),
+    "eml_nested": lambda s: hostile.eml_nested(10 ** (1 + s % 5)),
+    "mbox_many": lambda s: hostile.mbox_many(10 ** (2 + s % 4)),
 }
-SUFFIX = {"pdf": ".pdf", "html": ".html", "markdown": ".md", "docx": ".docx", "epub": ".epub"}
+SUFFIX = {"pdf": ".pdf", "html": ".html", "markdown": ".md", "docx": ".docx", "epub": ".epub", "odt": ".odt",
+          "ods": ".ods", "rtf": ".rtf", "eml": ".eml", "mbox": ".mbox", "xlsx": ".xlsx", "pptx": ".pptx"}
+FIXTURES = root / "crates" / "folio-extract" / "tests" / "fixtures"
 
 
 def valid_files():
@@ -58,6 +69,14 @@ def valid_files():
     yield "markdown", next((root / "samples").glob("*.md")).read_bytes()
     yield "docx", hostile.docx('<?xml version="1.0"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>valid words</w:t></w:r></w:p></w:body></w:document>')
     yield "epub", hostile.epub("<html><body><p>valid chapter text</p></body></html>")
+    # Files of the usual writers (scripts/table_fixtures.py).
+    for name in ["report.odt", "stock.ods", "memo.rtf", "prices.xlsx", "parts.pptx"]:
+        yield name.rsplit(".", 1)[1], (FIXTURES / name).read_bytes()
+    yield "eml", (b"From: a@example.org\r\nSubject: Valid\r\nMIME-Version: 1.0\r\n"
+                  b"Content-Type: multipart/mixed; boundary=\"b\"\r\n\r\n--b\r\nContent-Type: text/html\r\n\r\n"
+                  b"<p>valid words</p><table><tr><td>a</td></tr></table>\r\n--b\r\n"
+                  b"Content-Type: text/csv; name=\"c.csv\"\r\nContent-Disposition: attachment; filename=\"c.csv\"\r\n\r\n"
+                  b"x,y\r\n1,2\r\n--b--\r\n")
 
 
 def mutate(data):

@@ -422,6 +422,7 @@ struct Prepared {
 struct Extracted {
     format: String,
     structured: StructuredText,
+    /// The title the request or the source gives (over the format's).
     source_title: Option<String>,
     warnings: Vec<String>,
 }
@@ -1159,6 +1160,9 @@ impl Engine {
             &stop,
         )?;
         drop(bytes);
+        // The request's title names what was asked for: the container's
+        // own document, never its parts.
+        let source_title = request.title.clone().or(source_title);
         let parts = std::mem::take(&mut structured.parts);
         if !parts.is_empty() {
             return self.prepare_container(
@@ -1236,10 +1240,7 @@ impl Engine {
             return Err(EngineError::new(ErrorCode::EmptyContent, reason));
         }
         let rendered = structured.render();
-        let title = request
-            .title
-            .clone()
-            .or(source_title)
+        let title = source_title
             .or_else(|| structured.title.clone())
             .or_else(|| title_from_locator(&locator));
         let mut for_chunking = structured;

@@ -327,7 +327,7 @@ impl Engine {
         // message's attachments): they follow their file.
         let mut parts_of: HashMap<&str, Vec<&DocumentSummary>> = HashMap::new();
         for d in &stored {
-            if let Some(file) = file_of_part(&d.source, &present) {
+            if let Some(file) = file_of_part(d, &present) {
                 parts_of.entry(file).or_default().push(d);
             }
         }
@@ -372,7 +372,7 @@ impl Engine {
             .iter()
             .filter(|d| {
                 !present.contains(&d.source)
-                    && file_of_part(&d.source, &present).is_none()
+                    && file_of_part(d, &present).is_none()
                     && !scan.covers(&d.source)
             })
             .collect();
@@ -809,9 +809,13 @@ fn ignorable(event: &notify::Event) -> bool {
     )
 }
 
-/// The file of `present` a part's source (`FILE#KEY`, a part of a part
-/// `FILE#KEY#KEY`) belongs to; a file's name may hold `#` itself.
-fn file_of_part<'a>(source: &str, present: &'a HashSet<String>) -> Option<&'a str> {
+/// The file of `present` a part's document (its source `FILE#KEY`, a part
+/// of a part `FILE#KEY#KEY`) belongs to; a file's name may hold `#` itself.
+fn file_of_part<'a>(d: &DocumentSummary, present: &'a HashSet<String>) -> Option<&'a str> {
+    if !d.metadata.contains_key("container") {
+        return None;
+    }
+    let source = d.source.as_str();
     source
         .match_indices(folio_core::PART_SEPARATOR)
         .find_map(|(at, _)| present.get(&source[..at]))
