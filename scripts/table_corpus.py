@@ -2,7 +2,7 @@
 """Known-item recall of table cells in every format folio reads tables from.
 
     python3 scripts/table_corpus.py generate OUT
-    python3 scripts/table_corpus.py measure OUT --bin target/release/folio
+    python3 scripts/table_corpus.py measure OUT --bin target/release/folio [--mode lexical]
     python3 scripts/table_corpus.py scale OUT --rows 20000
 
 `generate` writes, with the usual writers (python-docx, openpyxl, odfpy,
@@ -44,7 +44,7 @@ SITES = ["Lyon", "Graz", "Porto", "Gdansk", "Leeds", "Turin", "Ghent", "Aarhus",
 SUPPLIERS = ["Acme GmbH", "Globex Ltd", "Initech SA", "Umbrella BV", "Stark Srl", "Wayne AB",
              "Hooli Oy", "Vandelay AG", "Soylent NV", "Tyrell SpA", "Cyberdyne AS", "Wonka Kft"]
 SIZES = [5, 40, 500]
-QUESTIONS_PER_FORMAT = 40
+QUESTIONS_PER_FORMAT = 100
 FORMATS = ["html", "md", "csv", "docx", "odt", "rtf", "xlsx", "ods", "pdf", "pptx", "eml"]
 
 
@@ -358,7 +358,7 @@ def payload(result):
     return structured or json.loads(result.content[0].text)
 
 
-async def ask_all(binary, out, data):
+async def ask_all(binary, out, data, mode=None):
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
@@ -377,14 +377,19 @@ async def ask_all(binary, out, data):
         misses, unnamed = [], []
         for q in questions:
             t = time.monotonic()
-            result = await session.call_tool("search", {"library": "tables", "query": q["question"], "top_k": 5,
-                                                        "response_mode": "full"})
+            arguments = {"library": "tables", "query": q["question"], "top_k": 5, "response_mode": "full"}
+            if mode:
+                arguments["mode"] = mode
+            result = await session.call_tool("search", arguments)
             latency = (time.monotonic() - t) * 1000
             hits = payload(result)["hits"]
             stats = by_format[q["format"]]
             stats["asked"] += 1
             stats["latency_ms"].append(latency)
-            found = next((h for h in hits[:5] if q["code"] in h["text"] and q["value"] in h["text"]), None)
+            # A number a spreadsheet stores shows without trailing zeros.
+            shown = {q["value"], q["value"].rstrip("0").rstrip(".") if "." in q["value"] else q["value"]}
+            found = next((h for h in hits[:5]
+                          if q["code"] in h["text"] and any(f"| {v} |" in h["text"] for v in shown)), None)
             if found is None:
                 misses.append({"question": q, "top": [(h.get("title"), h.get("section_path"), h["text"][:120]) for h in hits[:3]]})
                 continue
@@ -398,9 +403,9 @@ async def ask_all(binary, out, data):
         return report, ingest_secs, by_format, misses, unnamed
 
 
-def measure(out, binary):
+def measure(out, binary, mode=None):
     with tempfile.TemporaryDirectory() as data:
-        report, ingest_secs, by_format, misses, unnamed = asyncio.run(ask_all(binary, out, Path(data)))
+        report, ingest_secs, by_format, misses, unnamed = asyncio.run(ask_all(binary, out, Path(data), mode))
     print(f"{'format':<6} {'asked':>5} {'recall@5':>9} {'named':>6} {'median ms':>9}")
     summary = {}
     for fmt in FORMATS:
@@ -463,6 +468,7 @@ def main():
     m = sub.add_parser("measure")
     m.add_argument("out", type=Path)
     m.add_argument("--bin", default="target/release/folio")
+    m.add_argument("--mode", choices=["hybrid", "lexical", "dense"], help="search mode (default: the server's)")
     sc = sub.add_parser("scale")
     sc.add_argument("out", type=Path)
     sc.add_argument("--rows", type=int, default=20000)
@@ -472,7 +478,7 @@ def main():
     elif args.command == "scale":
         scale(args.out, args.rows)
     else:
-        measure(args.out, args.bin)
+        measure(args.out, args.bin, args.mode)
 
 
 if __name__ == "__main__":

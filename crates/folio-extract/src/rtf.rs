@@ -490,12 +490,10 @@ impl Parser<'_> {
             "rquote" => self.text("\u{2019}"),
             "ldblquote" => self.text("\u{201c}"),
             "rdblquote" => self.text("\u{201d}"),
-            word if SKIPPED.contains(&word) || self.group().ignorable => {
-                // Known non-text destinations, and any `\*` destination
-                // folio does not read.
-                if !matches!(word, "fldrslt") {
-                    self.set_sink(Sink::Skip);
-                }
+            // Known non-text destinations, and any `\*` destination folio
+            // does not read (a field's result is read).
+            word if (SKIPPED.contains(&word) || self.group().ignorable) && word != "fldrslt" => {
+                self.set_sink(Sink::Skip);
             }
             _ => {}
         }
