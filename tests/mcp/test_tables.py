@@ -35,9 +35,10 @@ def test_a_cell_is_found_in_its_row_and_cited_by_its_table(data, tmp_path):
     async def go():
         async with stdio(data) as c:
             report = await ok(c, "ingest", {"library": "kept", "paths": [str(folder)]})
-            assert report["indexed"] == 6 and report["failed"] == 0, report
+            # Six files; the mail's workbook is a document of its own.
+            assert report["indexed"] == 7 and report["failed"] == 0, report
             formats = {item["format"] for item in report["items"]}
-            assert formats == {"odt", "odp", "rtf", "pptx", "ods", "eml"}, formats
+            assert formats == {"odt", "odp", "rtf", "pptx", "ods", "eml", "xlsx"}, formats
 
             async def top(query):
                 found = await ok(c, "search", {"library": "kept", "query": query, "top_k": 1, "response_mode": "full"})
@@ -57,9 +58,13 @@ def test_a_cell_is_found_in_its_row_and_cited_by_its_table(data, tmp_path):
 
             hit = await top("price of Nut M8 from Globex in the second quarter")
             assert "| Globex Ltd | Nut M8 | 0.07 | 2026-04-01 |" in hit["text"], hit
-            # The attachment's sheet and its rows, under the message.
-            assert hit["section_path"][-3:] == ["Attachment: q2-prices.xlsx", "Prices", "rows 2–3"], hit["section_path"]
-            assert hit["metadata"]["from"] == ["Lea Brandt <lea@example.org>"]
-            assert hit["title"] == "Prices for the second quarter"
+            # The attachment: its sheet and rows, linked to the message it
+            # came with and cited with its subject and sender.
+            assert hit["section_path"] == ["Prices", "rows 2–3"], hit["section_path"]
+            assert hit["source"] == str(folder / "prices.eml") + "#q2-prices.xlsx", hit["source"]
+            assert hit["title"] == "q2-prices.xlsx"
+            assert hit["metadata"]["container"] == str(folder / "prices.eml")
+            assert hit["metadata"]["message_subject"] == "Prices for the second quarter"
+            assert hit["metadata"]["message_from"] == ["Lea Brandt <lea@example.org>"]
 
     run(go())

@@ -436,6 +436,14 @@ struct Container {
     may_have_twin: bool,
 }
 
+/// The sources of a container's parts, for its `parts` metadata.
+fn part_sources(container: &str, parts: &[folio_core::Part]) -> Value {
+    parts
+        .iter()
+        .map(|p| Value::String(format!("{container}{PART_SEPARATOR}{}", p.key)))
+        .collect()
+}
+
 /// Parts of parts are read this deep (a mailbox's message's attachment).
 const MAX_PART_DEPTH: usize = 3;
 
@@ -1315,15 +1323,7 @@ impl Engine {
         if !own.structured.is_empty() {
             let id = DocumentId::derive(&request.library, &locator);
             let mut own_metadata = metadata.clone();
-            own_metadata.insert(
-                "parts".into(),
-                Value::from(
-                    parts
-                        .iter()
-                        .map(|p| format!("{locator}{PART_SEPARATOR}{}", p.key))
-                        .collect::<Vec<_>>(),
-                ),
-            );
+            own_metadata.insert("parts".into(), part_sources(&locator, &parts));
             let step = self
                 .finish(
                     request,
@@ -1380,15 +1380,7 @@ impl Engine {
             let mut own = metadata.clone();
             own.insert("container".into(), Value::String(container.to_string()));
             if !inner.is_empty() {
-                own.insert(
-                    "parts".into(),
-                    Value::from(
-                        inner
-                            .iter()
-                            .map(|p| format!("{locator}{PART_SEPARATOR}{}", p.key))
-                            .collect::<Vec<_>>(),
-                    ),
-                );
+                own.insert("parts".into(), part_sources(&locator, &inner));
             }
             let step = match self.store.content_hash(&id) {
                 Ok(Some(stored)) if stored == hash && !request.force => {

@@ -81,6 +81,39 @@ pub fn extract_as(
     })
 }
 
+/// Ends a table of rows (the first its header) found in a flow of blocks:
+/// the paragraph right above it becomes its caption when `caption_above`
+/// says it reads as one; a table without text leaves its caption as a
+/// paragraph.
+pub(crate) fn push_table(
+    blocks: &mut Vec<folio_core::Block>,
+    rows: Vec<Vec<String>>,
+    caption_above: bool,
+    page: Option<u32>,
+) {
+    let caption = if caption_above {
+        blocks.pop().map(|b| b.text)
+    } else {
+        None
+    };
+    let mut table = folio_core::Table::from_rows(rows);
+    table.caption = caption.clone();
+    match table.into_block(page) {
+        Some(block) => blocks.push(block),
+        None => blocks.extend(
+            caption.map(|c| folio_core::Block::new(folio_core::BlockKind::Paragraph, c, page)),
+        ),
+    }
+}
+
+/// A table nested in another's cell, as that cell's text.
+pub(crate) fn nested_table_text(rows: &[Vec<String>]) -> String {
+    rows.iter()
+        .map(|r| r.join(" "))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn extract_unguarded(
     format: Format,
     bytes: &[u8],

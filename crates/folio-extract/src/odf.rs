@@ -357,26 +357,15 @@ pub fn extract(
             }
             Node::Close { name: "table" } => {
                 let Some(table) = tables.pop() else { return };
-                if let Some(parent) = tables.last_mut() {
+                match tables.last_mut() {
                     // A nested table becomes text in its parent's cell.
-                    let text: Vec<String> = table.rows.iter().map(|r| r.join(" ")).collect();
-                    parent.cell.push(text.join(" "));
-                    return;
-                }
-                // The caption paragraph right above the table is its caption.
-                let caption = if caption_last {
-                    blocks.pop().map(|b| b.text)
-                } else {
-                    None
-                };
-                caption_last = false;
-                let mut table = folio_core::Table::from_rows(table.rows);
-                table.caption = caption.clone();
-                match table.into_block(page) {
-                    Some(block) => blocks.push(block),
-                    None => {
-                        blocks.extend(caption.map(|c| Block::new(BlockKind::Paragraph, c, page)))
-                    }
+                    Some(parent) => parent.cell.push(crate::nested_table_text(&table.rows)),
+                    None => crate::push_table(
+                        &mut blocks,
+                        table.rows,
+                        std::mem::take(&mut caption_last),
+                        page,
+                    ),
                 }
             }
             _ => {}

@@ -560,20 +560,12 @@ impl Parser<'_> {
         if self.table.is_empty() {
             return;
         }
-        let caption = if self.caption_last {
-            self.blocks.pop().map(|b| b.text)
-        } else {
-            None
-        };
-        self.caption_last = false;
-        let mut table = folio_core::Table::from_rows(std::mem::take(&mut self.table));
-        table.caption = caption.clone();
-        match table.into_block(None) {
-            Some(block) => self.blocks.push(block),
-            None => self
-                .blocks
-                .extend(caption.map(|c| Block::new(BlockKind::Paragraph, c, None))),
-        }
+        crate::push_table(
+            &mut self.blocks,
+            std::mem::take(&mut self.table),
+            std::mem::take(&mut self.caption_last),
+            None,
+        );
     }
 }
 
