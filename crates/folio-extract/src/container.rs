@@ -1,4 +1,4 @@
-//! Zip containers (DOCX, PPTX, EPUB) read under a decompression budget, so a
+//! Zip containers (DOCX, PPTX, EPUB, ODT, ODP; the spreadsheets' sizes) read under a
 //! zip bomb is refused instead of filling memory.
 
 use std::io::{Cursor, Read};
