@@ -1,5 +1,6 @@
-//! Zip containers (DOCX, PPTX, EPUB, ODT, ODP; the spreadsheets' sizes) read under a
-//! zip bomb is refused instead of filling memory.
+//! Zip containers (DOCX, PPTX, EPUB, ODT, ODP, and the declared sizes of
+//! the zip spreadsheets) read under a decompression budget, so a zip bomb
+//! is refused instead of filling memory.
 
 use std::io::{Cursor, Read};
 
