@@ -1214,7 +1214,6 @@ impl Engine {
             config,
             counter,
         )
-        .map(|prepared| Step::Ready(Box::new(prepared)))
     }
 
     /// Chunks an extracted document and makes it ready to embed.
@@ -1231,7 +1230,7 @@ impl Engine {
         may_have_twin: bool,
         config: &folio_chunk::ChunkConfig,
         counter: &Counter<'_>,
-    ) -> Result<Prepared> {
+    ) -> Result<Step> {
         let limits = &self.config.limits;
         let Extracted {
             format,
@@ -1288,12 +1287,12 @@ impl Engine {
             text: rendered.text,
             ingested_at: self.now(),
         };
-        Ok(Prepared {
+        Ok(Step::Ready(Box::new(Prepared {
             document,
             drafts,
             warnings,
             may_have_twin,
-        })
+        })))
     }
 
     /// A container's documents: its own text (a message's body), when it
@@ -1319,30 +1318,29 @@ impl Engine {
             may_have_twin,
         } = container;
         let mut steps = Vec::new();
-        let mut kept = HashSet::new();
         if !own.structured.is_empty() {
             let id = DocumentId::derive(&request.library, &locator);
             let mut own_metadata = metadata.clone();
             own_metadata.insert("parts".into(), part_sources(&locator, &parts));
-            let step = self
-                .finish(
-                    request,
-                    id,
-                    locator.clone(),
-                    kind,
-                    hash,
-                    own_metadata,
-                    own,
-                    may_have_twin,
-                    config,
-                    counter,
-                )
-                .map(|prepared| Step::Ready(Box::new(prepared)));
+            let step = self.finish(
+                request,
+                id,
+                locator.clone(),
+                kind,
+                hash,
+                own_metadata,
+                own,
+                may_have_twin,
+                config,
+                counter,
+            );
             steps.push((locator.clone(), step));
         }
         self.prepare_parts(
-            request, &locator, kind, &metadata, parts, config, counter, &mut steps, &mut kept, 0,
+            request, &locator, kind, &metadata, parts, config, counter, &mut steps, 0,
         );
+        // Every part read is one of the steps; the others are gone.
+        let kept: HashSet<&str> = steps.iter().map(|(source, _)| source.as_str()).collect();
         self.delete_stale_parts(&request.library, &locator, &kept)?;
         if steps.is_empty() {
             return Err(EngineError::new(
@@ -1364,12 +1362,10 @@ impl Engine {
         config: &folio_chunk::ChunkConfig,
         counter: &Counter<'_>,
         steps: &mut Vec<(String, Result<Step>)>,
-        kept: &mut HashSet<String>,
         depth: usize,
     ) {
         for mut part in parts {
             let locator = format!("{container}{PART_SEPARATOR}{}", part.key);
-            kept.insert(locator.clone());
             let id = DocumentId::derive(&request.library, &locator);
             let inner = std::mem::take(&mut part.text.parts);
             // A part's hash is of what was extracted: the container's
@@ -1389,25 +1385,23 @@ impl Engine {
                     self.refresh_metadata(&request.library, &id, &own, &request.metadata)
                         .map(|()| Step::Skipped(id))
                 }
-                Ok(_) => self
-                    .finish(
-                        request,
-                        id,
-                        locator.clone(),
-                        kind,
-                        hash,
-                        own,
-                        Extracted {
-                            format: part.format,
-                            structured: part.text,
-                            source_title: None,
-                            warnings: Vec::new(),
-                        },
-                        false,
-                        config,
-                        counter,
-                    )
-                    .map(|prepared| Step::Ready(Box::new(prepared))),
+                Ok(_) => self.finish(
+                    request,
+                    id,
+                    locator.clone(),
+                    kind,
+                    hash,
+                    own,
+                    Extracted {
+                        format: part.format,
+                        structured: part.text,
+                        source_title: None,
+                        warnings: Vec::new(),
+                    },
+                    false,
+                    config,
+                    counter,
+                ),
                 Err(e) => Err(e.into()),
             };
             steps.push((locator.clone(), step));
@@ -1421,7 +1415,6 @@ impl Engine {
                     config,
                     counter,
                     steps,
-                    kept,
                     depth + 1,
                 );
             }
@@ -1433,7 +1426,7 @@ impl Engine {
         &self,
         library: &LibraryName,
         container: &str,
-        kept: &HashSet<String>,
+        kept: &HashSet<&str>,
     ) -> Result<()> {
         let filter = Filter {
             conditions: vec![Condition::PathPrefix(format!(
@@ -1446,7 +1439,7 @@ impl Engine {
             Err(e) => return Err(e.into()),
         };
         for document in stored {
-            if !kept.contains(&document.source) {
+            if !kept.contains(document.source.as_str()) {
                 match self.store.delete_document(&document.id) {
                     Ok(()) | Err(StoreError::NotFound { .. }) => {}
                     Err(e) => return Err(e.into()),

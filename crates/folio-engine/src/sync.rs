@@ -344,25 +344,23 @@ impl Engine {
                 report.still_failing.push(locator);
                 continue;
             }
-            let parts = parts_of.get(locator.as_str());
             match by_source.get(locator.as_str()) {
                 Some(d) if Stat::recorded(&d.metadata) == Some(*stat) => report.unchanged += 1,
                 Some(d) => changed.push((path.clone(), *stat, (*d).clone())),
                 None if located.contains(&locator) => report.unchanged += 1,
                 // A container without a document of its own (a mailbox):
                 // unchanged while its parts recorded its stat.
-                None if parts.is_some() => {
-                    if parts
-                        .into_iter()
-                        .flatten()
-                        .all(|d| Stat::recorded(&d.metadata) == Some(*stat))
+                None => match parts_of.get(locator.as_str()) {
+                    Some(parts)
+                        if parts
+                            .iter()
+                            .all(|d| Stat::recorded(&d.metadata) == Some(*stat)) =>
                     {
-                        report.unchanged += 1;
-                    } else {
-                        containers.push(path.clone());
+                        report.unchanged += 1
                     }
-                }
-                None => new.push((path.clone(), *stat)),
+                    Some(_) => containers.push(path.clone()),
+                    None => new.push((path.clone(), *stat)),
+                },
             }
         }
         // Documents whose file is gone: moved (the same bytes at a new

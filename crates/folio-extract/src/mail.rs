@@ -190,12 +190,14 @@ fn message_text(
     }
     // What an attachment is cited with: the message it came with.
     let mut from_message = Map::new();
-    for key in ["subject", "from", "date", "message_id"] {
+    for (key, as_key) in [
+        ("subject", "message_subject"),
+        ("from", "message_from"),
+        ("date", "message_date"),
+        ("message_id", "message_id"),
+    ] {
         if let Some(value) = metadata.get(key) {
-            from_message.insert(
-                format!("message_{}", key.trim_start_matches("message_")),
-                value.clone(),
-            );
+            from_message.insert(as_key.to_string(), value.clone());
         }
     }
     let mut parts = Vec::new();
