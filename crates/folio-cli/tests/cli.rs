@@ -1456,13 +1456,22 @@ fn a_mailbox_is_a_document_per_message_and_follows_its_file() {
     assert!(!sources(&f, "t").iter().any(|s| s.contains("m2@")));
 
     // Sync: the parts recorded their file's stat, so the mailbox is
-    // unchanged; deleted, its documents go.
+    // unchanged; a message dropped from it is reported removed; deleted,
+    // its documents go.
     let folder = f.path("mail");
     let synced = f.json(&["sync", &folder, "--library", "t"]);
     assert_eq!(synced["unchanged"], 1, "{synced}");
     assert_eq!(synced["removed"], serde_json::json!([]), "{synced}");
+    std::fs::write(&mailbox, third).unwrap();
+    let synced = f.json(&["sync", &folder, "--library", "t"]);
+    assert_eq!(
+        synced["removed"],
+        serde_json::json!([format!("{file}#<m1@example.org>")]),
+        "{synced}"
+    );
+    assert_eq!(sources(&f, "t").len(), 2);
     std::fs::remove_file(&mailbox).unwrap();
     let synced = f.json(&["sync", &folder, "--library", "t"]);
-    assert_eq!(synced["removed"].as_array().unwrap().len(), 3, "{synced}");
+    assert_eq!(synced["removed"].as_array().unwrap().len(), 2, "{synced}");
     assert!(sources(&f, "t").is_empty());
 }

@@ -543,6 +543,32 @@ impl Engine {
                     }
                 }
             }
+            // Parts a re-read file no longer holds were deleted by the
+            // ingest: they are reported as removed.
+            let reread: Vec<&str> = changed_by_path
+                .keys()
+                .map(String::as_str)
+                .chain(containers.iter().filter_map(|p| p.to_str()))
+                .collect();
+            let before: Vec<&DocumentSummary> = reread
+                .iter()
+                .filter_map(|file| parts_of.get(file))
+                .flatten()
+                .copied()
+                .collect();
+            if !before.is_empty() {
+                let after: HashSet<String> = self
+                    .documents_under(&request.library, &folder)?
+                    .into_iter()
+                    .map(|d| d.source)
+                    .collect();
+                report.removed.extend(
+                    before
+                        .into_iter()
+                        .filter(|d| !after.contains(&d.source))
+                        .map(|d| d.source.clone()),
+                );
+            }
         }
         self.store.flush()?;
         progress.finish();
