@@ -129,6 +129,11 @@ pub struct IngestArgs {
     /// Re-index even when unchanged.
     #[arg(long)]
     pub force: bool,
+    /// Read the ZIP and TAR archives found in folders (each member a
+    /// document under the archive's path); an archive named as an input is
+    /// read either way.
+    #[arg(long)]
+    pub archives: bool,
     /// Allow URLs that resolve to private, loopback or link-local addresses.
     #[arg(long)]
     pub allow_private_urls: bool,
@@ -370,7 +375,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
                 if is_url(input) {
                     targets.push(IngestTarget::Url(input.clone()));
                 } else if args.no_recursive && path.is_dir() {
-                    let files = folio_engine::files_in(&path)
+                    let files = folio_engine::files_in(&path, args.archives)
                         .with_context(|| format!("cannot read folder {input}"))?;
                     targets.extend(files.into_iter().map(IngestTarget::Path));
                 } else {
@@ -383,6 +388,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
                 metadata: parse_meta(&args.meta)?,
                 title: args.title.clone(),
                 force: args.force,
+                archives: args.archives,
                 ocr_languages: args.ocr_languages.clone(),
                 dedup: folio_engine::Dedup::Content,
                 allow_private_urls: None,
@@ -428,8 +434,13 @@ pub fn run(cli: Cli) -> Result<Outcome> {
                     [one] if Path::new(one).is_dir() => PathBuf::from(one),
                     _ => return Err(usage("--watch follows exactly one folder")),
                 };
-                let request =
-                    crate::sync::request(&args.library, folder, Vec::new(), Duration::ZERO)?;
+                let request = crate::sync::request(
+                    &args.library,
+                    folder,
+                    Vec::new(),
+                    Duration::ZERO,
+                    args.archives,
+                )?;
                 return crate::sync::watch(&engine, request, 300, json);
             }
             Ok(if report.failed > 0 {

@@ -46,6 +46,9 @@ pub struct WatchSection {
     pub exclude: Vec<String>,
     /// A full pass at least this often (default 300 s).
     pub rescan_secs: Option<u64>,
+    /// Read ZIP and TAR archives, each member a document (default false).
+    #[serde(default)]
+    pub archives: bool,
 }
 
 /// `~/x` as the home folder's `x`.

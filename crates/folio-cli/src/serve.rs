@@ -103,6 +103,7 @@ fn watches(
             library: library.to_string(),
             exclude: Vec::new(),
             rescan: Duration::from_secs(300),
+            archives: false,
         });
     }
     for section in sections {
@@ -111,6 +112,7 @@ fn watches(
             library: section.library,
             exclude: section.exclude,
             rescan: Duration::from_secs(section.rescan_secs.unwrap_or(300).max(1)),
+            archives: section.archives,
         });
     }
     for spec in &specs {

@@ -33,6 +33,10 @@ pub struct SyncArgs {
     /// and hidden files.
     #[arg(long, value_name = "GLOB")]
     pub exclude: Vec<String>,
+    /// Read ZIP and TAR archives, each member a document under the
+    /// archive's path (left out by default, as images are).
+    #[arg(long)]
+    pub archives: bool,
     /// With --watch: a full pass at least this often, in seconds (for
     /// network mounts that report no changes).
     #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
@@ -45,10 +49,12 @@ pub fn request(
     folder: PathBuf,
     exclude: Vec<String>,
     settle: Duration,
+    archives: bool,
 ) -> Result<SyncRequest> {
     let mut request = SyncRequest::new(library(library_name)?, folder);
     request.exclude = exclude;
     request.settle = settle;
+    request.archives = archives;
     Ok(request)
 }
 
@@ -59,6 +65,7 @@ pub fn run(engine: &Engine, args: &SyncArgs, json: bool) -> Result<Outcome> {
         args.folder.clone(),
         args.exclude.clone(),
         Duration::ZERO,
+        args.archives,
     )?;
     request.dry_run = args.dry_run;
     let report = engine.sync(&request, &Bar::new("sync", !json))?;

@@ -205,6 +205,7 @@ impl Engine {
                 metadata: Default::default(),
                 title: None,
                 force: false,
+                archives: false,
                 ocr_languages: Vec::new(),
                 // Every corpus document is judged on its own: two with the
                 // same text must not merge into one.

@@ -68,6 +68,10 @@ pub struct IngestRequest {
     pub title: Option<String>,
     /// Re-index even when the content hash is unchanged.
     pub force: bool,
+    /// Whether a folder walk reads the ZIP and TAR archives it finds (each
+    /// member a document under the archive's path); an archive named as a
+    /// file is read either way.
+    pub archives: bool,
     /// OCR languages for scanned pages, unless an item names its own
     /// (empty: the configured default).
     pub ocr_languages: Vec<String>,
@@ -93,6 +97,7 @@ impl IngestRequest {
             metadata: Map::new(),
             title: None,
             force: false,
+            archives: false,
             ocr_languages: Vec::new(),
             dedup: Dedup::Content,
             allow_private_urls: None,
@@ -257,21 +262,23 @@ pub fn language_advice(
 pub const MULTILINGUAL_MODEL: &str = "multilingual-e5-small";
 
 /// Whether a folder walk takes this file: its extension names a format
-/// folio reads, and one that walks pick up (not images).
-pub(crate) fn walked(path: &Path) -> bool {
-    path.extension()
-        .and_then(|e| e.to_str())
-        .and_then(Format::from_extension)
-        .is_some_and(Format::walked)
+/// folio reads, and one that walks pick up (not images; archives when
+/// `archives`).
+pub(crate) fn walked(path: &Path, archives: bool) -> bool {
+    path.file_name()
+        .and_then(|name| name.to_str())
+        .and_then(Format::from_file_name)
+        .is_some_and(|format| format.walked(archives))
 }
 
 /// The files directly inside `folder` (not its subfolders) that folio can
 /// extract, sorted: the targets of a non-recursive folder ingest. Images are
-/// left out, as in every folder walk (they are read when named).
-pub fn files_in(folder: &Path) -> std::io::Result<Vec<PathBuf>> {
+/// left out, as in every folder walk (they are read when named), and
+/// archives unless `archives`.
+pub fn files_in(folder: &Path, archives: bool) -> std::io::Result<Vec<PathBuf>> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(folder)?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_file() && walked(p))
+        .filter(|p| p.is_file() && walked(p, archives))
         .collect();
     files.sort();
     Ok(files)
@@ -621,7 +628,7 @@ impl Engine {
         let mut tally = Tally::default();
         let mut sources = Vec::new();
         for target in &request.targets {
-            match self.expand(target, &request.library, schema.as_ref()) {
+            match self.expand(target, &request.library, schema.as_ref(), request.archives) {
                 Ok(expanded) => sources.push(expanded),
                 Err((locator, error)) => tally.add(failed(locator, error), keep, progress),
             }
@@ -878,6 +885,7 @@ impl Engine {
         target: &IngestTarget,
         library: &LibraryName,
         schema: Option<&RecordSchema>,
+        archives: bool,
     ) -> std::result::Result<Sources<'_>, (String, EngineError)> {
         match target {
             IngestTarget::Item {
@@ -940,9 +948,14 @@ impl Engine {
                 if canonical.as_path().is_dir() {
                     // Counted first (for progress), then walked again as
                     // the files are prepared.
-                    let count = folio_source::count_walked(&canonical, &walked);
+                    let wanted: &(dyn Fn(&Path) -> bool + Sync) = if archives {
+                        &|path| walked(path, true)
+                    } else {
+                        &|path| walked(path, false)
+                    };
+                    let count = folio_source::count_walked(&canonical, wanted);
                     let items =
-                        folio_source::walk_lazily(&canonical, &self.roots, &walked).map(move |r| {
+                        folio_source::walk_lazily(&canonical, &self.roots, wanted).map(move |r| {
                             r.map(Source::File).map_err(|e| {
                                 let error = EngineError::from(e);
                                 (error.input.clone().unwrap_or_else(|| shown.clone()), error)

@@ -53,6 +53,9 @@ pub struct SyncRequest {
     pub exclude: Vec<String>,
     /// A file modified more recently than this is left for a later pass.
     pub settle: Duration,
+    /// Whether ZIP and TAR archives are read (each member a document under
+    /// the archive's path) or left out, as images are.
+    pub archives: bool,
     /// Files that failed before, with their stat then: left alone (and
     /// reported as still failing) until they change.
     pub failed_before: HashMap<String, Stat>,
@@ -66,6 +69,7 @@ impl SyncRequest {
             dry_run: false,
             exclude: Vec::new(),
             settle: Duration::ZERO,
+            archives: false,
             failed_before: HashMap::new(),
         }
     }
@@ -224,7 +228,7 @@ fn error_path(error: &ignore::Error) -> Option<PathBuf> {
 /// ignore rules: `.gitignore`, `.ignore` and `.folioignore` files, hidden
 /// files and folders, `exclude` globs, transient files; and what could not
 /// be read.
-pub fn scan(folder: &Path, exclude: &[String]) -> Result<Scan> {
+pub fn scan(folder: &Path, exclude: &[String], archives: bool) -> Result<Scan> {
     let mut overrides = ignore::overrides::OverrideBuilder::new(folder);
     for glob in exclude {
         overrides
@@ -263,7 +267,7 @@ pub fn scan(folder: &Path, exclude: &[String]) -> Result<Scan> {
             continue;
         }
         let path = entry.path();
-        if !crate::ingest::walked(path) || transient(path) {
+        if !crate::ingest::walked(path, archives) || transient(path) {
             continue;
         }
         match entry.metadata() {
@@ -300,7 +304,7 @@ impl Engine {
             dry_run: request.dry_run,
             ..SyncReport::default()
         };
-        let scan = scan(&folder, &request.exclude)?;
+        let scan = scan(&folder, &request.exclude, request.archives)?;
         report.unreadable = scan
             .unreadable
             .iter()

@@ -103,6 +103,7 @@ impl Engine {
                 metadata: Map::new(),
                 title: None,
                 force: request.force,
+                archives: false,
                 ocr_languages: request.ocr_languages.clone(),
                 dedup: crate::ingest::Dedup::Content,
                 allow_private_urls: None,

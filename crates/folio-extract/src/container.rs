@@ -42,6 +42,11 @@ impl<'a> Container<'a> {
             .collect()
     }
 
+    /// The bytes members may still inflate to.
+    pub fn budget(&self) -> u64 {
+        self.budget
+    }
+
     /// Reads a member; `Ok(None)` when the archive has no such member.
     pub fn read(&mut self, name: &str) -> Result<Option<Vec<u8>>, ExtractError> {
         let mut file = match self.archive.by_name(name) {

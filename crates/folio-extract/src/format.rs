@@ -41,6 +41,11 @@ pub enum Format {
     Eml,
     /// A mailbox of messages (`.mbox`).
     Mbox,
+    /// A ZIP archive that is no office document: its members are read as
+    /// documents of their own.
+    Zip,
+    /// A TAR archive (`.tar`, `.tar.gz`, `.tgz`): its members likewise.
+    Tar,
 }
 
 impl Format {
@@ -65,6 +70,8 @@ impl Format {
             Format::Rtf => "rtf",
             Format::Eml => "eml",
             Format::Mbox => "mbox",
+            Format::Zip => "zip",
+            Format::Tar => "tar",
         }
     }
 
@@ -78,9 +85,23 @@ impl Format {
 
     /// Whether a folder walk picks files of this format up. Images are read
     /// when named (a file, an upload, a URL), not found in folders, where
-    /// they are mostly figures and photos.
-    pub fn walked(self) -> bool {
-        self != Format::Image
+    /// they are mostly figures and photos; archives are read when named, or
+    /// in a walk that asks for them (`archives`).
+    pub fn walked(self, archives: bool) -> bool {
+        match self {
+            Format::Image => false,
+            Format::Zip | Format::Tar => archives,
+            _ => true,
+        }
+    }
+
+    /// The format a file's name names by its extension (`.tar.gz` too).
+    pub fn from_file_name(name: &str) -> Option<Format> {
+        let lower = name.to_ascii_lowercase();
+        if lower.ends_with(".tar.gz") {
+            return Some(Format::Tar);
+        }
+        extension(name).and_then(Format::from_extension)
     }
 
     /// The format a file extension names, if folio reads it.
@@ -100,6 +121,8 @@ impl Format {
             "eml" => Format::Eml,
             "mbox" | "mbx" => Format::Mbox,
             "ipynb" => Format::Ipynb,
+            "zip" => Format::Zip,
+            "tar" | "tgz" => Format::Tar,
             "md" | "markdown" | "mdx" => Format::Markdown,
             "html" | "htm" | "xhtml" => Format::Html,
             "pdf" => Format::Pdf,
@@ -138,6 +161,8 @@ impl Format {
             "message/rfc822" => Format::Eml,
             "application/mbox" => Format::Mbox,
             "application/x-ipynb+json" => Format::Ipynb,
+            "application/zip" | "application/x-zip-compressed" => Format::Zip,
+            "application/x-tar" | "application/x-gtar" => Format::Tar,
             m if m.starts_with("text/") => Format::Text,
             _ => return None,
         })
@@ -163,10 +188,7 @@ fn extension(name: &str) -> Option<&str> {
 /// extension, then a sniff of the content for HTML and plain text.
 pub fn detect(input: Input<'_>) -> Result<Format, ExtractError> {
     let bytes = input.bytes;
-    let by_ext = input
-        .name
-        .and_then(extension)
-        .and_then(Format::from_extension);
+    let by_ext = input.name.and_then(Format::from_file_name);
     if bytes.starts_with(b"%PDF-")
         || bytes
             .get(..1024)
@@ -195,16 +217,16 @@ pub fn detect(input: Input<'_>) -> Result<Format, ExtractError> {
             _ if find(bytes, b"ppt/presentation.xml").is_some() => Ok(Format::Pptx),
             _ if find(bytes, b"xl/workbook.").is_some() => Ok(Format::Xlsx),
             _ if find(bytes, b"application/epub+zip").is_some() => Ok(Format::Epub),
-            // An OpenDocument file starts with its stored `mimetype` member.
-            _ => match odf_mimetype(bytes) {
-                Some(format) => Ok(format),
-                None => Err(ExtractError::Unsupported {
-                    hint: Some(
-                        "a zip archive that is not DOCX, PPTX, EPUB, XLSX, ODS, ODT or ODP".into(),
-                    ),
-                }),
-            },
+            // An OpenDocument file starts with its stored `mimetype` member;
+            // any other zip is an archive of files.
+            _ => Ok(odf_mimetype(bytes).unwrap_or(Format::Zip)),
         };
+    }
+    // A POSIX or GNU TAR ("ustar" at 257), or a gzip stream named as one.
+    if bytes.get(257..262) == Some(b"ustar")
+        || (bytes.starts_with(&[0x1f, 0x8b]) && by_ext == Some(Format::Tar))
+    {
+        return Ok(Format::Tar);
     }
     if bytes.starts_with(CFB_SIGNATURE) {
         // An OLE compound file: Excel 97–2003 is read; Word 97 and Outlook
@@ -243,6 +265,7 @@ pub fn detect(input: Input<'_>) -> Result<Format, ExtractError> {
                 | Format::Odt
                 | Format::Odp
                 | Format::Rtf
+                | Format::Zip
         ) {
             return Err(ExtractError::malformed(
                 format,
@@ -367,6 +390,8 @@ mod tests {
             detect_of(b"GIF89a", Some("scan.png"), None),
             Err(ExtractError::Malformed { .. })
         ));
-        assert!(!Format::Image.walked() && Format::Pdf.walked());
+        assert!(!Format::Image.walked(true) && Format::Pdf.walked(false));
+        assert!(!Format::Zip.walked(false) && Format::Tar.walked(true));
+        assert_eq!(Format::from_file_name("a/B.TAR.GZ"), Some(Format::Tar));
     }
 }

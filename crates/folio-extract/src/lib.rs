@@ -2,6 +2,7 @@
 //! page numbers). Pure functions: no file system, network or clock; the caller
 //! hands in the bytes, a name to guess the format from, and the limits.
 
+mod archive;
 mod container;
 mod docx;
 mod epub;
@@ -146,5 +147,6 @@ fn extract_unguarded(
         Format::Mbox => mail::extract_mailbox(bytes, limits),
         Format::Odt | Format::Odp => odf::extract(bytes, format, limits),
         Format::Ipynb => text::decode(bytes).and_then(|t| notebook::extract(&t)),
+        Format::Zip | Format::Tar => archive::extract(bytes, format, limits),
     }
 }

@@ -83,7 +83,7 @@ pub fn extract_mailbox(bytes: &[u8], limits: &Limits) -> Result<StructuredText, 
 }
 
 /// `key`, or `key (2)`, `key (3)`… when a part of the container has it.
-fn unique(key: String, keys: &mut HashSet<String>) -> String {
+pub(crate) fn unique(key: String, keys: &mut HashSet<String>) -> String {
     let mut candidate = key.clone();
     let mut n = 1;
     while !keys.insert(candidate.clone()) {

@@ -17,6 +17,14 @@
 //!
 //! Runs of one character are not terms, except in the scripts written
 //! without spaces; runs of 40 characters or more are not terms either.
+//!
+//! An identifier — runs of word characters joined by hyphens, dots or
+//! slashes, with letters and digits among them ("XA-4645", "IL-6",
+//! "COVID-19", "10.1038/nature12373", "v2.1"; not "25.19" or "2009-2014",
+//! numbers whose parts are terms already) — is a term of its own besides
+//! its runs, in lower case with every dash written "-": a question naming a
+//! part number finds the row holding it, not every row holding its letters
+//! or its number. No word term holds those signs, so the two never meet.
 
 use std::sync::OnceLock;
 
@@ -41,6 +49,39 @@ fn words() -> &'static Regex {
     static WORDS: OnceLock<Regex> = OnceLock::new();
     // The pattern is a constant that compiles; a failure is a bug.
     WORDS.get_or_init(|| Regex::new(r"\w+").expect("the word pattern compiles"))
+}
+
+/// Runs of word characters joined by hyphens, dots or slashes.
+fn joined() -> &'static Regex {
+    static JOINED: OnceLock<Regex> = OnceLock::new();
+    // The pattern is a constant that compiles; a failure is a bug.
+    JOINED.get_or_init(|| {
+        Regex::new(r"\w+(?:[-\u{2010}\u{2011}./]\w+)+").expect("the identifier pattern compiles")
+    })
+}
+
+/// Calls `each` with the term of every identifier of `text` (see the
+/// module's documentation) and its byte offsets: in lower case, dashes
+/// written "-", shorter than 40 characters, holding a letter and a digit.
+pub(crate) fn identifiers(text: &str, mut each: impl FnMut(&str, usize, usize)) {
+    let mut term = String::new();
+    for found in joined().find_iter(text) {
+        let identifier = found.as_str();
+        if !identifier.chars().any(char::is_numeric)
+            || !identifier.chars().any(char::is_alphabetic)
+            || identifier.chars().nth(39).is_some()
+        {
+            continue;
+        }
+        term.clear();
+        for c in identifier.chars() {
+            match c {
+                '\u{2010}' | '\u{2011}' => term.push('-'),
+                c => term.extend(c.to_lowercase()),
+            }
+        }
+        each(&term, found.start(), found.end());
+    }
 }
 
 fn jieba() -> &'static jieba_rs::Jieba {
@@ -115,7 +156,14 @@ pub(crate) struct Words {
 }
 
 pub(crate) enum WordsStream<'a> {
-    English(BoxTokenStream<'a>),
+    /// The one-pass English analyser's tokens, then the identifiers'.
+    English {
+        stream: BoxTokenStream<'a>,
+        identifiers: &'a mut [Token],
+        /// Identifiers given so far (0 while the stream runs).
+        next: usize,
+        done: bool,
+    },
     Listed {
         tokens: &'a mut [Token],
         next: usize,
@@ -333,6 +381,9 @@ impl Words {
                 }
             }
         }
+        let mut named: Vec<(String, f32)> = Vec::new();
+        identifiers(query, |term, _, _| named.push((term.to_string(), 1.0)));
+        add(&mut counted, named);
         groups.resize(counted.len(), usize::MAX);
         let groups = (0..counted.len()).map(|i| root(&groups, i)).collect();
         QueryTerms {
@@ -503,14 +554,9 @@ impl Tokenizer for Words {
         let language = self.given.unwrap_or_else(|| crate::detect(text));
         // English in the Latin script only: the one-pass analyser gives
         // the same terms, faster.
-        if language == Language::English
-            && (text.is_ascii() || text.chars().all(|c| script_of(c) == Script::Latin))
-        {
-            return WordsStream::English(self.english.token_stream(text));
-        }
         let mut tokens = std::mem::take(&mut self.tokens);
         let mut used = 0;
-        self.analyse(text, language, |term, from, to| {
+        let mut push = |term: &str, from: usize, to: usize| {
             if tokens.len() == used {
                 tokens.push(Token::default());
             }
@@ -522,7 +568,22 @@ impl Tokenizer for Words {
             token.position = used;
             token.position_length = 1;
             used += 1;
-        });
+        };
+        if language == Language::English
+            && (text.is_ascii() || text.chars().all(|c| script_of(c) == Script::Latin))
+        {
+            identifiers(text, &mut push);
+            tokens.truncate(used);
+            self.tokens = tokens;
+            return WordsStream::English {
+                stream: self.english.token_stream(text),
+                identifiers: &mut self.tokens,
+                next: 0,
+                done: false,
+            };
+        }
+        self.analyse(text, language, &mut push);
+        identifiers(text, &mut push);
         tokens.truncate(used);
         self.tokens = tokens;
         WordsStream::Listed {
@@ -535,7 +596,28 @@ impl Tokenizer for Words {
 impl TokenStream for WordsStream<'_> {
     fn advance(&mut self) -> bool {
         match self {
-            WordsStream::English(stream) => stream.advance(),
+            WordsStream::English {
+                stream,
+                identifiers,
+                next,
+                done,
+            } => {
+                if !*done {
+                    if stream.advance() {
+                        return true;
+                    }
+                    *done = true;
+                }
+                if *next < identifiers.len() {
+                    // After the stream's last position.
+                    let after = stream.token().position.wrapping_add(1);
+                    identifiers[*next].position = after.wrapping_add(*next);
+                    *next += 1;
+                    true
+                } else {
+                    false
+                }
+            }
             WordsStream::Listed { tokens, next } => {
                 if *next < tokens.len() {
                     *next += 1;
@@ -549,14 +631,30 @@ impl TokenStream for WordsStream<'_> {
 
     fn token(&self) -> &Token {
         match self {
-            WordsStream::English(stream) => stream.token(),
+            WordsStream::English {
+                stream,
+                identifiers,
+                next,
+                ..
+            } => match *next {
+                0 => stream.token(),
+                n => &identifiers[n - 1],
+            },
             WordsStream::Listed { tokens, next } => &tokens[next.saturating_sub(1)],
         }
     }
 
     fn token_mut(&mut self) -> &mut Token {
         match self {
-            WordsStream::English(stream) => stream.token_mut(),
+            WordsStream::English {
+                stream,
+                identifiers,
+                next,
+                ..
+            } => match *next {
+                0 => stream.token_mut(),
+                n => &mut identifiers[n - 1],
+            },
             WordsStream::Listed { tokens, next } => &mut tokens[next.saturating_sub(1)],
         }
     }

@@ -87,6 +87,9 @@ pub struct WatchSpec {
     pub exclude: Vec<String>,
     /// A full pass at least this often.
     pub rescan: Duration,
+    /// Whether ZIP and TAR archives are read.
+    #[serde(default)]
+    pub archives: bool,
 }
 
 /// How a server behaves, whatever its transport. Each client of a shared

@@ -11,7 +11,7 @@ use crate::Postings;
 use crate::pool::{describe, pg_err, wait};
 
 /// Bump when the schema changes; `migrate` refuses newer databases.
-pub const SCHEMA_VERSION: i64 = 8;
+pub const SCHEMA_VERSION: i64 = 9;
 
 /// The advisory lock key of migrations ("folio" in ASCII).
 const MIGRATION_LOCK: i64 = 0x666f_6c69_6f00;
@@ -30,10 +30,11 @@ ALTER TABLE folio_chunks ADD CONSTRAINT folio_chunks_document_id_idx_key
     UNIQUE (document_id, idx) INCLUDE (key);
 "#;
 
-/// Version 8: postings made by an earlier analyser (version 3's tokens of
-/// two or more word characters and Lucene's stop words; version 8 analyses
-/// each text in its language and marks its chunks' languages) are made
-/// again from stored text, nothing embedded again. The work is resumable:
+/// Versions 8 and 9: postings made by an earlier analyser (version 3's
+/// tokens of two or more word characters and Lucene's stop words; version 8
+/// analyses each text in its language and marks its chunks' languages;
+/// version 9 adds identifiers as terms of their own) are made again from
+/// stored text, nothing embedded again. The work is resumable:
 /// it commits a batch at a time, each batch with its place in
 /// `folio_meta.reanalysis` (`chunks:<last key>`, then `documents:<last
 /// id>`), and the schema version is recorded only when the last batch is
@@ -470,15 +471,16 @@ pub(crate) fn migrate_in_batches(client: &mut Client, display: &str, batch: i64)
             wait(tx.batch_execute(SCHEMA_V7))
                 .map_err(pg_err("upgrading the schema to version 7"))?;
         }
-        // Version 8 analyses text in its language: every posting of a
-        // database of an earlier version is made again, in batches of
-        // their own after this transaction (`run_reanalysis`); until the
-        // last one, the recorded version stays below 8.
-        if (1..8).contains(&version) {
+        // Versions 8 and 9 analyse text anew (in its language; with
+        // identifiers): every posting of a database of an earlier version
+        // is made again, in batches of their own after this transaction
+        // (`run_reanalysis`); until the last one, the recorded version
+        // stays below this one.
+        if (1..SCHEMA_VERSION).contains(&version) {
             if reanalysis_place(&tx)?.is_none() {
                 start_reanalysis(&tx)?;
             }
-            record_version_number(&tx, 7)?;
+            record_version_number(&tx, SCHEMA_VERSION - 1)?;
         } else {
             record_version(&tx)?;
         }

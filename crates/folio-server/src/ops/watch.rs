@@ -84,6 +84,7 @@ pub fn start(engine: Arc<Engine>, specs: &[WatchSpec]) {
                 }));
                 let mut request = SyncRequest::new(library, spec.folder.clone());
                 request.exclude = spec.exclude.clone();
+                request.archives = spec.archives;
                 request.settle = Duration::from_millis(500);
                 let options = WatchOptions {
                     rescan: spec.rescan,

@@ -249,6 +249,7 @@ async fn ingest_one(
         metadata: metadata.unwrap_or_default(),
         title: None,
         force: false,
+        archives: false,
         ocr_languages: Vec::new(),
         dedup: folio_engine::Dedup::Source,
         allow_private_urls: Some(shared.options.allow_private_urls),
@@ -388,7 +389,7 @@ async fn ingest_folder(shared: &Shared, p: IngestFolderParams, call: &Call) -> C
     let targets = if p.recursive {
         vec![IngestTarget::Path(absolute.clone())]
     } else {
-        match folio_engine::files_in(&absolute) {
+        match folio_engine::files_in(&absolute, false) {
             Ok(files) => files.into_iter().map(IngestTarget::Path).collect(),
             Err(e) => return error(format!("folder {} cannot be read: {e}", absolute.display())),
         }
@@ -399,6 +400,7 @@ async fn ingest_folder(shared: &Shared, p: IngestFolderParams, call: &Call) -> C
         metadata: p.metadata.unwrap_or_default(),
         title: None,
         force: false,
+        archives: false,
         ocr_languages: Vec::new(),
         dedup: folio_engine::Dedup::Source,
         allow_private_urls: Some(shared.options.allow_private_urls),

@@ -250,6 +250,11 @@ struct IngestParams {
     /// Re-index even when the content is unchanged.
     #[serde(default)]
     force: bool,
+    /// Read the ZIP and TAR archives found in folders, each member a
+    /// document under the archive's path (an archive named in `paths` is
+    /// read either way).
+    #[serde(default)]
+    archives: bool,
     /// OCR languages for scanned PDF pages (en, de, eng, ...) when the
     /// document names none; default: the server's (en, de).
     #[serde(default)]
@@ -405,6 +410,7 @@ async fn ingest(shared: &Shared, p: IngestParams, call: &Call) -> CallToolResult
         metadata: p.metadata.unwrap_or_default(),
         title: p.title,
         force: p.force,
+        archives: p.archives,
         ocr_languages: p.ocr_languages,
         dedup: folio_engine::Dedup::Content,
         allow_private_urls: Some(shared.options.allow_private_urls),
