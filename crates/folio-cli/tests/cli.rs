@@ -1475,3 +1475,80 @@ fn a_mailbox_is_a_document_per_message_and_follows_its_file() {
     assert_eq!(synced["removed"].as_array().unwrap().len(), 2, "{synced}");
     assert!(sources(&f, "t").is_empty());
 }
+
+// Issue 50: a folder's ZIP archive is read only when asked, each member a
+// document under the archive's path (an image member is left out); sync
+// follows the archive's members; an identifier ("QX-2291") finds the row
+// naming it before a note holding its letters and its number apart.
+#[test]
+fn an_archive_in_a_folder_is_read_when_asked_and_followed_by_sync() {
+    let f = Folio::new();
+    f.file(
+        "shelf/readme.md",
+        b"# Shelf\n\nBins QX 7 and 2291 hold the QX parts: QX QX, 2291 2291.",
+    );
+    let members = |with_prices: bool| {
+        let mut members: Vec<(&str, &[u8])> = vec![
+            (
+                "2024/minutes.md",
+                b"# Minutes\n\nThe Quorvex valve was approved.",
+            ),
+            ("photo.png", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR"),
+        ];
+        if with_prices {
+            members.push((
+                "prices.csv",
+                b"Part,Item,Price\nQX-2291,flange gasket,0.12\nQX-7,lock nut,0.07\n",
+            ));
+        }
+        folio_testkit::zip(&members)
+    };
+    let archive = f.file("shelf/notes.zip", &members(true));
+    let zip = archive.display().to_string();
+    let folder = f.path("shelf");
+    let report = f.json(&["ingest", &folder, "--library", "t"]);
+    assert_eq!(report["indexed"], 1, "{report}");
+    assert_eq!(sources(&f, "t"), [f.path("shelf/readme.md")]);
+
+    let report = f.json(&["ingest", &folder, "--library", "t", "--archives"]);
+    assert_eq!(
+        (&report["indexed"], &report["failed"]),
+        (&2.into(), &0.into()),
+        "{report}"
+    );
+    let minutes = format!("{zip}#2024/minutes.md");
+    let prices = format!("{zip}#prices.csv");
+    assert_eq!(
+        sources(&f, "t"),
+        [minutes.clone(), prices.clone(), f.path("shelf/readme.md")]
+    );
+    let search = |query: &str| {
+        let found = f.json(&["search", query, "--library", "t", "--mode", "lexical"]);
+        hits(&found)[0].clone()
+    };
+    let hit = search("Quorvex");
+    assert_eq!(hit["source"], minutes, "{hit}");
+    assert_eq!(hit["metadata"]["container"], zip, "{hit}");
+    assert_eq!(hit["metadata"]["archive_member"], "2024/minutes.md", "{hit}");
+    assert_eq!(search("QX-2291")["source"], prices);
+
+    // Sync follows the members: unchanged, then one member gone; without
+    // --archives the archive is no file of the folder's any more.
+    let sync = |archives: bool| {
+        let mut args = vec!["sync", &folder, "--library", "t"];
+        if archives {
+            args.push("--archives");
+        }
+        f.json(&args)
+    };
+    let synced = sync(true);
+    assert_eq!(synced["unchanged"], 2, "{synced}");
+    assert_eq!(synced["removed"], serde_json::json!([]), "{synced}");
+    std::fs::write(&archive, members(false)).unwrap();
+    let synced = sync(true);
+    assert_eq!(synced["removed"], serde_json::json!([prices]), "{synced}");
+    assert_eq!(sources(&f, "t").len(), 2);
+    let synced = sync(false);
+    assert_eq!(synced["removed"], serde_json::json!([minutes]), "{synced}");
+    assert_eq!(sources(&f, "t"), [f.path("shelf/readme.md")]);
+}

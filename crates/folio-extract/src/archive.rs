@@ -246,20 +246,9 @@ impl Members {
 mod tests {
     use std::io::Write;
 
-    use super::*;
+    use folio_testkit::zip;
 
-    fn zip(members: &[(&str, &[u8])]) -> Vec<u8> {
-        let mut out = std::io::Cursor::new(Vec::new());
-        let mut writer = zip::ZipWriter::new(&mut out);
-        let options = zip::write::SimpleFileOptions::default()
-            .compression_method(zip::CompressionMethod::Deflated);
-        for (name, bytes) in members {
-            writer.start_file(*name, options).unwrap();
-            writer.write_all(bytes).unwrap();
-        }
-        writer.finish().unwrap();
-        out.into_inner()
-    }
+    use super::*;
 
     fn tar(members: &[(&str, &[u8])]) -> Vec<u8> {
         let mut builder = tar::Builder::new(Vec::new());
