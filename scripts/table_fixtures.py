@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes the office fixtures of folio-extract's tests with the usual
-Python writers (openpyxl, odfpy, python-pptx, and pandoc through pypandoc_binary for
-RTF): python3 scripts/table_fixtures.py DIR"""
+Python writers (openpyxl, odfpy, python-docx, python-pptx with Pillow, and
+pandoc through pypandoc_binary for RTF and EPUB):
+python3 scripts/table_fixtures.py DIR"""
 import datetime
 import sys
 from pathlib import Path
@@ -160,6 +161,63 @@ def pptx(path):
     deck.save(str(path))
 
 
+FIGURE_TEXT = "Quarterly output rose to 4812 units"
+
+
+def chart(path):
+    """An image with words in it, as a chart's label or a screenshot has."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    image = Image.new("L", (1100, 160), 255)
+    ImageDraw.Draw(image).text((30, 45), FIGURE_TEXT, fill=0, font=ImageFont.load_default(size=56))
+    image.save(path)
+
+
+def figures(out):
+    """The same figure, between a paragraph and its caption, in DOCX, ODT,
+    PPTX and EPUB."""
+    import docx
+    import pypandoc
+    from docx.shared import Inches
+    from odf.draw import Frame, Image as OdfImage
+    from odf.opendocument import OpenDocumentText
+    from odf.text import P as OdfP
+    from pptx import Presentation
+    from pptx.util import Inches as PptInches
+
+    png = out / "chart.png"
+    chart(png)
+    caption = "Figure 1: Output by quarter"
+
+    document = docx.Document()
+    document.add_heading("Results", level=1)
+    document.add_paragraph("The plant reports its output below.")
+    document.add_picture(str(png), width=Inches(5))
+    document.add_paragraph(caption, style="Caption")
+    document.save(str(out / "figures.docx"))
+
+    text = OpenDocumentText()
+    text.text.addElement(OdfP(text="The plant reports its output below."))
+    href = text.addPicture(str(png))
+    frame = Frame(width="15cm", height="2.2cm", anchortype="paragraph")
+    frame.addElement(OdfImage(href=href))
+    holder = OdfP()
+    holder.addElement(frame)
+    text.text.addElement(holder)
+    text.text.addElement(OdfP(text=caption))
+    text.save(str(out / "figures.odt"))
+
+    deck = Presentation()
+    slide = deck.slides.add_slide(deck.slide_layouts[5])
+    slide.shapes.title.text = "Results"
+    slide.shapes.add_picture(str(png), PptInches(1), PptInches(2), width=PptInches(8))
+    deck.save(str(out / "figures.pptx"))
+
+    markdown = f"# Results\n\nThe plant reports its output below.\n\n![{caption}](chart.png)\n"
+    pypandoc.convert_text(markdown, "epub", format="markdown", outputfile=str(out / "figures.epub"),
+                          extra_args=[f"--resource-path={out}", "--metadata=title:Results"])
+
+
 if __name__ == "__main__":
     out = Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
@@ -169,3 +227,4 @@ if __name__ == "__main__":
     odp(out / "slides.odp")
     rtf(out / "memo.rtf")
     pptx(out / "parts.pptx")
+    figures(out)

@@ -1529,7 +1529,10 @@ fn an_archive_in_a_folder_is_read_when_asked_and_followed_by_sync() {
     let hit = search("Quorvex");
     assert_eq!(hit["source"], minutes, "{hit}");
     assert_eq!(hit["metadata"]["container"], zip, "{hit}");
-    assert_eq!(hit["metadata"]["archive_member"], "2024/minutes.md", "{hit}");
+    assert_eq!(
+        hit["metadata"]["archive_member"], "2024/minutes.md",
+        "{hit}"
+    );
     assert_eq!(search("QX-2291")["source"], prices);
 
     // Sync follows the members: unchanged, then one member gone; without
@@ -1551,4 +1554,78 @@ fn an_archive_in_a_folder_is_read_when_asked_and_followed_by_sync() {
     let synced = sync(false);
     assert_eq!(synced["removed"], serde_json::json!([minutes]), "{synced}");
     assert_eq!(sources(&f, "t"), [f.path("shelf/readme.md")]);
+}
+
+// Issue 50: with OCR on, the words of a figure's image are read where the
+// image stands, on every format that embeds images, and found; with OCR
+// off the document is its text without them.
+#[test]
+fn a_figure_s_words_are_read_by_ocr_where_it_stands() {
+    let mut f = Folio::new();
+    let fixtures =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../folio-extract/tests/fixtures");
+    for name in [
+        "figures.docx",
+        "figures.odt",
+        "figures.pptx",
+        "figures.epub",
+    ] {
+        f.file(
+            &format!("report/{name}"),
+            &std::fs::read(fixtures.join(name)).unwrap(),
+        );
+    }
+    let report = f.json(&["ingest", &f.path("report"), "--library", "figures"]);
+    assert_eq!(report["indexed"], 4, "{report}");
+    for item in report["items"].as_array().unwrap() {
+        let id = item["document_id"].as_str().unwrap();
+        let document = f.json(&["get", id, "--text"]);
+        let text = document["text"].as_str().unwrap();
+        let (intro, figure) = (
+            // A slide has its title before the image.
+            text.find("reports its output below")
+                .or_else(|| text.find("Results"))
+                .unwrap(),
+            text.find("4812 units")
+                .unwrap_or_else(|| panic!("{}: {text}", item["source"])),
+        );
+        assert!(intro < figure, "{text}");
+        if let Some(caption) = text.find("Figure 1: Output by quarter") {
+            assert!(figure < caption, "{text}");
+        }
+        assert_eq!(document["metadata"]["ocr"]["figures"], 1, "{document}");
+    }
+    let found = f.json(&[
+        "search",
+        "how many units did quarterly output reach",
+        "-l",
+        "figures",
+        "--mode",
+        "lexical",
+    ]);
+    assert!(
+        hits(&found)[0]["preview"]
+            .as_str()
+            .unwrap()
+            .contains("4812"),
+        "{found}"
+    );
+
+    // OCR off: the documents are their text; a slide of nothing but its
+    // title and the image is refused saying why.
+    f.env.push(("FOLIO_OCR".into(), "off".into()));
+    for name in ["figures.docx", "figures.odt", "figures.epub"] {
+        let report = f.json(&[
+            "ingest",
+            &f.path(&format!("report/{name}")),
+            "--library",
+            "off",
+        ]);
+        assert_eq!(report["indexed"], 1, "{report}");
+    }
+    let found = f.json(&["search", "4812", "-l", "off", "--mode", "lexical"]);
+    assert!(hits(&found).is_empty(), "{found}");
+    let out = f.run(&["ingest", &f.path("report/figures.pptx"), "--library", "off"]);
+    assert_eq!(code(&out), 1);
+    assert!(stderr(&out).contains("OCR is off"), "{}", stderr(&out));
 }

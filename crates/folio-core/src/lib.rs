@@ -20,5 +20,6 @@ pub use library::{EmbeddingSpace, LibraryName, LibraryNameError, Pooling, Precis
 pub use limits::Limits;
 pub use record::{FieldKind, FieldSpec, NeighbourOrder, RecordError, RecordSchema, ValidRecord};
 pub use structured::{
-    Block, BlockKind, PART_SEPARATOR, Part, StructuredText, Table, alphanumerics, is_table_caption,
+    Block, BlockKind, Figure, PART_SEPARATOR, Part, StructuredText, Table, alphanumerics,
+    is_table_caption,
 };

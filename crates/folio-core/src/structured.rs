@@ -211,6 +211,21 @@ pub struct StructuredText {
     /// a mailbox's messages, a message's attachments.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parts: Vec<Part>,
+    /// Images in the document's flow (charts, screenshots, scanned
+    /// figures), for OCR: read when OCR is on, their text goes in where
+    /// each image stands.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub figures: Vec<Figure>,
+}
+
+/// An image in a document's flow (see [`StructuredText::figures`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Figure {
+    /// The image file (PNG, JPEG or TIFF).
+    pub image: Vec<u8>,
+    /// The number of blocks before the image: where its text goes in.
+    pub at: usize,
+    pub page: Option<u32>,
 }
 
 /// A document inside another (see [`StructuredText::parts`]).

@@ -1172,7 +1172,7 @@ impl Engine {
             .or_else(|| request.metadata.get("language"))
             .and_then(Value::as_str);
         let stop = || progress.cancelled();
-        let warnings = self.read_scanned_pages(
+        let mut warnings = self.read_scanned_pages(
             &bytes,
             format,
             &mut structured,
@@ -1180,6 +1180,12 @@ impl Engine {
             &request.ocr_languages,
             &stop,
         )?;
+        warnings.extend(self.read_figures(
+            &mut structured,
+            language,
+            &request.ocr_languages,
+            &stop,
+        )?);
         drop(bytes);
         // The request's title names what was asked for: the container's
         // own document, never its parts.
@@ -1251,13 +1257,16 @@ impl Engine {
             source_title,
             warnings,
         } = extracted;
-        if structured.is_empty() {
+        let empty = || {
             let mut reason = "no text to index".to_string();
             for warning in &warnings {
                 reason.push_str("; ");
                 reason.push_str(warning);
             }
-            return Err(EngineError::new(ErrorCode::EmptyContent, reason));
+            EngineError::new(ErrorCode::EmptyContent, reason)
+        };
+        if structured.is_empty() {
+            return Err(empty());
         }
         let rendered = structured.render();
         let title = source_title
@@ -1268,10 +1277,7 @@ impl Engine {
         let max_chunks = limits.max_chunks_per_document as usize;
         let drafts = folio_chunk::chunk(&for_chunking, &rendered, config, counter, max_chunks);
         if drafts.is_empty() {
-            return Err(EngineError::new(
-                ErrorCode::EmptyContent,
-                "no text to index",
-            ));
+            return Err(empty());
         }
         if drafts.len() > max_chunks {
             return Err(EngineError::new(

@@ -170,6 +170,127 @@ impl Engine {
     }
 }
 
+/// Words a figure's OCR text needs to be kept: a photo or a logo reads as
+/// a few stray letters.
+const FIGURE_MIN_ALPHANUMERICS: usize = 8;
+
+/// The mean word confidence (0–100) a figure's OCR text needs to be kept.
+const FIGURE_MIN_CONFIDENCE: f32 = 50.0;
+
+impl Engine {
+    /// Reads the figures' images of `text` and of its parts, when OCR is on
+    /// and Tesseract is installed: where OCR finds words in an image (a
+    /// chart's labels, a screenshot), they go in where the image stands, as
+    /// a paragraph on its page, and the document's `ocr` metadata counts
+    /// them (`figures`). An image without words, or OCR off, leaves the
+    /// document as it is: its text is whole without them. Returns the
+    /// warnings (figures OCR failed on).
+    pub(crate) fn read_figures(
+        &self,
+        text: &mut StructuredText,
+        item_language: Option<&str>,
+        requested: &[String],
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> crate::Result<Vec<String>> {
+        let mut warnings = Vec::new();
+        for part in &mut text.parts {
+            warnings.extend(self.read_figures(&mut part.text, item_language, requested, stop)?);
+        }
+        let mut figures = std::mem::take(&mut text.figures);
+        // Unread figures are worth a word only when they are all there is
+        // beside headings.
+        let unread = |why: &str| format!("{} figure image(s) not read: {why}", figures.len());
+        let bare = text
+            .blocks
+            .iter()
+            .all(|b| matches!(b.kind, BlockKind::Heading(_)) || b.text.trim().is_empty());
+        if figures.is_empty() {
+            return Ok(warnings);
+        }
+        if !self.config.ocr.enabled {
+            if bare {
+                warnings.push(unread(
+                    "OCR is off ([ocr] enabled = false, or FOLIO_OCR=off)",
+                ));
+            }
+            return Ok(warnings);
+        }
+        let tesseract = match self.tesseract() {
+            Ok(tesseract) => tesseract,
+            Err(e) => {
+                if bare {
+                    warnings.push(unread(&e.to_string()));
+                }
+                return Ok(warnings);
+            }
+        };
+        let item: Vec<String> = item_language.map(str::to_string).into_iter().collect();
+        let choice = tesseract.choose(&[&item, requested, &self.config.ocr.languages]);
+        let options = OcrOptions {
+            dpi: self.config.ocr.dpi,
+            page_timeout: std::time::Duration::from_secs(self.config.limits.ocr_page_timeout_secs),
+            ..OcrOptions::default()
+        };
+        let scratch = self.config.data_dir.join("tmp");
+        // Last first, so each insertion leaves the places before it.
+        figures.sort_by_key(|f| std::cmp::Reverse(f.at));
+        let (mut read, mut failed) = (0usize, 0usize);
+        for figure in figures {
+            if stop() {
+                return Err(EngineError::new(
+                    ErrorCode::Timeout,
+                    "cancelled while reading figures",
+                ));
+            }
+            let results =
+                match tesseract.read_image(&figure.image, 1, &choice.codes, &scratch, &options) {
+                    Ok(results) => results,
+                    Err(_) => {
+                        failed += 1;
+                        continue;
+                    }
+                };
+            let mut paragraphs = Vec::new();
+            for (_, result) in results {
+                match result {
+                    Ok(page) if page.confidence.unwrap_or(0.0) >= FIGURE_MIN_CONFIDENCE => {
+                        paragraphs.extend(page.paragraphs)
+                    }
+                    Ok(_) => {}
+                    Err(_) => failed += 1,
+                }
+            }
+            let blocks: Vec<Block> = paragraphs
+                .into_iter()
+                .map(|p| Block::new(BlockKind::Paragraph, p, figure.page))
+                .collect();
+            if alphanumerics(&blocks) < FIGURE_MIN_ALPHANUMERICS {
+                continue;
+            }
+            let at = figure.at.min(text.blocks.len());
+            text.blocks.splice(at..at, blocks);
+            read += 1;
+        }
+        if failed > 0 {
+            warnings.push(format!("OCR failed on {failed} figure image(s)"));
+        }
+        if read > 0 {
+            let ocr = text
+                .metadata
+                .entry("ocr")
+                .or_insert_with(|| Value::Object(serde_json::Map::new()));
+            if let Value::Object(ocr) = ocr {
+                ocr.entry("engine")
+                    .or_insert_with(|| Value::String(tesseract.version().into()));
+                ocr.entry("languages")
+                    .or_insert_with(|| json!(choice.codes));
+                ocr.insert("figures".into(), json!(read));
+            }
+        }
+        Ok(warnings)
+    }
+}
+
 /// "page 3" or "3 pages (1-2, 5)".
 fn describe_pages(pages: &[u32]) -> String {
     match pages {

@@ -4,7 +4,9 @@
 
 use std::io::{Cursor, Read};
 
-use folio_core::Limits;
+use std::collections::HashMap;
+
+use folio_core::{Figure, Limits};
 use zip::ZipArchive;
 
 use crate::{ExtractError, Format};
@@ -17,6 +19,26 @@ pub(crate) struct Container<'a> {
     budget: u64,
     limit: u64,
     max_ratio: u64,
+}
+
+/// The figures' images a document keeps for OCR, in bytes.
+const MAX_FIGURE_BYTES: usize = 64 << 20;
+
+/// `target` read from `folder`: "../media/a.png" from "ppt/slides" is
+/// "ppt/media/a.png"; "/word/media/a.png" is from the archive's root.
+pub(crate) fn resolve(folder: &str, target: &str) -> String {
+    let mut path: Vec<&str> = match target.strip_prefix('/') {
+        Some(_) => Vec::new(),
+        None => folder.split('/').filter(|s| !s.is_empty()).collect(),
+    };
+    for segment in target.trim_start_matches('/').split('/') {
+        match segment {
+            "" | "." => {}
+            ".." => drop(path.pop()),
+            s => path.push(s),
+        }
+    }
+    path.join("/")
 }
 
 /// Members smaller than this are never ratio-checked: tiny XML compresses well.
@@ -103,6 +125,65 @@ impl<'a> Container<'a> {
             }
         }
         Ok(())
+    }
+
+    /// The figures' images of the members `refs` name (member, blocks
+    /// before it, page), in order, as far as the caps allow: raster images
+    /// only (PNG, JPEG, TIFF; a vector drawing has its text in the XML
+    /// already), at most `max_ocr_pages` of them and `MAX_FIGURE_BYTES` in
+    /// all. A member the archive lacks is passed over.
+    pub fn figures(
+        &mut self,
+        refs: Vec<(String, usize, Option<u32>)>,
+        limits: &Limits,
+    ) -> Result<Vec<Figure>, ExtractError> {
+        let mut figures: Vec<Figure> = Vec::new();
+        let mut total = 0usize;
+        for (member, at, page) in refs {
+            if figures.len() >= limits.max_ocr_pages as usize {
+                break;
+            }
+            let Some(image) = self.read(&member)? else {
+                continue;
+            };
+            if !crate::format::is_image(&image) || total + image.len() > MAX_FIGURE_BYTES {
+                continue;
+            }
+            total += image.len();
+            figures.push(Figure { image, at, page });
+        }
+        Ok(figures)
+    }
+
+    /// The relationships of `part` ("word/document.xml"): each id with the
+    /// member it targets, resolved against the part's folder; external
+    /// targets (links) left out.
+    pub fn relationships(&mut self, part: &str) -> Result<HashMap<String, String>, ExtractError> {
+        let (folder, file) = part.rsplit_once('/').unwrap_or(("", part));
+        let rels = if folder.is_empty() {
+            format!("_rels/{file}.rels")
+        } else {
+            format!("{folder}/_rels/{file}.rels")
+        };
+        let mut targets = HashMap::new();
+        let Some(xml) = self.read(&rels)? else {
+            return Ok(targets);
+        };
+        crate::xml::walk(&xml, self.format, |node| {
+            if let crate::xml::Node::Open {
+                name: "Relationship",
+                attrs,
+            } = node
+                && let (Some(id), Some(target)) = (
+                    crate::xml::attr(attrs, "Id"),
+                    crate::xml::attr(attrs, "Target"),
+                )
+                && crate::xml::attr(attrs, "TargetMode") != Some("External")
+            {
+                targets.insert(id.to_string(), resolve(folder, target));
+            }
+        })?;
+        Ok(targets)
     }
 
     /// Reads a member the format requires.

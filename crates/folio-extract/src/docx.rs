@@ -113,7 +113,17 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
     // Whether the last block is a paragraph that reads as a table's caption.
     let mut caption_last = false;
     let mut in_text = false;
+    // Images in the flow: relationship id, blocks before it.
+    let mut images: Vec<(String, usize)> = Vec::new();
     walk(&document, Format::Docx, |node| match node {
+        Node::Open {
+            name: "blip" | "imagedata",
+            attrs,
+        } => {
+            if let Some(id) = attr(attrs, "r:embed").or_else(|| attr(attrs, "r:id")) {
+                images.push((id.to_string(), blocks.len()));
+            }
+        }
         Node::Open { name: "p", .. } => paragraphs.push(Paragraph::default()),
         Node::Open {
             name: "pStyle",
@@ -240,11 +250,18 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
         .remove("title")
         .and_then(|v| v.as_str().map(str::to_string))
         .or(title);
+    let targets = container.relationships("word/document.xml")?;
+    let refs = images
+        .into_iter()
+        .filter_map(|(id, at)| Some((targets.get(&id)?.clone(), at, None)))
+        .collect();
+    let figures = container.figures(refs, limits)?;
     Ok(StructuredText {
         title,
         blocks,
         metadata,
         page_count: None,
+        figures,
         ..Default::default()
     })
 }

@@ -9,20 +9,11 @@ use crate::container::Container;
 use crate::xml::{Node, attr, walk};
 use crate::{ExtractError, Format, html, markdown};
 
+/// `href` (its fragment left out) read from the file `base`.
 fn resolve(base: &str, href: &str) -> String {
     let href = href.split('#').next().unwrap_or(href);
-    let mut parts: Vec<&str> = base
-        .rsplit_once('/')
-        .map(|(dir, _)| dir.split('/').collect())
-        .unwrap_or_default();
-    for segment in href.split('/') {
-        match segment {
-            ".." => drop(parts.pop()),
-            "." | "" => {}
-            s => parts.push(s),
-        }
-    }
-    parts.join("/")
+    let folder = base.rsplit_once('/').map_or("", |(folder, _)| folder);
+    crate::container::resolve(folder, href)
 }
 
 pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractError> {
@@ -88,6 +79,7 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
         metadata.insert("authors".into(), authors.into());
     }
     let mut blocks = Vec::new();
+    let mut refs = Vec::new();
     for id in &spine {
         let Some(path) = items.get(id) else { continue };
         let Some(part) = container.read(path)? else {
@@ -95,8 +87,16 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
         };
         let part = String::from_utf8_lossy(&part);
         html::check_depth(&part, Format::Epub)?;
-        blocks.extend(markdown::blocks(&html::to_markdown(&part), None));
+        let (chapter, images) = markdown::blocks_and_images(&html::to_markdown(&part), None);
+        refs.extend(
+            images
+                .into_iter()
+                .filter(|(src, _)| !src.contains("://") && !src.starts_with("data:"))
+                .map(|(src, at)| (resolve(path, &src), blocks.len() + at, None)),
+        );
+        blocks.extend(chapter);
     }
+    let figures = container.figures(refs, limits)?;
     let title = metadata
         .remove("title")
         .and_then(|v| v.as_str().map(str::to_string));
@@ -105,6 +105,7 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
         blocks,
         metadata,
         page_count: None,
+        figures,
         ..Default::default()
     })
 }

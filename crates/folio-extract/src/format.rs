@@ -196,10 +196,7 @@ pub fn detect(input: Input<'_>) -> Result<Format, ExtractError> {
     {
         return Ok(Format::Pdf);
     }
-    if IMAGE_SIGNATURES
-        .iter()
-        .any(|magic| bytes.starts_with(magic))
-    {
+    if is_image(bytes) {
         return Ok(Format::Image);
     }
     if bytes.starts_with(b"PK\x03\x04") {
@@ -325,6 +322,13 @@ fn utf16(name: &[u8]) -> Vec<u8> {
 }
 
 /// PNG, JPEG, little- and big-endian TIFF.
+/// Whether `bytes` start like a PNG, JPEG or TIFF image.
+pub(crate) fn is_image(bytes: &[u8]) -> bool {
+    IMAGE_SIGNATURES
+        .iter()
+        .any(|magic| bytes.starts_with(magic))
+}
+
 const IMAGE_SIGNATURES: [&[u8]; 4] = [
     b"\x89PNG\r\n\x1a\n",
     b"\xff\xd8\xff",

@@ -58,7 +58,11 @@ pub fn extract(
     }
     let format = format::detect(input)?;
     let text = extract_as(format, input.bytes, limits)?;
-    if text.is_empty() && text.textless_pages.is_empty() && text.parts.is_empty() {
+    if text.is_empty()
+        && text.textless_pages.is_empty()
+        && text.parts.is_empty()
+        && text.figures.is_empty()
+    {
         return Err(ExtractError::NoText { format });
     }
     Ok((format, text))

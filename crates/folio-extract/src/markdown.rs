@@ -84,13 +84,24 @@ fn yaml_to_json(yaml: yaml_rust2::Yaml) -> Value {
 /// Walks Markdown into blocks, all on `page`. Used for Markdown files and for
 /// the Markdown that HTML and PDF pages are converted to.
 pub(crate) fn blocks(markdown: &str, page: Option<u32>) -> Vec<Block> {
+    blocks_and_images(markdown, page).0
+}
+
+/// `blocks`, and the images the text shows: each image's address with the
+/// number of blocks before it.
+pub(crate) fn blocks_and_images(
+    markdown: &str,
+    page: Option<u32>,
+) -> (Vec<Block>, Vec<(String, usize)>) {
     let mut out = Vec::new();
+    let mut images = Vec::new();
     let mut builder = BlockBuilder {
         page,
         out: &mut out,
         current: None,
         item_depth: 0,
         table: None,
+        images: &mut images,
     };
     let options =
         Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_FOOTNOTES;
@@ -108,8 +119,17 @@ pub(crate) fn blocks(markdown: &str, page: Option<u32>) -> Vec<Block> {
                 .to_string();
         }
     }
+    // Blocks before each image, once the empty ones are gone.
+    let mut kept = Vec::with_capacity(out.len() + 1);
+    kept.push(0);
+    for block in &out {
+        kept.push(kept.last().copied().unwrap_or(0) + usize::from(!block.text.is_empty()));
+    }
+    for (_, at) in &mut images {
+        *at = kept[(*at).min(out.len())];
+    }
     out.retain(|b| !b.text.is_empty());
-    out
+    (out, images)
 }
 
 struct Table {
@@ -128,6 +148,7 @@ struct BlockBuilder<'a> {
     page: Option<u32>,
     out: &'a mut Vec<Block>,
     current: Option<(BlockKind, String)>,
+    images: &'a mut Vec<(String, usize)>,
     item_depth: usize,
     table: Option<Table>,
 }
@@ -233,7 +254,10 @@ impl BlockBuilder<'_> {
             Event::Text(text) | Event::Code(text) => self.push_text(&text),
             Event::SoftBreak => self.push_text(" "),
             Event::HardBreak => self.push_text("\n"),
-            Event::Start(Tag::Image { .. }) => self.push_text(" "),
+            Event::Start(Tag::Image { dest_url, .. }) => {
+                self.images.push((dest_url.to_string(), self.out.len()));
+                self.push_text(" ");
+            }
             _ => {}
         }
     }

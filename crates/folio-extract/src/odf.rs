@@ -181,6 +181,8 @@ pub fn extract(
     let mut pages = 0u32;
     // Presentation classes of the open frames ("title", "outline", …).
     let mut frames: Vec<Option<String>> = Vec::new();
+    // Images in the flow: member, blocks before it, page.
+    let mut images: Vec<(String, usize, Option<u32>)> = Vec::new();
     walk(&content, format, |node| {
         if too_many {
             return;
@@ -201,6 +203,14 @@ pub fn extract(
                 attrs,
             } => frames.push(attr(attrs, "presentation:class").map(str::to_string)),
             Node::Close { name: "frame" } => drop(frames.pop()),
+            Node::Open {
+                name: "image",
+                attrs,
+            } => {
+                if let Some(href) = attr(attrs, "xlink:href").filter(|h| !h.contains("://")) {
+                    images.push((crate::container::resolve("", href), blocks.len(), page));
+                }
+            }
             Node::Open { name: "list", .. } => lists += 1,
             Node::Close { name: "list" } => lists = lists.saturating_sub(1),
             Node::Open {
@@ -399,11 +409,13 @@ pub fn extract(
                 })
                 .flatten()
         });
+    let figures = container.figures(images, limits)?;
     Ok(StructuredText {
         title,
         blocks,
         metadata,
         page_count: presentation.then_some(pages),
+        figures,
         ..Default::default()
     })
 }

@@ -2,8 +2,6 @@
 //! order; the slide title becomes a heading, tables Markdown tables (the
 //! first row the header), other text paragraphs.
 
-use std::collections::HashMap;
-
 use folio_core::{Block, BlockKind, Limits, StructuredText};
 
 use crate::container::{Container, core_properties};
@@ -26,20 +24,7 @@ fn slide_order(container: &mut Container<'_>) -> Result<Vec<String>, ExtractErro
             }
         })?;
     }
-    let mut targets = HashMap::new();
-    if let Some(xml) = container.read("ppt/_rels/presentation.xml.rels")? {
-        walk(&xml, Format::Pptx, |node| {
-            if let Node::Open {
-                name: "Relationship",
-                attrs,
-            } = node
-                && let (Some(id), Some(target)) = (attr(attrs, "Id"), attr(attrs, "Target"))
-            {
-                let target = target.trim_start_matches('/').trim_start_matches("ppt/");
-                targets.insert(id.to_string(), format!("ppt/{target}"));
-            }
-        })?;
-    }
+    let targets = container.relationships("ppt/presentation.xml")?;
     let ordered: Vec<String> = rel_ids
         .iter()
         .filter_map(|id| targets.get(id).cloned())
@@ -78,6 +63,7 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
     }
     let mut metadata = core_properties(&mut container)?;
     let mut blocks = Vec::new();
+    let mut refs = Vec::new();
     for (index, part) in slides.iter().enumerate() {
         let page = Some(index as u32 + 1);
         let Some(xml) = container.read(part)? else {
@@ -90,7 +76,16 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
         let mut table: Option<Vec<Vec<String>>> = None;
         let mut row: Vec<String> = Vec::new();
         let mut cell: Vec<String> = Vec::new();
+        let mut images: Vec<(String, usize)> = Vec::new();
         walk(&xml, Format::Pptx, |node| match node {
+            Node::Open {
+                name: "blip",
+                attrs,
+            } => {
+                if let Some(id) = attr(attrs, "r:embed") {
+                    images.push((id.to_string(), blocks.len()));
+                }
+            }
             Node::Open {
                 name: "sp" | "graphicFrame",
                 ..
@@ -131,7 +126,16 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
             }
             _ => {}
         })?;
+        if !images.is_empty() {
+            let targets = container.relationships(part)?;
+            refs.extend(
+                images
+                    .into_iter()
+                    .filter_map(|(id, at)| Some((targets.get(&id)?.clone(), at, page))),
+            );
+        }
     }
+    let figures = container.figures(refs, limits)?;
     let title = metadata
         .remove("title")
         .and_then(|v| v.as_str().map(str::to_string))
@@ -146,6 +150,7 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
         blocks,
         metadata,
         page_count: Some(slides.len() as u32),
+        figures,
         ..Default::default()
     })
 }

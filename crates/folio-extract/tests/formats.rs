@@ -517,3 +517,50 @@ fn pptx_tables_are_tables_on_their_slide() {
         ]
     );
 }
+
+// Issue 50: an image in a document's flow is handed over for OCR with
+// where it stands (after the paragraph before it, before its caption) and
+// its page; the caption stays a paragraph of its own. Fixtures from
+// python-docx, odfpy, python-pptx and pandoc (scripts/table_fixtures.py).
+#[test]
+fn figures_are_handed_over_for_ocr_where_they_stand() {
+    let chart = fixture("chart.png");
+    for (name, page) in [
+        ("figures.docx", None),
+        ("figures.odt", None),
+        ("figures.pptx", Some(1)),
+        ("figures.epub", None),
+    ] {
+        let (_, text) = run(&fixture(name), name).unwrap();
+        assert_eq!(text.figures.len(), 1, "{name}: {:?}", text.blocks);
+        let figure = &text.figures[0];
+        assert!(figure.image == chart, "{name}: not the chart's bytes");
+        assert_eq!(figure.page, page, "{name}");
+        let before: Vec<&str> = text.blocks[..figure.at]
+            .iter()
+            .map(|b| b.text.as_str())
+            .collect();
+        let wanted = if name.ends_with("pptx") {
+            "Results"
+        } else {
+            "The plant reports its output below."
+        };
+        assert_eq!(before.last(), Some(&wanted), "{name}: {:?}", text.blocks);
+        if !name.ends_with("pptx") {
+            assert!(
+                text.blocks[figure.at]
+                    .text
+                    .contains("Figure 1: Output by quarter"),
+                "{name}: {:?}",
+                text.blocks
+            );
+        }
+    }
+    // Only raster images, within the OCR page cap.
+    let none = Limits {
+        max_ocr_pages: 0,
+        ..Limits::default()
+    };
+    let (_, text) = run_with(&fixture("figures.docx"), "figures.docx", &none).unwrap();
+    assert!(text.figures.is_empty());
+}
