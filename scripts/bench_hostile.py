@@ -57,9 +57,15 @@ SCALED = {
     "rtf_bin": lambda s: hostile.rtf_bin(),
     "eml_nested": lambda s: hostile.eml_nested(10 ** (1 + s % 5)),
     "mbox_many": lambda s: hostile.mbox_many(10 ** (2 + s % 4)),
+    "zip_nested": lambda s: hostile.zip_nested(1 + 4 * s),
+    "zip_bomb": lambda s: hostile.zip_bomb(50 * (1 + s % 6)),
+    "zip_many": lambda s: hostile.zip_many(10 ** (2 + s % 3)),
+    "targz_bomb": lambda s: hostile.tar_gz_bomb(50 * (1 + s % 4)),
+    "tar_lying": lambda s: hostile.tar_lying_size(),
 }
 SUFFIX = {"pdf": ".pdf", "html": ".html", "markdown": ".md", "docx": ".docx", "epub": ".epub", "odt": ".odt",
-          "ods": ".ods", "rtf": ".rtf", "eml": ".eml", "mbox": ".mbox", "xlsx": ".xlsx", "pptx": ".pptx"}
+          "ods": ".ods", "rtf": ".rtf", "eml": ".eml", "mbox": ".mbox", "xlsx": ".xlsx", "pptx": ".pptx",
+          "zip": ".zip", "tar": ".tar", "targz": ".tar.gz"}
 FIXTURES = root / "crates" / "folio-extract" / "tests" / "fixtures"
 
 
@@ -70,13 +76,16 @@ def valid_files():
     yield "docx", hostile.docx('<?xml version="1.0"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>valid words</w:t></w:r></w:p></w:body></w:document>')
     yield "epub", hostile.epub("<html><body><p>valid chapter text</p></body></html>")
     # Files of the usual writers (scripts/table_fixtures.py).
-    for name in ["report.odt", "stock.ods", "memo.rtf", "prices.xlsx", "parts.pptx"]:
+    for name in ["report.odt", "stock.ods", "memo.rtf", "prices.xlsx", "parts.pptx", "figures.docx",
+                 "figures.epub"]:
         yield name.rsplit(".", 1)[1], (FIXTURES / name).read_bytes()
     yield "eml", (b"From: a@example.org\r\nSubject: Valid\r\nMIME-Version: 1.0\r\n"
                   b"Content-Type: multipart/mixed; boundary=\"b\"\r\n\r\n--b\r\nContent-Type: text/html\r\n\r\n"
                   b"<p>valid words</p><table><tr><td>a</td></tr></table>\r\n--b\r\n"
                   b"Content-Type: text/csv; name=\"c.csv\"\r\nContent-Disposition: attachment; filename=\"c.csv\"\r\n\r\n"
                   b"x,y\r\n1,2\r\n--b--\r\n")
+    yield "zip", hostile._zip({"a/notes.md": "# Notes\n\nvalid words", "b.csv": "x,y\n1,2\n"})
+    yield "targz", __import__("gzip").compress(hostile._tar({"notes.md": b"# Notes\n\nvalid words"}))
 
 
 def mutate(data):

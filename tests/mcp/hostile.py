@@ -238,6 +238,50 @@ def mbox_many(messages=10_000):
     return b"From a@b Thu Jan  1 00:00:00 2026\nFrom: a@b\n\nx\n" * messages
 
 
+def zip_nested(levels=20):
+    """Archives in archives, a note at the bottom: read two deep, no more."""
+    inner = _zip({"note.md": "# Deep\n\nThe bottom of the archives."})
+    for level in range(levels):
+        inner = _zip({f"level{level}.zip": inner})
+    return inner
+
+
+def zip_bomb(megabytes=200):
+    return _zip({"bomb.txt": "bomb " * (megabytes * 1024 * 1024 // 5)})
+
+
+def zip_many(members=10_000):
+    """More members than a document may have pages."""
+    return _zip({f"note{i}.md": f"note {i}" for i in range(members)})
+
+
+def _tar(members):
+    import tarfile
+
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w") as t:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
+def tar_gz_bomb(megabytes=200):
+    import gzip
+
+    return gzip.compress(_tar({"zeros.txt": b"0" * (megabytes * 1024 * 1024)}), compresslevel=1)
+
+
+def tar_lying_size():
+    """A member whose header declares 10 GB and holds a few bytes."""
+    import tarfile
+
+    info = tarfile.TarInfo("huge.txt")
+    info.size = 10 * 1024 ** 3
+    return info.tobuf(format=tarfile.GNU_FORMAT) + b"tiny" * 100
+
+
 # name -> (file name, generator). The kinds the tests and the benchmark run.
 KINDS = {
     "pdf_nested_array": ("deep-array.pdf", pdf_nested_array),
@@ -267,6 +311,11 @@ KINDS = {
     "rtf_bin": ("bin.rtf", rtf_bin),
     "eml_nested": ("nested.eml", eml_nested),
     "mbox_many": ("many.mbox", mbox_many),
+    "zip_nested": ("nested.zip", zip_nested),
+    "zip_bomb": ("bomb.zip", zip_bomb),
+    "zip_many": ("many.zip", zip_many),
+    "tar_gz_bomb": ("bomb.tar.gz", tar_gz_bomb),
+    "tar_lying_size": ("lying.tar", tar_lying_size),
 }
 
 
