@@ -1172,20 +1172,13 @@ impl Engine {
             .or_else(|| request.metadata.get("language"))
             .and_then(Value::as_str);
         let stop = || progress.cancelled();
-        let mut warnings = self.read_scanned_pages(
-            &bytes,
-            format,
-            &mut structured,
-            language,
-            &request.ocr_languages,
-            &stop,
-        )?;
-        warnings.extend(self.read_figures(
-            &mut structured,
-            language,
-            &request.ocr_languages,
-            &stop,
-        )?);
+        let reading = crate::ocr::Reading {
+            item_language: language,
+            requested: &request.ocr_languages,
+            stop: &stop,
+        };
+        let mut warnings = self.read_scanned_pages(&bytes, format, &mut structured, &reading)?;
+        warnings.extend(self.read_figures(&mut structured, &reading)?);
         drop(bytes);
         // The request's title names what was asked for: the container's
         // own document, never its parts.

@@ -35,7 +35,44 @@ impl Default for OcrConfig {
     }
 }
 
+/// What a document's OCR reads in: the item's own language, the
+/// request's list, and whether the work is cancelled.
+pub(crate) struct Reading<'a> {
+    pub item_language: Option<&'a str>,
+    pub requested: &'a [String],
+    pub stop: &'a (dyn Fn() -> bool + Sync),
+}
+
+/// The languages OCR reads a document in, and how.
+struct Setup {
+    choice: folio_ocr::LanguageChoice,
+    options: OcrOptions,
+    scratch: std::path::PathBuf,
+}
+
 impl Engine {
+    /// The languages (the item's, else the request's, else the
+    /// configured), the resolution and time limit, and the scratch folder
+    /// of one document's OCR.
+    fn ocr_setup(&self, tesseract: &Tesseract, reading: &Reading<'_>) -> Setup {
+        let item: Vec<String> = reading
+            .item_language
+            .map(str::to_string)
+            .into_iter()
+            .collect();
+        Setup {
+            choice: tesseract.choose(&[&item, reading.requested, &self.config.ocr.languages]),
+            options: OcrOptions {
+                dpi: self.config.ocr.dpi,
+                page_timeout: std::time::Duration::from_secs(
+                    self.config.limits.ocr_page_timeout_secs,
+                ),
+                ..OcrOptions::default()
+            },
+            scratch: self.config.data_dir.join("tmp"),
+        }
+    }
+
     fn tesseract(&self) -> Result<&Tesseract, &OcrError> {
         self.tesseract
             .get_or_init(|| {
@@ -60,9 +97,7 @@ impl Engine {
         bytes: &[u8],
         format: Format,
         text: &mut StructuredText,
-        item_language: Option<&str>,
-        requested: &[String],
-        stop: &(dyn Fn() -> bool + Sync),
+        reading: &Reading<'_>,
     ) -> crate::Result<Vec<String>> {
         let mut warnings = Vec::new();
         let mut pages = std::mem::take(&mut text.textless_pages);
@@ -97,15 +132,13 @@ impl Engine {
                 &format!("over the limit of {} OCR pages", limits.max_ocr_pages),
             ));
         }
-        let item: Vec<String> = item_language.map(str::to_string).into_iter().collect();
-        let choice = tesseract.choose(&[&item, requested, &self.config.ocr.languages]);
+        let Setup {
+            choice,
+            options,
+            scratch,
+        } = self.ocr_setup(tesseract, reading);
         warnings.extend(choice.warnings);
-        let options = OcrOptions {
-            dpi: self.config.ocr.dpi,
-            page_timeout: std::time::Duration::from_secs(limits.ocr_page_timeout_secs),
-            ..OcrOptions::default()
-        };
-        let scratch = self.config.data_dir.join("tmp");
+        let stop = reading.stop;
         let results = if format == Format::Image {
             let count = text.page_count.unwrap_or(1);
             tesseract.read_image(bytes, count, &choice.codes, &scratch, &options)
@@ -188,13 +221,11 @@ impl Engine {
     pub(crate) fn read_figures(
         &self,
         text: &mut StructuredText,
-        item_language: Option<&str>,
-        requested: &[String],
-        stop: &(dyn Fn() -> bool + Sync),
+        reading: &Reading<'_>,
     ) -> crate::Result<Vec<String>> {
         let mut warnings = Vec::new();
         for part in &mut text.parts {
-            warnings.extend(self.read_figures(&mut part.text, item_language, requested, stop)?);
+            warnings.extend(self.read_figures(&mut part.text, reading)?);
         }
         let mut figures = std::mem::take(&mut text.figures);
         // Unread figures are worth a word only when they are all there is
@@ -224,19 +255,16 @@ impl Engine {
                 return Ok(warnings);
             }
         };
-        let item: Vec<String> = item_language.map(str::to_string).into_iter().collect();
-        let choice = tesseract.choose(&[&item, requested, &self.config.ocr.languages]);
-        let options = OcrOptions {
-            dpi: self.config.ocr.dpi,
-            page_timeout: std::time::Duration::from_secs(self.config.limits.ocr_page_timeout_secs),
-            ..OcrOptions::default()
-        };
-        let scratch = self.config.data_dir.join("tmp");
+        let Setup {
+            choice,
+            options,
+            scratch,
+        } = self.ocr_setup(tesseract, reading);
         // Last first, so each insertion leaves the places before it.
         figures.sort_by_key(|f| std::cmp::Reverse(f.at));
         let (mut read, mut failed) = (0usize, 0usize);
         for figure in figures {
-            if stop() {
+            if (reading.stop)() {
                 return Err(EngineError::new(
                     ErrorCode::Timeout,
                     "cancelled while reading figures",
