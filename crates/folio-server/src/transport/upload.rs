@@ -160,15 +160,12 @@ async fn answer(
             "the `file` field needs a file name",
         );
     }
-    let supported = base
-        .rsplit_once('.')
-        .and_then(|(_, ext)| folio_extract::Format::from_extension(&ext.to_ascii_lowercase()))
-        .is_some();
+    let supported = folio_extract::Format::from_file_name(&base).is_some();
     if !supported {
         return upload_error(
             StatusCode::UNPROCESSABLE_ENTITY,
             format!(
-                "unsupported file type: {base} (PDF, DOCX, PPTX, EPUB, HTML, Markdown, text and PNG/JPEG/TIFF images are supported)"
+                "unsupported file type: {base} (PDF, Office and OpenDocument files, EPUB, HTML, Markdown, text, CSV, spreadsheets, mail, notebooks, ZIP and TAR archives, and PNG/JPEG/TIFF images are supported)"
             ),
         );
     }
