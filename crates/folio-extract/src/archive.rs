@@ -2,9 +2,10 @@
 //! reads becomes a part, a document of its own under the archive's path
 //! (`notes.zip#2024/minutes.pdf`); the archive itself has no text.
 //!
-//! Bounded as every container is: the members' bytes together (an archive
-//! inside an archive, a DOCX inside a ZIP included) stay within one
-//! decompression budget, a member compressed over the ratio cap is a bomb,
+//! Bounded as every container is: the members' bytes together stay within
+//! the decompression budget, and a container inside (an archive, a DOCX) is
+//! read within what is left of it when its turn comes; a member compressed
+//! over the ratio cap is a bomb,
 //! an archive lists at most `max_pages` members, and archives nest at most
 //! `MAX_NESTED` deep (a ZIP holding itself stops there). Hidden members,
 //! macOS resource forks, links and images (read when named, as in a folder
@@ -111,7 +112,8 @@ pub(crate) fn extract(
                         limit: limits.max_decompressed_bytes,
                     });
                 }
-                let mut member = Vec::with_capacity(size as usize);
+                // The header's size may lie: the archive's bytes bound it.
+                let mut member = Vec::with_capacity((size as usize).min(tar.len()));
                 (&mut entry)
                     .take(size)
                     .read_to_end(&mut member)
