@@ -38,6 +38,8 @@ SCALED = {
     "pdf_nested_array": lambda s: hostile.pdf_nested_array(10 ** (2 + s % 5)),
     "pdf_nested_dict": lambda s: hostile.pdf_nested_dict(10 ** (2 + s % 4)),
     "pdf_text_bomb": lambda s: hostile.pdf_text_bomb(40 * (1 + s % 4)),
+    "pdf_image_bomb": lambda s: hostile.pdf_image_bomb(10_000 * (1 + s % 8)),
+    "pdf_many_images": lambda s: hostile.pdf_many_images(10 ** (1 + s % 5)),
     "html_divs": lambda s: hostile.html_nested("div", 10 ** (2 + s % 5)),
     "html_unclosed_b": lambda s: hostile.html_nested("b", 10 ** (2 + s % 5), closed=False),
     "html_tables": lambda s: hostile.html_nested_tables(10 ** (1 + s % 4)),
@@ -77,7 +79,7 @@ def valid_files():
     yield "epub", hostile.epub("<html><body><p>valid chapter text</p></body></html>")
     # Files of the usual writers (scripts/table_fixtures.py).
     for name in ["report.odt", "stock.ods", "memo.rtf", "prices.xlsx", "parts.pptx", "figures.docx",
-                 "figures.epub"]:
+                 "figures.epub", "figures.pdf"]:
         yield name.rsplit(".", 1)[1], (FIXTURES / name).read_bytes()
     yield "eml", (b"From: a@example.org\r\nSubject: Valid\r\nMIME-Version: 1.0\r\n"
                   b"Content-Type: multipart/mixed; boundary=\"b\"\r\n\r\n--b\r\nContent-Type: text/html\r\n\r\n"

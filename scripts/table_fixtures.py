@@ -173,6 +173,36 @@ def chart(path):
     image.save(path)
 
 
+def pdf(path, png, caption):
+    """The figure on a PDF page with a text layer, beside an icon too small
+    to read; and a second page whose image covers it, under its own text
+    (a searchable scan's page image, not a figure)."""
+    from fpdf import FPDF
+    from PIL import Image
+
+    icon = path.with_name("icon.png")
+    Image.new("L", (16, 16), 0).save(icon)
+    document = FPDF(format="A4")
+    document.set_font("helvetica", size=12)
+    document.add_page()
+    document.set_font("helvetica", "B", 18)
+    document.cell(0, 12, "Results", new_x="LMARGIN", new_y="NEXT")
+    document.set_font("helvetica", size=12)
+    document.multi_cell(0, 8, "The plant ran three shifts through the year, and its staff logged each "
+                        "batch, each stop and each repair in the daily book, which the quarterly "
+                        "review then summed. Two of the four lines were rebuilt in the spring, and the "
+                        "new kilns came on in the summer. The plant reports its output below.",
+                        new_x="LMARGIN", new_y="NEXT")
+    document.image(str(icon), x=180, y=12, w=6)
+    document.image(str(png), x=15, w=170)
+    document.multi_cell(0, 8, caption, new_x="LMARGIN", new_y="NEXT")
+    document.add_page()
+    document.image(str(png), x=0, y=0, w=210, h=297)
+    document.multi_cell(0, 8, "The archive keeps every report since the plant opened. " * 6)
+    document.output(str(path))
+    icon.unlink()
+
+
 def figures(out):
     """The same figure, between a paragraph and its caption, in DOCX, ODT,
     PPTX and EPUB."""
@@ -212,6 +242,8 @@ def figures(out):
     slide.shapes.title.text = "Results"
     slide.shapes.add_picture(str(png), PptInches(1), PptInches(2), width=PptInches(8))
     deck.save(str(out / "figures.pptx"))
+
+    pdf(out / "figures.pdf", png, caption)
 
     markdown = f"# Results\n\nThe plant reports its output below.\n\n![{caption}](chart.png)\n"
     pypandoc.convert_text(markdown, "epub", format="markdown", outputfile=str(out / "figures.epub"),

@@ -76,6 +76,45 @@ def pdf_text_bomb(megabytes=300):
     ])
 
 
+def _text_page_with_image(image, draws):
+    """A page with a text layer (so it is no scan) that draws the image
+    XObject `image` at `draws` places: figures for OCR."""
+    words = b"Every line of this page is text, so the page is read as text. " * 6
+    text = b"BT /F1 10 Tf 40 760 Td (" + words + b") Tj ET\n"
+    draw = b"".join(b"q 120 0 0 40 %d %d cm /Im1 Do Q\n" % (40 + i % 4 * 130, 60 + i // 4 % 16 * 42)
+                    for i in range(draws))
+    return pdf([
+        "<< /Type /Catalog /Pages 2 0 R >>",
+        "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R"
+        " /Resources << /Font << /F1 5 0 R >> /XObject << /Im1 6 0 R >> >> >>",
+        stream(text + draw, compress=True),
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        image,
+    ])
+
+
+def pdf_image_bomb(side=60_000):
+    """A figure on a text page declared `side` pixels square (3.6 GB of
+    grey), its stream a few megabytes of zeros that inflate without end."""
+    compressor = zlib.compressobj(9)
+    zeros = b"\0" * (1024 * 1024)
+    data = b"".join(compressor.compress(zeros) for _ in range(400)) + compressor.flush()
+    image = (b"<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceGray"
+             b" /BitsPerComponent 8 /Length %d /Filter /FlateDecode >>\nstream\n" % (side, side, len(data))
+             + data + b"\nendstream")
+    return _text_page_with_image(image, 1)
+
+
+def pdf_many_images(draws=20_000):
+    """One 1000×1000 image drawn `draws` times on a text page."""
+    data = zlib.compress(bytes(range(250)) * 4000, 9)
+    image = (b"<< /Type /XObject /Subtype /Image /Width 1000 /Height 1000 /ColorSpace /DeviceGray"
+             b" /BitsPerComponent 8 /Length %d /Filter /FlateDecode >>\nstream\n" % len(data)
+             + data + b"\nendstream")
+    return _text_page_with_image(image, draws)
+
+
 def html_nested(tag="div", depth=10_000, closed=True):
     body = f"<{tag}>" * depth + "deep text" + (f"</{tag}>" * depth if closed else "")
     return f"<!doctype html><html><head><title>deep</title></head><body>{body}</body></html>".encode()
@@ -287,6 +326,8 @@ KINDS = {
     "pdf_nested_array": ("deep-array.pdf", pdf_nested_array),
     "pdf_nested_dict": ("deep-dict.pdf", pdf_nested_dict),
     "pdf_text_bomb": ("text-bomb.pdf", pdf_text_bomb),
+    "pdf_image_bomb": ("image-bomb.pdf", pdf_image_bomb),
+    "pdf_many_images": ("many-images.pdf", pdf_many_images),
     "html_10k_divs": ("deep-10k.html", lambda: html_nested("div", 10_000)),
     "html_unclosed_b": ("deep-b.html", lambda: html_nested("b", 100_000, closed=False)),
     "html_100k_divs": ("deep-100k.html", lambda: html_nested("div", 100_000)),

@@ -25,7 +25,9 @@ REFUSED = {"malformed_input", "too_large", "timeout", "empty_content", "unsuppor
 # Neighbours that a parser reads without harm (deep Markdown is flat text to
 # it): indexed or refused, but answered within the limit either way.
 # An RTF binary run longer than the file ends it: the text before is read.
-MAY_INDEX = {"markdown_quotes", "markdown_lists", "markdown_brackets", "rtf_bin"}
+# A PDF's hostile figure (a pixel bomb, one image drawn 20,000 times) is
+# left unread, and the page's text indexed.
+MAY_INDEX = {"markdown_quotes", "markdown_lists", "markdown_brackets", "rtf_bin", "pdf_image_bomb", "pdf_many_images"}
 RECORDS = {"json_records", "jsonl_records", "csv_wide"}
 
 
@@ -79,6 +81,8 @@ def test_hostile_files_through_the_cli(tmp_path, data):
     assert outcomes["pdf_nested_array"] == {"malformed_input"}
     assert outcomes["pdf_nested_dict"] == {"malformed_input"}
     assert outcomes["pdf_text_bomb"] == {"too_large"}
+    assert outcomes["pdf_image_bomb"] == {"indexed"}
+    assert outcomes["pdf_many_images"] == {"indexed"}
     for kind in ["html_10k_divs", "html_unclosed_b", "html_100k_divs", "html_1m_divs", "html_nested_tables", "epub_deep_xml",
                  "odt_deep", "rtf_deep"]:
         assert outcomes[kind] == {"malformed_input"}, (kind, outcomes[kind])

@@ -1569,6 +1569,7 @@ fn a_figure_s_words_are_read_by_ocr_where_it_stands() {
         "figures.odt",
         "figures.pptx",
         "figures.epub",
+        "figures.pdf",
     ] {
         f.file(
             &format!("report/{name}"),
@@ -1576,7 +1577,7 @@ fn a_figure_s_words_are_read_by_ocr_where_it_stands() {
         );
     }
     let report = f.json(&["ingest", &f.path("report"), "--library", "figures"]);
-    assert_eq!(report["indexed"], 4, "{report}");
+    assert_eq!(report["indexed"], 5, "{report}");
     for item in report["items"].as_array().unwrap() {
         let id = item["document_id"].as_str().unwrap();
         let document = f.json(&["get", id, "--text"]);
@@ -1590,8 +1591,10 @@ fn a_figure_s_words_are_read_by_ocr_where_it_stands() {
                 .unwrap_or_else(|| panic!("{}: {text}", item["source"])),
         );
         assert!(intro < figure, "{text}");
+        // A PDF's figure follows its page's text.
+        let pdf = item["source"].as_str().unwrap().ends_with(".pdf");
         if let Some(caption) = text.find("Figure 1: Output by quarter") {
-            assert!(figure < caption, "{text}");
+            assert_eq!(figure < caption, !pdf, "{text}");
         }
         assert_eq!(document["metadata"]["ocr"]["figures"], 1, "{document}");
     }
@@ -1614,7 +1617,7 @@ fn a_figure_s_words_are_read_by_ocr_where_it_stands() {
     // OCR off: the documents are their text; a slide of nothing but its
     // title and the image is refused saying why.
     f.env.push(("FOLIO_OCR".into(), "off".into()));
-    for name in ["figures.docx", "figures.odt", "figures.epub"] {
+    for name in ["figures.docx", "figures.odt", "figures.epub", "figures.pdf"] {
         let report = f.json(&[
             "ingest",
             &f.path(&format!("report/{name}")),
@@ -1628,4 +1631,22 @@ fn a_figure_s_words_are_read_by_ocr_where_it_stands() {
     let out = f.run(&["ingest", &f.path("report/figures.pptx"), "--library", "off"]);
     assert_eq!(code(&out), 1);
     assert!(stderr(&out).contains("OCR is off"), "{}", stderr(&out));
+
+    // Past the cap on images read, a figure is left unread, and said to be.
+    f.env.retain(|(name, _)| name != "FOLIO_OCR");
+    let config = f.file("capped.toml", b"[limits]\nmax_ocr_pages = 0\n");
+    f.env
+        .push(("FOLIO_CONFIG".into(), config.display().to_string()));
+    let report = f.json(&[
+        "ingest",
+        &f.path("report/figures.docx"),
+        "--library",
+        "capped",
+    ]);
+    assert_eq!(report["indexed"], 1, "{report}");
+    let warnings = report["items"][0]["warnings"].to_string();
+    assert!(
+        warnings.contains("1 figure image(s) not read: over the limit of 0 OCR images"),
+        "{report}"
+    );
 }

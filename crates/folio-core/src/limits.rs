@@ -33,8 +33,9 @@ pub struct Limits {
     /// Pixels of one image page (width × height), checked from its header
     /// before anything decodes it.
     pub max_image_pixels: u64,
-    /// Scanned pages OCR'd in one document (later ones are left unread,
-    /// with a warning).
+    /// Scanned pages OCR'd in one document, and figure images (later ones
+    /// are left unread, with a warning). Extraction reads no figure image
+    /// when it is 0: the engine asks so when OCR is off.
     pub max_ocr_pages: u32,
     /// Time allowed to rasterise, or to read, one scanned page, in seconds.
     pub ocr_page_timeout_secs: u64,

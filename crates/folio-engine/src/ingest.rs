@@ -1157,6 +1157,18 @@ impl Engine {
                 }
             }
         }
+        // Figure images are only worth decoding and handing over when
+        // they will be read.
+        let unread_figures;
+        let extraction_limits = if self.reads_figures() {
+            limits
+        } else {
+            unread_figures = folio_core::Limits {
+                max_ocr_pages: 0,
+                ..limits.clone()
+            };
+            &unread_figures
+        };
         let (format, mut structured) = crate::sandbox::extract(
             &self.config.extraction,
             Input {
@@ -1164,7 +1176,7 @@ impl Engine {
                 name: Some(&name),
                 mime: mime.as_deref(),
             },
-            limits,
+            extraction_limits,
             &|| progress.cancelled(),
         )?;
         let language = metadata

@@ -73,6 +73,11 @@ impl Engine {
         }
     }
 
+    /// Whether figures' images are read: OCR is on and Tesseract is there.
+    pub(crate) fn reads_figures(&self) -> bool {
+        self.config.ocr.enabled && self.tesseract().is_ok()
+    }
+
     fn tesseract(&self) -> Result<&Tesseract, &OcrError> {
         self.tesseract
             .get_or_init(|| {
@@ -260,6 +265,16 @@ impl Engine {
             options,
             scratch,
         } = self.ocr_setup(tesseract, reading);
+        // Past the caps, extraction counted figures without their images.
+        let over = figures.iter().filter(|f| f.image.is_empty()).count();
+        if over > 0 {
+            warnings.push(format!(
+                "{over} figure image(s) not read: over the limit of {} OCR images or {} MiB of them",
+                self.config.limits.max_ocr_pages,
+                folio_extract::MAX_FIGURE_BYTES >> 20
+            ));
+            figures.retain(|f| !f.image.is_empty());
+        }
         // Last first, so each insertion leaves the places before it.
         figures.sort_by_key(|f| std::cmp::Reverse(f.at));
         let (mut read, mut failed) = (0usize, 0usize);

@@ -21,9 +21,6 @@ pub(crate) struct Container<'a> {
     max_ratio: u64,
 }
 
-/// The figures' images a document keeps for OCR, in bytes.
-const MAX_FIGURE_BYTES: usize = 64 << 20;
-
 /// `target` read from `folder`: "../media/a.png" from "ppt/slides" is
 /// "ppt/media/a.png"; "/word/media/a.png" is from the archive's root.
 pub(crate) fn resolve(folder: &str, target: &str) -> String {
@@ -62,6 +59,11 @@ impl<'a> Container<'a> {
             .file_names()
             .filter_map(|n| n.ok().map(|n| n.into_owned()))
             .collect()
+    }
+
+    /// Whether the archive has a member of this name.
+    pub fn has(&self, name: &str) -> bool {
+        self.archive.index_for_name(name).is_some()
     }
 
     /// The bytes members may still inflate to.
@@ -127,32 +129,33 @@ impl<'a> Container<'a> {
         Ok(())
     }
 
-    /// The figures' images of the members `refs` name (member, blocks
-    /// before it, page), in order, as far as the caps allow: raster images
-    /// only (PNG, JPEG, TIFF; a vector drawing has its text in the XML
-    /// already), at most `max_ocr_pages` of them and `MAX_FIGURE_BYTES` in
-    /// all. A member the archive lacks is passed over.
+    /// The figures of the members `refs` name (member, blocks before it,
+    /// page), in order: raster images only (PNG, JPEG, TIFF; a vector
+    /// drawing has its text in the XML already), read as far as the
+    /// [`Figures`](crate::figures::Figures) caps allow and counted past
+    /// them. A member the archive lacks, or that is not a raster image, is
+    /// passed over.
     pub fn figures(
         &mut self,
         refs: Vec<(String, usize, Option<u32>)>,
         limits: &Limits,
     ) -> Result<Vec<Figure>, ExtractError> {
-        let mut figures: Vec<Figure> = Vec::new();
-        let mut total = 0usize;
+        let mut figures = crate::figures::Figures::new(limits);
         for (member, at, page) in refs {
-            if figures.len() >= limits.max_ocr_pages as usize {
-                break;
+            if !figures.wants_image() {
+                if crate::figures::is_raster_name(&member) && self.has(&member) {
+                    figures.push(None, at, page);
+                }
+                continue;
             }
             let Some(image) = self.read(&member)? else {
                 continue;
             };
-            if !crate::format::is_image(&image) || total + image.len() > MAX_FIGURE_BYTES {
-                continue;
+            if crate::format::is_image(&image) {
+                figures.push(Some(image), at, page);
             }
-            total += image.len();
-            figures.push(Figure { image, at, page });
         }
-        Ok(figures)
+        Ok(figures.into_vec())
     }
 
     /// The relationships of `part` ("word/document.xml"): each id with the

@@ -7,6 +7,7 @@ mod container;
 mod docx;
 mod epub;
 mod error;
+mod figures;
 mod format;
 mod html;
 mod image;
@@ -23,6 +24,7 @@ mod text;
 mod xml;
 
 pub use error::ExtractError;
+pub use figures::MAX_FIGURE_BYTES;
 pub use format::{Format, detect};
 
 use folio_core::{Limits, StructuredText};

@@ -2,7 +2,9 @@
 //! font analysis where the layout allows), so every block knows its page.
 //! Pages that look scanned — no text layer, or a thin one (a watermark, a
 //! running head) over a page image, or unreadable — are listed in
-//! `textless_pages` for the caller to OCR.
+//! `textless_pages` for the caller to OCR. The images on pages that do have
+//! a text layer (a chart, a screenshot) are handed over as figures, after
+//! their page's text, when the caller reads figures.
 
 use folio_core::{Block, BlockKind, Limits, StructuredText, alphanumerics};
 use pdf_oxide::PdfDocument;
@@ -41,6 +43,7 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
     let mut blocks = Vec::new();
     let mut failures = 0;
     let mut textless_pages = Vec::new();
+    let mut figures = crate::figures::Figures::new(limits);
     for index in 0..pages {
         let page = Some(index as u32 + 1);
         let read = match document.to_markdown(index, &options) {
@@ -81,10 +84,29 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
                 });
             }
         }
-        if letters < NO_TEXT || (letters < THIN_TEXT && has_image(&document, index)) {
+        let images = if letters < THIN_TEXT || figures.wants_image() {
+            page_images(&document, index)
+        } else {
+            Vec::new()
+        };
+        let scanned = letters < NO_TEXT || (letters < THIN_TEXT && !images.is_empty());
+        if scanned {
             textless_pages.extend(page);
         }
         blocks.extend(read);
+        // The page's images are decoded together: one over the pixel
+        // bound (as declared) leaves the page's figures unread.
+        if !images.is_empty()
+            && !scanned
+            && figures.wants_image()
+            && images
+                .iter()
+                .all(|pixels| *pixels <= limits.max_image_pixels)
+        {
+            for image in page_figures(&document, index, limits) {
+                figures.push(Some(image), blocks.len(), page);
+            }
+        }
     }
     join_continued_tables(&mut blocks);
     if failures == pages {
@@ -108,8 +130,79 @@ pub fn extract(bytes: &[u8], limits: &Limits) -> Result<StructuredText, ExtractE
         metadata,
         page_count: Some(pages as u32),
         textless_pages,
+        figures: figures.into_vec(),
         ..Default::default()
     })
+}
+
+/// An image covering more of its page than this is the page itself (a
+/// searchable scan's page image, a background), not a figure on it.
+const MAX_FIGURE_COVER: f32 = 0.5;
+/// An image smaller than this, in pixels, holds no words worth reading
+/// (an icon, a rule, a logo's mark).
+const MIN_FIGURE_SIDE: u32 = 48;
+
+/// A page drawing more XObjects than this is a pattern or a trap (one
+/// image drawn thousands of times decodes thousands of times), not a page
+/// of figures: its figures are not read.
+const MAX_PAGE_DRAWS: usize = 64;
+
+/// The XObjects (images, forms) page `index`'s content draws: its `Do`
+/// operators.
+fn draws(document: &PdfDocument, index: usize) -> usize {
+    let Ok(content) = document.get_page_content_data(index) else {
+        return usize::MAX;
+    };
+    let delimiter =
+        |b: Option<&u8>| b.is_none_or(|b| b.is_ascii_whitespace() || b"/[]<>()".contains(b));
+    content
+        .windows(2)
+        .enumerate()
+        .filter(|(at, pair)| {
+            *pair == b"Do"
+                && delimiter(at.checked_sub(1).and_then(|i| content.get(i)))
+                && delimiter(content.get(at + 2))
+        })
+        .count()
+}
+
+/// The figure images of page `index` (which has a text layer), as PNG or
+/// JPEG files: images too small to hold words, covering most of the page,
+/// or over `max_image_pixels` are left out; an image that fails to decode
+/// is passed over (the page's text stands without it).
+fn page_figures(document: &PdfDocument, index: usize, limits: &Limits) -> Vec<Vec<u8>> {
+    use pdf_oxide::extractors::images::ImageData;
+    if draws(document, index) > MAX_PAGE_DRAWS {
+        return Vec::new();
+    }
+    let Ok(images) = document.extract_images(index) else {
+        return Vec::new();
+    };
+    let page_area = document
+        .get_page_media_box(index)
+        .ok()
+        .map(|(x0, y0, x1, y1)| ((x1 - x0) * (y1 - y0)).abs())
+        .filter(|area| *area > 0.0);
+    images
+        .into_iter()
+        .filter(|image| {
+            let (width, height) = (image.width(), image.height());
+            let covers_page = match (image.bbox(), page_area) {
+                (Some(bbox), Some(area)) => {
+                    (bbox.width * bbox.height).abs() / area > MAX_FIGURE_COVER
+                }
+                _ => false,
+            };
+            width >= MIN_FIGURE_SIDE
+                && height >= MIN_FIGURE_SIDE
+                && u64::from(width) * u64::from(height) <= limits.max_image_pixels
+                && !covers_page
+        })
+        .filter_map(|image| match image.data() {
+            ImageData::Jpeg(jpeg) => Some(jpeg.clone()),
+            ImageData::Raw { .. } => image.to_png_bytes().ok(),
+        })
+        .collect()
 }
 
 /// A table that ends one page and a table that starts the next with as
@@ -193,34 +286,47 @@ const NO_TEXT: usize = 20;
 /// Fewer than this over an image: a scan with a stamped line or two.
 const THIN_TEXT: usize = 200;
 
-/// True when the page's own resources hold an image XObject.
-fn has_image(document: &PdfDocument, index: usize) -> bool {
+/// The pixels (width × height, as declared) of each image XObject in page
+/// `index`'s own resources.
+fn page_images(document: &PdfDocument, index: usize) -> Vec<u64> {
     let resolve = |object: &Object| document.resolve_object(object).ok();
     let Ok(page) = document.get_page(index) else {
-        return false;
+        return Vec::new();
     };
     let Some(resources) = page
         .as_dict()
         .and_then(|d| d.get("Resources"))
         .and_then(resolve)
     else {
-        return false;
+        return Vec::new();
     };
     let Some(xobjects) = resources
         .as_dict()
         .and_then(|d| d.get("XObject"))
         .and_then(resolve)
     else {
-        return false;
+        return Vec::new();
     };
-    xobjects.as_dict().is_some_and(|entries| {
-        entries.values().filter_map(resolve).any(|x| {
-            x.as_dict()
-                .and_then(|d| d.get("Subtype"))
-                .and_then(Object::as_name)
-                == Some("Image")
+    let Some(entries) = xobjects.as_dict() else {
+        return Vec::new();
+    };
+    entries
+        .values()
+        .filter_map(resolve)
+        .filter_map(|x| {
+            let dict = x.as_dict()?;
+            if dict.get("Subtype").and_then(Object::as_name) != Some("Image") {
+                return None;
+            }
+            let side = |key: &str| {
+                dict.get(key)
+                    .and_then(resolve)
+                    .and_then(|o| o.as_integer())
+                    .map_or(0, |n| n.max(0) as u64)
+            };
+            Some(side("Width").saturating_mul(side("Height")))
         })
-    })
+        .collect()
 }
 
 #[cfg(test)]

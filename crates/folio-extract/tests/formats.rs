@@ -556,11 +556,45 @@ fn figures_are_handed_over_for_ocr_where_they_stand() {
             );
         }
     }
-    // Only raster images, within the OCR page cap.
+    // Past the OCR cap (none, when the caller does not read figures) a
+    // figure is counted without its image.
     let none = Limits {
         max_ocr_pages: 0,
         ..Limits::default()
     };
-    let (_, text) = run_with(&fixture("figures.docx"), "figures.docx", &none).unwrap();
+    for name in [
+        "figures.docx",
+        "figures.odt",
+        "figures.pptx",
+        "figures.epub",
+    ] {
+        let (_, text) = run_with(&fixture(name), name, &none).unwrap();
+        assert_eq!(text.figures.len(), 1, "{name}");
+        assert!(text.figures[0].image.is_empty(), "{name}");
+    }
+}
+
+// A PDF page with a text layer hands over its chart, after the page's text;
+// an icon too small to hold words, and a page image under a page's text (a
+// searchable scan), are not figures (scripts/table_fixtures.py, fpdf2).
+#[test]
+fn a_pdf_s_figures_are_the_images_on_its_text_pages() {
+    let (_, text) = run(&fixture("figures.pdf"), "figures.pdf").unwrap();
+    assert!(text.textless_pages.is_empty(), "{:?}", text.textless_pages);
+    assert_eq!(text.figures.len(), 1, "{:?}", text.figures);
+    let figure = &text.figures[0];
+    assert_eq!(figure.page, Some(1));
+    assert!(figure.image.starts_with(b"\x89PNG"));
+    let page_one = text.blocks.iter().filter(|b| b.page == Some(1)).count();
+    assert_eq!(figure.at, page_one, "{:?}", text.blocks);
+    // The same pixels' size as the chart the PDF was given (PNG's IHDR).
+    let size = |png: &[u8]| png[16..24].to_vec();
+    assert_eq!(size(&figure.image), size(&fixture("chart.png")));
+
+    let none = Limits {
+        max_ocr_pages: 0,
+        ..Limits::default()
+    };
+    let (_, text) = run_with(&fixture("figures.pdf"), "figures.pdf", &none).unwrap();
     assert!(text.figures.is_empty());
 }
