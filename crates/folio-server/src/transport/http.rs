@@ -1,7 +1,8 @@
 //! The HTTP server: MCP over streamable HTTP at `/mcp`, over the older
 //! HTTP+SSE transport at `/sse` (events) and `/messages` (client messages)
 //! for clients configured with `sse`, file uploads at `POST /upload`, and
-//! `/health`. Every route sits behind the same guard:
+//! `/health`, and the web app at `/` (`app.rs`). Every route sits behind
+//! the same guard:
 //! Host and Origin validation (DNS-rebinding defence, 403), who the caller
 //! is (a shared bearer token, an access key, or an OAuth access token: 401),
 //! and body limits (413). In OAuth mode the Protected Resource Metadata is
@@ -28,6 +29,7 @@ use tower_http::catch_panic::CatchPanicLayer;
 use folio_engine::keys::{Credential, Principal, Scope};
 
 use super::access;
+use super::app;
 use super::mcp::FolioServer;
 use super::oauth::{Refusal, Verifier};
 use super::refuse;
@@ -185,9 +187,18 @@ async fn guard(State(guard): State<Arc<Guard>>, mut request: Request, next: Next
         _ => return refuse(StatusCode::FORBIDDEN, "Host not allowed"),
     }
     if let Some(origin) = headers.get(header::ORIGIN) {
+        // The server's own pages (the web app) come from the Host the
+        // check above allowed.
+        let same = |o: &str| {
+            host.is_some_and(|h| {
+                o.strip_prefix("https://")
+                    .or_else(|| o.strip_prefix("http://"))
+                    .is_some_and(|rest| rest.eq_ignore_ascii_case(h))
+            })
+        };
         let ok = origin
             .to_str()
-            .is_ok_and(|o| origin_allowed(o, &guard.origins));
+            .is_ok_and(|o| same(o) || origin_allowed(o, &guard.origins));
         if !ok {
             return refuse(StatusCode::FORBIDDEN, "Origin not allowed");
         }
@@ -196,7 +207,10 @@ async fn guard(State(guard): State<Arc<Guard>>, mut request: Request, next: Next
     // auth mode); the resource metadata is how a client learns where to
     // get a token.
     let path = request.uri().path();
-    if path == "/health" || path.starts_with(METADATA_PATH) {
+    let page = request.method() == axum::http::Method::GET && app::is_asset(path);
+    // The sign-in checks the key it is given itself.
+    let signing_in = path == "/app/session" && guard.token.is_none();
+    if path == "/health" || path.starts_with(METADATA_PATH) || page || signing_in {
         return next.run(request).await;
     }
     if let Some(token) = &guard.token {
@@ -211,7 +225,12 @@ async fn guard(State(guard): State<Arc<Guard>>, mut request: Request, next: Next
     }
     let (shared, principal) = match &guard.callers {
         Callers::Anyone => return next.run(request).await,
-        Callers::Keys(shared) => match by_key(shared, bearer(&request)).await {
+        Callers::Keys(shared) => match by_key(
+            shared,
+            bearer(&request).or_else(|| app::cookie_key(&request)),
+        )
+        .await
+        {
             Ok(principal) => (shared, principal),
             Err(refusal) => return refusal,
         },
@@ -294,7 +313,10 @@ fn bearer(request: &Request) -> Option<String> {
 
 /// The caller of a server that asks for access keys, given the bearer
 /// token its request sends.
-async fn by_key(shared: &Arc<Shared>, given: Option<String>) -> Result<Principal, Response> {
+pub(super) async fn by_key(
+    shared: &Arc<Shared>,
+    given: Option<String>,
+) -> Result<Principal, Response> {
     let Some(given) = given else {
         shared.telemetry.auth_failed("no key");
         return Err(unauthorized(
@@ -611,7 +633,15 @@ pub fn router(shared: Arc<Shared>, options: &HttpOptions, cancel: CancellationTo
     });
     let mut app = Router::new()
         .route_service("/mcp", mcp)
-        .merge(sse::routes(shared.clone(), options.max_body_bytes));
+        .merge(sse::routes(shared.clone(), options.max_body_bytes))
+        .merge(app::routes(
+            match (&options.oauth, options.keys, &options.token) {
+                (Some(_), _, _) => "oauth",
+                (None, true, _) => "keys",
+                (None, false, Some(_)) => "token",
+                (None, false, None) => "none",
+            },
+        ));
     // The metadata is published in OAuth mode only: a client that finds it
     // sets aside the headers it was configured with.
     if let Some(verifier) = &options.oauth {

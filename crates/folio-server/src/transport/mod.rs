@@ -5,6 +5,7 @@
 //! mcpvectordb contract's `/upload`.
 
 mod access;
+mod app;
 pub mod http;
 pub mod mcp;
 pub mod oauth;

@@ -1,0 +1,272 @@
+// folio's web app: an MCP client of the server it is served by. Every view
+// is a tool call on /mcp, so the caller sees what its key's scopes and
+// libraries allow and nothing more. No framework, no build step.
+
+const $ = (id) => document.getElementById(id);
+
+/** Thrown for an HTTP refusal (401 asks for a sign-in) or a tool error. */
+class Refused extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+/** MCP over streamable HTTP, as the page's own client. */
+class Mcp {
+  constructor() {
+    this.session = null;
+    this.version = "2025-06-18";
+    this.next = 1;
+  }
+
+  async post(message) {
+    const headers = {
+      "Content-Type": "application/json",
+      Accept: "application/json, text/event-stream",
+      // Sent only by this page's scripts: the server takes the sign-in
+      // cookie as a credential only beside it (a cross-site form cannot
+      // add a header, and a cross-site script is refused by CORS).
+      "X-Folio-App": "1",
+    };
+    if (this.session) {
+      headers["Mcp-Session-Id"] = this.session;
+      headers["MCP-Protocol-Version"] = this.version;
+    }
+    const response = await fetch("/mcp", { method: "POST", headers, body: JSON.stringify(message), credentials: "same-origin" });
+    if (!response.ok && response.status !== 202) {
+      let text = await response.text();
+      try { text = JSON.parse(text).error?.message ?? JSON.parse(text).error ?? text; } catch { /* plain text */ }
+      throw new Refused(response.status, String(text));
+    }
+    const session = response.headers.get("Mcp-Session-Id");
+    if (session) this.session = session;
+    if (message.id === undefined) return null;
+    const body = await response.text();
+    const type = response.headers.get("Content-Type") || "";
+    if (type.startsWith("application/json")) return JSON.parse(body);
+    // An event stream: the answer is the data line carrying our id.
+    for (const line of body.split("\n")) {
+      if (!line.startsWith("data:")) continue;
+      const data = line.slice(5).trim();
+      if (!data) continue;
+      const parsed = JSON.parse(data);
+      if (parsed.id === message.id) return parsed;
+    }
+    throw new Refused(500, "no answer in the server's response");
+  }
+
+  async request(method, params) {
+    const answer = await this.post({ jsonrpc: "2.0", id: this.next++, method, params });
+    if (answer.error) throw new Refused(400, answer.error.message);
+    return answer.result;
+  }
+
+  async connect() {
+    this.session = null;
+    const result = await this.request("initialize", {
+      protocolVersion: this.version,
+      capabilities: {},
+      clientInfo: { name: "folio-web", version: "1" },
+    });
+    this.version = result.protocolVersion;
+    await this.post({ jsonrpc: "2.0", method: "notifications/initialized" });
+    return result;
+  }
+
+  /** A tool's structured result; a tool error is thrown with its message. */
+  async call(name, args) {
+    const result = await this.request("tools/call", { name, arguments: args });
+    const content = result.structuredContent;
+    if (result.isError) {
+      const message = content?.error?.message ?? content?.message ?? result.content?.[0]?.text ?? "the tool failed";
+      throw new Refused(400, message);
+    }
+    return content ?? JSON.parse(result.content?.[0]?.text ?? "{}");
+  }
+}
+
+const mcp = new Mcp();
+let lastHits = [];
+
+function status(text, error = false) {
+  const element = $("status");
+  element.textContent = text;
+  element.classList.toggle("error", error);
+}
+
+function element(tag, text, attributes = {}) {
+  const made = document.createElement(tag);
+  if (text !== undefined && text !== null) made.textContent = String(text);
+  for (const [name, value] of Object.entries(attributes)) made.setAttribute(name, value);
+  return made;
+}
+
+function show(view) {
+  for (const id of ["signin", "libraries", "search", "document"]) $(id).hidden = !view.includes(id);
+}
+
+async function start() {
+  try {
+    const session = await (await fetch("/app/session", { headers: { "X-Folio-App": "1" }, credentials: "same-origin" })).json();
+    if (!session.signed_in) {
+      show(session.auth === "keys" ? ["signin"] : []);
+      if (session.auth === "keys") $("key").focus();
+      else status("This server signs people in through its identity provider or a shared token, which this page cannot do yet: use an MCP client.", true);
+      return;
+    }
+    if (session.name) $("who").textContent = `signed in as ${session.name}`;
+    const info = await mcp.connect();
+    if (!session.name) $("who").textContent = `${info.serverInfo?.name ?? "folio"} ${info.serverInfo?.version ?? ""}`;
+    await loadLibraries();
+  } catch (e) {
+    if (e instanceof Refused && e.status === 401) {
+      show(["signin"]);
+      status(e.message);
+      $("key").focus();
+    } else {
+      status(`The server could not be reached: ${e.message}`, true);
+    }
+  }
+}
+
+async function loadLibraries() {
+  const listed = await mcp.call("list_libraries", {});
+  const rows = $("library-rows");
+  const select = $("library");
+  rows.replaceChildren();
+  select.replaceChildren();
+  for (const library of listed.libraries) {
+    const row = element("tr");
+    row.append(element("th", library.library, { scope: "row" }), element("td", library.document_count, { class: "n" }),
+      element("td", library.chunk_count, { class: "n" }), element("td", library.model));
+    rows.append(row);
+    select.append(element("option", library.library, { value: library.library }));
+  }
+  show(["libraries", "search"]);
+  status(listed.libraries.length ? "" : "No library yet: ingest documents with `folio ingest`.");
+  if (listed.libraries.length) await loadFormats();
+}
+
+let formatsAsked = 0;
+
+async function loadFormats() {
+  // Only the answer for the library chosen last fills the list.
+  const asked = ++formatsAsked;
+  const options = [element("option", "any", { value: "" })];
+  try {
+    const facets = await mcp.call("facets", { library: $("library").value, group_by: ["format"] });
+    for (const group of facets.groups) {
+      const format = group.key[0];
+      if (format !== null && format !== undefined) options.push(element("option", `${format} (${group.count})`, { value: format }));
+    }
+  } catch {
+    // Facets are a refinement: search works without them.
+  }
+  if (asked !== formatsAsked) return;
+  const select = $("format");
+  const chosen = select.value;
+  select.replaceChildren(...options);
+  if (options.some((o) => o.value === chosen)) select.value = chosen;
+}
+
+async function search(event) {
+  event.preventDefault();
+  const args = {
+    library: $("library").value,
+    query: $("query").value,
+    mode: $("mode").value,
+    top_k: Number($("top-k").value) || 10,
+  };
+  if ($("format").value) args.filter = { format: $("format").value };
+  status("Searching…");
+  const started = performance.now();
+  try {
+    const found = await mcp.call("search", args);
+    lastHits = found.hits;
+    renderHits(found.hits);
+    status(`${found.hits.length} hit(s) in ${Math.round(performance.now() - started)} ms`);
+  } catch (e) {
+    status(e.message, true);
+  }
+}
+
+function citation(hit) {
+  const parts = [hit.source];
+  if (hit.page_start) parts.push(hit.page_end && hit.page_end !== hit.page_start ? `pages ${hit.page_start}–${hit.page_end}` : `page ${hit.page_start}`);
+  if (hit.section_path?.length) parts.push(hit.section_path.join(" › "));
+  return parts.join(" · ");
+}
+
+function renderHits(hits) {
+  const list = $("hits");
+  list.replaceChildren();
+  hits.forEach((hit, index) => {
+    const item = element("li");
+    const link = element("a", hit.title || hit.source, { href: `#hit-${index}`, "data-hit": String(index) });
+    link.addEventListener("click", (e) => { e.preventDefault(); openHit(index); });
+    item.append(link, element("p", citation(hit), { class: "cite" }), element("p", hit.preview ?? hit.text ?? "", { class: "preview" }));
+    list.append(item);
+  });
+}
+
+async function openHit(index) {
+  const hit = lastHits[index];
+  status("Opening…");
+  try {
+    const documentInfo = await mcp.call("get_document", { document_id: hit.document_id, max_chars: 200000 });
+    $("document-title").textContent = documentInfo.title || documentInfo.source;
+    const meta = $("document-meta");
+    meta.replaceChildren();
+    for (const [name, value] of [["Source", documentInfo.source], ["Format", documentInfo.format], ["Library", documentInfo.library],
+      ["Pages", documentInfo.page_count], ["Chunks", documentInfo.chunk_count], ["Cited", citation(hit)]]) {
+      if (value === null || value === undefined) continue;
+      meta.append(element("dt", name), element("dd", value));
+    }
+    // The hit's offsets count characters (code points), as the server does.
+    const characters = Array.from(documentInfo.text);
+    const start = Math.max(0, (hit.char_start ?? 0) - documentInfo.offset_chars);
+    const end = Math.min(characters.length, (hit.char_end ?? 0) - documentInfo.offset_chars);
+    const text = $("document-text");
+    text.replaceChildren();
+    if (end > start) {
+      const mark = element("mark", characters.slice(start, end).join(""), { id: "cited" });
+      text.append(characters.slice(0, start).join(""), mark, characters.slice(end).join(""));
+      show(["document"]);
+      mark.scrollIntoView({ block: "center" });
+    } else {
+      text.append(characters.join(""));
+      show(["document"]);
+    }
+    status("");
+    $("back").focus();
+  } catch (e) {
+    status(e.message, true);
+  }
+}
+
+async function signIn(event) {
+  event.preventDefault();
+  const response = await fetch("/app/session", {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "X-Folio-App": "1" },
+    body: JSON.stringify({ key: $("key").value }),
+    credentials: "same-origin",
+  });
+  $("key").value = "";
+  if (!response.ok) {
+    let message = "the key was refused";
+    try { message = (await response.json()).error?.message ?? message; } catch { /* keep */ }
+    status(message, true);
+    return;
+  }
+  status("");
+  await start();
+}
+
+$("search-form").addEventListener("submit", search);
+$("signin-form").addEventListener("submit", signIn);
+$("library").addEventListener("change", loadFormats);
+$("back").addEventListener("click", () => { show(["libraries", "search"]); $("hits").querySelector("a")?.focus(); });
+$("home").addEventListener("click", (e) => { e.preventDefault(); show(["libraries", "search"]); });
+start();

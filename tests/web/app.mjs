@@ -1,0 +1,100 @@
+// Drives folio's web app in a real browser (Debian's chromium through
+// Playwright's library) and prints what it saw as one JSON line; the
+// assertions are tests/mcp/test_web.py's. Arguments: a JSON object with
+//   url        the server's base URL
+//   query      what to search
+//   library    the library to search in
+//   format     a format to filter by (the facet offered)
+//   passage    a phrase of the hit's cited passage
+//   key        an access key to sign in with (keys mode), or absent
+//   artifacts  a folder for screenshots
+//   width      the viewport's width (default 1280)
+import { chromium } from "playwright-core";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+
+const args = JSON.parse(process.argv[2]);
+const require = createRequire(import.meta.url);
+const axeSource = readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
+
+const browser = await chromium.launch({
+  executablePath: process.env.FOLIO_CHROMIUM || "/usr/bin/chromium",
+  args: ["--no-sandbox"],
+});
+const seen = { errors: [], console: [] };
+try {
+  const context = await browser.newContext({ viewport: { width: args.width ?? 1280, height: 900 } });
+  const page = await context.newPage();
+  page.on("pageerror", (e) => seen.errors.push(String(e)));
+  page.on("console", (m) => { if (m.type() === "error") seen.console.push(m.text()); });
+
+  const started = Date.now();
+  await page.goto(args.url + "/");
+  if (args.key) {
+    await page.getByLabel("Access key").waitFor();
+    seen.signin_shown = true;
+    seen.cookie_before = (await context.cookies()).length;
+    await page.getByLabel("Access key").fill(args.key);
+    await page.getByRole("button", { name: "Sign in" }).click();
+  }
+  await page.locator("#library-rows tr").first().waitFor();
+  seen.libraries = await page.locator("#library-rows th").allTextContents();
+  seen.cookies = (await context.cookies()).map((c) => ({ name: c.name, httpOnly: c.httpOnly, sameSite: c.sameSite }));
+  seen.script_sees_cookie = await page.evaluate(() => document.cookie.includes("folio_key"));
+
+  await page.getByLabel("Library").selectOption(args.library);
+  // The format facet fills in from the library.
+  await page.locator(`#format option[value="${args.format}"]`).waitFor({ state: "attached" });
+  seen.formats = await page.locator("#format option").evaluateAll((o) => o.map((x) => x.value).filter(Boolean));
+  await page.getByLabel("Format").selectOption(args.format);
+  await page.getByLabel("Question or words").fill(args.query);
+  const searchStarted = Date.now();
+  await page.getByRole("button", { name: "Search" }).click();
+  await page.locator("#hits li").first().waitFor();
+  seen.search_ms = Date.now() - searchStarted;
+  seen.hits = await page.locator("#hits li a").allTextContents();
+  seen.citations = await page.locator("#hits .cite").allTextContents();
+  await page.screenshot({ path: `${args.artifacts}/search.png`, fullPage: true });
+
+  // Keyboard: the first hit is reached and opened with the keyboard.
+  await page.locator("#hits li a").first().focus();
+  await page.keyboard.press("Enter");
+  await page.locator("#cited").waitFor();
+  seen.cited = await page.locator("#cited").textContent();
+  seen.document_title = await page.locator("#document-title").textContent();
+  seen.cited_visible = await page.locator("#cited").isVisible();
+  seen.focused = await page.evaluate(() => document.activeElement?.id);
+  await page.screenshot({ path: `${args.artifacts}/document.png`, fullPage: true });
+  seen.first_render_ms = Date.now() - started;
+
+  // Accessibility, as axe-core reports it, on the document view and the
+  // search view.
+  // (Evaluated through the browser's protocol: the page's own policy
+  // refuses inline scripts.)
+  await page.evaluate(axeSource);
+  const audit = async () => page.evaluate(async () => {
+    const result = await window.axe.run(document, { resultTypes: ["violations"] });
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
+  });
+  seen.violations_document = await audit();
+  await page.getByRole("button", { name: "Back to results" }).click();
+  seen.violations_search = await audit();
+  seen.overflows = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth);
+
+  seen.console_before_forged = [...seen.console];
+  // A forged request: another site's form post to /mcp carries no app
+  // header, so the cookie is no credential.
+  seen.forged_status = await page.evaluate(async () => {
+    const response = await fetch("/mcp", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "forged", version: "1" } } }),
+    });
+    return response.status;
+  });
+} catch (e) {
+  seen.failure = String(e && e.stack || e);
+} finally {
+  await browser.close();
+}
+console.log(JSON.stringify(seen));
