@@ -9,7 +9,8 @@
 # poppler-utils) through apt-get, as root or with sudo; elsewhere it says what
 # to install. FOLIO_SKIP_APT=1 skips that step. For the OAuth tests it puts
 # the npm package oidc-provider (a certified OpenID provider) in
-# tests/oidc/node_modules, through npm.
+# tests/oidc/node_modules, through npm; for the web app's browser tests,
+# chromium (apt-get) and playwright-core with axe-core (npm, tests/web).
 #
 # usage: scripts/setup.sh            (installs into $FOLIO_HOME, default ~/.local/share/folio)
 set -euo pipefail
@@ -144,9 +145,11 @@ fi
 oidc=$here/../tests/oidc
 bundle_tool=$here/../tests/install
 clients=$here/../tests/clients
+web=$here/../tests/web
 if [ ! -f "$oidc/node_modules/oidc-provider/package.json" ] \
     || [ ! -f "$bundle_tool/node_modules/@anthropic-ai/mcpb/package.json" ] \
-    || [ ! -f "$clients/node_modules/@modelcontextprotocol/conformance/package.json" ]; then
+    || [ ! -f "$clients/node_modules/@modelcontextprotocol/conformance/package.json" ] \
+    || [ ! -f "$web/node_modules/playwright-core/package.json" ]; then
   if ! command -v npm >/dev/null 2>&1 && [ "${FOLIO_SKIP_APT:-0}" != 1 ] && command -v apt-get >/dev/null 2>&1; then
     sudo=""; [ "$(id -u)" != 0 ] && sudo="sudo"
     log "installing Node.js and npm for the OAuth tests' identity provider"
@@ -160,9 +163,22 @@ if [ ! -f "$oidc/node_modules/oidc-provider/package.json" ] \
     (cd "$bundle_tool" && npm ci --silent --no-audit --no-fund >/dev/null)
     log "installing the MCP clients (TypeScript SDK, Inspector, conformance suite) in tests/clients"
     (cd "$clients" && npm ci --silent --no-audit --no-fund --ignore-scripts >/dev/null)
+    log "installing the web app's browser-test tools (playwright-core, axe-core) in tests/web"
+    (cd "$web" && npm ci --silent --no-audit --no-fund --ignore-scripts >/dev/null)
   else
     log "no npm: install Node.js 18+ with npm for the OAuth and bundle tests"
   fi
+fi
+
+# The browser of the web app's tests: Debian's chromium, driven by
+# Playwright's library through its executable path (Playwright's own
+# browser download is not used).
+if [ "${FOLIO_SKIP_APT:-0}" != 1 ] && ! command -v chromium >/dev/null 2>&1 \
+    && command -v apt-get >/dev/null 2>&1; then
+  sudo=""; [ "$(id -u)" != 0 ] && sudo="sudo"
+  log "installing chromium for the web app's browser tests"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null
 fi
 
 cat <<ENV

@@ -43,16 +43,27 @@ def assert_page_sound(seen, artifacts):
         assert (artifacts / shot).stat().st_size > 10_000, shot
 
 
-def test_search_and_a_cited_passage_in_the_browser(data):
+def test_search_and_a_cited_passage_in_the_browser(data, tmp_path):
     ingest(data, "docs", SAMPLES)
-    ingest(data, "notes", SAMPLES / "optimisers.txt")
+    # A file added through the page (a path on the server, as an agent's
+    # ingest takes it).
+    added = tmp_path / "notes" / "optimisers.txt"
+    added.parent.mkdir()
+    added.write_bytes((SAMPLES / "optimisers.txt").read_bytes())
     with HttpServer(data) as server:
         for width in [1280, 360]:
             artifacts = ARTIFACTS / f"loopback-{width}"
             seen = drive(server.url, artifacts, library="docs", format="markdown", width=width,
-                         query="why does dropout reduce overfitting")
+                         query="why does dropout reduce overfitting",
+                         add={"library": "notes", "path": str(added)} if width == 1280 else None)
             assert_page_sound(seen, artifacts)
-            assert sorted(seen["libraries"]) == ["docs", "notes"]
+            assert seen["add_visible"]
+            if width == 1280:
+                assert seen["add_status"].startswith("1 indexed, 0 unchanged, 0 failed"), seen["add_status"]
+                assert seen["libraries"] == ["docs"]
+                assert sorted(seen["libraries_after_add"]) == ["docs", "notes"]
+            else:
+                assert sorted(seen["libraries"]) == ["docs", "notes"]
             # The facet offers the library's formats; the filter holds.
             assert {"markdown", "html", "text"} <= set(seen["formats"]), seen["formats"]
             assert seen["hits"][0] == "Dropout as regularisation", seen["hits"]
@@ -78,6 +89,8 @@ def test_a_key_signed_in_once_is_a_cookie_no_script_reads(data):
                      query="why does dropout reduce overfitting")
         assert_page_sound(seen, artifacts)
         assert seen["signin_shown"] and seen["cookie_before"] == 0
+        # A search-only key is offered no ingest control.
+        assert not seen["add_visible"]
         assert seen["cookies"] == [{"name": "folio_key", "httpOnly": True, "sameSite": "Strict"}], seen["cookies"]
         assert not seen["script_sees_cookie"]
         # The key's libraries only.

@@ -7,6 +7,7 @@
 //   format     a format to filter by (the facet offered)
 //   passage    a phrase of the hit's cited passage
 //   key        an access key to sign in with (keys mode), or absent
+//   add        {library, path}: a file to add through the page first
 //   artifacts  a folder for screenshots
 //   width      the viewport's width (default 1280)
 import { chromium } from "playwright-core";
@@ -42,7 +43,16 @@ try {
   seen.cookies = (await context.cookies()).map((c) => ({ name: c.name, httpOnly: c.httpOnly, sameSite: c.sameSite }));
   seen.script_sees_cookie = await page.evaluate(() => document.cookie.includes("folio_key"));
 
-  await page.getByLabel("Library").selectOption(args.library);
+  seen.add_visible = await page.locator("#add").isVisible();
+  if (args.add) {
+    await page.getByLabel("Into library").fill(args.add.library);
+    await page.getByLabel("File or folder on the server").fill(args.add.path);
+    await page.getByRole("button", { name: "Add", exact: true }).click();
+    await page.locator("#status", { hasText: "indexed" }).waitFor();
+    seen.add_status = await page.locator("#status").textContent();
+    seen.libraries_after_add = await page.locator("#library-rows th").allTextContents();
+  }
+  await page.getByLabel("Library", { exact: true }).selectOption(args.library);
   // The format facet fills in from the library.
   await page.locator(`#format option[value="${args.format}"]`).waitFor({ state: "attached" });
   seen.formats = await page.locator("#format option").evaluateAll((o) => o.map((x) => x.value).filter(Boolean));

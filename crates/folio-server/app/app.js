@@ -88,6 +88,9 @@ class Mcp {
 
 const mcp = new Mcp();
 let lastHits = [];
+// What the caller may do (GET /app/session): the page offers no control a
+// scope does not allow (the server refuses it anyway).
+let scopes = [];
 
 function status(text, error = false) {
   const element = $("status");
@@ -103,8 +106,12 @@ function element(tag, text, attributes = {}) {
 }
 
 function show(view) {
-  for (const id of ["signin", "libraries", "search", "document"]) $(id).hidden = !view.includes(id);
+  for (const id of ["signin", "libraries", "add", "search", "document"]) {
+    $(id).hidden = !view.includes(id) || (id === "add" && !scopes.includes("ingest"));
+  }
 }
+
+const HOME = ["libraries", "add", "search"];
 
 async function start() {
   try {
@@ -116,6 +123,7 @@ async function start() {
       return;
     }
     if (session.name) $("who").textContent = `signed in as ${session.name}`;
+    scopes = session.scopes ?? [];
     const info = await mcp.connect();
     if (!session.name) $("who").textContent = `${info.serverInfo?.name ?? "folio"} ${info.serverInfo?.version ?? ""}`;
     await loadLibraries();
@@ -143,7 +151,7 @@ async function loadLibraries() {
     rows.append(row);
     select.append(element("option", library.library, { value: library.library }));
   }
-  show(["libraries", "search"]);
+  show(HOME);
   status(listed.libraries.length ? "" : "No library yet: ingest documents with `folio ingest`.");
   if (listed.libraries.length) await loadFormats();
 }
@@ -245,6 +253,23 @@ async function openHit(index) {
   }
 }
 
+async function add(event) {
+  event.preventDefault();
+  const library = $("add-library").value;
+  status("Adding…");
+  try {
+    const report = await mcp.call("ingest", { library, paths: [$("add-path").value] });
+    const failed = (report.items ?? []).filter((i) => i.error).map((i) => `${i.source}: ${i.error.message}`);
+    await loadLibraries();
+    $("library").value = library;
+    await loadFormats();
+    status(`${report.indexed ?? 0} indexed, ${report.skipped ?? 0} unchanged, ${report.failed ?? 0} failed${failed.length ? ` (${failed.join("; ")})` : ""}`,
+      (report.failed ?? 0) > 0);
+  } catch (e) {
+    status(e.message, true);
+  }
+}
+
 async function signIn(event) {
   event.preventDefault();
   const response = await fetch("/app/session", {
@@ -267,6 +292,7 @@ async function signIn(event) {
 $("search-form").addEventListener("submit", search);
 $("signin-form").addEventListener("submit", signIn);
 $("library").addEventListener("change", loadFormats);
-$("back").addEventListener("click", () => { show(["libraries", "search"]); $("hits").querySelector("a")?.focus(); });
-$("home").addEventListener("click", (e) => { e.preventDefault(); show(["libraries", "search"]); });
+$("back").addEventListener("click", () => { show(HOME); $("hits").querySelector("a")?.focus(); });
+$("home").addEventListener("click", (e) => { e.preventDefault(); show(HOME); });
+$("add-form").addEventListener("submit", add);
 start();

@@ -68,11 +68,32 @@ pub(crate) fn routes(auth: Auth) -> Router<Arc<Shared>> {
     } else {
         router.route(
             "/app/session",
-            get(move || {
-                std::future::ready(Json(json!({"auth": auth, "signed_in": auth == "none"})))
+            get(move |State(shared): State<Arc<Shared>>| {
+                // Without keys every caller may do what the server does.
+                let scopes: &[&str] = if shared.options.read_only {
+                    &["search"]
+                } else {
+                    &["search", "ingest", "admin"]
+                };
+                std::future::ready(Json(json!({
+                    "auth": auth,
+                    "signed_in": auth == "none",
+                    "scopes": scopes,
+                })))
             }),
         )
     }
+}
+
+/// The scopes a key's holder may use on this server (a read-only server
+/// writes for no one).
+fn scopes(shared: &Shared, principal: &folio_engine::keys::Principal) -> Vec<&'static str> {
+    principal
+        .scopes
+        .iter()
+        .filter(|s| !shared.options.read_only || **s == folio_engine::keys::Scope::Search)
+        .map(|s| s.as_str())
+        .collect()
 }
 
 /// `GET /app/session`: whether the page's cookie holds a key that is
@@ -86,6 +107,7 @@ async fn signed_in(State(shared): State<Arc<Shared>>, request: Request) -> Respo
             "auth": "keys",
             "signed_in": true,
             "name": principal.name,
+            "scopes": scopes(&shared, &principal),
             "libraries": principal.libraries,
         }))
         .into_response(),
