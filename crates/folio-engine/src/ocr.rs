@@ -73,9 +73,12 @@ impl Engine {
         }
     }
 
-    /// Whether figures' images are read: OCR is on and Tesseract is there.
+    /// Whether figures' images are worth handing over: OCR is on, and
+    /// Tesseract is there or not looked for yet (looking costs two
+    /// processes, which a document without figures need not pay; the first
+    /// document with figures looks).
     pub(crate) fn reads_figures(&self) -> bool {
-        self.config.ocr.enabled && self.tesseract().is_ok()
+        self.config.ocr.enabled && self.tesseract.get().is_none_or(|found| found.is_ok())
     }
 
     fn tesseract(&self) -> Result<&Tesseract, &OcrError> {

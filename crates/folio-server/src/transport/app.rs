@@ -102,7 +102,7 @@ async fn signed_in(State(shared): State<Arc<Shared>>, request: Request) -> Respo
     let Some(key) = cookie_key(&request) else {
         return Json(json!({"auth": "keys", "signed_in": false})).into_response();
     };
-    match super::http::by_key(&shared, Some(key)).await {
+    match super::callers::by_key(&shared, Some(key)).await {
         Ok(principal) => Json(json!({
             "auth": "keys",
             "signed_in": true,
@@ -182,7 +182,7 @@ async fn sign_in(
     {
         return refuse(StatusCode::UNAUTHORIZED, "that is not an access key");
     }
-    let principal = match super::http::by_key(&shared, Some(key.clone())).await {
+    let principal = match super::callers::by_key(&shared, Some(key.clone())).await {
         Ok(principal) => principal,
         Err(refusal) => return refusal,
     };
