@@ -104,3 +104,45 @@ def test_a_key_signed_in_once_is_a_cookie_no_script_reads(data):
              "-H", "Content-Type: application/json", "--data", '{"key": "folio_nothing"}', server.url + "/app/session"],
             capture_output=True, text=True)
         assert refused.stdout == "401", refused
+
+
+APP_DRIVER = ROOT / "tests/web/mcp-app.mjs"
+VIEWER = "ui://folio/viewer.html"
+
+
+def drive_app(url, **args):
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    args = {"url": url, "artifacts": str(ARTIFACTS), **args}
+    done = subprocess.run(["node", str(APP_DRIVER), json.dumps(args)], capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert "failure" not in seen, (seen["failure"], seen.get("errors"))
+    return seen
+
+
+def test_the_mcp_app_view_under_the_apps_package_host(data):
+    """The MCP App: the TypeScript SDK's client declares the extension, the
+    MCP Apps package's AppBridge hosts the view in chromium, the view shows
+    the search result and opens a passage by calling get_chunks through the
+    host. A client that does not declare the extension sees no view."""
+    ingest(data, "docs", SAMPLES)
+    with HttpServer(data) as server:
+        seen = drive_app(server.url, library="docs", query="why does dropout reduce overfitting")
+        assert "io.modelcontextprotocol/ui" in seen["server_extensions"], seen
+        assert seen["tool_views"] == {"search": VIEWER, "get_document": VIEWER}
+        assert seen["ui_resources"] == [{"uri": VIEWER, "mimeType": "text/html;profile=mcp-app"}]
+        assert seen["view_mime"] == "text/html;profile=mcp-app"
+        assert seen["view_bytes"] < 100_000
+        assert seen["errors"] == [], seen["errors"]
+        assert seen["hits"][0] == "Dropout as regularisation", seen["hits"]
+        assert all(c.startswith(str(SAMPLES)) for c in seen["citations"]), seen["citations"]
+        # The passage the view opened, through the host, is the first hit's,
+        # marked among its neighbours.
+        assert seen["calls_from_view"] == ["get_chunks"]
+        words = lambda text: " ".join(text.split())
+        assert words(seen["marked"]) in words((SAMPLES / "dropout.md").read_text()), seen["marked"]
+        assert (ARTIFACTS / "mcp-app.png").stat().st_size > 10_000
+
+        plain = drive_app(server.url, plain=True)
+        assert "io.modelcontextprotocol/ui" not in (plain["server_extensions"] or {}), plain
+        assert plain["tool_views"] == {} and plain["ui_resources"] == [], plain

@@ -19,6 +19,7 @@ use serde_json::json;
 use folio_engine::keys::Principal;
 
 use super::access::{self, Denied};
+use super::apps;
 use super::session::Session;
 
 use crate::ops::telemetry::CallRecord;
@@ -352,6 +353,26 @@ impl ServerHandler for FolioServer {
             .with_instructions(self.instructions())
     }
 
+    /// The handshake, with the MCP Apps extension declared back to a
+    /// client that declared it.
+    async fn initialize(
+        &self,
+        request: rmcp::model::InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        context.peer.set_peer_info(request.clone());
+        let mut result = self.negotiate_initialize(&request)?;
+        if apps::supported(Some(&request.capabilities)) {
+            let (name, declared) = apps::server_extension();
+            result
+                .capabilities
+                .extensions
+                .get_or_insert_with(Default::default)
+                .insert(name, declared);
+        }
+        Ok(result)
+    }
+
     /// A session of a server that watches folders hears
     /// `notifications/resources/list_changed` after each pass that changed
     /// a library (until its transport closes).
@@ -396,12 +417,19 @@ impl ServerHandler for FolioServer {
         let page = self.shared.options.tools_page_size.max(1);
         // A key sees only the tools it may call.
         let caller = self.caller(&context);
-        let tools: Vec<_> = self
-            .shared
-            .registry
+        let views = apps::supported(context.client_capabilities().as_ref());
+        let registry = &self.shared.registry;
+        let tools: Vec<_> = registry
             .tools()
             .filter(|t| caller.as_ref().is_none_or(|p| p.may(scope(t))))
             .cloned()
+            .map(|t| match views {
+                true => {
+                    let native = registry.find(&t.name).map(|(s, _)| s) == Some(Toolset::Native);
+                    apps::with_view(t, native)
+                }
+                false => t,
+            })
             .collect();
         if start > tools.len() {
             return Err(McpError::invalid_params("invalid cursor", None));
@@ -564,8 +592,10 @@ impl ServerHandler for FolioServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
+        let views = apps::supported(context.client_capabilities().as_ref())
+            && self.shared.registry.has_toolset(Toolset::Native);
         self.answered("resources/list", None, &context, |caller| {
-            self.resources(caller)
+            self.resources(caller, views)
         })
         .await
     }
@@ -784,7 +814,11 @@ fn resource_templates() -> Result<ListResourceTemplatesResult, McpError> {
 
 impl FolioServer {
     /// The libraries `caller` may see, as resources.
-    async fn resources(&self, caller: Option<Principal>) -> Result<ListResourcesResult, McpError> {
+    async fn resources(
+        &self,
+        caller: Option<Principal>,
+        views: bool,
+    ) -> Result<ListResourcesResult, McpError> {
         let call = Call::detached("resources/list").by(caller);
         let caller = call.clone();
         let libraries = ops::unbounded(&self.shared, &call, Touches::Visible, move |engine| {
@@ -792,7 +826,7 @@ impl FolioServer {
         })
         .await
         .map_err(|e| McpError::internal_error(e.to_string(), None))?;
-        let resources: Vec<_> = libraries
+        let mut resources: Vec<_> = libraries
             .iter()
             .map(|l| {
                 json!({
@@ -803,6 +837,9 @@ impl FolioServer {
                 })
             })
             .collect();
+        if views {
+            resources.push(apps::listed());
+        }
         from_json(json!({ "resources": resources }))
     }
 
@@ -815,6 +852,10 @@ impl FolioServer {
         let shared = &self.shared;
         // A resource outside the caller's libraries reads as missing.
         let call = Call::detached("resources/read").by(caller);
+        if uri == apps::VIEWER && shared.registry.has_toolset(Toolset::Native) {
+            let result: ReadResourceResult = from_json(apps::contents())?;
+            return Ok(result.into());
+        }
         let (mime, text) = if let Some(name) = uri.strip_prefix("folio://library/") {
             let name = folio_core::LibraryName::new(name).map_err(|_| resource_not_found(&uri))?;
             let touched = name.clone();

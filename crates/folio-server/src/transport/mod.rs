@@ -6,6 +6,7 @@
 
 mod access;
 mod app;
+mod apps;
 mod callers;
 pub mod http;
 pub mod mcp;
