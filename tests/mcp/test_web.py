@@ -53,17 +53,27 @@ def test_search_and_a_cited_passage_in_the_browser(data, tmp_path):
     with HttpServer(data) as server:
         for width in [1280, 360]:
             artifacts = ARTIFACTS / f"loopback-{width}"
+            first = width == 1280
             seen = drive(server.url, artifacts, library="docs", format="markdown", width=width,
                          query="why does dropout reduce overfitting",
-                         add={"library": "notes", "path": str(added)} if width == 1280 else None)
+                         add={"library": "notes", "path": str(added)} if first else None,
+                         upload={"library": "uploads", "file": str(SAMPLES / "attention.html")} if first else None)
             assert_page_sound(seen, artifacts)
             assert seen["add_visible"]
             if width == 1280:
                 assert seen["add_status"].startswith("1 indexed, 0 unchanged, 0 failed"), seen["add_status"]
                 assert seen["libraries"] == ["docs"]
                 assert sorted(seen["libraries_after_add"]) == ["docs", "notes"]
+                # A file from the browser's computer, uploaded.
+                assert sorted(seen["libraries_after_upload"]) == ["docs", "notes", "uploads"]
+                listed = json.loads(subprocess.run([BIN, "ls", "--json"], env=folio_env(data), capture_output=True,
+                                                   text=True).stdout)
+                uploads = next(l for l in listed if l["name"] == "uploads")
+                assert uploads["document_count"] == 1
+                assert seen["upload_status"] == f"attention.html: indexed, {uploads['chunk_count']} chunk(s) in uploads", \
+                    seen["upload_status"]
             else:
-                assert sorted(seen["libraries"]) == ["docs", "notes"]
+                assert sorted(seen["libraries"]) == ["docs", "notes", "uploads"]
             # The facet offers the library's formats; the filter holds.
             assert {"markdown", "html", "text"} <= set(seen["formats"]), seen["formats"]
             assert seen["hits"][0] == "Dropout as regularisation", seen["hits"]
@@ -73,6 +83,9 @@ def test_search_and_a_cited_passage_in_the_browser(data, tmp_path):
             assert seen["cited"].strip() and seen["cited"].split()[0] in text
             assert "co-adaptation" in seen["cited"], seen["cited"]
             assert seen["cited_visible"] and seen["focused"] == "back"
+            # The document's chunks, each marked where it starts (dropout.md
+            # has three).
+            assert seen["boundaries"] == ["chunk 1", "chunk 2", "chunk 3"], seen["boundaries"]
             assert not seen["overflows"], f"the page is wider than {width} px"
 
 
@@ -96,14 +109,56 @@ def test_a_key_signed_in_once_is_a_cookie_no_script_reads(data):
         # The key's libraries only.
         assert seen["libraries"] == ["docs"], seen["libraries"]
         assert seen["hits"][0] == "Dropout as regularisation"
-        # Without the app's header the cookie is no credential.
+        # Without the app's header the cookie is no credential; with it, a
+        # search-only key still may not write, and nothing was written.
         assert seen["forged_status"] == 401, seen
+        assert seen["write_status"] == 403, seen
+        listed = json.loads(subprocess.run([BIN, "ls", "--json"], env=folio_env(data), capture_output=True, text=True).stdout)
+        assert {l["name"]: l["document_count"] for l in listed} == {"docs": 4, "private": 1}, listed
         # A wrong key is refused at sign-in.
         refused = subprocess.run(
             ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "-H", "X-Folio-App: 1",
              "-H", "Content-Type: application/json", "--data", '{"key": "folio_nothing"}', server.url + "/app/session"],
             capture_output=True, text=True)
         assert refused.stdout == "401", refused
+
+
+def test_an_entity_card_and_its_graph_in_the_browser(data, tmp_path):
+    """A library's entities (declared, and found in its notes) listed; one's
+    card with its related entities drawn around it and the passages that
+    mention it. Which notes mention it is an independent oracle: a
+    word-bounded search of their texts for its names."""
+    from test_entities import VENDORS, corpus, declared, mentions
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    docs = corpus()
+    for doc in docs:
+        (notes / doc["name"]).write_text(doc["text"])
+    ingest(data, "kb", notes)
+    declarations = tmp_path / "vendors.jsonl"
+    declarations.write_text("".join(json.dumps(v) + "\n" for v in declared(VENDORS)))
+    imported = subprocess.run([BIN, "entities", "import", str(declarations), "--library", "kb"],
+                              env=folio_env(data), capture_output=True, text=True)
+    assert imported.returncode == 0, imported.stderr
+    globex = next(v for v in VENDORS if v["name"] == "Globex")
+    mentioning = [d for d in docs if mentions(d["text"], globex)]
+    with HttpServer(data) as server:
+        artifacts = ARTIFACTS / "entities"
+        seen = drive(server.url, artifacts, library="kb", format="markdown", entity="Globex",
+                     query="delivery schedules with Globex")
+        assert_page_sound(seen, artifacts)
+        assert seen["violations_entity"] == [], seen["violations_entity"]
+        assert any(e.lower().startswith("globex · organization · ") for e in seen["entities"]), seen["entities"]
+        assert seen["entity_title"] == "Globex" and seen["focused_entity"] == "entity-back"
+        assert f"in {len(mentioning)} document(s)" in seen["entity_summary"], (seen["entity_summary"], len(mentioning))
+        assert "Globex GmbH" in seen["entity_summary"]
+        # Its related entities, drawn around it (at most twelve).
+        assert seen["entity_related"], seen
+        assert seen["entity_graph_nodes"] == min(12, len(seen["entity_related"]))
+        assert seen["entity_graph_label"].startswith("Globex and ")
+        # Every passage shown names it.
+        assert seen["entity_evidence"] and all(mentions(e, globex) for e in seen["entity_evidence"]), seen["entity_evidence"]
 
 
 APP_DRIVER = ROOT / "tests/web/mcp-app.mjs"

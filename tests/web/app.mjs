@@ -8,6 +8,8 @@
 //   passage    a phrase of the hit's cited passage
 //   key        an access key to sign in with (keys mode), or absent
 //   add        {library, path}: a file to add through the page first
+//   entity     an entity of the library to open the card of
+//   upload     {library, file}: a file to upload through the page
 //   artifacts  a folder for screenshots
 //   width      the viewport's width (default 1280)
 import { chromium } from "playwright-core";
@@ -45,14 +47,46 @@ try {
 
   seen.add_visible = await page.locator("#add").isVisible();
   if (args.add) {
-    await page.getByLabel("Into library").fill(args.add.library);
-    await page.getByLabel("File or folder on the server").fill(args.add.path);
-    await page.getByRole("button", { name: "Add", exact: true }).click();
+    const form = page.locator("#add-form");
+    await form.getByLabel("Into library").fill(args.add.library);
+    await form.getByLabel("File or folder on the server").fill(args.add.path);
+    await form.getByRole("button", { name: "Add", exact: true }).click();
     await page.locator("#status", { hasText: "indexed" }).waitFor();
     seen.add_status = await page.locator("#status").textContent();
     seen.libraries_after_add = await page.locator("#library-rows th").allTextContents();
   }
+  if (args.upload) {
+    const form = page.locator("#upload-form");
+    await form.getByLabel("Into library").fill(args.upload.library);
+    await form.getByLabel("File from this computer").setInputFiles(args.upload.file);
+    await form.getByRole("button", { name: "Upload" }).click();
+    await page.locator("#status", { hasText: "chunk(s) in" }).waitFor();
+    seen.upload_status = await page.locator("#status").textContent();
+    seen.libraries_after_upload = await page.locator("#library-rows th").allTextContents();
+  }
   await page.getByLabel("Library", { exact: true }).selectOption(args.library);
+  if (args.entity) {
+    // The library's entities, and one's card with its graph.
+    const chip = page.locator("#entity-list button", { hasText: args.entity }).first();
+    await chip.waitFor();
+    seen.entities = await page.locator("#entity-list button").allTextContents();
+    await chip.click();
+    await page.locator("#entity-title", { hasText: args.entity }).waitFor();
+    seen.entity_title = await page.locator("#entity-title").textContent();
+    seen.entity_summary = await page.locator("#entity-summary").textContent();
+    seen.entity_related = await page.locator("#entity-related button").allTextContents();
+    seen.entity_evidence = await page.locator("#entity-evidence li .preview").allTextContents();
+    seen.entity_graph_nodes = await page.locator("#entity-graph svg g.node").count();
+    seen.entity_graph_label = await page.locator("#entity-graph svg title").textContent();
+    seen.focused_entity = await page.evaluate(() => document.activeElement?.id);
+    await page.screenshot({ path: `${args.artifacts}/entity.png`, fullPage: true });
+    await page.evaluate(axeSource);
+    seen.violations_entity = await page.evaluate(async () => {
+      const result = await window.axe.run(document, { resultTypes: ["violations"] });
+      return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
+    });
+    await page.getByRole("button", { name: "Back", exact: true }).click();
+  }
   // The format facet fills in from the library.
   await page.locator(`#format option[value="${args.format}"]`).waitFor({ state: "attached" });
   seen.formats = await page.locator("#format option").evaluateAll((o) => o.map((x) => x.value).filter(Boolean));
@@ -72,6 +106,7 @@ try {
   await page.locator("#cited").waitFor();
   seen.cited = await page.locator("#cited").textContent();
   seen.document_title = await page.locator("#document-title").textContent();
+  seen.boundaries = await page.locator("#document-text .boundary").allTextContents();
   seen.cited_visible = await page.locator("#cited").isVisible();
   seen.focused = await page.evaluate(() => document.activeElement?.id);
   await page.screenshot({ path: `${args.artifacts}/document.png`, fullPage: true });
@@ -100,6 +135,14 @@ try {
       headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream" },
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "forged", version: "1" } } }),
     });
+    return response.status;
+  });
+  // A write the key may not make, sent as the page would: refused.
+  if (args.key) seen.write_status = await page.evaluate(async () => {
+    const form = new FormData();
+    form.append("library", "docs");
+    form.append("file", new Blob(["# Forged\n\nwords"]), "forged.md");
+    const response = await fetch("/app/upload", { method: "POST", headers: { "X-Folio-App": "1" }, body: form });
     return response.status;
   });
 } catch (e) {

@@ -106,12 +106,13 @@ function element(tag, text, attributes = {}) {
 }
 
 function show(view) {
-  for (const id of ["signin", "libraries", "add", "search", "document"]) {
-    $(id).hidden = !view.includes(id) || (id === "add" && !scopes.includes("ingest"));
+  for (const id of ["signin", "libraries", "add", "entities", "search", "entity", "document"]) {
+    $(id).hidden = !view.includes(id) || (id === "add" && !scopes.includes("ingest"))
+      || (id === "entities" && !$("entity-list").childElementCount);
   }
 }
 
-const HOME = ["libraries", "add", "search"];
+const HOME = ["libraries", "add", "entities", "search"];
 
 async function start() {
   try {
@@ -153,10 +154,91 @@ async function loadLibraries() {
   }
   show(HOME);
   status(listed.libraries.length ? "" : "No library yet: ingest documents with `folio ingest`.");
-  if (listed.libraries.length) await loadFormats();
+  if (listed.libraries.length) await Promise.all([loadFormats(), loadEntities()]);
 }
 
 let formatsAsked = 0;
+
+/** The entities the chosen library mentions most, as buttons to their cards. */
+async function loadEntities() {
+  const library = $("library").value;
+  const list = $("entity-list");
+  let found = [];
+  try {
+    found = (await mcp.call("entities", { library, limit: 20 })).entities;
+  } catch {
+    // A library without an entity graph shows none.
+  }
+  if ($("library").value !== library) return;
+  list.replaceChildren(...found.map((e) => {
+    const item = element("li");
+    const button = element("button", `${e.name ?? e.entity} · ${e.type} · ${e.mentions}`, { type: "button" });
+    button.addEventListener("click", () => openEntity(e.name ?? e.entity));
+    item.append(button);
+    return item;
+  }));
+  if (!$("libraries").hidden) show(HOME);
+}
+
+const SVG = "http://www.w3.org/2000/svg";
+
+function svg(tag, attributes = {}, text) {
+  const made = document.createElementNS(SVG, tag);
+  for (const [name, value] of Object.entries(attributes)) made.setAttribute(name, String(value));
+  if (text !== undefined) made.textContent = text;
+  return made;
+}
+
+/** An entity at the centre, its related entities around it; a line's
+ * width grows with the chunks the two share. */
+function drawGraph(card) {
+  const related = card.related.slice(0, 12);
+  const size = 360, middle = size / 2, radius = 130;
+  const picture = svg("svg", { viewBox: `-60 0 ${size + 120} ${size}`, role: "img", "aria-labelledby": "entity-graph-caption" });
+  picture.append(svg("title", { id: "entity-graph-caption" }, `${card.name} and ${related.length} related entities`));
+  const most = Math.max(1, ...related.map((r) => r.shared_chunks));
+  related.forEach((r, i) => {
+    const angle = (2 * Math.PI * i) / Math.max(1, related.length) - Math.PI / 2;
+    const x = middle + radius * Math.cos(angle), y = middle + radius * Math.sin(angle);
+    picture.append(svg("line", { x1: middle, y1: middle, x2: x, y2: y, "stroke-width": 1 + (4 * r.shared_chunks) / most }));
+    const node = svg("g", { class: "node" });
+    node.append(svg("circle", { cx: x, cy: y, r: 8 }), svg("text", { x, y: y + 22, "text-anchor": "middle" }, r.entity));
+    picture.append(node);
+  });
+  const centre = svg("g", { class: "centre" });
+  centre.append(svg("circle", { cx: middle, cy: middle, r: 12 }), svg("text", { x: middle, y: middle - 18, "text-anchor": "middle" }, card.name));
+  picture.append(centre);
+  $("entity-graph").replaceChildren(picture);
+}
+
+async function openEntity(name) {
+  status("Opening…");
+  try {
+    const card = await mcp.call("entity", { library: $("library").value, name });
+    $("entity-title").textContent = card.name;
+    const aliases = card.aliases.length ? ` · also ${card.aliases.join(", ")}` : "";
+    $("entity-summary").textContent = `${card.type} · ${card.mentions} mention(s) in ${card.documents} document(s)${aliases}`;
+    drawGraph(card);
+    $("entity-related").replaceChildren(...card.related.map((r) => {
+      const item = element("li");
+      const button = element("button", `${r.entity} · ${r.shared_chunks} shared`, { type: "button" });
+      button.addEventListener("click", () => openEntity(r.entity));
+      item.append(button);
+      return item;
+    }));
+    $("entity-evidence").replaceChildren(...card.evidence.map((e) => {
+      const item = element("li");
+      item.append(element("p", e.snippet, { class: "preview" }),
+        element("p", e.page ? `${e.source} · page ${e.page}` : e.source, { class: "cite" }));
+      return item;
+    }));
+    show(["entity"]);
+    status("");
+    $("entity-back").focus();
+  } catch (e) {
+    status(e.message, true);
+  }
+}
 
 async function loadFormats() {
   // Only the answer for the library chosen last fills the list.
@@ -231,25 +313,48 @@ async function openHit(index) {
       if (value === null || value === undefined) continue;
       meta.append(element("dt", name), element("dd", value));
     }
-    // The hit's offsets count characters (code points), as the server does.
-    const characters = Array.from(documentInfo.text);
-    const start = Math.max(0, (hit.char_start ?? 0) - documentInfo.offset_chars);
-    const end = Math.min(characters.length, (hit.char_end ?? 0) - documentInfo.offset_chars);
-    const text = $("document-text");
-    text.replaceChildren();
-    if (end > start) {
-      const mark = element("mark", characters.slice(start, end).join(""), { id: "cited" });
-      text.append(characters.slice(0, start).join(""), mark, characters.slice(end).join(""));
-      show(["document"]);
-      mark.scrollIntoView({ block: "center" });
-    } else {
-      text.append(characters.join(""));
-      show(["document"]);
+    // The chunks around the hit, for their boundaries and pages.
+    let chunks = [];
+    try {
+      chunks = (await mcp.call("get_chunks", { chunk_id: hit.chunk_id, before: 20, after: 20 })).chunks;
+    } catch {
+      // The text stands without its boundaries.
     }
+    renderText(documentInfo, hit, chunks);
+    show(["document"]);
+    $("cited")?.scrollIntoView({ block: "center" });
     status("");
     $("back").focus();
   } catch (e) {
     status(e.message, true);
+  }
+}
+
+/** The document's text with the cited span marked and, before each
+ * chunk near it, a marker naming the chunk and its pages. Offsets count
+ * characters (code points), as the server does. */
+function renderText(documentInfo, hit, chunks) {
+  const characters = Array.from(documentInfo.text);
+  const offset = documentInfo.offset_chars;
+  const start = Math.max(0, (hit.char_start ?? 0) - offset);
+  const end = Math.min(characters.length, (hit.char_end ?? 0) - offset);
+  const cited = end > start;
+  // A boundary inside the cited span would split its mark: left out.
+  const starts = new Map(chunks
+    .map((c) => [c.char_start - offset, c])
+    .filter(([at]) => at >= 0 && at < characters.length && !(cited && at > start && at < end)));
+  const cuts = [...new Set([0, characters.length, ...starts.keys(), ...(cited ? [start, end] : [])])].sort((a, b) => a - b);
+  const text = $("document-text");
+  text.replaceChildren();
+  for (let i = 0; i + 1 < cuts.length; i++) {
+    const [from, to] = [cuts[i], cuts[i + 1]];
+    const chunk = starts.get(from);
+    if (chunk) {
+      const pages = chunk.page_start ? (chunk.page_end && chunk.page_end !== chunk.page_start ? ` · pages ${chunk.page_start}–${chunk.page_end}` : ` · page ${chunk.page_start}`) : "";
+      text.append(element("span", `chunk ${chunk.index + 1}${pages}`, { class: "boundary", "data-chunk": String(chunk.index) }));
+    }
+    const piece = characters.slice(from, to).join("");
+    text.append(cited && from === start ? element("mark", piece, { id: "cited" }) : piece);
   }
 }
 
@@ -265,6 +370,26 @@ async function add(event) {
     await loadFormats();
     status(`${report.indexed ?? 0} indexed, ${report.skipped ?? 0} unchanged, ${report.failed ?? 0} failed${failed.length ? ` (${failed.join("; ")})` : ""}`,
       (report.failed ?? 0) > 0);
+  } catch (e) {
+    status(e.message, true);
+  }
+}
+
+async function upload(event) {
+  event.preventDefault();
+  const library = $("upload-library").value;
+  const form = new FormData();
+  form.append("library", library);
+  form.append("file", $("upload-file").files[0]);
+  status("Uploading…");
+  try {
+    const response = await fetch("/app/upload", { method: "POST", headers: { "X-Folio-App": "1" }, body: form, credentials: "same-origin" });
+    const answer = await response.json();
+    if (!response.ok) throw new Error(answer.error?.message ?? answer.error ?? `the upload was refused (${response.status})`);
+    await loadLibraries();
+    $("library").value = library;
+    await Promise.all([loadFormats(), loadEntities()]);
+    status(`${answer.source}: ${answer.status}, ${answer.chunk_count} chunk(s) in ${answer.library}`);
   } catch (e) {
     status(e.message, true);
   }
@@ -291,8 +416,10 @@ async function signIn(event) {
 
 $("search-form").addEventListener("submit", search);
 $("signin-form").addEventListener("submit", signIn);
-$("library").addEventListener("change", loadFormats);
+$("library").addEventListener("change", () => { loadFormats(); loadEntities(); });
+$("entity-back").addEventListener("click", () => { show(HOME); $("entity-list").querySelector("button")?.focus(); });
 $("back").addEventListener("click", () => { show(HOME); $("hits").querySelector("a")?.focus(); });
 $("home").addEventListener("click", (e) => { e.preventDefault(); show(HOME); });
 $("add-form").addEventListener("submit", add);
+$("upload-form").addEventListener("submit", upload);
 start();

@@ -597,6 +597,11 @@ pub fn router(shared: Arc<Shared>, options: &HttpOptions, cancel: CancellationTo
             app = app.route(&path, get(move || std::future::ready(document.clone())));
         }
     }
+    // The web app's upload, on every server.
+    app = app.route(
+        "/app/upload",
+        post(super::upload::app_upload).layer(DefaultBodyLimit::max(options.max_upload_bytes)),
+    );
     // /upload belongs to the mcpvectordb contract: served with it only.
     if shared.registry.has_toolset(Toolset::Mcpvectordb) {
         app = app.route(

@@ -61,6 +61,20 @@ pub(super) async fn upload(
     response
 }
 
+/// `POST /app/upload`: the same upload from the web app's page, on every
+/// server (whatever its toolsets). Only with the page's own header: a form
+/// of another site cannot send it (and its Origin is refused before).
+pub(super) async fn app_upload(
+    State(shared): State<Arc<Shared>>,
+    principal: Option<axum::Extension<Principal>>,
+    request: Request,
+) -> Response {
+    if request.headers().get(super::app::APP_HEADER).is_none() {
+        return upload_error(StatusCode::FORBIDDEN, "upload from folio's page");
+    }
+    upload(State(shared), principal, request).await
+}
+
 /// The upload itself; `library` is set once the form names one.
 async fn answer(
     shared: &Arc<Shared>,
