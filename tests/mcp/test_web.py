@@ -102,8 +102,8 @@ def test_a_key_signed_in_once_is_a_cookie_no_script_reads(data):
                      query="why does dropout reduce overfitting")
         assert_page_sound(seen, artifacts)
         assert seen["signin_shown"] and seen["cookie_before"] == 0
-        # A search-only key is offered no ingest control.
-        assert not seen["add_visible"]
+        # A search-only key is offered no ingest control, nor keys.
+        assert not seen["add_visible"] and not seen["keys_visible"]
         assert seen["cookies"] == [{"name": "folio_key", "httpOnly": True, "sameSite": "Strict"}], seen["cookies"]
         assert not seen["script_sees_cookie"]
         # The key's libraries only.
@@ -121,6 +121,30 @@ def test_a_key_signed_in_once_is_a_cookie_no_script_reads(data):
              "-H", "Content-Type: application/json", "--data", '{"key": "folio_nothing"}', server.url + "/app/session"],
             capture_output=True, text=True)
         assert refused.stdout == "401", refused
+
+
+def test_an_admin_creates_and_revokes_keys_in_the_browser(data):
+    """An admin of every library sees every key, creates one (shown once,
+    and it works) and revokes another (refused at once after)."""
+    ingest(data, "docs", SAMPLES)
+    boss = create_key(data, "boss", "--scope", "search,ingest,admin")
+    reader = create_key(data, "reader", "--scope", "search", "--libraries", "docs")
+    with HttpServer(data, "--auth", "keys") as server:
+        assert status_of(server.url, reader)[0] == 200
+        artifacts = ARTIFACTS / "admin"
+        seen = drive(server.url, artifacts, library="docs", format="markdown", key=boss,
+                     query="why does dropout reduce overfitting",
+                     admin={"create": {"name": "ci-bot", "libraries": "docs"}, "revoke": "reader"})
+        assert_page_sound(seen, artifacts)
+        assert seen["keys_visible"] and seen["add_visible"]
+        assert sorted(seen["keys_before"]) == ["boss", "reader"], seen["keys_before"]
+        assert sorted(seen["keys_after"]) == ["boss", "ci-bot"], seen["keys_after"]
+        assert seen["new_key"].startswith("folio_") and seen["new_key"] not in (boss, reader)
+        assert status_of(server.url, seen["new_key"])[0] == 200
+        assert status_of(server.url, reader)[0] == 401
+        listed = subprocess.run([BIN, "keys", "ls", "--json"], env=folio_env(data), capture_output=True, text=True)
+        made = next(k for k in json.loads(listed.stdout) if k["name"] == "ci-bot")
+        assert made["scopes"] == ["search"] and made["libraries"] == ["docs"], made
 
 
 def test_an_entity_card_and_its_graph_in_the_browser(data, tmp_path):

@@ -10,6 +10,7 @@
 //   add        {library, path}: a file to add through the page first
 //   entity     an entity of the library to open the card of
 //   upload     {library, file}: a file to upload through the page
+//   admin      {create: {name, libraries}, revoke}: keys an admin makes and revokes
 //   artifacts  a folder for screenshots
 //   width      the viewport's width (default 1280)
 import { chromium } from "playwright-core";
@@ -34,10 +35,10 @@ try {
   const started = Date.now();
   await page.goto(args.url + "/");
   if (args.key) {
-    await page.getByLabel("Access key").waitFor();
+    await page.getByLabel("Access key", { exact: true }).waitFor();
     seen.signin_shown = true;
     seen.cookie_before = (await context.cookies()).length;
-    await page.getByLabel("Access key").fill(args.key);
+    await page.getByLabel("Access key", { exact: true }).fill(args.key);
     await page.getByRole("button", { name: "Sign in" }).click();
   }
   await page.locator("#library-rows tr").first().waitFor();
@@ -46,6 +47,22 @@ try {
   seen.script_sees_cookie = await page.evaluate(() => document.cookie.includes("folio_key"));
 
   seen.add_visible = await page.locator("#add").isVisible();
+  seen.keys_visible = await page.locator("#keys").isVisible();
+  if (args.admin) {
+    await page.locator("#key-rows tr").first().waitFor();
+    seen.keys_before = await page.locator("#key-rows th").allTextContents();
+    const form = page.locator("#key-form");
+    await form.getByLabel("Name").fill(args.admin.create.name);
+    await form.getByLabel("Libraries (comma-separated; empty: every library)").fill(args.admin.create.libraries);
+    await page.getByRole("button", { name: "Create key" }).click();
+    await page.locator("#new-key").waitFor();
+    seen.new_key = await page.locator("#new-key-value").inputValue();
+    await page.locator("#key-rows th", { hasText: args.admin.create.name }).waitFor();
+    await page.getByRole("button", { name: `Revoke ${args.admin.revoke}` }).click();
+    await page.locator("#status", { hasText: "revoked" }).waitFor();
+    seen.keys_after = await page.locator("#key-rows th").allTextContents();
+    await page.screenshot({ path: `${args.artifacts}/keys.png`, fullPage: true });
+  }
   if (args.add) {
     const form = page.locator("#add-form");
     await form.getByLabel("Into library").fill(args.add.library);

@@ -91,6 +91,8 @@ let lastHits = [];
 // What the caller may do (GET /app/session): the page offers no control a
 // scope does not allow (the server refuses it anyway).
 let scopes = [];
+// An admin of every library manages keys (on a server that asks for them).
+let keyAdmin = false;
 
 function status(text, error = false) {
   const element = $("status");
@@ -106,13 +108,75 @@ function element(tag, text, attributes = {}) {
 }
 
 function show(view) {
-  for (const id of ["signin", "libraries", "add", "entities", "search", "entity", "document"]) {
+  for (const id of ["signin", "libraries", "keys", "add", "entities", "search", "entity", "document"]) {
     $(id).hidden = !view.includes(id) || (id === "add" && !scopes.includes("ingest"))
-      || (id === "entities" && !$("entity-list").childElementCount);
+      || (id === "keys" && !keyAdmin) || (id === "entities" && !$("entity-list").childElementCount);
   }
 }
 
-const HOME = ["libraries", "add", "entities", "search"];
+const HOME = ["libraries", "keys", "add", "entities", "search"];
+
+/** The page's own requests to its routes (not MCP): JSON, with its header. */
+async function route(method, path, body) {
+  const response = await fetch(path, {
+    method,
+    headers: { "Content-Type": "application/json", "X-Folio-App": "1" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    credentials: "same-origin",
+  });
+  const answer = response.status === 204 ? {} : await response.json();
+  if (!response.ok) throw new Error(answer.error?.message ?? `refused (${response.status})`);
+  return answer;
+}
+
+async function loadKeys() {
+  if (!keyAdmin) return;
+  const { keys } = await route("GET", "/app/keys");
+  $("key-rows").replaceChildren(...keys.map((key) => {
+    const row = element("tr");
+    const revoke = element("button", "Revoke", { type: "button", "aria-label": `Revoke ${key.name}` });
+    revoke.addEventListener("click", () => revokeKey(key.name));
+    const actions = element("td");
+    actions.append(revoke);
+    row.append(element("th", key.name, { scope: "row" }), element("td", key.scopes.join(", ")),
+      element("td", key.libraries ? key.libraries.join(", ") : "every library"), element("td", key.expires_at ?? "never"),
+      element("td", key.last_used_at ?? "—"), actions);
+    return row;
+  }));
+}
+
+async function createKey(event) {
+  event.preventDefault();
+  const form = $("key-form");
+  const libraries = $("key-libraries").value.split(",").map((l) => l.trim()).filter(Boolean);
+  const days = Number($("key-days").value);
+  try {
+    const made = await route("POST", "/app/keys", {
+      name: $("key-name").value,
+      scopes: [...form.querySelectorAll("input[name=scope]:checked")].map((c) => c.value),
+      libraries: libraries.length ? libraries : null,
+      expires_days: days > 0 ? days : null,
+    });
+    $("new-key-value").value = made.key;
+    $("new-key").hidden = false;
+    $("new-key-value").focus();
+    $("new-key-value").select();
+    status(`Key ${made.name} created: copy it now, it is not shown again.`);
+    await loadKeys();
+  } catch (e) {
+    status(e.message, true);
+  }
+}
+
+async function revokeKey(name) {
+  try {
+    await route("DELETE", `/app/keys/${encodeURIComponent(name)}`);
+    status(`Key ${name} revoked.`);
+    await loadKeys();
+  } catch (e) {
+    status(e.message, true);
+  }
+}
 
 async function start() {
   try {
@@ -125,6 +189,7 @@ async function start() {
     }
     if (session.name) $("who").textContent = `signed in as ${session.name}`;
     scopes = session.scopes ?? [];
+    keyAdmin = session.auth === "keys" && scopes.includes("admin") && session.libraries === null;
     const info = await mcp.connect();
     if (!session.name) $("who").textContent = `${info.serverInfo?.name ?? "folio"} ${info.serverInfo?.version ?? ""}`;
     await loadLibraries();
@@ -154,7 +219,8 @@ async function loadLibraries() {
   }
   show(HOME);
   status(listed.libraries.length ? "" : "No library yet: ingest documents with `folio ingest`.");
-  if (listed.libraries.length) await Promise.all([loadFormats(), loadEntities()]);
+  await Promise.all([listed.libraries.length && loadFormats(), listed.libraries.length && loadEntities(),
+    loadKeys().catch((e) => status(e.message, true))]);
 }
 
 let formatsAsked = 0;
@@ -422,4 +488,5 @@ $("back").addEventListener("click", () => { show(HOME); $("hits").querySelector(
 $("home").addEventListener("click", (e) => { e.preventDefault(); show(HOME); });
 $("add-form").addEventListener("submit", add);
 $("upload-form").addEventListener("submit", upload);
+$("key-form").addEventListener("submit", createKey);
 start();

@@ -10,6 +10,8 @@
 //! requests that carry `X-Folio-App` — a header a cross-site form cannot
 //! send and a cross-site script is refused by CORS — so a forged request
 //! from another site carries no credential. `DELETE /app/session` signs out.
+//! An admin of every library lists, creates and revokes keys at
+//! `/app/keys` (the same header required).
 
 use std::sync::Arc;
 
@@ -21,6 +23,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde::Deserialize;
 use serde_json::json;
+
+use folio_core::ErrorCode;
+use folio_engine::keys::{Principal, Scope};
 
 use super::refuse;
 use crate::ops::Shared;
@@ -61,10 +66,13 @@ pub(crate) fn routes(auth: Auth) -> Router<Arc<Shared>> {
             get(|| asset(STYLE, "text/css; charset=utf-8")),
         );
     if auth == "keys" {
-        router.route(
-            "/app/session",
-            get(signed_in).post(sign_in).delete(sign_out),
-        )
+        router
+            .route(
+                "/app/session",
+                get(signed_in).post(sign_in).delete(sign_out),
+            )
+            .route("/app/keys", get(list_keys).post(create_key))
+            .route("/app/keys/{name}", axum::routing::delete(revoke_key))
     } else {
         router.route(
             "/app/session",
@@ -85,13 +93,167 @@ pub(crate) fn routes(auth: Auth) -> Router<Arc<Shared>> {
     }
 }
 
+/// The refusal of a keys route to a caller who is not an admin of every
+/// library, or who asks from elsewhere than the page; None for an admin.
+fn not_admin(
+    headers: &HeaderMap,
+    principal: Option<axum::Extension<Principal>>,
+) -> Option<Response> {
+    if headers.get(APP_HEADER).is_none() {
+        return Some(refuse(
+            StatusCode::FORBIDDEN,
+            "manage keys from folio's page",
+        ));
+    }
+    match principal {
+        Some(axum::Extension(p)) if p.may(Scope::Admin) && p.libraries.is_none() => None,
+        _ => Some(refuse(
+            StatusCode::FORBIDDEN,
+            "keys are managed with the admin scope on every library",
+        )),
+    }
+}
+
+/// A key as the page lists it: never its hash.
+fn listed_key(record: &folio_engine::KeyRecord) -> serde_json::Value {
+    json!({
+        "name": record.name,
+        "scopes": record.scopes,
+        "libraries": record.libraries,
+        "expires_at": record.expires_at,
+        "rate_per_minute": record.rate_per_minute,
+        "created_at": record.created_at,
+        "last_used_at": record.last_used_at,
+    })
+}
+
+fn engine_refusal(e: &folio_engine::EngineError) -> Response {
+    let status = match e.code {
+        ErrorCode::InvalidArgument => StatusCode::BAD_REQUEST,
+        ErrorCode::NotFound => StatusCode::NOT_FOUND,
+        ErrorCode::ReadOnly | ErrorCode::Forbidden => StatusCode::FORBIDDEN,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    refuse(status, &e.message)
+}
+
+/// `GET /app/keys`: every key, for an admin of every library.
+async fn list_keys(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    principal: Option<axum::Extension<Principal>>,
+) -> Response {
+    if let Some(refusal) = not_admin(&headers, principal) {
+        return refusal;
+    }
+    let engine = shared.engine.clone();
+    match tokio::task::spawn_blocking(move || engine.keys()).await {
+        Ok(Ok(keys)) => {
+            Json(json!({"keys": keys.iter().map(listed_key).collect::<Vec<_>>()})).into_response()
+        }
+        Ok(Err(e)) => engine_refusal(&e),
+        Err(_) => refuse(StatusCode::INTERNAL_SERVER_ERROR, "listing keys failed"),
+    }
+}
+
+#[derive(Deserialize)]
+struct NewKeyForm {
+    name: String,
+    scopes: Vec<String>,
+    /// None or empty: every library.
+    #[serde(default)]
+    libraries: Option<Vec<String>>,
+    #[serde(default)]
+    expires_days: Option<u64>,
+}
+
+/// `POST /app/keys {"name", "scopes", "libraries", "expires_days"}`: a new
+/// key, shown once in the answer.
+async fn create_key(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    principal: Option<axum::Extension<Principal>>,
+    body: axum::body::Bytes,
+) -> Response {
+    if let Some(refusal) = not_admin(&headers, principal) {
+        return refusal;
+    }
+    if shared.options.read_only {
+        return refuse(StatusCode::FORBIDDEN, "this server is read-only");
+    }
+    let form: NewKeyForm = match serde_json::from_slice(&body) {
+        Ok(form) => form,
+        Err(e) => return refuse(StatusCode::BAD_REQUEST, &format!("a new key: {e}")),
+    };
+    let scopes = match form
+        .scopes
+        .iter()
+        .map(|s| Scope::parse(s))
+        .collect::<Result<std::collections::BTreeSet<_>, _>>()
+    {
+        Ok(scopes) => scopes,
+        Err(e) => return refuse(StatusCode::BAD_REQUEST, &e.message),
+    };
+    let libraries = match form.libraries.filter(|l| !l.is_empty()) {
+        None => None,
+        Some(names) => match names
+            .iter()
+            .map(|n| folio_core::LibraryName::new(n.trim()))
+            .collect::<Result<std::collections::BTreeSet<_>, _>>()
+        {
+            Ok(names) => Some(names),
+            Err(e) => return refuse(StatusCode::BAD_REQUEST, &e.to_string()),
+        },
+    };
+    let new = folio_engine::keys::NewKey {
+        name: form.name.trim().to_string(),
+        scopes,
+        libraries,
+        expires_in: form
+            .expires_days
+            .map(|days| std::time::Duration::from_secs(days.saturating_mul(86_400))),
+        rate_per_minute: None,
+    };
+    let engine = shared.engine.clone();
+    match tokio::task::spawn_blocking(move || engine.create_key(&new)).await {
+        Ok(Ok((key, record))) => {
+            let mut listed = listed_key(&record);
+            listed["key"] = json!(key);
+            Json(listed).into_response()
+        }
+        Ok(Err(e)) => engine_refusal(&e),
+        Err(_) => refuse(StatusCode::INTERNAL_SERVER_ERROR, "creating the key failed"),
+    }
+}
+
+/// `DELETE /app/keys/{name}`: revokes a key.
+async fn revoke_key(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    principal: Option<axum::Extension<Principal>>,
+    axum::extract::Path(name): axum::extract::Path<String>,
+) -> Response {
+    if let Some(refusal) = not_admin(&headers, principal) {
+        return refusal;
+    }
+    if shared.options.read_only {
+        return refuse(StatusCode::FORBIDDEN, "this server is read-only");
+    }
+    let engine = shared.engine.clone();
+    match tokio::task::spawn_blocking(move || engine.revoke_key(&name)).await {
+        Ok(Ok(())) => StatusCode::NO_CONTENT.into_response(),
+        Ok(Err(e)) => engine_refusal(&e),
+        Err(_) => refuse(StatusCode::INTERNAL_SERVER_ERROR, "revoking the key failed"),
+    }
+}
+
 /// The scopes a key's holder may use on this server (a read-only server
 /// writes for no one).
-fn scopes(shared: &Shared, principal: &folio_engine::keys::Principal) -> Vec<&'static str> {
+fn scopes(shared: &Shared, principal: &Principal) -> Vec<&'static str> {
     principal
         .scopes
         .iter()
-        .filter(|s| !shared.options.read_only || **s == folio_engine::keys::Scope::Search)
+        .filter(|s| !shared.options.read_only || **s == Scope::Search)
         .map(|s| s.as_str())
         .collect()
 }
