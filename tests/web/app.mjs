@@ -32,6 +32,17 @@ try {
   page.on("pageerror", (e) => seen.errors.push(String(e)));
   page.on("console", (m) => { if (m.type() === "error") seen.console.push(m.text()); });
 
+  // Accessibility, as axe-core reports it on the view shown (injected
+  // through the browser's protocol: the page's own policy refuses inline
+  // scripts).
+  const audit = async () => {
+    await page.evaluate(axeSource);
+    return page.evaluate(async () => {
+      const result = await window.axe.run(document, { resultTypes: ["violations"] });
+      return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
+    });
+  };
+
   const started = Date.now();
   await page.goto(args.url + "/");
   if (args.key) {
@@ -97,11 +108,7 @@ try {
     seen.entity_graph_label = await page.locator("#entity-graph svg title").textContent();
     seen.focused_entity = await page.evaluate(() => document.activeElement?.id);
     await page.screenshot({ path: `${args.artifacts}/entity.png`, fullPage: true });
-    await page.evaluate(axeSource);
-    seen.violations_entity = await page.evaluate(async () => {
-      const result = await window.axe.run(document, { resultTypes: ["violations"] });
-      return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
-    });
+    seen.violations_entity = await audit();
     await page.getByRole("button", { name: "Back", exact: true }).click();
   }
   // The format facet fills in from the library.
@@ -131,13 +138,6 @@ try {
 
   // Accessibility, as axe-core reports it, on the document view and the
   // search view.
-  // (Evaluated through the browser's protocol: the page's own policy
-  // refuses inline scripts.)
-  await page.evaluate(axeSource);
-  const audit = async () => page.evaluate(async () => {
-    const result = await window.axe.run(document, { resultTypes: ["violations"] });
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
-  });
   seen.violations_document = await audit();
   await page.getByRole("button", { name: "Back to results" }).click();
   seen.violations_search = await audit();

@@ -161,8 +161,8 @@ async function createKey(event) {
     $("new-key").hidden = false;
     $("new-key-value").focus();
     $("new-key-value").select();
-    status(`Key ${made.name} created: copy it now, it is not shown again.`);
     await loadKeys();
+    status(`Key ${made.name} created: copy it now, it is not shown again.`);
   } catch (e) {
     status(e.message, true);
   }
@@ -171,8 +171,8 @@ async function createKey(event) {
 async function revokeKey(name) {
   try {
     await route("DELETE", `/app/keys/${encodeURIComponent(name)}`);
-    status(`Key ${name} revoked.`);
     await loadKeys();
+    status(`Key ${name} revoked.`);
   } catch (e) {
     status(e.message, true);
   }
