@@ -13,6 +13,7 @@
 //   admin      {create: {name, libraries}, revoke}: keys an admin makes and revokes
 //   artifacts  a folder for screenshots
 //   width      the viewport's width (default 1280)
+//   top_k      hits asked for (default the page's 10)
 import { chromium } from "playwright-core";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -53,6 +54,7 @@ try {
     await page.getByRole("button", { name: "Sign in" }).click();
   }
   await page.locator("#library-rows tr").first().waitFor();
+  seen.libraries_ms = Date.now() - started;
   seen.libraries = await page.locator("#library-rows th").allTextContents();
   seen.cookies = (await context.cookies()).map((c) => ({ name: c.name, httpOnly: c.httpOnly, sameSite: c.sameSite }));
   seen.script_sees_cookie = await page.evaluate(() => document.cookie.includes("folio_key"));
@@ -116,6 +118,7 @@ try {
   seen.formats = await page.locator("#format option").evaluateAll((o) => o.map((x) => x.value).filter(Boolean));
   await page.getByLabel("Format").selectOption(args.format);
   await page.getByLabel("Question or words").fill(args.query);
+  if (args.top_k) await page.getByLabel("Hits").fill(String(args.top_k));
   const searchStarted = Date.now();
   await page.getByRole("button", { name: "Search" }).click();
   await page.locator("#hits li").first().waitFor();

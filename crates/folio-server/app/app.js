@@ -333,6 +333,10 @@ async function search(event) {
     query: $("query").value,
     mode: $("mode").value,
     top_k: Number($("top-k").value) || 10,
+    // A page of hits for a person: the largest response budget, so that
+    // the hits asked for come in one answer (an agent's default is 40,000
+    // characters, about 30 passages).
+    max_output_chars: 200000,
   };
   if ($("format").value) args.filter = { format: $("format").value };
   status("Searching…");
