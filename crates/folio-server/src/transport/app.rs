@@ -78,15 +78,10 @@ pub(crate) fn routes(auth: Auth) -> Router<Arc<Shared>> {
             "/app/session",
             get(move |State(shared): State<Arc<Shared>>| {
                 // Without keys every caller may do what the server does.
-                let scopes: &[&str] = if shared.options.read_only {
-                    &["search"]
-                } else {
-                    &["search", "ingest", "admin"]
-                };
                 std::future::ready(Json(json!({
                     "auth": auth,
                     "signed_in": auth == "none",
-                    "scopes": scopes,
+                    "scopes": usable(&shared, Scope::ALL.iter()),
                 })))
             }),
         )
@@ -247,12 +242,10 @@ async fn revoke_key(
     }
 }
 
-/// The scopes a key's holder may use on this server (a read-only server
-/// writes for no one).
-fn scopes(shared: &Shared, principal: &Principal) -> Vec<&'static str> {
-    principal
-        .scopes
-        .iter()
+/// Of `scopes`, those usable on this server (a read-only server writes for
+/// no one).
+fn usable<'a>(shared: &Shared, scopes: impl Iterator<Item = &'a Scope>) -> Vec<&'static str> {
+    scopes
         .filter(|s| !shared.options.read_only || **s == Scope::Search)
         .map(|s| s.as_str())
         .collect()
@@ -269,7 +262,7 @@ async fn signed_in(State(shared): State<Arc<Shared>>, request: Request) -> Respo
             "auth": "keys",
             "signed_in": true,
             "name": principal.name,
-            "scopes": scopes(&shared, &principal),
+            "scopes": usable(&shared, principal.scopes.iter()),
             "libraries": principal.libraries,
         }))
         .into_response(),
