@@ -363,9 +363,10 @@ function renderHits(hits) {
   list.replaceChildren();
   hits.forEach((hit, index) => {
     const item = element("li");
-    const link = element("a", hit.title || hit.source, { href: `#hit-${index}`, "data-hit": String(index) });
+    // Each text in its own direction (Arabic, Hebrew beside Latin).
+    const link = element("a", hit.title || hit.source, { href: `#hit-${index}`, "data-hit": String(index), dir: "auto" });
     link.addEventListener("click", (e) => { e.preventDefault(); openHit(index); });
-    item.append(link, element("p", citation(hit), { class: "cite" }), element("p", hit.preview ?? hit.text ?? "", { class: "preview" }));
+    item.append(link, element("p", citation(hit), { class: "cite" }), element("p", hit.preview ?? hit.text ?? "", { class: "preview", dir: "auto" }));
     list.append(item);
   });
 }
