@@ -296,6 +296,7 @@ fn search(
             vectors,
             space: space.clone(),
             mentions: Vec::new(),
+            original: None,
         });
         if batch.len() == 500 {
             store.put_documents(std::mem::take(&mut batch), false)?;

@@ -209,6 +209,7 @@ impl Engine {
             vectors: vec![vector],
             space: space.clone(),
             mentions: Vec::new(),
+            original: None,
         }
     }
 }

@@ -100,6 +100,7 @@ impl Engine {
                     vectors,
                     space: info.space.clone(),
                     mentions,
+                    original: source.original(&summary.id)?,
                 });
             }
             let chunks: u64 = batch.iter().map(|d| d.chunks.len() as u64).sum();

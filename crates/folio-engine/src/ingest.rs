@@ -423,6 +423,15 @@ struct Prepared {
     /// New to the library under `Dedup::Content`, with no twin stored when
     /// it was read: a twin of this same ingest may have committed since.
     may_have_twin: bool,
+    /// The source's bytes, kept with the document (`NewDocument::original`).
+    original: Option<Vec<u8>>,
+}
+
+/// Whether a document keeps its source's bytes: a PDF folio cannot read
+/// again (uploaded, given inline or fetched), so its pages can be shown as
+/// images. A file's pages are read from the file itself.
+fn keeps_original(kind: SourceKind, format: folio_extract::Format) -> bool {
+    kind != SourceKind::File && format == folio_extract::Format::Pdf
 }
 
 /// What extraction made of a source, before chunking.
@@ -432,6 +441,8 @@ struct Extracted {
     /// The title the request or the source gives (over the format's).
     source_title: Option<String>,
     warnings: Vec<String>,
+    /// The source's bytes, when they are kept with the document.
+    original: Option<Vec<u8>>,
 }
 
 /// A container's source, as read.
@@ -1191,7 +1202,7 @@ impl Engine {
         };
         let mut warnings = self.read_scanned_pages(&bytes, format, &mut structured, &reading)?;
         warnings.extend(self.read_figures(&mut structured, &reading)?);
-        drop(bytes);
+        let original = keeps_original(kind, format).then_some(bytes);
         // The request's title names what was asked for: the container's
         // own document, never its parts.
         let source_title = request.title.clone().or(source_title);
@@ -1211,6 +1222,7 @@ impl Engine {
                     structured,
                     source_title,
                     warnings,
+                    original: None,
                 },
                 parts,
                 config,
@@ -1233,6 +1245,7 @@ impl Engine {
                 structured,
                 source_title,
                 warnings,
+                original,
             },
             may_have_twin,
             config,
@@ -1261,6 +1274,7 @@ impl Engine {
             structured,
             source_title,
             warnings,
+            original,
         } = extracted;
         let empty = || {
             let mut reason = "no text to index".to_string();
@@ -1316,6 +1330,7 @@ impl Engine {
             drafts,
             warnings,
             may_have_twin,
+            original,
         })))
     }
 
@@ -1421,6 +1436,7 @@ impl Engine {
                         structured: part.text,
                         source_title: None,
                         warnings: Vec::new(),
+                        original: None,
                     },
                     false,
                     config,
@@ -1826,6 +1842,7 @@ impl Engine {
                 vectors,
                 space: space.clone(),
                 mentions,
+                original: prepared.original,
             });
         }
         self.store.create_library(&request.library, space)?;

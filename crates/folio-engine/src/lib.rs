@@ -18,6 +18,7 @@ pub mod eval;
 mod ingest;
 pub mod keys;
 mod ocr;
+mod pages;
 pub mod records;
 pub mod sandbox;
 mod search;
@@ -231,6 +232,8 @@ pub struct Engine {
         Mutex<std::collections::HashMap<LibraryName, (u64, Arc<entities::DeclaredIndex>)>>,
     /// What this engine has ingested since it opened (for metrics).
     totals: IngestTotals,
+    /// PDF pages rendered as images, the last ones kept.
+    pages: pages::PageCache,
 }
 
 /// Counts of an engine's ingestion since it opened, whatever asked for it.
@@ -333,6 +336,7 @@ impl Engine {
             roots,
             clock: Box::new(SystemClock),
             tesseract: std::sync::OnceLock::new(),
+            pages: Default::default(),
             cache: cache::SearchCache::default(),
             keys: keys::KeyCache::default(),
             declared_indexes: Mutex::default(),

@@ -608,6 +608,7 @@ impl Engine {
         let chunks = self.store.chunks(&from.id, 0..document.chunk_count)?;
         let vectors = self.store.vectors(&from.id)?;
         let mentions = self.store.document_mentions(&from.id)?;
+        let original = self.store.original(&from.id)?;
         let space = self.store.library(&document.library)?.space;
         let locator = self.roots.confine(to)?.locator();
         let id = DocumentId::derive(&document.library, &locator);
@@ -643,6 +644,7 @@ impl Engine {
                 vectors,
                 space,
                 mentions,
+                original,
             }],
             true,
         )?;

@@ -1378,3 +1378,172 @@ fn settling_a_bulk_write_frees_the_encoder_then_indexes_every_chunk() {
         "settling dropped a given embedder"
     );
 }
+
+/// Issue 51: a PDF's page as an image with the cited chunk marked, from
+/// the bytes it was indexed from: an upload's, kept with it (and removed
+/// with it), or its file's while the file holds them. The oracle is the
+/// page's own layout: `folio_testkit::pdf` sets each line 16 points below
+/// the last from 72 points under the top of a 612 × 792 point page, so
+/// each line's band of pixels is known without asking Poppler.
+fn a_pdf_page_shows_its_cited_chunk(dir: &Path, store_url: Option<&str>) {
+    const WORDS: [&str; 8] = [
+        "river", "stone", "delta", "field", "yield", "marsh", "cloud", "grain",
+    ];
+    // Every word unique (its number), so a passage matches only itself.
+    let line = |l: usize| -> String {
+        (0..9)
+            .map(|w| format!("{}{}", WORDS[(l + w) % WORDS.len()], l * 9 + w))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let first: Vec<String> = (0..40).map(line).collect();
+    let second: Vec<String> = (40..44).map(line).collect();
+    let pdf = folio_testkit::pdf(&[&first.join("\n"), &second.join("\n")]);
+    let engine = open(dir, store_url, true, Limits::default());
+    let upload = IngestRequest::new(
+        library(),
+        vec![IngestTarget::Bytes {
+            name: "fields.pdf".into(),
+            bytes: pdf.clone(),
+        }],
+    );
+    let report = engine.ingest(&upload, &SilentProgress).unwrap();
+    assert_eq!(report.indexed, 1, "{report:?}");
+    let id = report.items[0].document_id.clone().unwrap();
+    let chunks = engine.chunks(&id, 0..100).unwrap();
+    assert!(
+        chunks.len() >= 2,
+        "page 1 is more than one chunk: {chunks:?}"
+    );
+    // The oracle's precondition: the first line is chunk 0's, the page's
+    // last line is not.
+    let folded = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(folded(&chunks[0].text).contains(&first[0]));
+    assert!(!folded(&chunks[0].text).contains(&first[39]));
+    assert_eq!(chunks[0].page_start, Some(1));
+
+    let marked = engine.page_image(&id, 1, Some(0)).unwrap();
+    let (width, height, pixels) = decode_png(&marked.png);
+    assert_eq!((width, height), (marked.width, marked.height));
+    assert_eq!(
+        height,
+        folio_ocr::MAX_PAGE_SIDE,
+        "the longer side is the limit"
+    );
+    assert!((width as f32 / height as f32 - 612.0 / 792.0).abs() < 0.01);
+    let scale = height as f32 / 792.0;
+    // Yellow: red kept, blue taken down (black glyphs stay black).
+    let yellow_in_line = |l: usize| -> usize {
+        let baseline = (72.0 + 16.0 * l as f32) * scale;
+        let (top, bottom) = ((baseline - 8.0 * scale) as u32, baseline as u32);
+        (top..bottom)
+            .flat_map(|y| (0..width).map(move |x| (x, y)))
+            .filter(|&(x, y)| {
+                let at = ((y * width + x) * 3) as usize;
+                pixels[at] > 200 && pixels[at + 1] > 170 && pixels[at + 2] < 120
+            })
+            .count()
+    };
+    assert!(yellow_in_line(0) > 1000, "{}", yellow_in_line(0));
+    assert_eq!(yellow_in_line(39), 0);
+    let words = chunks[0].text.split_whitespace().count();
+    assert_eq!(
+        marked.marks.len(),
+        words,
+        "every word of chunk 0, one box each"
+    );
+
+    // No chunk, or a chunk not on the page: nothing marked.
+    let plain = engine.page_image(&id, 1, None).unwrap();
+    assert!(plain.marks.is_empty());
+    let (_, _, plain_pixels) = decode_png(&plain.png);
+    let yellow = plain_pixels
+        .chunks(3)
+        .filter(|p| p[0] > 200 && p[1] > 170 && p[2] < 120)
+        .count();
+    assert_eq!(yellow, 0);
+    let last = chunks.last().unwrap();
+    assert_eq!(last.page_end, Some(2));
+    assert!(engine.page_image(&id, 2, Some(0)).unwrap().marks.is_empty());
+    let on_two = engine.page_image(&id, 2, Some(last.index)).unwrap();
+    assert_eq!(on_two.marks.len(), second.len() * 9, "every word of page 2");
+
+    // Out of the document, or not a PDF: a structured refusal.
+    for (page, chunk, code) in [
+        (0, None, ErrorCode::InvalidArgument),
+        (3, None, ErrorCode::InvalidArgument),
+        (1, Some(999), ErrorCode::NotFound),
+    ] {
+        assert_eq!(engine.page_image(&id, page, chunk).unwrap_err().code, code);
+    }
+    fill(&engine);
+    let markdown = engine
+        .search(&SearchRequest::new(library(), "glaciers"))
+        .unwrap();
+    let text_id = &markdown.hits[0].document_id;
+    let refused = engine.page_image(text_id, 1, None).unwrap_err();
+    assert_eq!(refused.code, ErrorCode::InvalidArgument, "{refused}");
+
+    // The upload's bytes go with it.
+    engine.delete_document(&id).unwrap();
+    assert_eq!(
+        engine
+            .store()
+            .original(&folio_core::DocumentId::parse(&id).unwrap())
+            .unwrap(),
+        None
+    );
+    assert_eq!(
+        engine.page_image(&id, 1, None).unwrap_err().code,
+        ErrorCode::NotFound
+    );
+
+    // A file keeps no copy: its pages come from the file while it holds
+    // the bytes that were indexed (an engine of its own: no page of these
+    // bytes rendered yet).
+    drop(engine);
+    let engine = open(dir, store_url, true, Limits::default());
+    let file = dir.join("fields-on-disk.pdf");
+    std::fs::write(&file, &pdf).unwrap();
+    let request = IngestRequest::new(library(), vec![IngestTarget::Path(file.clone())]);
+    let report = engine.ingest(&request, &SilentProgress).unwrap();
+    let file_id = report.items[0].document_id.clone().unwrap();
+    let parsed = folio_core::DocumentId::parse(&file_id).unwrap();
+    assert_eq!(engine.store().original(&parsed).unwrap(), None);
+    let from_file = engine.page_image(&file_id, 1, Some(0)).unwrap();
+    let words = engine.chunks(&file_id, 0..1).unwrap()[0]
+        .text
+        .split_whitespace()
+        .count();
+    assert_eq!(from_file.marks.len(), words, "every word of its chunk 0");
+    std::fs::write(&file, folio_testkit::pdf(&["another text altogether"])).unwrap();
+    let changed = engine.page_image(&file_id, 2, None).unwrap_err();
+    assert_eq!(changed.code, ErrorCode::NotFound);
+    assert!(
+        changed.message.contains("changed since it was indexed"),
+        "{changed}"
+    );
+}
+
+fn decode_png(bytes: &[u8]) -> (u32, u32, Vec<u8>) {
+    let decoder = png::Decoder::new(std::io::Cursor::new(bytes));
+    let mut reader = decoder.read_info().unwrap();
+    let mut pixels = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut pixels).unwrap();
+    assert_eq!(info.color_type, png::ColorType::Rgb);
+    pixels.truncate(info.buffer_size());
+    (info.width, info.height, pixels)
+}
+
+#[test]
+fn a_pdf_page_shows_its_cited_chunk_on_the_embedded_store() {
+    let dir = tempfile::tempdir().unwrap();
+    a_pdf_page_shows_its_cited_chunk(dir.path(), None);
+}
+
+#[test]
+fn a_pdf_page_shows_its_cited_chunk_on_postgres() {
+    let dir = tempfile::tempdir().unwrap();
+    let database = TestDatabase::new("pages");
+    a_pdf_page_shows_its_cited_chunk(dir.path(), Some(&database.url));
+}

@@ -9,6 +9,7 @@
 //! hostile file is a failed page, never a failed process.
 
 mod languages;
+mod pages;
 mod tsv;
 
 use std::collections::BTreeSet;
@@ -20,6 +21,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 pub use languages::tesseract_code;
+pub use pages::{MAX_PAGE_SIDE, PageImage, Poppler};
 
 /// Why OCR could not run at all.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -94,12 +96,6 @@ impl Tesseract {
     /// Finds `tesseract` and `pdftoppm` on `PATH` and asks tesseract for its
     /// version and installed languages.
     pub fn detect() -> Result<Self, OcrError> {
-        let path = std::env::var_os("PATH").unwrap_or_default();
-        let find = |name: &str| {
-            std::env::split_paths(&path)
-                .map(|dir| dir.join(name))
-                .find(|candidate| is_executable(candidate))
-        };
         let (tesseract, pdftoppm) = match (find("tesseract"), find("pdftoppm")) {
             (Some(t), Some(p)) => (t, p),
             (t, p) => {
@@ -349,6 +345,14 @@ fn scratch_copy(
     let path = dir.path().join(name);
     std::fs::write(&path, bytes).map_err(scratch_error)?;
     Ok((dir, path))
+}
+
+/// The executable `name` in a folder of `PATH`.
+fn find(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|candidate| is_executable(candidate))
 }
 
 fn is_executable(path: &Path) -> bool {

@@ -392,10 +392,53 @@ async function openHit(index) {
       // The text stands without its boundaries.
     }
     renderText(documentInfo, hit, chunks);
+    offerPages(documentInfo, hit);
     show(["document"]);
     $("cited")?.scrollIntoView({ block: "center" });
     status("");
     $("back").focus();
+  } catch (e) {
+    status(e.message, true);
+  }
+}
+
+// The PDF whose pages are shown: its id, page count, the cited chunk and
+// its first page, and the page on view.
+let paging = null;
+
+/** A PDF hit offers its pages as images (the cited page first). */
+function offerPages(documentInfo, hit) {
+  const pdf = documentInfo.format === "pdf" && documentInfo.page_count > 0;
+  paging = pdf ? { id: documentInfo.document_id, count: documentInfo.page_count, chunk: hit.chunk_index,
+    cited: hit.page_start ?? 1, page: null } : null;
+  $("page-controls").hidden = !pdf;
+  $("page-view").hidden = true;
+  $("page-image").removeAttribute("src");
+  $("page-show").textContent = pdf ? `Show page ${paging.cited} as an image` : "";
+  $("page-previous").hidden = $("page-next").hidden = true;
+}
+
+/** Renders page `page` of the PDF on view (server-side, with the cited
+ * chunk's words marked on it) from the page resource. */
+async function showPage(page) {
+  if (!paging || page < 1 || page > paging.count) return;
+  status(`Rendering page ${page}…`);
+  const uri = `folio://document/${paging.id}/page/${page}` + (paging.chunk !== undefined && paging.chunk !== null ? `?chunk=${paging.chunk}` : "");
+  try {
+    const read = await mcp.request("resources/read", { uri });
+    const content = read.contents[0];
+    const image = $("page-image");
+    image.src = `data:${content.mimeType};base64,${content.blob}`;
+    const marks = content._meta?.marks?.length ?? 0;
+    image.alt = `Page ${page} of ${paging.count}` + (marks ? `, the cited passage marked (${marks} words)` : "");
+    image.dataset.marks = String(marks);
+    image.dataset.page = String(page);
+    $("page-caption").textContent = `Page ${page} of ${paging.count}` + (marks ? " · the cited passage is marked in yellow" : "");
+    paging.page = page;
+    $("page-view").hidden = false;
+    $("page-previous").hidden = page <= 1;
+    $("page-next").hidden = page >= paging.count;
+    status("");
   } catch (e) {
     status(e.message, true);
   }
@@ -490,6 +533,9 @@ $("signin-form").addEventListener("submit", signIn);
 $("library").addEventListener("change", () => { loadFormats(); loadEntities(); });
 $("entity-back").addEventListener("click", () => { show(HOME); $("entity-list").querySelector("button")?.focus(); });
 $("back").addEventListener("click", () => { show(HOME); $("hits").querySelector("a")?.focus(); });
+$("page-show").addEventListener("click", () => showPage(paging?.cited ?? 1));
+$("page-previous").addEventListener("click", () => showPage((paging?.page ?? 2) - 1));
+$("page-next").addEventListener("click", () => showPage((paging?.page ?? 0) + 1));
 $("home").addEventListener("click", (e) => { e.preventDefault(); show(HOME); });
 $("add-form").addEventListener("submit", add);
 $("upload-form").addEventListener("submit", upload);

@@ -1320,6 +1320,8 @@ fn remove_document_rows(tx: &Connection, id: &str) -> Result<Vec<u64>> {
         .map_err(sql_err("deleting"))?;
     tx.execute("DELETE FROM entity_mentions WHERE document_id = ?", [id])
         .map_err(sql_err("deleting"))?;
+    tx.execute("DELETE FROM originals WHERE document_id = ?", [id])
+        .map_err(sql_err("deleting"))?;
     tx.execute("DELETE FROM documents WHERE id = ?", [id])
         .map_err(sql_err("deleting"))?;
     Ok(keys)
@@ -1407,6 +1409,7 @@ impl Store for EmbeddedStore {
             "DELETE FROM chunks WHERE document_id IN (SELECT id FROM documents WHERE library_id = ?1)",
             "DELETE FROM metadata_values WHERE library_id = ?1",
             "DELETE FROM entity_mentions WHERE library_id = ?1",
+            "DELETE FROM originals WHERE document_id IN (SELECT id FROM documents WHERE library_id = ?1)",
             "DELETE FROM documents WHERE library_id = ?1",
             "DELETE FROM changes WHERE library_id = ?1",
             "DELETE FROM libraries WHERE id = ?1",
@@ -1471,6 +1474,15 @@ impl Store for EmbeddedStore {
                 .map_err(sql_err("writing documents"))?;
             let (outcome, removed) = match existing {
                 Some((hash, _)) if hash == doc.content_hash && !force => {
+                    // An unchanged copy keeps its bytes; one ingested before
+                    // bytes were kept gains them.
+                    if let Some(bytes) = &new.original {
+                        tx.execute(
+                            "INSERT OR IGNORE INTO originals (document_id, bytes) VALUES (?, ?)",
+                            params![doc.id.as_str(), bytes],
+                        )
+                        .map_err(sql_err("writing documents"))?;
+                    }
                     outcomes.push(PutOutcome::Skipped);
                     continue;
                 }
@@ -1485,6 +1497,13 @@ impl Store for EmbeddedStore {
                 rows::insert_chunk(&tx, chunk, &vector_bytes(vector))?;
             }
             rows::insert_mentions(&tx, library_id, doc.id.as_str(), &new.mentions)?;
+            if let Some(bytes) = &new.original {
+                tx.execute(
+                    "INSERT INTO originals (document_id, bytes) VALUES (?, ?)",
+                    params![doc.id.as_str(), bytes],
+                )
+                .map_err(sql_err("writing documents"))?;
+            }
             log_change(&tx, library_id, doc.id.as_str(), &removed)?;
             touched.insert(library_id);
             outcomes.push(outcome);
@@ -1502,6 +1521,17 @@ impl Store for EmbeddedStore {
             .optional()
             .map_err(sql_err("reading a document"))?
             .ok_or_else(|| StoreError::NotFound { what: "document", id: id.to_string() })
+    }
+
+    fn original(&self, id: &DocumentId) -> Result<Option<Vec<u8>>> {
+        self.conn()
+            .query_row(
+                "SELECT bytes FROM originals WHERE document_id = ?",
+                [id.as_str()],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(sql_err("reading a document"))
     }
 
     fn documents(

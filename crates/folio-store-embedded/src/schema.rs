@@ -4,7 +4,7 @@
 use rusqlite::Connection;
 
 /// Bump when the schema changes; `migrate` refuses newer databases.
-pub const SCHEMA_VERSION: i64 = 7;
+pub const SCHEMA_VERSION: i64 = 8;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS libraries (
@@ -94,6 +94,12 @@ CREATE TABLE IF NOT EXISTS entity_mentions (
 CREATE INDEX IF NOT EXISTS entity_mentions_by_entity
     ON entity_mentions(library_id, entity, document_id, chunk);
 CREATE INDEX IF NOT EXISTS entity_mentions_by_document ON entity_mentions(document_id, chunk);
+-- Source bytes kept with a document (version 8): an uploaded PDF's, whose
+-- pages are shown as images. Written and removed with the document.
+CREATE TABLE IF NOT EXISTS originals (
+    document_id TEXT PRIMARY KEY,
+    bytes BLOB NOT NULL
+);
 ";
 
 /// Fills `metadata_values` for the documents `selection` (a condition on

@@ -259,6 +259,7 @@ fn remove_document_rows(client: &impl GenericClient, id: &str) -> Result<()> {
         "DELETE FROM folio_postings WHERE chunk_key IN (SELECT key FROM folio_chunks WHERE document_id = $1)",
         "DELETE FROM folio_chunks WHERE document_id = $1",
         "DELETE FROM folio_entity_mentions WHERE document_id = $1",
+        "DELETE FROM folio_originals WHERE document_id = $1",
         "DELETE FROM folio_documents WHERE id = $1",
     ] {
         wait(client.execute(sql, &[&id])).map_err(pg_err("deleting a document"))?;
@@ -799,6 +800,7 @@ impl Store for PostgresStore {
                 "DELETE FROM folio_document_postings WHERE library_id = $1",
                 "DELETE FROM folio_chunks WHERE library_id = $1",
                 "DELETE FROM folio_entity_mentions WHERE library_id = $1",
+                "DELETE FROM folio_originals WHERE library_id = $1",
                 "DELETE FROM folio_documents WHERE library_id = $1",
                 "DELETE FROM folio_libraries WHERE id = $1",
             ] {
@@ -869,6 +871,16 @@ impl Store for PostgresStore {
                 .map_err(pg_err("writing documents"))?;
                 let outcome = match existing.map(|r| r.get::<_, String>(0)) {
                     Some(hash) if hash == doc.content_hash && !force => {
+                        // An unchanged copy keeps its bytes; one ingested
+                        // before bytes were kept gains them.
+                        if let Some(bytes) = &new.original {
+                            wait(tx.execute(
+                                "INSERT INTO folio_originals (document_id, library_id, bytes)
+                                 VALUES ($1, $2, $3) ON CONFLICT (document_id) DO NOTHING",
+                                &[&doc.id.as_str(), &library_id, bytes],
+                            ))
+                            .map_err(pg_err("writing documents"))?;
+                        }
                         outcomes.push(PutOutcome::Skipped);
                         continue;
                     }
@@ -879,6 +891,14 @@ impl Store for PostgresStore {
                     None => PutOutcome::Indexed,
                 };
                 insert_document(tx, library_id, new)?;
+                if let Some(bytes) = &new.original {
+                    wait(tx.execute(
+                        "INSERT INTO folio_originals (document_id, library_id, bytes)
+                         VALUES ($1, $2, $3)",
+                        &[&doc.id.as_str(), &library_id, bytes],
+                    ))
+                    .map_err(pg_err("writing documents"))?;
+                }
                 outcomes.push(outcome);
             }
             Ok(outcomes)
@@ -900,6 +920,16 @@ impl Store for PostgresStore {
             id: id.to_string(),
         })?;
         Ok(summary_at(&row, 0)?.with_text(row.try_get(DOCUMENT_COLUMN_COUNT).map_err(row_err)?))
+    }
+
+    fn original(&self, id: &DocumentId) -> Result<Option<Vec<u8>>> {
+        let mut conn = self.pool.get()?;
+        Ok(wait(conn.client().query_opt(
+            "SELECT bytes FROM folio_originals WHERE document_id = $1",
+            &[&id.as_str()],
+        ))
+        .map_err(pg_err("reading a document"))?
+        .map(|r| r.get(0)))
     }
 
     fn documents(

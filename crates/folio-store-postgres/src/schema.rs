@@ -11,7 +11,11 @@ use crate::Postings;
 use crate::pool::{describe, pg_err, wait};
 
 /// Bump when the schema changes; `migrate` refuses newer databases.
-pub const SCHEMA_VERSION: i64 = 9;
+pub const SCHEMA_VERSION: i64 = 10;
+
+/// The last version whose upgrade analyses every text anew: a database
+/// below it is re-analysed (recorded one below it until that is done).
+const REANALYSED_AT: i64 = 9;
 
 /// The advisory lock key of migrations ("folio" in ASCII).
 const MIGRATION_LOCK: i64 = 0x666f_6c69_6f00;
@@ -218,6 +222,17 @@ CREATE INDEX IF NOT EXISTS folio_entity_mentions_by_document
 /// Version 7: declared entities, a JSON list per library.
 const SCHEMA_V7: &str = r#"
 ALTER TABLE folio_libraries ADD COLUMN IF NOT EXISTS declared_entities jsonb;
+"#;
+
+/// Version 10: source bytes kept with a document (an uploaded PDF's, whose
+/// pages are shown as images), written and removed with it.
+const SCHEMA_V10: &str = r#"
+CREATE TABLE IF NOT EXISTS folio_originals (
+    document_id text COLLATE "C" PRIMARY KEY,
+    library_id bigint NOT NULL,
+    bytes bytea NOT NULL
+);
+CREATE INDEX IF NOT EXISTS folio_originals_by_library ON folio_originals (library_id);
 "#;
 
 /// Version 5: access keys, by name and by the key's SHA-256 (never the
@@ -471,16 +486,20 @@ pub(crate) fn migrate_in_batches(client: &mut Client, display: &str, batch: i64)
             wait(tx.batch_execute(SCHEMA_V7))
                 .map_err(pg_err("upgrading the schema to version 7"))?;
         }
+        if version < 10 {
+            wait(tx.batch_execute(SCHEMA_V10))
+                .map_err(pg_err("upgrading the schema to version 10"))?;
+        }
         // Versions 8 and 9 analyse text anew (in its language; with
         // identifiers): every posting of a database of an earlier version
         // is made again, in batches of their own after this transaction
         // (`run_reanalysis`); until the last one, the recorded version
-        // stays below this one.
-        if (1..SCHEMA_VERSION).contains(&version) {
+        // stays below version 9.
+        if (1..REANALYSED_AT).contains(&version) {
             if reanalysis_place(&tx)?.is_none() {
                 start_reanalysis(&tx)?;
             }
-            record_version_number(&tx, SCHEMA_VERSION - 1)?;
+            record_version_number(&tx, REANALYSED_AT - 1)?;
         } else {
             record_version(&tx)?;
         }

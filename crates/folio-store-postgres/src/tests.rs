@@ -110,6 +110,7 @@ impl Store for ScopedStore {
         content_hash(id: &DocumentId) -> Result<Option<String>>;
         put_documents(documents: Vec<NewDocument>, force: bool) -> Result<Vec<PutOutcome>>;
         document(id: &DocumentId) -> Result<Document>;
+        original(id: &DocumentId) -> Result<Option<Vec<u8>>>;
         documents(library: &LibraryName, offset: u64, limit: u64) -> Result<(Vec<DocumentSummary>, u64)>;
         delete_document(id: &DocumentId) -> Result<()>;
         chunks(id: &DocumentId, range: Range<u32>) -> Result<Vec<Chunk>>;
@@ -894,4 +895,50 @@ fn a_claim_on_a_silently_dropped_connection_is_not_held() {
     let started = std::time::Instant::now();
     assert!(!claim.held(), "an unanswered probe loses the claim");
     assert!(started.elapsed() < std::time::Duration::from_secs(30));
+}
+
+/// Version 10 only adds the table of kept source bytes: a version 9
+/// database gains it and keeps its postings as they are (no re-analysis).
+#[test]
+fn version_9_gains_the_originals_table_without_a_reanalysis() {
+    let database = TestDatabase::new();
+    let store = database.store();
+    store.create_library(&lib(), &space()).unwrap();
+    store
+        .put_documents(
+            vec![document(&lib(), "a.txt", &["alpha beta"], &[0], json!({}))],
+            false,
+        )
+        .unwrap();
+    drop(store);
+    // A version 9 database: no originals table; a marker posting that a
+    // re-analysis would drop.
+    database.run(
+        "DROP TABLE folio_originals;
+         INSERT INTO folio_postings (library_id, term, chunk_key, tf, norm)
+             SELECT library_id, 'zz-kept-marker', chunk_key, tf, norm FROM folio_postings LIMIT 1;
+         UPDATE folio_meta SET value = '9' WHERE key = 'schema_version';",
+    );
+    let store = database.store();
+    let mut kept = document(&lib(), "b.pdf", &["gamma"], &[1], json!({}));
+    kept.original = Some(b"%PDF-1.7".to_vec());
+    store.put_documents(vec![kept.clone()], false).unwrap();
+    assert_eq!(
+        store.original(&kept.document.id).unwrap(),
+        Some(b"%PDF-1.7".to_vec())
+    );
+    let pool = Pool::new(&database.url).unwrap();
+    let mut conn = pool.get().unwrap();
+    let rows = wait(conn.client().query(
+        "SELECT (SELECT value FROM folio_meta WHERE key = 'schema_version'),
+                (SELECT count(*) FROM folio_postings WHERE term = 'zz-kept-marker')",
+        &[],
+    ))
+    .unwrap();
+    assert_eq!(rows[0].get::<_, String>(0), SCHEMA_VERSION.to_string());
+    assert_eq!(
+        rows[0].get::<_, i64>(1),
+        1,
+        "the postings were analysed again"
+    );
 }

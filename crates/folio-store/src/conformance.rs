@@ -89,6 +89,7 @@ pub fn document(
         vectors: axes.iter().map(|&a| axis(a, 0.1)).collect(),
         space: space(),
         mentions: Vec::new(),
+        original: None,
     }
 }
 
@@ -159,6 +160,64 @@ pub fn run(make: &dyn Fn() -> Box<dyn Store>) {
     keys_are_kept_by_hash_and_unique(&*make());
     entity_mentions_live_and_die_with_their_documents(&*make());
     entities_are_declared_relinked_and_filtered(&*make());
+    originals_live_and_die_with_their_documents(&*make());
+}
+
+/// A document's kept source bytes are written with it, replaced or dropped
+/// when it is replaced, kept when an unchanged copy is skipped, and removed
+/// with the document and with its library.
+pub fn originals_live_and_die_with_their_documents(store: &dyn Store) {
+    let name = lib("originals");
+    store.create_library(&name, &space()).unwrap();
+    let bytes: Vec<u8> = (0..=255u8).cycle().take(70_000).collect();
+    let mut kept = document(&name, "upload.pdf", &["alpha"], &[0], json!({}));
+    kept.original = Some(bytes.clone());
+    let plain = document(&name, "plain.txt", &["beta"], &[1], json!({}));
+    let (id, plain_id) = (kept.document.id.clone(), plain.document.id.clone());
+    store
+        .put_documents(vec![kept.clone(), plain], false)
+        .unwrap();
+    assert_eq!(store.original(&id).unwrap(), Some(bytes.clone()));
+    assert_eq!(store.original(&plain_id).unwrap(), None);
+    let unknown = DocumentId::derive(&name, "nowhere");
+    assert_eq!(store.original(&unknown).unwrap(), None);
+
+    // Skipped (same content): the bytes stay. Replaced with new bytes: the
+    // new ones. Replaced without any: none.
+    let mut same = kept.clone();
+    same.original = None;
+    assert_eq!(
+        store.put_documents(vec![same], false).unwrap(),
+        vec![PutOutcome::Skipped]
+    );
+    assert_eq!(store.original(&id).unwrap(), Some(bytes));
+    let mut changed = document(&name, "upload.pdf", &["gamma"], &[2], json!({}));
+    changed.original = Some(b"%PDF-1.7 second".to_vec());
+    store.put_documents(vec![changed.clone()], false).unwrap();
+    assert_eq!(
+        store.original(&id).unwrap(),
+        Some(b"%PDF-1.7 second".to_vec())
+    );
+    changed.original = None;
+    store.put_documents(vec![changed.clone()], true).unwrap();
+    assert_eq!(store.original(&id).unwrap(), None);
+
+    changed.original = Some(b"%PDF third".to_vec());
+    store.put_documents(vec![changed], true).unwrap();
+    store.delete_document(&id).unwrap();
+    assert_eq!(store.original(&id).unwrap(), None);
+
+    let mut again = document(&name, "again.pdf", &["delta"], &[3], json!({}));
+    again.original = Some(b"%PDF fourth".to_vec());
+    let again_id = again.document.id.clone();
+    store.put_documents(vec![again.clone()], false).unwrap();
+    store.delete_library(&name).unwrap();
+    store.create_library(&name, &space()).unwrap();
+    assert_eq!(store.original(&again_id).unwrap(), None);
+    // A document of the same id written again without bytes has none.
+    again.original = None;
+    store.put_documents(vec![again], false).unwrap();
+    assert_eq!(store.original(&again_id).unwrap(), None);
 }
 
 /// Declared entities are kept per library; a document's mentions can be

@@ -181,6 +181,10 @@ pub struct NewDocument {
     /// The entities its chunks mention: written in the document's
     /// transaction and removed with it.
     pub mentions: Vec<EntityMention>,
+    /// The source's bytes, kept with the document when folio could not read
+    /// them again (an uploaded PDF, whose pages are shown as images);
+    /// written, replaced and removed with it.
+    pub original: Option<Vec<u8>>,
 }
 
 /// A mention of an entity in one of a document's chunks.
@@ -413,6 +417,10 @@ pub trait Store: Send + Sync {
 
     /// `NotFound` when there is no such document.
     fn document(&self, id: &DocumentId) -> Result<Document>;
+
+    /// The source bytes kept with a document (`NewDocument::original`);
+    /// None when none were kept or there is no such document.
+    fn original(&self, id: &DocumentId) -> Result<Option<Vec<u8>>>;
 
     /// A page of a library's documents ordered by source, and the total count.
     fn documents(

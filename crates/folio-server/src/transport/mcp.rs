@@ -802,6 +802,14 @@ fn resource_templates() -> Result<ListResourceTemplatesResult, McpError> {
             "mimeType": "text/markdown"
         },
         {
+            "uriTemplate": "folio://document/{document_id}/page/{page}{?chunk}",
+            "name": "page",
+            "description": "A PDF document's page (from 1) as a PNG image, at most 1600 pixels \
+                            on a side; with `chunk` (a chunk's index, as search hits give it), \
+                            that chunk's words on the page are marked as with a highlighter.",
+            "mimeType": "image/png"
+        },
+        {
             "uriTemplate": "folio://entity/{library}/{name}",
             "name": "entity",
             "description": "An entity's card as JSON: declared aliases, attributes and \
@@ -854,6 +862,36 @@ impl FolioServer {
         let call = Call::detached("resources/read").by(caller);
         if uri == apps::VIEWER && shared.registry.has_toolset(Toolset::Native) {
             let result: ReadResourceResult = from_json(apps::contents())?;
+            return Ok(result.into());
+        }
+        if let Some((id, page, chunk)) = page_uri(&uri) {
+            let touched = id.clone();
+            let image = ops::unbounded(shared, &call, Touches::Document(&touched), move |engine| {
+                engine.page_image(&id, page, chunk)
+            })
+            .await
+            .map_err(|e| match e.code {
+                folio_core::ErrorCode::LibraryNotFound | folio_core::ErrorCode::Forbidden => {
+                    resource_not_found(&uri)
+                }
+                folio_core::ErrorCode::NotFound => {
+                    McpError::resource_not_found(e.message, Some(json!({"uri": uri})))
+                }
+                code => McpError::invalid_params(
+                    e.message,
+                    Some(json!({"uri": uri, "code": code.as_str()})),
+                ),
+            })?;
+            use base64::Engine as _;
+            let blob = base64::engine::general_purpose::STANDARD.encode(&image.png);
+            let result: ReadResourceResult = from_json(json!({
+                "contents": [{
+                    "uri": uri,
+                    "mimeType": "image/png",
+                    "blob": blob,
+                    "_meta": {"width": image.width, "height": image.height, "marks": image.marks},
+                }]
+            }))?;
             return Ok(result.into());
         }
         let (mime, text) = if let Some(name) = uri.strip_prefix("folio://library/") {
@@ -917,6 +955,22 @@ impl FolioServer {
         }))?;
         Ok(result.into())
     }
+}
+
+/// The document, page and marked chunk a page image's URI names:
+/// `folio://document/{id}/page/{page}` with an optional `?chunk={index}`.
+fn page_uri(uri: &str) -> Option<(String, u32, Option<u32>)> {
+    let rest = uri.strip_prefix("folio://document/")?;
+    let (id, rest) = rest.split_once("/page/")?;
+    let (page, query) = match rest.split_once('?') {
+        Some((page, query)) => (page, Some(query)),
+        None => (rest, None),
+    };
+    let chunk = match query {
+        Some(query) => Some(query.strip_prefix("chunk=")?.parse().ok()?),
+        None => None,
+    };
+    Some((id.to_string(), page.parse().ok()?, chunk))
 }
 
 /// A percent-encoded URI segment as text (None when it is not UTF-8 or an

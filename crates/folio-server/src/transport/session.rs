@@ -262,7 +262,9 @@ impl Followed {
 fn fingerprint(engine: &Engine, uri: &str, reader: Option<&Principal>) -> Option<u64> {
     let may_read = |library: &LibraryName| reader.is_none_or(|p| p.may_touch(library));
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    if let Some(id) = uri.strip_prefix("folio://document/") {
+    if let Some(rest) = uri.strip_prefix("folio://document/") {
+        // A page image changes with its document.
+        let id = rest.split('/').next().unwrap_or(rest);
         let document = engine.document(id).ok()?;
         if !may_read(&document.library) {
             return None;
