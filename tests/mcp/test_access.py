@@ -93,6 +93,8 @@ def test_every_method_needs_its_scope_and_resource_reads_are_audited(data, tmp_p
                     ("read a library resource without search", lambda: c.read_resource("folio://library/wiki")),
                     ("read another library's resource without search", lambda: c.read_resource("folio://library/hr")),
                     ("read a document without search", lambda: c.read_resource(f"folio://document/{hr_doc}")),
+                    ("read a page image without search",
+                     lambda: c.read_resource(f"folio://document/{hr_doc}/page/1?chunk=0")),
                     ("read an entity without search", lambda: c.read_resource("folio://entity/wiki/rivers")),
                 ]:
                     try:
@@ -138,11 +140,14 @@ def test_every_method_needs_its_scope_and_resource_reads_are_audited(data, tmp_p
                 assert [r.name for r in listed.resources] == ["wiki"]
                 library = await c.read_resource("folio://library/wiki")
                 assert json.loads(library.contents[0].text)["document_count"] == 2
-                try:
-                    await c.read_resource(f"folio://document/{hr_doc}")
-                    attempts.append(("read another library's document", True))
-                except MCPError:
-                    attempts.append(("read another library's document", False))
+                for what, uri in [("read another library's document", f"folio://document/{hr_doc}"),
+                                  ("read another library's page image", f"folio://document/{hr_doc}/page/1")]:
+                    try:
+                        await c.read_resource(uri)
+                        attempts.append((what, True))
+                    except MCPError as e:
+                        attempts.append((what, False))
+                        assert e.error.message == f"no resource {uri}", e.error
 
         run(as_reader())
 

@@ -43,8 +43,24 @@ def assert_page_sound(seen, artifacts):
         assert (artifacts / shot).stat().st_size > 10_000, shot
 
 
+# A PDF of two pages (lines set 16 points apart on a 612 × 792 point page).
+PDF_PAGES = [
+    "Drained fields and their yield\n"
+    "Across three seasons the drained plots gave a third more grain\n"
+    "than the plots beside them whose water stood until late spring.\n"
+    "The difference held on clay and on loam, in dry years and wet.",
+    "Costs of drainage\n"
+    "Tile drains cost more to lay than open ditches but need less upkeep,\n"
+    "and over twenty years the two came out within a tenth of each other.",
+]
+
+
 def test_search_and_a_cited_passage_in_the_browser(data, tmp_path):
+    from pdfs import pdf
+
     ingest(data, "docs", SAMPLES)
+    fields = tmp_path / "fields.pdf"
+    fields.write_bytes(pdf(PDF_PAGES))
     # A file added through the page (a path on the server, as an agent's
     # ingest takes it).
     added = tmp_path / "notes" / "optimisers.txt"
@@ -57,8 +73,12 @@ def test_search_and_a_cited_passage_in_the_browser(data, tmp_path):
             seen = drive(server.url, artifacts, library="docs", format="markdown", width=width,
                          query="why does dropout reduce overfitting",
                          add={"library": "notes", "path": str(added)} if first else None,
-                         upload={"library": "uploads", "file": str(SAMPLES / "attention.html")} if first else None)
+                         upload={"library": "uploads", "file": str(SAMPLES / "attention.html")} if first else None,
+                         pdf={"library": "papers", "file": str(fields), "query": "does drainage raise the yield of grain"}
+                         if first else None)
             assert_page_sound(seen, artifacts)
+            if first:
+                assert_pdf_page_shown(seen, artifacts, server.url)
             assert seen["add_visible"]
             if width == 1280:
                 assert seen["add_status"].startswith("1 indexed, 0 unchanged, 0 failed"), seen["add_status"]
@@ -73,7 +93,7 @@ def test_search_and_a_cited_passage_in_the_browser(data, tmp_path):
                 assert seen["upload_status"] == f"attention.html: indexed, {uploads['chunk_count']} chunk(s) in uploads", \
                     seen["upload_status"]
             else:
-                assert sorted(seen["libraries"]) == ["docs", "notes", "uploads"]
+                assert sorted(seen["libraries"]) == ["docs", "notes", "papers", "uploads"]
             # The facet offers the library's formats; the filter holds.
             assert {"markdown", "html", "text"} <= set(seen["formats"]), seen["formats"]
             assert seen["hits"][0] == "Dropout as regularisation", seen["hits"]
@@ -87,6 +107,49 @@ def test_search_and_a_cited_passage_in_the_browser(data, tmp_path):
             # has three).
             assert seen["boundaries"] == ["chunk 1", "chunk 2", "chunk 3"], seen["boundaries"]
             assert not seen["overflows"], f"the page is wider than {width} px"
+
+
+def assert_pdf_page_shown(seen, artifacts, url):
+    """The uploaded PDF found with the pdf filter, its cited page shown as
+    an image: the page's size follows from its 612 × 792 points and the
+    1600-pixel limit; every word of the page is in the one cited chunk, so
+    every word is marked; the image is the page resource as the Python SDK
+    reads it; the next page is a click away."""
+    import base64
+    import hashlib
+
+    from conftest import http_mcp, run
+
+    assert all("fields.pdf" in c for c in seen["pdf_citations"]), seen["pdf_citations"]
+    assert seen["page_button"] == "Show page 1 as an image", seen["page_button"]
+    shown = seen["page"]
+    assert (shown["width"], shown["height"], shown["page"]) == (round(612 * 1600 / 792 + 0.5), 1600, 1), shown
+    assert shown["marks"] == len(PDF_PAGES[0].split()), (shown["marks"], len(PDF_PAGES[0].split()))
+    assert seen["page_caption"] == "Page 1 of 2 · the cited passage is marked in yellow", seen["page_caption"]
+    assert seen["violations_page"] == [], seen["violations_page"]
+    assert (artifacts / "page.png").stat().st_size > 10_000
+    assert seen["next_page"]["page"] == 2 and seen["next_page"]["marks"] == len(PDF_PAGES[1].split()), seen["next_page"]
+    assert seen["previous_visible"]
+
+    async def read():
+        async with http_mcp(url) as c:
+            templates = await c.list_resource_templates()
+            assert "folio://document/{document_id}/page/{page}{?chunk}" in [
+                t.uri_template for t in templates.resource_templates]
+            found = await c.call_tool("search", {"library": "papers", "query": "drainage", "top_k": 1})
+            hit = found.structured_content["hits"][0]
+            uri = f"folio://document/{hit['document_id']}/page/1?chunk={hit['chunk_index']}"
+            page = (await c.read_resource(uri)).contents[0]
+            plain = (await c.read_resource(f"folio://document/{hit['document_id']}/page/1")).contents[0]
+            return page, plain
+
+    page, plain = run(read())
+    assert page.mime_type == "image/png"
+    png = base64.b64decode(page.blob)
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    assert hashlib.sha256(png).digest() == hashlib.sha256(base64.b64decode(shown["src"])).digest()
+    # Unmarked, the same page is another image.
+    assert base64.b64decode(plain.blob) != png
 
 
 def test_a_key_signed_in_once_is_a_cookie_no_script_reads(data):
@@ -204,9 +267,15 @@ def test_the_mcp_app_view_under_the_apps_package_host(data):
     MCP Apps package's AppBridge hosts the view in chromium, the view shows
     the search result and opens a passage by calling get_chunks through the
     host. A client that does not declare the extension sees no view."""
+    from pdfs import pdf
+
     ingest(data, "docs", SAMPLES)
+    fields = data.parent / "fields.pdf"
+    fields.write_bytes(pdf(PDF_PAGES))
+    ingest(data, "papers", fields)
     with HttpServer(data) as server:
-        seen = drive_app(server.url, library="docs", query="why does dropout reduce overfitting")
+        seen = drive_app(server.url, library="docs", query="why does dropout reduce overfitting",
+                         pdf={"library": "papers", "query": "does drainage raise the yield of grain"})
         assert "io.modelcontextprotocol/ui" in seen["server_extensions"], seen
         assert seen["tool_views"] == {"search": VIEWER, "get_document": VIEWER}
         assert seen["ui_resources"] == [{"uri": VIEWER, "mimeType": "text/html;profile=mcp-app"}]
@@ -221,6 +290,13 @@ def test_the_mcp_app_view_under_the_apps_package_host(data):
         words = lambda text: " ".join(text.split())
         assert words(seen["marked"]) in words((SAMPLES / "dropout.md").read_text()), seen["marked"]
         assert (ARTIFACTS / "mcp-app.png").stat().st_size > 10_000
+        # A PDF hit's page, read by the view through the host's
+        # resources/read, its cited chunk marked.
+        assert seen["page_button"] == "Show page 1", seen
+        assert seen["reads_from_view"] and all(
+            u.startswith("folio://document/") and u.endswith("/page/1?chunk=0") for u in seen["reads_from_view"]), seen
+        assert (seen["page_image"]["width"], seen["page_image"]["height"]) == (round(612 * 1600 / 792 + 0.5), 1600)
+        assert seen["page_image"]["alt"] == f"Page 1 of {fields}, the cited passage marked", seen["page_image"]
 
         plain = drive_app(server.url, plain=True)
         assert "io.modelcontextprotocol/ui" not in (plain["server_extensions"] or {}), plain

@@ -14,6 +14,8 @@
 //   artifacts  a folder for screenshots
 //   width      the viewport's width (default 1280)
 //   top_k      hits asked for (default the page's 10)
+//   pdf        {library, file, query}: a PDF uploaded through the page, found
+//              with the pdf filter and its cited page shown as an image
 import { chromium } from "playwright-core";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -145,6 +147,47 @@ try {
   await page.getByRole("button", { name: "Back to results" }).click();
   seen.violations_search = await audit();
   seen.overflows = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth);
+
+  if (args.pdf) {
+    // A PDF uploaded, found, and its cited page shown as an image.
+    const form = page.locator("#upload-form");
+    await form.getByLabel("Into library").fill(args.pdf.library);
+    await form.getByLabel("File from this computer").setInputFiles(args.pdf.file);
+    await form.getByRole("button", { name: "Upload" }).click();
+    await page.locator("#status", { hasText: `chunk(s) in ${args.pdf.library}` }).waitFor();
+    await page.getByLabel("Library", { exact: true }).selectOption(args.pdf.library);
+    await page.locator('#format option[value="pdf"]').waitFor({ state: "attached" });
+    await page.getByLabel("Format").selectOption("pdf");
+    await page.getByLabel("Question or words").fill(args.pdf.query);
+    await page.getByRole("button", { name: "Search" }).click();
+    // The hits of this search (the last search's are replaced).
+    await page.locator("#hits .cite", { hasText: ".pdf" }).first().waitFor();
+    seen.pdf_citations = await page.locator("#hits .cite").allTextContents();
+    await page.locator("#hits li a").first().click();
+    await page.locator("#cited").waitFor();
+    const show = page.locator("#page-show");
+    seen.page_button = await show.textContent();
+    await show.click();
+    const image = page.locator("#page-image");
+    await page.waitForFunction(() => {
+      const img = document.getElementById("page-image");
+      return img.complete && img.naturalWidth > 0 && !document.getElementById("page-view").hidden;
+    });
+    const shown = async () => image.evaluate((img) => ({
+      width: img.naturalWidth, height: img.naturalHeight, marks: Number(img.dataset.marks),
+      page: Number(img.dataset.page), alt: img.alt, src: img.src.slice(img.src.indexOf(",") + 1),
+    }));
+    seen.page = await shown();
+    seen.page_caption = await page.locator("#page-caption").textContent();
+    await page.screenshot({ path: `${args.artifacts}/page.png`, fullPage: true });
+    seen.violations_page = await audit();
+    await page.locator("#page-next").click();
+    await page.waitForFunction(() => document.getElementById("page-image").dataset.page === "2");
+    seen.next_page = await shown();
+    seen.next_page.src = seen.next_page.src.length;
+    seen.previous_visible = await page.locator("#page-previous").isVisible();
+    await page.getByRole("button", { name: "Back to results" }).click();
+  }
 
   seen.console_before_forged = [...seen.console];
   // A forged request: another site's form post to /mcp carries no app

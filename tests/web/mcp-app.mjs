@@ -6,8 +6,10 @@
 // by esbuild), hands it the tool's input and result, and forwards the
 // view's own tool calls to folio through the same client. Prints what it
 // saw as one JSON line; tests/mcp/test_web.py asserts. Arguments: a JSON
-// object with url, library, query, artifacts, and plain (true: connect
-// without declaring the extension, and only list).
+// object with url, library, query, artifacts, plain (true: connect
+// without declaring the extension, and only list), and pdf ({library,
+// query}: a search whose first hit is a PDF's, its page then shown by the
+// view through the host's resources/read).
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { build } from "esbuild";
 import { chromium } from "playwright-core";
@@ -15,7 +17,7 @@ import { fileURLToPath } from "node:url";
 
 const args = JSON.parse(process.argv[2]);
 const MIME = "text/html;profile=mcp-app";
-const seen = { calls_from_view: [] };
+const seen = { calls_from_view: [], reads_from_view: [] };
 
 const client = new Client(
   { name: "folio-app-host-test", version: "1" },
@@ -66,6 +68,10 @@ try {
     seen.calls_from_view.push(params.name);
     return client.callTool(params);
   });
+  await page.exposeFunction("folioReadResource", async (params) => {
+    seen.reads_from_view.push(params.uri);
+    return client.readResource(params);
+  });
   await page.route("http://host.test/**", (route) => {
     const path = new URL(route.request().url()).pathname;
     if (path === "/host.js") return route.fulfill({ contentType: "text/javascript", body: hostScript });
@@ -74,8 +80,9 @@ try {
   await page.goto("http://host.test/");
   seen.initialized = await page.evaluate(async ({ html, input, result }) => {
     const frame = document.getElementById("view");
-    const bridge = new window.AppBridge(null, { name: "folio-test-host", version: "1" }, { serverTools: {} });
+    const bridge = new window.AppBridge(null, { name: "folio-test-host", version: "1" }, { serverTools: {}, serverResources: {} });
     bridge.oncalltool = (params) => window.folioCallTool(params);
+    bridge.onreadresource = (params) => window.folioReadResource(params);
     const initialized = new Promise((resolve) => { bridge.oninitialized = () => resolve(true); });
     // Listening before the view loads, as a host does: the view asks to
     // initialize as soon as its script runs.
@@ -95,6 +102,20 @@ try {
   await frame.locator("mark").first().waitFor();
   seen.marked = await frame.locator("mark").first().textContent();
   await page.screenshot({ path: `${args.artifacts}/mcp-app.png`, fullPage: true });
+  if (args.pdf) {
+    // A PDF's hits: the view offers the cited page, read through the host.
+    const found = await client.callTool({ name: "search", arguments: { library: args.pdf.library, query: args.pdf.query, top_k: 3 } });
+    await page.evaluate(async (result) => window.bridge.sendToolResult(result), found);
+    const show = frame.getByRole("button", { name: /^Show page / }).first();
+    await show.waitFor();
+    seen.page_button = await show.textContent();
+    await show.click();
+    const image = frame.locator("img.page").first();
+    await image.waitFor();
+    await frame.locator("img.page").first().evaluate((img) => img.decode());
+    seen.page_image = await image.evaluate((img) => ({ width: img.naturalWidth, height: img.naturalHeight, alt: img.alt }));
+    await page.screenshot({ path: `${args.artifacts}/mcp-app-page.png`, fullPage: true });
+  }
   seen.errors = errors;
 } catch (e) {
   seen.failure = String((e && e.stack) || e);

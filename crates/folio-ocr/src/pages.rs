@@ -146,6 +146,15 @@ impl Poppler {
         for mark in &marks {
             image.highlight(*mark);
         }
+        // The space between two marked words of one line is marked too,
+        // as one stroke of a highlighter would.
+        for pair in marks.windows(2) {
+            let ([x0, y0, x1, y1], [next_x0, next_y0, _, next_y1]) = (pair[0], pair[1]);
+            let same_line = y0.abs_diff(next_y0) <= (y1 - y0) / 3 && y1.abs_diff(next_y1) <= (y1 - y0) / 3;
+            if same_line && next_x0 > x1 && next_x0 - x1 <= (y1 - y0) {
+                image.highlight([x1, y0.min(next_y0), next_x0, y1.max(next_y1)]);
+            }
+        }
         Ok(PageImage {
             png: image.png()?,
             width: image.width,
