@@ -11,7 +11,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from conftest import BIN, SAMPLES, HttpServer, folio_env
+from conftest import BIN, SAMPLES, HttpServer, folio_env, write_config
 from test_keys import create_key, status_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,7 +38,7 @@ def drive(url, artifacts, **args):
 
 def assert_page_sound(seen, artifacts):
     assert seen["errors"] == [] and seen["console_before_forged"] == [], seen
-    assert seen["violations_document"] == [] and seen["violations_search"] == [], seen
+    assert seen["violations_document"] == [] and seen["violations_search"] == [], (seen["violations_document"], seen["violations_search"])
     for shot in ["search.png", "document.png"]:
         assert (artifacts / shot).stat().st_size > 10_000, shot
 
@@ -61,12 +61,19 @@ def test_search_and_a_cited_passage_in_the_browser(data, tmp_path):
     ingest(data, "docs", SAMPLES)
     fields = tmp_path / "fields.pdf"
     fields.write_bytes(pdf(PDF_PAGES))
+    # A watched folder with a file it cannot read.
+    watched = tmp_path / "watched"
+    watched.mkdir()
+    (watched / "minutes.md").write_text("# Minutes\n\nThe board met on Tuesday.")
+    (watched / "broken.pdf").write_bytes(b"%PDF-1.4\nnot a PDF past its first line")
+    config = write_config(tmp_path / "folio.toml", f'[[watch]]\nfolder = "{watched}"\nlibrary = "minutes"\n')
     # A file added through the page (a path on the server, as an agent's
     # ingest takes it).
     added = tmp_path / "notes" / "optimisers.txt"
     added.parent.mkdir()
     added.write_bytes((SAMPLES / "optimisers.txt").read_bytes())
-    with HttpServer(data) as server:
+    with HttpServer(data, config=config) as server:
+        watch = watched_once(server.url)
         for width in [1280, 360]:
             artifacts = ARTIFACTS / f"loopback-{width}"
             first = width == 1280
@@ -75,17 +82,27 @@ def test_search_and_a_cited_passage_in_the_browser(data, tmp_path):
                          add={"library": "notes", "path": str(added)} if first else None,
                          upload={"library": "uploads", "file": str(SAMPLES / "attention.html")} if first else None,
                          pdf={"library": "papers", "file": str(fields), "query": "does drainage raise the yield of grain"}
-                         if first else None)
+                         if first else None, watches=True)
             assert_page_sound(seen, artifacts)
+            # The watched folder as server_info tells it, its unreadable
+            # file among the failing ones.
+            assert seen["activity_visible"]
+            assert seen["watches"] == [{
+                "cells": [str(watched), "minutes", watch["state"], str(watch["changes"]),
+                          (watch["last_change_at"] or "—").replace("T", " ")[:19]],
+                "failing": [f.removeprefix(f"{watched}/") for f in watch["failing"]]}], (seen["watches"], watch)
+            assert watch["state"] == "watching" and any(f.startswith(f"{watched}/broken.pdf") for f in watch["failing"]), watch
             if first:
                 assert_pdf_page_shown(seen, artifacts, server.url)
             assert seen["add_visible"]
             if width == 1280:
                 assert seen["add_status"].startswith("1 indexed, 0 unchanged, 0 failed"), seen["add_status"]
-                assert seen["libraries"] == ["docs"]
-                assert sorted(seen["libraries_after_add"]) == ["docs", "notes"]
+                # The add ran as a background job, shown finished.
+                assert [j[:3] for j in seen["jobs"]] == [["notes", "completed", "1 document(s)"]], seen["jobs"]
+                assert seen["libraries"] == ["docs", "minutes"]
+                assert sorted(seen["libraries_after_add"]) == ["docs", "minutes", "notes"]
                 # A file from the browser's computer, uploaded.
-                assert sorted(seen["libraries_after_upload"]) == ["docs", "notes", "uploads"]
+                assert sorted(seen["libraries_after_upload"]) == ["docs", "minutes", "notes", "uploads"]
                 listed = json.loads(subprocess.run([BIN, "ls", "--json"], env=folio_env(data), capture_output=True,
                                                    text=True).stdout)
                 uploads = next(l for l in listed if l["name"] == "uploads")
@@ -93,7 +110,7 @@ def test_search_and_a_cited_passage_in_the_browser(data, tmp_path):
                 assert seen["upload_status"] == f"attention.html: indexed, {uploads['chunk_count']} chunk(s) in uploads", \
                     seen["upload_status"]
             else:
-                assert sorted(seen["libraries"]) == ["docs", "notes", "papers", "uploads"]
+                assert sorted(seen["libraries"]) == ["docs", "minutes", "notes", "papers", "uploads"]
             # The facet offers the library's formats; the filter holds.
             assert {"markdown", "html", "text"} <= set(seen["formats"]), seen["formats"]
             assert seen["hits"][0] == "Dropout as regularisation", seen["hits"]
@@ -106,7 +123,28 @@ def test_search_and_a_cited_passage_in_the_browser(data, tmp_path):
             # The document's chunks, each marked where it starts (dropout.md
             # has three).
             assert seen["boundaries"] == ["chunk 1", "chunk 2", "chunk 3"], seen["boundaries"]
-            assert not seen["overflows"], f"the page is wider than {width} px"
+            assert not seen["overflows"], f"the page is wider than {width} px: {seen['overflows']}"
+
+
+def watched_once(url):
+    """The server's one watch, as server_info tells it, once its first pass
+    has indexed a file and failed on another."""
+    import asyncio
+    import time
+
+    from conftest import http_mcp, ok, run
+
+    async def info():
+        async with http_mcp(url) as c:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                watches = (await ok(c, "server_info"))["watches"]
+                if watches and watches[0]["changes"] >= 1 and watches[0]["failing"]:
+                    return watches[0]
+                await asyncio.sleep(0.2)
+            raise AssertionError(f"no pass of the watch: {watches}")
+
+    return run(info())
 
 
 def assert_pdf_page_shown(seen, artifacts, url):

@@ -14,6 +14,7 @@
 //   artifacts  a folder for screenshots
 //   width      the viewport's width (default 1280)
 //   top_k      hits asked for (default the page's 10)
+//   watches    true: the server watches folders (their rows are read)
 //   pdf        {library, file, query}: a PDF uploaded through the page, found
 //              with the pdf filter and its cited page shown as an image
 import { chromium } from "playwright-core";
@@ -62,6 +63,14 @@ try {
   seen.script_sees_cookie = await page.evaluate(() => document.cookie.includes("folio_key"));
 
   seen.add_visible = await page.locator("#add").isVisible();
+  seen.activity_visible = await page.locator("#activity").isVisible();
+  if (args.watches) {
+    await page.locator("#watch-rows tr").first().waitFor();
+    seen.watches = await page.locator("#watch-rows tr").evaluateAll((rows) => rows.map((r) => ({
+      cells: [...r.cells].slice(0, 5).map((c) => c.textContent),
+      failing: [...r.cells[5].querySelectorAll("li")].map((li) => li.textContent),
+    })));
+  }
   seen.keys_visible = await page.locator("#keys").isVisible();
   if (args.admin) {
     await page.locator("#key-rows tr").first().waitFor();
@@ -85,6 +94,8 @@ try {
     await form.getByRole("button", { name: "Add", exact: true }).click();
     await page.locator("#status", { hasText: "indexed" }).waitFor();
     seen.add_status = await page.locator("#status").textContent();
+    // The add ran as a background job, listed under Activity.
+    seen.jobs = await page.locator("#job-rows tr").evaluateAll((rows) => rows.map((r) => [...r.cells].map((c) => c.textContent)));
     seen.libraries_after_add = await page.locator("#library-rows th").allTextContents();
   }
   if (args.upload) {
@@ -146,7 +157,13 @@ try {
   seen.violations_document = await audit();
   await page.getByRole("button", { name: "Back to results" }).click();
   seen.violations_search = await audit();
-  seen.overflows = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth);
+  // Wider than the viewport: the elements that stick out, named.
+  seen.overflows = await page.evaluate(() => {
+    if (document.documentElement.scrollWidth <= window.innerWidth) return false;
+    const out = [...document.querySelectorAll("body *")].filter((e) => !e.parentElement.closest(".scroll")
+      && e.getBoundingClientRect().right > window.innerWidth + 1);
+    return [`${document.documentElement.scrollWidth} px`, ...out.slice(0, 5).map((e) => `${e.tagName.toLowerCase()}#${e.id}.${e.className}`)];
+  });
 
   if (args.pdf) {
     // A PDF uploaded, found, and its cited page shown as an image.

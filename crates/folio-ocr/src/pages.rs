@@ -150,7 +150,8 @@ impl Poppler {
         // as one stroke of a highlighter would.
         for pair in marks.windows(2) {
             let ([x0, y0, x1, y1], [next_x0, next_y0, _, next_y1]) = (pair[0], pair[1]);
-            let same_line = y0.abs_diff(next_y0) <= (y1 - y0) / 3 && y1.abs_diff(next_y1) <= (y1 - y0) / 3;
+            let same_line =
+                y0.abs_diff(next_y0) <= (y1 - y0) / 3 && y1.abs_diff(next_y1) <= (y1 - y0) / 3;
             if same_line && next_x0 > x1 && next_x0 - x1 <= (y1 - y0) {
                 image.highlight([x1, y0.min(next_y0), next_x0, y1.max(next_y1)]);
             }
@@ -338,7 +339,6 @@ impl Rgb {
         let mut encoder = png::Encoder::new(&mut out, self.width, self.height);
         encoder.set_color(png::ColorType::Rgb);
         encoder.set_depth(png::BitDepth::Eight);
-        encoder.set_compression(png::Compression::Fast);
         let mut writer = encoder.write_header().map_err(|e| e.to_string())?;
         writer
             .write_image_data(&self.pixels)

@@ -108,13 +108,14 @@ function element(tag, text, attributes = {}) {
 }
 
 function show(view) {
-  for (const id of ["signin", "libraries", "keys", "add", "entities", "search", "entity", "document"]) {
+  for (const id of ["signin", "libraries", "activity", "keys", "add", "entities", "search", "entity", "document"]) {
     $(id).hidden = !view.includes(id) || (id === "add" && !scopes.includes("ingest"))
+      || (id === "activity" && !$("job-rows").childElementCount && !$("watch-rows").childElementCount)
       || (id === "keys" && !keyAdmin) || (id === "entities" && !$("entity-list").childElementCount);
   }
 }
 
-const HOME = ["libraries", "keys", "add", "entities", "search"];
+const HOME = ["libraries", "activity", "keys", "add", "entities", "search"];
 
 /** The page's own requests to its routes (not MCP): JSON, with its header. */
 async function route(method, path, body) {
@@ -220,7 +221,67 @@ async function loadLibraries() {
   show(HOME);
   status(listed.libraries.length ? "" : "No library yet: ingest documents with `folio ingest`.");
   await Promise.all([listed.libraries.length && loadFormats(), listed.libraries.length && loadEntities(),
-    loadKeys().catch((e) => status(e.message, true))]);
+    loadKeys().catch((e) => status(e.message, true)), loadActivity()]);
+}
+
+let activityTimer = null;
+
+/** The background jobs and watched folders the caller may see (from
+ * server_info), read again every second while a job runs. */
+async function loadActivity() {
+  clearTimeout(activityTimer);
+  let info;
+  try {
+    info = await mcp.call("server_info", {});
+  } catch {
+    return;
+  }
+  const jobs = info.jobs ?? [];
+  const jobRows = $("job-rows");
+  jobRows.replaceChildren(...jobs.map((job) => {
+    const row = element("tr", null, { "data-job": job.job_id });
+    const { done, total, documents, failed } = job.progress;
+    const progress = element("td");
+    const bar = element("progress", null, { max: String(Math.max(total, 1)), value: String(Math.min(done, Math.max(total, 1))),
+      "aria-label": `${job.library}: ${done} of ${total} steps` });
+    progress.append(bar, `${documents} document(s)${failed ? `, ${failed} failed` : ""}`);
+    const actions = element("td");
+    if ((job.status === "running") && scopes.includes("ingest")) {
+      const cancel = element("button", "Cancel", { type: "button", "aria-label": `Cancel the ingest into ${job.library}` });
+      cancel.addEventListener("click", async () => {
+        cancel.disabled = true;
+        try { await mcp.call("cancel_job", { job_id: job.job_id }); } catch (e) { status(e.message, true); }
+        loadActivity();
+      });
+      actions.append(cancel);
+    }
+    row.append(element("td", job.library), element("td", job.status), progress,
+      element("td", job.created_at.replace("T", " ").slice(0, 19)), actions);
+    return row;
+  }));
+  const watchRows = $("watch-rows");
+  watchRows.replaceChildren(...(info.watches ?? []).map((watch) => {
+    const row = element("tr");
+    const failing = element("td");
+    if (watch.failing.length) {
+      const list = element("ul", null, { class: "failing" });
+      // Each file by its path in the folder.
+      const inside = (f) => (f.startsWith(watch.folder + "/") ? f.slice(watch.folder.length + 1) : f);
+      list.append(...watch.failing.slice(0, 10).map((f) => element("li", inside(f))));
+      failing.append(list);
+    } else {
+      failing.textContent = "none";
+    }
+    row.append(element("td", watch.folder, { dir: "auto" }), element("td", watch.library),
+      element("td", watch.last_error ? `${watch.state} (${watch.last_error})` : watch.state),
+      element("td", watch.changes, { class: "n" }), element("td", watch.last_change_at?.replace("T", " ").slice(0, 19) ?? "—"), failing);
+    return row;
+  }));
+  $("jobs-table").hidden = !jobs.length;
+  $("watch-table").hidden = !(info.watches ?? []).length;
+  if (!$("libraries").hidden) show(HOME);
+  if (jobs.some((j) => j.status === "running" || j.status === "cancelling")) activityTimer = setTimeout(loadActivity, 1000);
+  return jobs;
 }
 
 let formatsAsked = 0;
@@ -477,7 +538,20 @@ async function add(event) {
   const library = $("add-library").value;
   status("Adding…");
   try {
-    const report = await mcp.call("ingest", { library, paths: [$("add-path").value] });
+    // In the background: a large folder's progress shows under Activity.
+    const started = await mcp.call("ingest", { library, paths: [$("add-path").value], background: true });
+    let job = started;
+    await loadActivity();
+    while (job.status === "running" || job.status === "cancelling") {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      job = (await mcp.call("jobs", { job_id: started.job_id })).jobs[0];
+    }
+    await loadActivity();
+    if (job.status !== "completed") {
+      throw new Error(job.status === "cancelled" ? `The ingest into ${library} was cancelled.`
+        : job.result?.error?.message ?? (job.errors?.join("; ") || `the ingest ${job.status}`));
+    }
+    const report = job.result;
     const failed = (report.items ?? []).filter((i) => i.error).map((i) => `${i.source}: ${i.error.message}`);
     await loadLibraries();
     $("library").value = library;
