@@ -76,14 +76,19 @@ def _drop_databases():
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "embedded_only: about the embedded store's data directory or owner process")
+    config.addinivalue_line("markers", "one_backend: about what happens before any store is written; run on the "
+                                       "embedded backend only")
 
 
 def pytest_collection_modifyitems(config, items):
     if BACKEND != "embedded":
         skip = pytest.mark.skip(reason="about the embedded store's data directory")
+        once = pytest.mark.skip(reason="about what happens before any store is written: run on the embedded backend")
         for item in items:
             if "embedded_only" in item.keywords:
                 item.add_marker(skip)
+            elif "one_backend" in item.keywords:
+                item.add_marker(once)
 
 
 def run(coro):

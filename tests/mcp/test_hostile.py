@@ -8,6 +8,8 @@ import json
 import subprocess
 import time
 
+import pytest
+
 import hostile
 from crash import SCHEMA
 from conftest import BIN, SAMPLES, HttpServer, folio_env, http_mcp, ok, run, write_config
@@ -49,6 +51,11 @@ def counts(data, config):
     return {entry["name"]: entry["document_count"] for entry in listed}
 
 
+# Each hostile file is refused (or its figure left unread) while it is
+# parsed, before anything reaches a store; the refusals through MCP and
+# upload below run on both backends, this one through the CLI's forty
+# processes once.
+@pytest.mark.one_backend
 def test_hostile_files_through_the_cli(tmp_path, data):
     config, fixtures, schema = setup(tmp_path, data)
     seeded = folio(data, config, "ingest", str(SAMPLES / "dropout.md"), "--library", "docs")

@@ -101,9 +101,16 @@ impl Engine {
             .rendering
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        let scratch = std::env::temp_dir().join("folio-pages");
+        // A folder of its own in the system's temporary folder: a read-only
+        // server writes nothing under its data directory.
         let image = poppler
-            .page_image(&bytes, page, passage.as_deref(), &scratch, RENDER_TIMEOUT)
+            .page_image(
+                &bytes,
+                page,
+                passage.as_deref(),
+                &std::env::temp_dir(),
+                RENDER_TIMEOUT,
+            )
             .map_err(|e| EngineError::new(ErrorCode::MalformedInput, e))?;
         let image = Arc::new(image);
         self.pages.put(key, image.clone());

@@ -91,43 +91,6 @@ impl Gray {
             pixels: vec![255; width as usize * height as usize],
         }
     }
-
-    /// Reads a binary PGM (`P5`, 8-bit), as `pdftoppm -gray` writes it.
-    pub fn from_pgm(bytes: &[u8]) -> Option<Gray> {
-        let mut fields = Vec::new();
-        let mut at = 0;
-        while fields.len() < 4 {
-            while bytes.get(at)?.is_ascii_whitespace() {
-                at += 1;
-            }
-            if bytes[at] == b'#' {
-                while *bytes.get(at)? != b'\n' {
-                    at += 1;
-                }
-                continue;
-            }
-            let start = at;
-            while !bytes.get(at)?.is_ascii_whitespace() {
-                at += 1;
-            }
-            fields.push(std::str::from_utf8(&bytes[start..at]).ok()?);
-        }
-        let [magic, width, height, max] = fields[..] else {
-            return None;
-        };
-        let (width, height): (u32, u32) = (width.parse().ok()?, height.parse().ok()?);
-        if magic != "P5" || max != "255" {
-            return None;
-        }
-        let pixels = bytes
-            .get(at + 1..)?
-            .get(..width as usize * height as usize)?;
-        Some(Gray {
-            width,
-            height,
-            pixels: pixels.to_vec(),
-        })
-    }
 }
 
 impl Gray {
@@ -226,14 +189,35 @@ pub fn render(text: &str, dpi: u32) -> Gray {
     std::fs::write(&source, pdf(&[text])).expect("a temporary file");
     let stem = dir.path().join("page");
     let status = std::process::Command::new("pdftoppm")
-        .args(["-r", &dpi.to_string(), "-gray", "-singlefile"])
+        .args(["-r", &dpi.to_string(), "-gray", "-png", "-singlefile"])
         .arg(&source)
         .arg(&stem)
         .status()
         .expect("pdftoppm (Debian package poppler-utils; scripts/setup.sh installs it)");
     assert!(status.success(), "pdftoppm failed");
-    let pgm = std::fs::read(stem.with_extension("pgm")).expect("pdftoppm's output");
-    Gray::from_pgm(&pgm).expect("a binary PGM")
+    let png = std::fs::read(stem.with_extension("png")).expect("pdftoppm's output");
+    let mut reader = png::Decoder::new(std::io::Cursor::new(png))
+        .read_info()
+        .expect("a PNG");
+    let mut pixels = vec![0; reader.output_buffer_size().expect("a sized PNG")];
+    let frame = reader.next_frame(&mut pixels).expect("a PNG frame");
+    assert_eq!(frame.bit_depth, png::BitDepth::Eight, "an 8-bit PNG");
+    pixels.truncate(frame.buffer_size());
+    // `-gray` renders grey, which Poppler's PNG may still store as RGB.
+    if frame.color_type == png::ColorType::Rgb {
+        pixels = pixels.chunks(3).map(|rgb| rgb[0]).collect();
+    } else {
+        assert_eq!(
+            frame.color_type,
+            png::ColorType::Grayscale,
+            "a grey or RGB PNG"
+        );
+    }
+    Gray {
+        width: frame.width,
+        height: frame.height,
+        pixels,
+    }
 }
 
 /// A scan: a US Letter page per raster, the image drawn over the whole page
