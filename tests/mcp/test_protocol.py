@@ -145,7 +145,8 @@ def test_resources_expose_libraries_and_documents(data):
             )
             templates = await client.list_resource_templates()
             uris = [t.uri_template for t in templates.resource_templates]
-            assert uris == ["folio://library/{library}", "folio://document/{document_id}", "folio://entity/{library}/{name}"]
+            assert uris == ["folio://library/{library}", "folio://document/{document_id}",
+                            "folio://document/{document_id}/page/{page}{?chunk}", "folio://entity/{library}/{name}"]
             listed = await client.list_resources()
             assert [str(r.uri) for r in listed.resources] == ["folio://library/notes"]
             library = await client.read_resource("folio://library/notes")
