@@ -133,6 +133,9 @@ impl Scorer {
 /// One lexical search's request.
 pub struct Search<'a> {
     pub cache: &'a Mutex<Statistics>,
+    /// The write generation, read before the transaction took its snapshot
+    /// (`generation_before`).
+    pub generation: i64,
     pub library_id: i64,
     pub query: &'a str,
     pub filter: &'a Filter,
@@ -174,6 +177,7 @@ fn best_chunks(
 ) -> Result<HashMap<u64, u64>> {
     let (cache, library_id, query, filter, bm25) =
         (s.cache, s.library_id, s.query, s.filter, s.bm25);
+    let generation = s.generation;
     let mut q = Query::default();
     let documents = q.bind(
         ranked
@@ -202,9 +206,11 @@ fn best_chunks(
         }
     }
     let mut scores: HashMap<i64, f64> = owner.keys().map(|key| (*key, 0.0)).collect();
-    let counted = analysis::query_readings(query, &languages(tx, cache, library_id, query)?);
+    let counted =
+        analysis::query_readings(query, &languages(tx, cache, generation, library_id, query)?);
     let terms: Vec<String> = counted.terms.iter().map(|(term, _)| term.clone()).collect();
-    let (_, n, total, frequencies) = statistics(tx, cache, Unit::Chunk, library_id, &terms)?;
+    let (_, n, total, frequencies) =
+        statistics(tx, cache, generation, Unit::Chunk, library_id, &terms)?;
     if n > 0 && !owner.is_empty() {
         let n = n as f64;
         let scorer = Scorer {
@@ -250,6 +256,7 @@ fn best_chunks(
 pub fn languages(
     tx: &Transaction<'_>,
     cache: &Mutex<Statistics>,
+    generation: i64,
     library_id: i64,
     query: &str,
 ) -> Result<Vec<analysis::Language>> {
@@ -257,7 +264,8 @@ pub fn languages(
         .into_iter()
         .map(analysis::language_marker)
         .collect();
-    let (_, _, _, frequencies) = statistics(tx, cache, Unit::Chunk, library_id, &markers)?;
+    let (_, _, _, frequencies) =
+        statistics(tx, cache, generation, Unit::Chunk, library_id, &markers)?;
     let chunks: Vec<(analysis::Language, u64)> = analysis::Language::ALL
         .into_iter()
         .zip(frequencies)
@@ -296,12 +304,16 @@ fn rank(tx: &Transaction<'_>, s: &Search<'_>, unit: Unit) -> Result<Vec<(u64, f3
     if k == 0 {
         return Ok(Vec::new());
     }
-    let counted = analysis::query_readings(query, &languages(tx, cache, library_id, query)?);
+    let counted = analysis::query_readings(
+        query,
+        &languages(tx, cache, s.generation, library_id, query)?,
+    );
     if counted.terms.is_empty() {
         return Ok(Vec::new());
     }
     let terms: Vec<String> = counted.terms.iter().map(|(term, _)| term.clone()).collect();
-    let (generation, n, total, frequencies) = statistics(tx, cache, unit, library_id, &terms)?;
+    let (generation, n, total, frequencies) =
+        statistics(tx, cache, s.generation, unit, library_id, &terms)?;
     if n == 0 {
         return Ok(Vec::new());
     }
@@ -535,17 +547,21 @@ fn hits(tx: &Transaction<'_>, ranked: Vec<(u64, f32)>) -> Result<Vec<Hit>> {
 
 /// The library's count of `unit`s, their total length and each term's
 /// frequency among them, from the cache when nothing was written since
-/// they were counted. (A write bumps the generation before and after its
-/// commit, so a count can lag a commit only until that commit's second
-/// bump.)
+/// they were counted. `generation` must have been read before `tx` took
+/// its snapshot: a sequence is read outside every snapshot, so read inside
+/// the transaction it can already show a commit's second bump while the
+/// snapshot predates that commit, and counts without the commit would be
+/// kept under the generation that follows it, stale until the next write.
+/// (A write bumps the generation before and after its commit, so a count
+/// read before a commit is kept only until that commit's second bump.)
 fn statistics(
     tx: &Transaction<'_>,
     cache: &Mutex<Statistics>,
+    generation: i64,
     unit: Unit,
     library_id: i64,
     terms: &[String],
 ) -> Result<(i64, i64, i64, Vec<i64>)> {
-    let generation = crate::generation(tx)?;
     let (library, mut known, missing) = {
         let mut cache = cache.lock().unwrap_or_else(|p| p.into_inner());
         if cache.generation != generation || cache.frequencies.len() > MAX_CACHED_TERMS {

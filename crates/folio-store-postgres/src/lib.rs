@@ -595,6 +595,8 @@ impl PostgresStore {
         let mut conn = self.pool.get()?;
         let client = conn.client();
         let library_id = self.library_row(client, library)?.id;
+        // Before the snapshot (see `lexical::statistics`).
+        let generation = generation(client)?;
         let tx = wait(
             client
                 .build_transaction()
@@ -605,6 +607,7 @@ impl PostgresStore {
         .map_err(pg_err("lexical search"))?;
         let search = lexical::Search {
             cache: &self.statistics,
+            generation,
             library_id,
             query,
             filter,
@@ -1051,9 +1054,11 @@ impl Store for PostgresStore {
         let mut conn = self.pool.get()?;
         let client = conn.client();
         let library_id = self.library_row(client, library)?.id;
+        // Before the snapshot (see `lexical::statistics`).
+        let generation = generation(client)?;
         let tx = wait(client.build_transaction().read_only(true).start())
             .map_err(pg_err("reading the query's language"))?;
-        let languages = lexical::languages(&tx, &self.statistics, library_id, query)?;
+        let languages = lexical::languages(&tx, &self.statistics, generation, library_id, query)?;
         wait(tx.commit()).map_err(pg_err("reading the query's language"))?;
         Ok(languages
             .first()
