@@ -1526,13 +1526,9 @@ fn a_pdf_page_shows_its_cited_chunk(dir: &Path, store_url: Option<&str>) {
 }
 
 fn decode_png(bytes: &[u8]) -> (u32, u32, Vec<u8>) {
-    let decoder = png::Decoder::new(std::io::Cursor::new(bytes));
-    let mut reader = decoder.read_info().unwrap();
-    let mut pixels = vec![0; reader.output_buffer_size().unwrap()];
-    let info = reader.next_frame(&mut pixels).unwrap();
-    assert_eq!(info.color_type, png::ColorType::Rgb);
-    pixels.truncate(info.buffer_size());
-    (info.width, info.height, pixels)
+    let (width, height, color, pixels) = folio_testkit::png_pixels(bytes);
+    assert_eq!(color, png::ColorType::Rgb);
+    (width, height, pixels)
 }
 
 #[test]

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use crate::{OcrError, find, is_executable, run, scratch_copy};
+use crate::{OcrError, find, run, scratch_copy};
 
 /// The longest side of a rendered page, in pixels.
 pub const MAX_PAGE_SIDE: u32 = 1600;
@@ -63,22 +63,6 @@ impl Poppler {
                     .into(),
             )),
         }
-    }
-
-    /// Uses the given programs.
-    pub fn at(pdftoppm: PathBuf, pdftotext: PathBuf) -> Result<Self, OcrError> {
-        for program in [&pdftoppm, &pdftotext] {
-            if !is_executable(program) {
-                return Err(OcrError::Unavailable(format!(
-                    "{} is not an executable file",
-                    program.display()
-                )));
-            }
-        }
-        Ok(Poppler {
-            pdftoppm,
-            pdftotext,
-        })
     }
 
     /// Page `page` (1-based) of `pdf` as a PNG at most `MAX_PAGE_SIDE`

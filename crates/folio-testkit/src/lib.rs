@@ -181,6 +181,18 @@ pub fn tiff(pages: &[&Gray]) -> Vec<u8> {
     out
 }
 
+/// An 8-bit PNG's width, height, colour type and pixels.
+pub fn png_pixels(bytes: &[u8]) -> (u32, u32, png::ColorType, Vec<u8>) {
+    let mut reader = png::Decoder::new(std::io::Cursor::new(bytes))
+        .read_info()
+        .expect("a PNG");
+    let mut pixels = vec![0; reader.output_buffer_size().expect("a sized PNG")];
+    let frame = reader.next_frame(&mut pixels).expect("a PNG frame");
+    assert_eq!(frame.bit_depth, png::BitDepth::Eight, "an 8-bit PNG");
+    pixels.truncate(frame.buffer_size());
+    (frame.width, frame.height, frame.color_type, pixels)
+}
+
 /// `text` typeset by [`pdf`] and rendered at `dpi` by Poppler's `pdftoppm`
 /// (which must be installed): the pixels of a page as a scanner sees them.
 pub fn render(text: &str, dpi: u32) -> Gray {
@@ -196,26 +208,16 @@ pub fn render(text: &str, dpi: u32) -> Gray {
         .expect("pdftoppm (Debian package poppler-utils; scripts/setup.sh installs it)");
     assert!(status.success(), "pdftoppm failed");
     let png = std::fs::read(stem.with_extension("png")).expect("pdftoppm's output");
-    let mut reader = png::Decoder::new(std::io::Cursor::new(png))
-        .read_info()
-        .expect("a PNG");
-    let mut pixels = vec![0; reader.output_buffer_size().expect("a sized PNG")];
-    let frame = reader.next_frame(&mut pixels).expect("a PNG frame");
-    assert_eq!(frame.bit_depth, png::BitDepth::Eight, "an 8-bit PNG");
-    pixels.truncate(frame.buffer_size());
+    let (width, height, color, mut pixels) = png_pixels(&png);
     // `-gray` renders grey, which Poppler's PNG may still store as RGB.
-    if frame.color_type == png::ColorType::Rgb {
+    if color == png::ColorType::Rgb {
         pixels = pixels.chunks(3).map(|rgb| rgb[0]).collect();
     } else {
-        assert_eq!(
-            frame.color_type,
-            png::ColorType::Grayscale,
-            "a grey or RGB PNG"
-        );
+        assert_eq!(color, png::ColorType::Grayscale, "a grey or RGB PNG");
     }
     Gray {
-        width: frame.width,
-        height: frame.height,
+        width,
+        height,
         pixels,
     }
 }
