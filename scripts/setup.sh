@@ -10,7 +10,8 @@
 # to install. FOLIO_SKIP_APT=1 skips that step. For the OAuth tests it puts
 # the npm package oidc-provider (a certified OpenID provider) in
 # tests/oidc/node_modules, through npm; for the web app's browser tests,
-# chromium (apt-get) and playwright-core with axe-core (npm, tests/web).
+# chromium (apt-get) and playwright-core with axe-core (npm, tests/web); for
+# the man page's test, man-db (apt-get).
 #
 # usage: scripts/setup.sh            (installs into $FOLIO_HOME, default ~/.local/share/folio)
 set -euo pipefail
@@ -170,15 +171,18 @@ if [ ! -f "$oidc/node_modules/oidc-provider/package.json" ] \
   fi
 fi
 
-# The browser of the web app's tests: Debian's chromium, driven by
-# Playwright's library through its executable path (Playwright's own
-# browser download is not used).
-if [ "${FOLIO_SKIP_APT:-0}" != 1 ] && ! command -v chromium >/dev/null 2>&1 \
-    && command -v apt-get >/dev/null 2>&1; then
+# Programs the tests drive: the web app's browser, Debian's chromium,
+# driven by Playwright's library through its executable path (Playwright's
+# own browser download is not used); and man, which reads the generated
+# man page.
+test_packages=""
+command -v chromium >/dev/null 2>&1 || test_packages="$test_packages chromium"
+command -v man >/dev/null 2>&1 || test_packages="$test_packages man-db"
+if [ "${FOLIO_SKIP_APT:-0}" != 1 ] && [ -n "$test_packages" ] && command -v apt-get >/dev/null 2>&1; then
   sudo=""; [ "$(id -u)" != 0 ] && sudo="sudo"
-  log "installing chromium for the web app's browser tests"
+  log "installing the tests' programs:$test_packages"
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $test_packages >/dev/null
 fi
 
 cat <<ENV

@@ -34,6 +34,15 @@ def test_the_installed_wheel_serves_a_cited_search_from_nothing(hub_server, tmp_
     installed_at = time.monotonic()
     for command in ("folio", "folio-mcp"):
         assert (venv / "bin" / command).is_file(), f"the wheel installs no {command}"
+    # The man page and completions land beside bin/, where man (through
+    # PATH) and the shells' completion loaders look for them.
+    for shared in ("share/man/man1/folio.1", "share/bash-completion/completions/folio",
+                   "share/zsh/site-functions/_folio", "share/fish/vendor_completions.d/folio.fish"):
+        assert (venv / shared).is_file(), f"the wheel installs no {shared}"
+    man_env = {k: v for k, v in os.environ.items() if k != "MANPATH"}
+    page = subprocess.run(["man", "folio"], capture_output=True, text=True,
+                          env=dict(man_env, PATH=f"{venv / 'bin'}:/usr/bin:/bin", MANWIDTH="100"))
+    assert page.returncode == 0 and "folio ingest [OPTIONS]" in page.stdout, page.stderr
     config = tmp_path / "config.toml"
     config.write_text(f'[ingest]\nroots = ["{SAMPLES}"]\n')
     server_env = dict(env.env, FOLIO_CONFIG=str(config), FOLIO_DATA_DIR=str(tmp_path / "data"),

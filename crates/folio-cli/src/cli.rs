@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use clap::builder::{PossibleValue, PossibleValuesParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use folio_engine::eval::EvalRequest;
 use folio_engine::{Fusion, IngestRequest, IngestTarget, Mode, ResponseMode, SearchRequest};
@@ -15,7 +16,7 @@ use crate::common::{
 };
 use crate::config::Overrides;
 use crate::progress::Bar;
-use crate::{bench, entities, keys, models, output, records, serve, sync};
+use crate::{bench, entities, keys, models, output, records, reference, serve, sync};
 
 #[derive(Parser)]
 #[command(
@@ -86,6 +87,11 @@ pub enum Command {
     /// The model catalogue (`ls`), fetching from the Hugging Face hub
     /// (`pull`), and where an installed model is (`path`).
     Models(models::ModelsArgs),
+    /// Print a shell completion script: `folio completions bash >
+    /// ~/.local/share/bash-completion/completions/folio`.
+    Completions(reference::CompletionsArgs),
+    /// Print the man page, folio(1), in roff: `folio man | man -l -`.
+    Man,
 }
 
 #[derive(Args)]
@@ -172,11 +178,29 @@ pub enum FusionArg {
     Rrf,
 }
 
+/// The search modes, with the other names the engine takes for them.
+fn modes() -> PossibleValuesParser {
+    PossibleValuesParser::new([
+        PossibleValue::new("hybrid"),
+        PossibleValue::new("lexical").aliases(["bm25", "keyword"]),
+        PossibleValue::new("dense").aliases(["semantic", "vector"]),
+    ])
+}
+
+fn response_modes() -> PossibleValuesParser {
+    PossibleValuesParser::new([
+        PossibleValue::new("ids_only").alias("ids"),
+        PossibleValue::new("metadata"),
+        PossibleValue::new("preview"),
+        PossibleValue::new("full"),
+    ])
+}
+
 /// Fusion and BM25 parameters shared by search and eval.
 #[derive(Args, Clone)]
 pub struct RankingArgs {
-    /// hybrid (default), lexical or dense.
-    #[arg(long, default_value = "hybrid")]
+    /// hybrid (BM25 and vectors fused), lexical (BM25) or dense (vectors).
+    #[arg(long, default_value = "hybrid", value_parser = modes())]
     pub mode: String,
     /// Hybrid fusion: weighted (default) or rrf.
     #[arg(long, value_enum)]
@@ -259,8 +283,9 @@ pub struct SearchArgs {
     /// Filter as JSON, e.g. '{"year": {"gte": 2019}, "tags": ["ml"]}'.
     #[arg(long)]
     pub filter: Option<String>,
-    /// ids_only, metadata, preview (default) or full.
-    #[arg(long, default_value = "preview")]
+    /// How much of each hit: ids_only, metadata, preview (about 200
+    /// characters) or full (the chunk's text, up to --max-chars).
+    #[arg(long, default_value = "preview", value_parser = response_modes())]
     pub response_mode: String,
     /// Cap on each chunk's text in full mode.
     #[arg(long, default_value_t = 1800)]
@@ -362,6 +387,8 @@ pub fn run(cli: Cli) -> Result<Outcome> {
     let json = cli.global.json;
     match &cli.command {
         Command::Serve(args) => serve::run(&cli.global, args, overrides),
+        Command::Completions(args) => reference::completions(args),
+        Command::Man => reference::man(),
         Command::Ingest(args) => {
             overrides.allow_private_urls = args.allow_private_urls;
             let engine = open_for_bulk_write(&cli.global, &overrides)?;

@@ -10,41 +10,62 @@ use folio_embed::catalog;
 use folio_embed::{ModelConfig, OpenAiOptions};
 use folio_engine::{ChunkingConfig, EmbedderConfig, EngineConfig, Fusion, OcrConfig};
 use folio_store::Bm25;
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::fetch::{Wanted, materialise};
 
-/// The TOML file's shape. Every field is optional.
-#[derive(Debug, Default, Deserialize)]
+/// The TOML file's shape. Every field is optional; a key folio does not
+/// know is refused. `folio __reference` writes docs/reference/config.md from
+/// these doc comments: say each key's meaning, and its default as
+/// "(default …)".
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct FileConfig {
+    /// The embedded store's data directory; FOLIO_DATA_DIR and --data-dir
+    /// override it (default ~/.local/share/folio/data).
     pub data_dir: Option<PathBuf>,
+    /// Where libraries live: the embedded store, or a PostgreSQL server.
     pub store: StoreSection,
+    /// The embedding model.
     pub model: ModelSection,
+    /// An embedding server speaking the OpenAI API (`backend = "openai"`:
+    /// Ollama, vLLM, TEI, hosted).
     pub openai: OpenAiSection,
+    /// Every bound folio enforces on input and output.
     pub limits: Limits,
+    /// How documents are cut into chunks.
     pub chunking: ChunkingSection,
+    /// How searches rank, unless a search says otherwise.
     pub search: SearchSection,
+    /// Where documents may come from.
     pub ingest: IngestSection,
+    /// OCR of scanned pages and figure images through Tesseract.
     pub ocr: OcrSection,
+    /// `folio serve` settings; its flags override them.
     pub serve: ServeSection,
+    /// The cross-encoder reranking stage (off unless a model is given and
+    /// enabled, or a search asks for it).
     pub rerank: RerankSection,
+    /// What audit lines hold beyond the defaults.
     pub audit: AuditSection,
     /// Folders every `folio serve` keeps in sync (`[[watch]]`).
     pub watch: Vec<WatchSection>,
 }
 
 /// A folder kept in sync with a library by `folio serve` (`[[watch]]`).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WatchSection {
     /// The folder (`~` is the home folder).
     pub folder: PathBuf,
+    /// The library whose documents are the folder's files.
     pub library: String,
-    /// Globs left out (gitignore syntax, relative to the folder).
+    /// Globs left out (gitignore syntax, relative to the folder), beyond
+    /// the ignore files.
     #[serde(default)]
     pub exclude: Vec<String>,
-    /// A full pass at least this often (default 300 s).
+    /// A full pass at least this often, in seconds (default 300).
     pub rescan_secs: Option<u64>,
     /// Read ZIP and TAR archives, each member a document (default false).
     #[serde(default)]
@@ -59,29 +80,31 @@ pub fn expand_home(path: &Path) -> PathBuf {
     }
 }
 
-/// What audit lines hold beyond the defaults (`[audit]`).
-#[derive(Debug, Default, Deserialize)]
+/// What audit lines hold beyond the defaults.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct AuditSection {
-    /// Write each call's query (or text) into its audit line; off by
-    /// default, since queries can be confidential.
+    /// Write each call's query (or text) into its audit line; queries can
+    /// be confidential (default false).
     pub include_queries: bool,
 }
 
 /// The cross-encoder reranking stage (off unless a model is given and
 /// enabled, or a search asks for it).
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct RerankSection {
     /// A cross-encoder folder in Hugging Face layout with model.onnx, or a
     /// catalogue name (`ms-marco-MiniLM-L-6-v2`) fetched from the hub on
-    /// first use (FOLIO_RERANK_MODEL overrides it).
+    /// first use; FOLIO_RERANK_MODEL overrides it (default none: no
+    /// reranking).
     pub model: Option<PathBuf>,
     /// Rerank every search that does not say otherwise (default false).
     pub enabled: Option<bool>,
-    /// Fused candidates the cross-encoder reads (default 20).
+    /// Fused candidates the cross-encoder reads, best first (default 20).
     pub candidates: Option<usize>,
-    /// Time the stage may take per search, in milliseconds (default 1500).
+    /// Time the stage may take per search, in milliseconds; candidates not
+    /// reached count as read last (default 1500).
     pub budget_ms: Option<u64>,
     /// The cross-encoder's share of the blended score (default 0.5).
     pub weight: Option<f32>,
@@ -89,147 +112,201 @@ pub struct RerankSection {
 
 /// Where libraries live: the embedded store in the data directory, or a
 /// PostgreSQL server shared by a team.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct StoreSection {
-    /// `postgres://user:password@host:port/database` (FOLIO_STORE_URL and
-    /// --store-url override it).
+    /// `postgres://user:password@host:port/database`; FOLIO_STORE_URL and
+    /// --store-url override it (default none: the embedded store).
     pub url: Option<String>,
 }
 
-/// OCR of scanned PDF pages through Tesseract.
-#[derive(Debug, Default, Deserialize)]
+/// OCR of scanned pages and figure images through Tesseract.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct OcrSection {
-    /// Read scanned pages when Tesseract is installed (default true;
-    /// FOLIO_OCR=off turns it off).
+    /// Read scanned pages and figures when Tesseract is installed;
+    /// FOLIO_OCR=off turns it off (default true).
     pub enabled: Option<bool>,
     /// Languages when neither the item nor the request names any (default
     /// ["en", "de"]).
     pub languages: Option<Vec<String>>,
-    /// Rasterisation resolution in dots per inch (default 300).
+    /// Rasterisation resolution in dots per inch, 72 to 1200 (default 300).
     pub dpi: Option<u32>,
 }
 
-/// `folio serve` settings; flags override them.
-#[derive(Debug, Default, Deserialize)]
+/// `folio serve` settings; its flags override them.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct ServeSection {
-    /// Toolsets exposed: native, citeloom, bmcis, mcpvectordb, hansard.
+    /// Toolsets exposed: native, citeloom, bmcis, mcpvectordb, hansard
+    /// (default ["native"]).
     pub toolsets: Option<Vec<String>>,
+    /// Serve no tool that writes and refuse every write (default false).
     pub read_only: bool,
-    /// Bearer token the HTTP server requires (prefer FOLIO_TOKEN).
+    /// Bearer token the HTTP server requires; prefer FOLIO_TOKEN (default
+    /// none).
     pub token: Option<String>,
-    /// none, token or keys (see `folio serve --auth`).
+    /// How HTTP callers authenticate: none, token, keys or oauth (default
+    /// none, or token when a token is set).
     pub auth: Option<String>,
-    /// Where audit lines are appended (`-`: stderr).
+    /// Where audit lines are appended, `-` for stderr (default none).
     pub audit_log: Option<std::path::PathBuf>,
-    /// The default rate of a key (600/min).
+    /// The rate of a key without its own, as calls per minute (`600/min`)
+    /// (default none: unlimited).
     pub rate: Option<String>,
-    /// Bytes each key or identity may ingest (500MB/h).
+    /// Source bytes each key or identity may ingest per window (`500MB/h`)
+    /// (default none: unlimited).
     pub ingest_rate: Option<String>,
-    /// Where /metrics is also served without credentials (127.0.0.1:9100).
+    /// A second address serving /metrics without credentials, such as
+    /// `127.0.0.1:9100` (default none).
     pub metrics_addr: Option<std::net::SocketAddr>,
-    /// Extra Host names the HTTP server accepts (beyond loopback).
+    /// Host names the HTTP server accepts beyond loopback (default []).
     pub allowed_hosts: Vec<String>,
-    /// Browser origins the HTTP server accepts (beyond loopback).
+    /// Browser origins the HTTP server accepts beyond loopback (default []).
     pub allowed_origins: Vec<String>,
-    /// Per-tool time limits in seconds, by tool name (0 removes a limit).
+    /// Per-tool time limits in seconds, by tool name; 0 removes a limit
+    /// (default: citeloom's ingest_from_source 15, store_chunks 15, query 8,
+    /// find_chunks 8, query_hybrid 15, inspect_collection 5).
     pub timeouts: std::collections::BTreeMap<String, f64>,
-    /// The library the bmcis toolset searches.
+    /// The library the bmcis toolset searches (default "default").
     pub bmcis_library: Option<String>,
     /// The entity type bmcis `find_vendor_info` calls vendors (default
     /// "organization").
     pub bmcis_vendor_type: Option<String>,
     /// The speeches library the hansard toolset serves (default "hansard").
     pub hansard_library: Option<String>,
-    /// Largest MCP request body over HTTP, in bytes.
+    /// Largest MCP request body over HTTP, in bytes (default 16777216).
     pub max_body_bytes: Option<usize>,
-    /// The server name and version given to clients at initialisation.
+    /// The server name given to clients at initialisation (default "folio",
+    /// or the seed's name when one compatibility toolset is served alone).
     pub server_name: Option<String>,
+    /// The server version given to clients at initialisation (default
+    /// folio's version, or the seed's).
     pub server_version: Option<String>,
-    /// OAuth resource-server mode (`auth = "oauth"`).
+    /// How access tokens are validated in OAuth mode (`auth = "oauth"`).
     pub oauth: OAuthSection,
 }
 
-/// How access tokens are validated in OAuth mode (`[serve.oauth]`).
-#[derive(Debug, Default, Deserialize)]
+/// How access tokens are validated in OAuth mode.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct OAuthSection {
-    /// The identity provider's issuer identifier (`--issuer`).
+    /// The identity provider's issuer identifier, as --issuer (default
+    /// none; required in OAuth mode).
     pub issuer: Option<String>,
-    /// This server's resource identifier, the tokens' audience (`--resource`).
+    /// This server's resource identifier, the tokens' audience, as
+    /// --resource (default none; required in OAuth mode).
     pub resource: Option<String>,
-    /// The claim holding the scopes (default `scope`; `scp` for an array).
+    /// The claim holding the scopes, `scp` for an array (default "scope").
     pub scope_claim: Option<String>,
-    /// Prefix of folio's scope names in that claim (`folio:` for `folio:search`).
+    /// Prefix of folio's scope names in that claim, `folio:` for
+    /// `folio:search` (default none).
     pub scope_prefix: Option<String>,
-    /// The claim listing the libraries a token may use, `*` for every one
-    /// (default: no claim, every library; when set, a token without it may
-    /// use none).
+    /// The claim listing the libraries a token may use, `*` for every one;
+    /// when set, a token without it may use none (default none: every
+    /// library).
     pub libraries_claim: Option<String>,
-    /// The claim naming the caller in audit lines and rates (default `sub`).
+    /// The claim naming the caller in audit lines and rates (default "sub").
     pub name_claim: Option<String>,
     /// Clock skew allowed on exp and nbf, in seconds (default 30).
     pub leeway_secs: Option<u64>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+/// The embedding model.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct ModelSection {
-    /// onnx | candle | openai
+    /// onnx, candle or openai; FOLIO_BACKEND and --backend override it
+    /// (default onnx when ONNX Runtime is found, else candle).
     pub backend: Option<String>,
     /// A catalogue name (`folio models ls`) or a hub id ORG/NAME[@REVISION],
-    /// fetched from the hub on first use (default all-MiniLM-L6-v2).
+    /// fetched from the hub on first use; FOLIO_MODEL and --model override
+    /// it (default all-MiniLM-L6-v2).
     pub name: Option<String>,
-    /// A model folder in Hugging Face layout (wins over `name`).
+    /// A model folder in Hugging Face layout, which wins over `name`;
+    /// FOLIO_MODEL_DIR and --model-dir override it (default none).
     pub dir: Option<PathBuf>,
+    /// The model id recorded in libraries; FOLIO_MODEL_ID overrides it
+    /// (default the hub id, else the folder's folio.json).
     pub id: Option<String>,
-    /// Path to libonnxruntime.so.
+    /// Path to libonnxruntime.so; FOLIO_ORT_LIB and ORT_DYLIB_PATH override
+    /// it (default found in folio's Python environment, the folio home or
+    /// the usual library folders).
     pub runtime: Option<PathBuf>,
+    /// Encoder threads; FOLIO_THREADS and --threads override it (default
+    /// the number of cores).
     pub threads: Option<usize>,
+    /// Text put before each query (default the catalogue's, else none).
     pub query_prefix: Option<String>,
+    /// Text put before each passage (default the catalogue's, else none).
     pub passage_prefix: Option<String>,
-    /// fp32 (default) or int8: ONNX Runtime over the folder's
-    /// `model_int8.onnx` (scripts/export_onnx.py --int8). An int8 library
-    /// is another embedding space than its fp32 twin.
+    /// fp32 or int8: int8 runs ONNX Runtime over the folder's
+    /// `model_int8.onnx`, another embedding space than its fp32 twin;
+    /// FOLIO_MODEL_PRECISION overrides it (default fp32).
     pub precision: Option<String>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+/// An embedding server speaking the OpenAI API (`backend = "openai"`:
+/// Ollama, vLLM, TEI, hosted).
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct OpenAiSection {
+    /// The API's base URL; FOLIO_OPENAI_URL overrides it (default none;
+    /// required by the openai backend).
     pub url: Option<String>,
+    /// The model the server embeds with; FOLIO_OPENAI_MODEL overrides it
+    /// (default none; required by the openai backend).
     pub model: Option<String>,
-    /// Environment variable holding the API key.
+    /// Environment variable holding the API key (default
+    /// "OPENAI_API_KEY").
     pub api_key_env: Option<String>,
+    /// The model's input window in tokens, which chunks are sized to
+    /// (default 512).
     pub window: Option<usize>,
+    /// Time allowed for one embedding request, in seconds (default 60).
     pub timeout_secs: Option<u64>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+/// How documents are cut into chunks.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct ChunkingSection {
+    /// Tokens a chunk aims at, at most the model's window (default the
+    /// model's window: 254 for all-MiniLM-L6-v2).
     pub target_tokens: Option<usize>,
+    /// Tokens a chunk repeats from the one before (default an eighth of
+    /// the target).
     pub overlap_tokens: Option<usize>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+/// How searches rank, unless a search says otherwise.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct SearchSection {
-    /// weighted | rrf
+    /// How hybrid search fuses its two rankings: weighted (min-max
+    /// normalised) or rrf (default "weighted").
     pub fusion: Option<String>,
+    /// The lexical ranking's weight (default 0.5 weighted, 1.0 rrf).
     pub lexical_weight: Option<f32>,
+    /// Reciprocal rank fusion's k (default 60).
     pub rrf_k: Option<f32>,
+    /// The dense ranking's weight under rrf (default 1.0).
     pub dense_weight: Option<f32>,
+    /// BM25's term-frequency saturation (default 1.2).
     pub k1: Option<f32>,
+    /// BM25's length normalisation (default 0.75).
     pub b: Option<f32>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+/// Where documents may come from.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct IngestSection {
+    /// Folders a server may read files from; a server without roots
+    /// refuses paths to keyed callers (default []).
     pub roots: Vec<PathBuf>,
+    /// Fetch URLs on private, loopback and link-local addresses (default
+    /// false).
     pub allow_private_urls: bool,
     /// Find the entities documents mention while ingesting (default true).
     pub entities: Option<bool>,

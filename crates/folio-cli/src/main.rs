@@ -16,6 +16,7 @@ mod models;
 mod output;
 mod progress;
 mod records;
+mod reference;
 mod serve;
 mod sync;
 
@@ -70,6 +71,11 @@ fn main() -> ExitCode {
     if std::env::args_os().nth(1).as_deref() == Some(folio_engine::sandbox::WORKER_ARG.as_ref()) {
         return ExitCode::from(folio_engine::sandbox::worker_main() as u8);
     }
+    // The generated reference of folio's source tree (docs/reference, the
+    // man page, completions): a command for developers, not in the help.
+    if std::env::args_os().nth(1).as_deref() == Some(reference::REFERENCE_ARG.as_ref()) {
+        return reference::main(std::env::args().skip(2));
+    }
     let args = cli::Cli::parse();
     let filter = tracing_subscriber::EnvFilter::try_from_env("FOLIO_LOG")
         .unwrap_or_else(|_| // Parsers log their recoveries from malformed input; folio reports
@@ -87,8 +93,7 @@ fn main() -> ExitCode {
         Ok(common::Outcome::PartialFailure) => ExitCode::from(1),
         Err(error) => {
             let (code, status) = match error.downcast_ref::<EngineError>() {
-                Some(e) if e.code == ErrorCode::InvalidArgument => (Some(e.code), 2),
-                Some(e) => (Some(e.code), 1),
+                Some(e) => (Some(e.code), reference::exit_status(e.code)),
                 None => match error.downcast_ref::<common::UsageError>() {
                     Some(_) => (Some(ErrorCode::InvalidArgument), 2),
                     None => (None, 1),

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 /// Every limit folio enforces on input and output. Build with `Limits::default()`
 /// and override fields from configuration; call `validate` after overriding.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct Limits {
     /// Largest file accepted for ingestion, in bytes.

@@ -18,10 +18,14 @@
 //! - `transport`: the MCP handler, stdio line screening, the owner and its
 //!   attach protocol, streamable HTTP, the SSE transport and `/upload`.
 //!
+//! - `reference`: the tools and error codes as Markdown, for the
+//!   generated reference.
+//!
 //! All the work happens in `folio-engine`.
 
 mod ops;
 mod options;
+pub mod reference;
 mod tool;
 mod toolsets;
 mod transport;

@@ -52,7 +52,12 @@ pub fn folio_code(code: ErrorCode) -> &'static str {
 /// failures they do not foresee get codes of the same style, and
 /// `details.reason` carries folio's own code.
 pub fn code(e: &EngineError) -> &'static str {
-    match e.code {
+    seed_code(e.code)
+}
+
+/// The seed's error code for one of folio's codes (see `code`).
+pub fn seed_code(code: ErrorCode) -> &'static str {
+    match code {
         ErrorCode::LibraryNotFound => "INVALID_PROJECT",
         ErrorCode::EmbeddingMismatch => "EMBEDDING_MISMATCH",
         ErrorCode::Timeout => "TIMEOUT",
@@ -397,28 +402,7 @@ mod tests {
 
     #[test]
     fn folio_codes_are_the_core_codes_in_upper_case() {
-        use ErrorCode as C;
-        for code in [
-            C::InvalidArgument,
-            C::LibraryNotFound,
-            C::NotFound,
-            C::EmbeddingMismatch,
-            C::UnsupportedFormat,
-            C::MalformedInput,
-            C::TooLarge,
-            C::EmptyContent,
-            C::PathNotAllowed,
-            C::UrlNotAllowed,
-            C::FetchFailed,
-            C::Timeout,
-            C::StoreBusy,
-            C::ReadOnly,
-            C::Unauthorized,
-            C::Forbidden,
-            C::Storage,
-            C::Model,
-            C::Internal,
-        ] {
+        for &code in ErrorCode::ALL {
             assert_eq!(folio_code(code), code.as_str().to_ascii_uppercase());
         }
     }

@@ -21,6 +21,7 @@ use folio_engine::EngineError;
 use rmcp::model::{CallToolResult, JsonObject, Tool};
 use serde_json::{Value, json};
 
+pub use self::common::{folio_code, seed_code as citeloom_code};
 pub use self::mcpvectordb::{ingest_upload, upload_status};
 use crate::ops::{Call, Shared};
 use crate::options::{RegistryError, ServeOptions, Toolset};
