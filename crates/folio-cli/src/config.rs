@@ -447,10 +447,11 @@ fn usable_runtime(configured: Option<PathBuf>) -> Option<PathBuf> {
 }
 
 /// Whether an ONNX Runtime library is there and loads (for `folio models`),
-/// with the configuration file at `config` (the default one when `None`).
-pub fn runtime_available(config: Option<&Path>) -> bool {
-    let file = load_file(config).ok();
-    usable_runtime(file.and_then(|f| f.model.runtime)).is_some()
+/// with the configuration file at `config` (the default one when `None`);
+/// a configuration file folio cannot read is an error here as everywhere.
+pub fn runtime_available(config: Option<&Path>) -> Result<bool> {
+    let file = load_file(config)?;
+    Ok(usable_runtime(file.model.runtime).is_some())
 }
 
 /// Where scripts/setup.sh installs the default model, under the folio home.

@@ -45,7 +45,7 @@ pub fn run(args: &ModelsArgs, config: Option<&Path>, json: bool) -> Result<Outco
             if let Wanted::Folder(dir) = &wanted {
                 bail!("{} is a folder already: nothing to fetch", dir.display());
             }
-            let onnx = !candle && config::runtime_available(config);
+            let onnx = !candle && config::runtime_available(config)?;
             let dir = materialise(&wanted, onnx)?;
             if json {
                 println!("{}", json!({"model": model, "path": dir}));
@@ -78,7 +78,7 @@ fn installed(hub: &Hub, wanted: &Wanted) -> Option<PathBuf> {
 
 fn list(config: Option<&Path>, json: bool) -> Result<Outcome> {
     let hub = Hub::from_env();
-    let runtime = config::runtime_available(config);
+    let runtime = config::runtime_available(config)?;
     // Each entry once: what it is, and where (whether) it is installed.
     let rows: Vec<_> = CATALOG
         .iter()
