@@ -12,7 +12,7 @@ at each nice value asked for (`FOLIO_INGEST_NICE`; folio's default is 10).
         --data-dir D --library notes --queries ../shared/datasets/scifact-train/queries.jsonl \\
         --ingest-folder F [--nice 0 --nice 10] [--idle 300]
 
-D holds LIBRARY (100,000 chunks for the measurement in docs/benchmarks.md);
+D holds LIBRARY (100,000 chunks for the measurement in docs/benchmarks-history.md);
 F is a folder of documents not yet in D (each run ingests it into a fresh
 library, removed afterwards). Prints JSON: per phase, queries answered and
 p50 / p95 / p99 / max milliseconds, and the ingest's seconds.

@@ -104,7 +104,7 @@ if [ ! -f "$multilingual_dir/folio.json" ]; then
   "$py" "$here/multilingual_model.py" "$multilingual_dir"
 fi
 # Its ONNX graph (ONNX Runtime ingests 3.5x faster than candle with it:
-# docs/benchmarks.md).
+# docs/benchmarks-history.md).
 if [ ! -f "$multilingual_dir/model.onnx" ]; then
   log "exporting $multilingual_dir/model.onnx from model.safetensors"
   "$py" "$here/export_onnx.py" "$multilingual_dir" "$multilingual_dir/model.onnx.part"

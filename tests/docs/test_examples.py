@@ -182,3 +182,42 @@ def test_a_broken_example_fails(tmp_path):
                    work, env, "broken")
     with pytest.raises(AssertionError, match="no MCP endpoint"):
         check_json('{"servers": {"folio": {"url": "https://folio.example.org/"}}}', work, env, "broken")
+
+
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def slug(heading):
+    """The anchor GitHub gives a heading."""
+    text = re.sub(r"[`*_]|<[^>]+>", "", heading.strip().lower())
+    text = re.sub(r"[^\w\- ]", "", text)
+    return text.replace(" ", "-")
+
+
+def anchors(path):
+    text = path.read_text()
+    found = set(re.findall(r'<a id="([^"]+)"', text))
+    in_code = False
+    for line in text.splitlines():
+        if line.startswith("```"):
+            in_code = not in_code
+        elif not in_code and line.startswith("#"):
+            found.add(slug(line.lstrip("#")))
+    return found
+
+
+def test_every_link_of_the_documentation_leads_somewhere():
+    pages = [ROOT / "README.md", ROOT / "ARCHITECTURE.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    broken = []
+    for page in pages:
+        text = re.sub(r"```.*?```", "", page.read_text(), flags=re.S)
+        for target in LINK.findall(text):
+            if re.match(r"[a-z]+:", target):
+                continue
+            file, _, anchor = target.partition("#")
+            resolved = (page.parent / file).resolve() if file else page
+            if not resolved.exists():
+                broken.append(f"{page.relative_to(ROOT)}: {target} (no such file)")
+            elif anchor and resolved.suffix == ".md" and anchor not in anchors(resolved):
+                broken.append(f"{page.relative_to(ROOT)}: {target} (no such heading)")
+    assert not broken, "\n".join(broken)

@@ -4,7 +4,7 @@ kind of caller (none, search, ingest, admin, another library's), against
 what the brief's authorisation rules say it should get: an independent
 oracle (`expected`), not the server's own mapping. Each cell is measured
 on the wire; the table is written to target/access-matrix-<backend>.md
-(docs/benchmarks.md quotes it) and no cell may differ from the oracle."""
+(docs/benchmarks-history.md quotes it) and no cell may differ from the oracle."""
 
 import http.client
 import json

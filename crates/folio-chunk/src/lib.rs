@@ -45,7 +45,7 @@ impl ChunkConfig {
     /// A configuration for an encoder window of `window` tokens (special
     /// tokens included): chunks fill the window, and overlap an eighth of it.
     /// Filling the window measured best on the SciFact training split for
-    /// lexical, dense and hybrid alike (docs/benchmarks.md): fewer cuts keep
+    /// lexical, dense and hybrid alike (docs/benchmarks-history.md): fewer cuts keep
     /// a passage's evidence together.
     pub fn for_window(window: usize) -> Self {
         let max_tokens = window.saturating_sub(2).max(16);

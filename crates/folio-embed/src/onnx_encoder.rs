@@ -74,7 +74,7 @@ pub const INT8_GRAPH: &str = "model_int8.onnx";
 /// Whether this CPU's int8 kernels can saturate: x86 without VNNI, where
 /// ONNX Runtime's u8 × s8 kernel sums pairs of products in 16 bits. Under
 /// emulation of such a CPU, the int8 graph's dense nDCG@10 on a SciFact cut
-/// fell 0.011 below fp32, against +0.0003 with VNNI (docs/benchmarks.md).
+/// fell 0.011 below fp32, against +0.0003 with VNNI (docs/benchmarks-history.md).
 /// There the int8 session runs with [`EXACT_INT8`].
 pub fn int8_kernels_saturate() -> bool {
     #[cfg(target_arch = "x86_64")]
@@ -94,7 +94,7 @@ pub fn int8_kernels_saturate() -> bool {
 /// without a 16-bit clamp. The integers are then exact, as with VNNI, and
 /// the vectors those of a VNNI CPU; the kernels are slower than u8 × s8.
 /// Weights cut to 7 bits instead would keep the faster kernel but lost
-/// 0.007 dense nDCG@10 on SciFact train (docs/benchmarks.md).
+/// 0.007 dense nDCG@10 on SciFact train (docs/benchmarks-history.md).
 pub const EXACT_INT8: (&str, &str) = ("session.x64quantprecision", "1");
 
 /// An ONNX Runtime session over the first of the folder's `graphs` that

@@ -195,7 +195,7 @@ const OTHER_CHUNKS_PER_DOCUMENT: usize = 3;
 
 /// The lexical weight of a hybrid search whose model knows English only,
 /// for a query in another language of the Latin script: measured on
-/// known-item sets in German, French and Spanish (docs/benchmarks.md,
+/// known-item sets in German, French and Spanish (docs/benchmarks-history.md,
 /// "Every language"), BM25 alone or at 0.5 both rank below this.
 const FOREIGN_LATIN_LEXICAL_WEIGHT: f32 = 0.8;
 
@@ -204,7 +204,7 @@ const FOREIGN_LATIN_LEXICAL_WEIGHT: f32 = 0.8;
 /// of 10 is the first 10 of a page of 100, and `folio eval` measures that
 /// ranking. Fusing 300 per retriever measured at or above the plain fusion
 /// of the two document runs (top 100 each) on every collection tried,
-/// where 50 (a page of 10 before) fell below it (docs/benchmarks.md).
+/// where 50 (a page of 10 before) fell below it (docs/benchmarks-history.md).
 pub const FUSION_DEPTH: usize = 300;
 
 /// Candidates the cross-encoder reads between two looks at the time budget.

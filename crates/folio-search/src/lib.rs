@@ -54,7 +54,7 @@ pub enum Fusion {
 
 impl Default for Fusion {
     /// The weighted combination at 0.5: on the SciFact training queries it
-    /// beat RRF (k = 60) and both single retrievers (docs/benchmarks.md).
+    /// beat RRF (k = 60) and both single retrievers (docs/benchmarks-history.md).
     fn default() -> Self {
         Fusion::Weighted {
             lexical_weight: 0.5,
