@@ -5,6 +5,7 @@ facets, filters and neighbours are computed here from the same records."""
 import collections
 import hashlib
 import subprocess
+import tomllib
 from pathlib import Path
 
 from conftest import BIN, folio_env, ok, run, stdio
@@ -232,3 +233,22 @@ def test_hansard_contract(data, tmp_path):
     run(go())
     assert any("Searching for" in str(m) for m in messages), messages
     assert any("Ingestion complete" in str(m) for m in messages), messages
+
+
+def test_the_native_inspect_shows_the_declared_schema_and_languages(data, tmp_path):
+    records = generate(12)
+    load(data, records, tmp_path)
+    declared = tomllib.loads(SCHEMA.read_text())
+
+    async def go():
+        async with stdio(data) as c:
+            stats = await ok(c, "inspect_library", {"library": "hansard"})
+            schema = stats["record_schema"]
+            assert (schema["text"], schema["title"], schema["key"]) == (declared["text"], declared["title"],
+                                                                      declared["key"])
+            assert {name: spec["type"] for name, spec in schema["fields"].items()} == \
+                {name: spec["type"] for name, spec in declared["fields"].items()}
+            # Every speech is English: one language, counting every record.
+            assert stats["languages"] == {"en": len(records)}, stats["languages"]
+
+    run(go())

@@ -50,6 +50,8 @@ def test_native_tools_end_to_end(data, corpus, tmp_path):
 
             stats = await ok(c, "inspect_library", {"library": "papers"})
             assert stats["document_count"] == 5 and stats["formats"]["pdf"] == 1
+            # English papers, and no record schema declared.
+            assert stats["languages"] == {"en": 5} and stats["record_schema"] is None, stats
             assert (await fails(c, "inspect_library", {"library": "nope"}))["error"]["code"] == "LIBRARY_NOT_FOUND"
 
             # Search in every response mode; hits carry citations.

@@ -9,6 +9,7 @@ and a request without the app's header carries no credential."""
 
 import json
 import subprocess
+import tomllib
 from pathlib import Path
 
 from conftest import BIN, SAMPLES, HttpServer, folio_env, write_config
@@ -59,6 +60,11 @@ def test_search_and_a_cited_passage_in_the_browser(data, tmp_path):
     from pdfs import pdf
 
     ingest(data, "docs", SAMPLES)
+    # A record schema declared on the library, for its row to show.
+    schema = Path(__file__).resolve().parents[2] / "examples" / "hansard-schema.toml"
+    declared = subprocess.run([BIN, "schema", "docs", str(schema)], env=folio_env(data), capture_output=True, text=True)
+    assert declared.returncode == 0, declared.stderr
+    declared = tomllib.loads(schema.read_text())
     fields = tmp_path / "fields.pdf"
     fields.write_bytes(pdf(PDF_PAGES))
     # A watched folder with a file it cannot read.
@@ -100,6 +106,15 @@ def test_search_and_a_cited_passage_in_the_browser(data, tmp_path):
                 # The add ran as a background job, shown finished.
                 assert [j[:3] for j in seen["jobs"]] == [["notes", "completed", "1 document(s)"]], seen["jobs"]
                 assert seen["libraries"] == ["docs", "minutes"]
+                # The library's row: its counts and model as the CLI lists
+                # them, the four English samples, the schema declared.
+                listed = json.loads(subprocess.run([BIN, "ls", "--json"], env=folio_env(data), capture_output=True,
+                                                   text=True).stdout)
+                docs = next(l for l in listed if l["name"] == "docs")
+                assert seen["library_rows"][0] == [
+                    "docs", str(docs["document_count"]), str(docs["chunk_count"]), docs["space"]["model"], "en 4",
+                    f"{len(declared['fields'])} fields, text {declared['text']}, key {declared['key']}"], \
+                    seen["library_rows"]
                 assert sorted(seen["libraries_after_add"]) == ["docs", "minutes", "notes"]
                 # A file from the browser's computer, uploaded.
                 assert sorted(seen["libraries_after_upload"]) == ["docs", "minutes", "notes", "uploads"]

@@ -59,6 +59,10 @@ try {
   await page.locator("#library-rows tr").first().waitFor();
   seen.libraries_ms = Date.now() - started;
   seen.libraries = await page.locator("#library-rows th").allTextContents();
+  // Each library's row, once its languages and schema are filled in.
+  await page.waitForFunction(() => [...document.querySelectorAll("#library-rows td.schema")].every((c) => c.textContent !== "…"));
+  seen.library_rows = await page.locator("#library-rows tr").evaluateAll((rows) =>
+    rows.map((r) => [...r.querySelectorAll("th, td")].map((c) => c.textContent)));
   seen.cookies = (await context.cookies()).map((c) => ({ name: c.name, httpOnly: c.httpOnly, sameSite: c.sameSite }));
   seen.script_sees_cookie = await page.evaluate(() => document.cookie.includes("folio_key"));
 

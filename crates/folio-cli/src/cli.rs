@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::builder::{PossibleValue, PossibleValuesParser};
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use folio_engine::eval::EvalRequest;
 use folio_engine::{Fusion, IngestRequest, IngestTarget, Mode, ResponseMode, SearchRequest};
 use folio_store::Bm25;
@@ -387,8 +387,8 @@ pub fn run(cli: Cli) -> Result<Outcome> {
     let json = cli.global.json;
     match &cli.command {
         Command::Serve(args) => serve::run(&cli.global, args, overrides),
-        Command::Completions(args) => reference::completions(args),
-        Command::Man => reference::man(),
+        Command::Completions(args) => reference::completions(args, Cli::command()),
+        Command::Man => reference::man(Cli::command()),
         Command::Ingest(args) => {
             overrides.allow_private_urls = args.allow_private_urls;
             let engine = open_for_bulk_write(&cli.global, &overrides)?;

@@ -22,7 +22,7 @@ mod sync;
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 use folio_core::ErrorCode;
 use folio_engine::EngineError;
 
@@ -65,6 +65,40 @@ fn lower_priority_of_bulk_writes(command: &cli::Command) {
     }
 }
 
+/// Whether `error` is stdout's reader having gone (`folio ls | head`).
+fn broken_pipe(error: &anyhow::Error) -> bool {
+    use std::io::ErrorKind::BrokenPipe;
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == BrokenPipe)
+            || cause
+                .downcast_ref::<serde_json::Error>()
+                .is_some_and(|e| e.io_error_kind() == Some(BrokenPipe))
+    })
+}
+
+/// A reader that stops reading (`folio ls | head -3`) ends the command as
+/// it ends `ls` or ripgrep: quietly and successfully, not with a panic
+/// from `println!` (Rust ignores SIGPIPE, so the write fails instead).
+/// SIGPIPE itself stays ignored: a parser worker or a client that goes
+/// away must be an error on its pipe, never the end of this process.
+fn end_quietly_when_the_reader_leaves() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(0);
+        }
+        default(info);
+    }));
+}
+
 fn main() -> ExitCode {
     // Documents are parsed in a child process of this binary (see
     // folio_engine::sandbox): it speaks a pipe protocol, not the CLI.
@@ -74,8 +108,9 @@ fn main() -> ExitCode {
     // The generated reference of folio's source tree (docs/reference, the
     // man page, completions): a command for developers, not in the help.
     if std::env::args_os().nth(1).as_deref() == Some(reference::REFERENCE_ARG.as_ref()) {
-        return reference::main(std::env::args().skip(2));
+        return reference::main(cli::Cli::command(), std::env::args().skip(2));
     }
+    end_quietly_when_the_reader_leaves();
     let args = cli::Cli::parse();
     let filter = tracing_subscriber::EnvFilter::try_from_env("FOLIO_LOG")
         .unwrap_or_else(|_| // Parsers log their recoveries from malformed input; folio reports
@@ -91,6 +126,7 @@ fn main() -> ExitCode {
     match cli::run(args) {
         Ok(common::Outcome::Success) => ExitCode::SUCCESS,
         Ok(common::Outcome::PartialFailure) => ExitCode::from(1),
+        Err(error) if broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
             let (code, status) = match error.downcast_ref::<EngineError>() {
                 Some(e) => (Some(e.code), reference::exit_status(e.code)),

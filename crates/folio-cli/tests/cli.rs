@@ -1650,3 +1650,52 @@ fn a_figure_s_words_are_read_by_ocr_where_it_stands() {
         "{report}"
     );
 }
+
+/// Runs `args` with stdout read only until `keep` bytes, then closed, as
+/// `folio … | head -c KEEP` does: what the process said and how it ended.
+fn read_then_close(f: &Folio, args: &[&str], keep: usize) -> (Vec<u8>, Output) {
+    use std::io::Read;
+    let mut child = f
+        .command(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut head = vec![0; keep];
+    child.stdout.take().unwrap().read_exact(&mut head).unwrap();
+    let out = child.wait_with_output().unwrap();
+    (head, out)
+}
+
+#[test]
+fn a_reader_that_stops_reading_ends_the_command_quietly() {
+    let f = Folio::new();
+    // Printed with write_all (completions) and with println! (a document's
+    // text): both far over a pipe's 64 KiB buffer.
+    let (head, out) = read_then_close(&f, &["completions", "bash"], 100);
+    assert!(
+        head.starts_with(b"_folio()"),
+        "{}",
+        String::from_utf8_lossy(&head)
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
+
+    let words: String = (0..40_000).map(|i| format!("word{i} ")).collect();
+    f.file("long.txt", words.as_bytes());
+    let report = f.json(&["ingest", &f.path("long.txt"), "--library", "long"]);
+    assert_eq!(report["indexed"], 1, "{report:#}");
+    let listed = f.json(&["ls", "long"]);
+    let id = listed["documents"][0]["id"].as_str().unwrap().to_string();
+    let (head, out) = read_then_close(&f, &["get", &id, "--text"], 1000);
+    assert!(!head.is_empty());
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+    // The same with --json, written by serde.
+    let (_, out) = read_then_close(&f, &["get", &id, "--text", "--json"], 1000);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
+    // Read whole, the same command prints every word.
+    let whole = f.run(&["get", &id, "--text"]);
+    assert!(String::from_utf8_lossy(&whole.stdout).contains("word39999"));
+}

@@ -214,14 +214,35 @@ async function loadLibraries() {
   for (const library of listed.libraries) {
     const row = element("tr");
     row.append(element("th", library.library, { scope: "row" }), element("td", library.document_count, { class: "n" }),
-      element("td", library.chunk_count, { class: "n" }), element("td", library.model));
+      element("td", library.chunk_count, { class: "n" }), element("td", library.model),
+      element("td", "…", { class: "languages" }), element("td", "…", { class: "schema" }));
     rows.append(row);
     select.append(element("option", library.library, { value: library.library }));
+    describeLibrary(library.library, row);
   }
   show(HOME);
   status(listed.libraries.length ? "" : "No library yet: ingest documents with `folio ingest`.");
   await Promise.all([listed.libraries.length && loadFormats(), listed.libraries.length && loadEntities(),
     loadKeys().catch((e) => status(e.message, true)), loadActivity()]);
+}
+
+/** A library's languages (documents per language, most first) and its
+ * record schema (its fields, and which one is the text), from
+ * inspect_library, into its row. */
+async function describeLibrary(name, row) {
+  const [languages, schema] = [row.querySelector(".languages"), row.querySelector(".schema")];
+  try {
+    const stats = await mcp.call("inspect_library", { library: name });
+    const counts = Object.entries(stats.languages ?? {}).sort((a, b) => b[1] - a[1]);
+    languages.textContent = counts.length ? counts.map(([language, n]) => `${language} ${n}`).join(", ") : "—";
+    const declared = stats.record_schema;
+    schema.textContent = declared
+      ? `${Object.keys(declared.fields).length} fields, text ${declared.text}` + (declared.key ? `, key ${declared.key}` : "")
+      : "—";
+  } catch (e) {
+    languages.textContent = schema.textContent = "?";
+    languages.title = e.message;
+  }
 }
 
 let activityTimer = null;

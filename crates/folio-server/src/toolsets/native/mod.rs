@@ -578,6 +578,13 @@ struct InspectOutput {
     total_chars: u64,
     total_tokens: u64,
     last_ingested_at: Option<String>,
+    /// Documents per language (ISO 639-1, as each document records it),
+    /// most first.
+    languages: Map<String, Value>,
+    /// The record schema the library declares (its text, title and key
+    /// fields, and each field's type and rules); null when it declares
+    /// none.
+    record_schema: Option<Value>,
     /// Index details: lexical and vector index state.
     index: Value,
 }
@@ -589,11 +596,21 @@ async fn inspect_library(shared: &Shared, p: LibraryParams, call: &Call) -> Call
     };
     let touched = name.clone();
     match ops::run(shared, call, Touches::Library(&touched), move |engine| {
-        engine.inspect(&name)
+        let stats = engine.inspect(&name)?;
+        let languages = engine.facets(
+            &name,
+            &folio_engine::FacetRequest {
+                group_by: vec!["language".into()],
+                limit: 200,
+                ..Default::default()
+            },
+        )?;
+        let schema = engine.record_schema(&name)?;
+        Ok((stats, languages, schema))
     })
     .await
     {
-        Ok(stats) => success(&InspectOutput {
+        Ok((stats, languages, schema)) => success(&InspectOutput {
             library: stats.info.name.to_string(),
             document_count: stats.info.document_count,
             chunk_count: stats.info.chunk_count,
@@ -613,6 +630,15 @@ async fn inspect_library(shared: &Shared, p: LibraryParams, call: &Call) -> Call
             total_chars: stats.total_chars,
             total_tokens: stats.total_tokens,
             last_ingested_at: stats.last_ingested_at,
+            languages: languages
+                .groups
+                .into_iter()
+                .filter_map(|g| {
+                    let language = g.key.first()?.as_str()?.to_string();
+                    Some((language, Value::from(g.count)))
+                })
+                .collect(),
+            record_schema: schema.and_then(|s| serde_json::to_value(s).ok()),
             index: stats.index,
         }),
         Err(e) => error(&e),
