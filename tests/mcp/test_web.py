@@ -12,7 +12,7 @@ import subprocess
 import tomllib
 from pathlib import Path
 
-from conftest import BIN, SAMPLES, HttpServer, folio_env, write_config
+from conftest import BIN, SAMPLES, HttpServer, folio_env, http_mcp, ok, run, write_config
 from test_keys import create_key, status_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -203,6 +203,35 @@ def assert_pdf_page_shown(seen, artifacts, url):
     assert hashlib.sha256(png).digest() == hashlib.sha256(base64.b64decode(shown["src"])).digest()
     # Unmarked, the same page is another image.
     assert base64.b64decode(plain.blob) != png
+
+
+def test_more_results_are_the_next_pages_of_the_search(data):
+    """"More results" fetches the search's next page with its cursor, as
+    an agent would: the pages are the ones the Python SDK gets for the same
+    arguments, and the first new hit takes the focus."""
+    ingest(data, "docs", SAMPLES)
+    query = "training a network"
+    with HttpServer(data) as server:
+        seen = drive(server.url, ARTIFACTS / "more", library="docs", format="markdown", query=query, top_k=1,
+                     more=True)
+
+        async def pages():
+            args = {"library": "docs", "query": query, "mode": "hybrid", "top_k": 1, "max_output_chars": 200000,
+                    "filter": {"format": "markdown"}}
+            found, cursor = [], None
+            async with http_mcp(server.url) as c:
+                while True:
+                    page = await ok(c, "search", {**args, **({"cursor": cursor} if cursor else {})})
+                    found.append([h["document_id"] for h in page["hits"]])
+                    cursor = page.get("next_cursor")
+                    if not cursor or not page["hits"]:
+                        return found
+
+        expected = run(pages())
+    assert [p for p in seen["pages"] if p] == [p for p in expected if p], (seen["pages"], expected)
+    # Both markdown samples, one a page.
+    assert len([p for p in expected if p]) == 2, expected
+    assert seen["more_focused"] == "1", seen
 
 
 def test_a_key_signed_in_once_is_a_cookie_no_script_reads(data):

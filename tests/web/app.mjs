@@ -14,6 +14,8 @@
 //   artifacts  a folder for screenshots
 //   width      the viewport's width (default 1280)
 //   top_k      hits asked for (default the page's 10)
+//   more       true: the next pages are fetched with "More results" until
+//              none is offered (their document ids are read)
 //   watches    true: the server watches folders (their rows are read)
 //   pdf        {library, file, query}: a PDF uploaded through the page, found
 //              with the pdf filter and its cited page shown as an image
@@ -143,6 +145,19 @@ try {
   seen.hits = await page.locator("#hits li a").allTextContents();
   seen.citations = await page.locator("#hits .cite").allTextContents();
   await page.screenshot({ path: `${args.artifacts}/search.png`, fullPage: true });
+  if (args.more) {
+    const ids = () => page.locator("#hits li a").evaluateAll((links) => links.map((a) => a.dataset.document));
+    seen.pages = [await ids()];
+    while (await page.locator("#more").isVisible()) {
+      const shown = seen.pages.flat().length;
+      await page.getByRole("button", { name: "More results" }).click();
+      await page.waitForFunction((n) => document.querySelectorAll("#hits li").length > n
+        || document.getElementById("more").hidden, shown);
+      const added = (await ids()).slice(shown);
+      seen.pages.push(added);
+      if (added.length) seen.more_focused = await page.evaluate(() => document.activeElement?.dataset.hit);
+    }
+  }
 
   // Keyboard: the first hit is reached and opened with the keyboard.
   await page.locator("#hits li a").first().focus();

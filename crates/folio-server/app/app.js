@@ -88,6 +88,9 @@ class Mcp {
 
 const mcp = new Mcp();
 let lastHits = [];
+// The last search's arguments and the cursor of its next page (the server
+// takes a cursor only with the arguments that made it).
+let lastSearch = null;
 // What the caller may do (GET /app/session): the page offers no control a
 // scope does not allow (the server refuses it anyway).
 let scopes = [];
@@ -427,7 +430,38 @@ async function search(event) {
     const found = await mcp.call("search", args);
     lastHits = found.hits;
     renderHits(found.hits);
+    pageAfter(args, found);
     status(`${found.hits.length} hit(s) in ${Math.round(performance.now() - started)} ms`);
+  } catch (e) {
+    status(e.message, true);
+  }
+}
+
+/** Offers the next page of a search when the server says there is one. */
+function pageAfter(args, found) {
+  lastSearch = found.next_cursor ? { args, cursor: found.next_cursor } : null;
+  $("more").hidden = !lastSearch;
+}
+
+/** The next page of the last search, after the hits shown; the first new
+ * hit takes the focus. */
+async function more() {
+  if (!lastSearch) return;
+  const { args, cursor } = lastSearch;
+  status("Searching…");
+  try {
+    const found = await mcp.call("search", { ...args, cursor });
+    if (!found.hits.length) {
+      pageAfter(args, {});
+      status(`${lastHits.length} hit(s): no more`);
+      return;
+    }
+    const first = lastHits.length;
+    lastHits = lastHits.concat(found.hits);
+    renderHits(lastHits);
+    pageAfter(args, found);
+    status(`${lastHits.length} hit(s)`);
+    $("hits").querySelectorAll("a")[first]?.focus();
   } catch (e) {
     status(e.message, true);
   }
@@ -446,7 +480,8 @@ function renderHits(hits) {
   hits.forEach((hit, index) => {
     const item = element("li");
     // Each text in its own direction (Arabic, Hebrew beside Latin).
-    const link = element("a", hit.title || hit.source, { href: `#hit-${index}`, "data-hit": String(index), dir: "auto" });
+    const link = element("a", hit.title || hit.source, { href: `#hit-${index}`, "data-hit": String(index),
+      "data-document": hit.document_id, dir: "auto" });
     link.addEventListener("click", (e) => { e.preventDefault(); openHit(index); });
     item.append(link, element("p", citation(hit), { class: "cite" }), element("p", hit.preview ?? hit.text ?? "", { class: "preview", dir: "auto" }));
     list.append(item);
@@ -624,6 +659,7 @@ async function signIn(event) {
 }
 
 $("search-form").addEventListener("submit", search);
+$("more").addEventListener("click", more);
 $("signin-form").addEventListener("submit", signIn);
 $("library").addEventListener("change", () => { loadFormats(); loadEntities(); });
 $("entity-back").addEventListener("click", () => { show(HOME); $("entity-list").querySelector("button")?.focus(); });
