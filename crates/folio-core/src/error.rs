@@ -56,7 +56,8 @@ error_codes! {
     TooLarge => "too_large",
     /// The input yields no text to index.
     EmptyContent => "empty_content",
-    /// A path lies outside the allowed roots or does not exist.
+    /// A path lies outside the allowed roots, is no regular file or
+    /// folder, or the system does not let folio read it.
     PathNotAllowed => "path_not_allowed",
     /// A URL is refused (scheme, private address) or could not be fetched.
     UrlNotAllowed => "url_not_allowed",

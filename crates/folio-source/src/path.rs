@@ -131,18 +131,12 @@ impl Roots {
             std::io::ErrorKind::NotFound => SourceError::NotFound {
                 path: shown.clone(),
             },
-            _ => SourceError::Io {
-                path: shown.clone(),
-                reason: e.to_string(),
-            },
+            _ => SourceError::io(shown.clone(), &e),
         })?;
         if !self.allows(&canonical) {
             return Err(self.outside(shown));
         }
-        let kind = std::fs::metadata(&canonical).map_err(|e| SourceError::Io {
-            path: shown.clone(),
-            reason: e.to_string(),
-        })?;
+        let kind = std::fs::metadata(&canonical).map_err(|e| SourceError::io(shown.clone(), &e))?;
         if !kind.is_file() && !kind.is_dir() {
             return Err(SourceError::NotAFile { path: shown });
         }
@@ -187,13 +181,21 @@ pub fn walk_lazily<'a>(
             Some(roots.confine(entry.path()))
         }
         Ok(_) => None,
-        Err(e) => Some(Err(SourceError::Io {
-            path: e
+        Err(e) => {
+            let path = e
                 .path()
                 .map(|p| p.display().to_string())
-                .unwrap_or_else(|| top.clone()),
-            reason: e.to_string(),
-        })),
+                .unwrap_or_else(|| top.clone());
+            Some(Err(match e.io_error() {
+                Some(io) if io.kind() == std::io::ErrorKind::PermissionDenied => {
+                    SourceError::Unreadable { path }
+                }
+                _ => SourceError::Io {
+                    path,
+                    reason: e.to_string(),
+                },
+            }))
+        }
     })
 }
 
@@ -220,10 +222,7 @@ fn walker(
 /// Reads a file, refusing it before reading when it is over `max_bytes`.
 pub fn read_file(path: &CanonicalPath, max_bytes: u64) -> Result<Vec<u8>, SourceError> {
     let shown = path.locator();
-    let io = |e: std::io::Error| SourceError::Io {
-        path: shown.clone(),
-        reason: e.to_string(),
-    };
+    let io = |e: std::io::Error| SourceError::io(shown.clone(), &e);
     let file = std::fs::File::open(path.as_path()).map_err(io)?;
     let meta = file.metadata().map_err(io)?;
     if !meta.is_file() {
