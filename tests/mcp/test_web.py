@@ -315,7 +315,7 @@ def test_an_entity_card_and_its_graph_in_the_browser(data, tmp_path):
     with HttpServer(data) as server:
         artifacts = ARTIFACTS / "entities"
         seen = drive(server.url, artifacts, library="kb", format="markdown", entity="Globex",
-                     query="delivery schedules with Globex")
+                     query="Globex GmbH")
         assert_page_sound(seen, artifacts)
         assert seen["violations_entity"] == [], seen["violations_entity"]
         assert any(e.lower().startswith("globex · organization · ") for e in seen["entities"]), seen["entities"]
@@ -328,6 +328,19 @@ def test_an_entity_card_and_its_graph_in_the_browser(data, tmp_path):
         assert seen["entity_graph_label"].startswith("Globex and ")
         # Every passage shown names it.
         assert seen["entity_evidence"] and all(mentions(e, globex) for e in seen["entity_evidence"]), seen["entity_evidence"]
+
+        # The hit opened (the best for a question naming Globex) lists the
+        # entities its document mentions, as the get_document tool gives
+        # them: Globex among them.
+        async def listed():
+            async with http_mcp(server.url) as c:
+                return (await ok(c, "get_document", {"document_id": seen["opened_document"]}))
+
+        document = run(listed())
+        assert seen["document_entities"] == [f"{e['entity']} · {e['type']} · {e['mentions']}"
+                                             for e in document["entities"][:20]], seen["document_entities"]
+        assert mentions(document["text"], globex), document["title"]
+        assert any(e["entity"] == "globex" and e["mentions"] >= 1 for e in document["entities"]), document["entities"]
 
 
 APP_DRIVER = ROOT / "tests/web/mcp-app.mjs"

@@ -168,6 +168,8 @@ try {
   seen.boundaries = await page.locator("#document-text .boundary").allTextContents();
   seen.cited_visible = await page.locator("#cited").isVisible();
   seen.focused = await page.evaluate(() => document.activeElement?.id);
+  seen.opened_document = await page.locator("#hits li a").first().evaluate((a) => a.dataset.document);
+  seen.document_entities = await page.locator("#document-entities button").allTextContents();
   await page.screenshot({ path: `${args.artifacts}/document.png`, fullPage: true });
   seen.first_render_ms = Date.now() - started;
 

@@ -839,6 +839,32 @@ impl Engine {
             .collect())
     }
 
+    /// The entities document `id` mentions, most mentioned first (then by
+    /// key), each with its type and how many mentions; at most `limit`.
+    pub fn document_entities(&self, id: &str, limit: usize) -> Result<Vec<EntityCount>> {
+        let id = crate::parse_document_id(id)?;
+        let mut counts: BTreeMap<(String, String), u64> = BTreeMap::new();
+        for mention in self.store.document_mentions(&id)? {
+            *counts.entry((mention.entity, mention.kind)).or_default() += 1;
+        }
+        let mut entities: Vec<EntityCount> = counts
+            .into_iter()
+            .map(|((entity, kind), mentions)| EntityCount {
+                entity,
+                kind,
+                mentions,
+                documents: 1,
+            })
+            .collect();
+        entities.sort_by(|a, b| {
+            b.mentions
+                .cmp(&a.mentions)
+                .then_with(|| a.entity.cmp(&b.entity))
+        });
+        entities.truncate(limit);
+        Ok(entities)
+    }
+
     /// The type a document's mention of `key` gives it.
     fn mention_kind(&self, document: &DocumentId, key: &str) -> Result<String> {
         Ok(self

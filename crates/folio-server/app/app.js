@@ -501,6 +501,16 @@ async function openHit(index) {
       if (value === null || value === undefined) continue;
       meta.append(element("dt", name), element("dd", value));
     }
+    // The entities it mentions, each opening its card.
+    const entities = (documentInfo.entities ?? []).slice(0, 20);
+    $("document-entities").replaceChildren(...entities.map((e) => {
+      const item = element("li");
+      const button = element("button", `${e.entity} · ${e.type} · ${e.mentions}`, { type: "button" });
+      button.addEventListener("click", () => openEntity(e.entity));
+      item.append(button);
+      return item;
+    }));
+    $("document-entities-box").hidden = !entities.length;
     // The chunks around the hit, for their boundaries and pages.
     let chunks = [];
     try {

@@ -83,7 +83,22 @@ struct DocumentOutput {
     /// Where the next slice starts; absent at the end of the text.
     #[serde(skip_serializing_if = "Option::is_none")]
     next_offset_chars: Option<u64>,
+    /// The entities the document mentions (declared ones and names found
+    /// in its text), most mentioned first, at most 50; `entity` names each
+    /// to the entity tool.
+    entities: Vec<DocumentEntity>,
 }
+
+#[derive(Debug, Serialize, JsonSchema)]
+struct DocumentEntity {
+    entity: String,
+    #[serde(rename = "type")]
+    kind: String,
+    mentions: u64,
+}
+
+/// Entities a document lists at most.
+const DOCUMENT_ENTITIES: usize = 50;
 
 async fn get_document(shared: &Shared, p: GetDocumentParams, call: &Call) -> CallToolResult {
     if let Err(m) = check("max_chars", p.max_chars, 0, 200_000) {
@@ -91,8 +106,15 @@ async fn get_document(shared: &Shared, p: GetDocumentParams, call: &Call) -> Cal
     }
     let id = p.document_id.clone();
     let touched = Touches::Document(&p.document_id);
-    let document = match ops::run(shared, call, touched, move |engine| engine.document(&id)).await {
-        Ok(d) => d,
+    let (document, entities) = match ops::run(shared, call, touched, move |engine| {
+        Ok((
+            engine.document(&id)?,
+            engine.document_entities(&id, DOCUMENT_ENTITIES)?,
+        ))
+    })
+    .await
+    {
+        Ok(found) => found,
         Err(e) => return error(&e.about(p.document_id)),
     };
     let total = document.text.chars().count() as u64;
@@ -119,6 +141,14 @@ async fn get_document(shared: &Shared, p: GetDocumentParams, call: &Call) -> Cal
         text,
         offset_chars: p.offset_chars,
         next_offset_chars: cut.then_some(end),
+        entities: entities
+            .into_iter()
+            .map(|e| DocumentEntity {
+                entity: e.entity,
+                kind: e.kind,
+                mentions: e.mentions,
+            })
+            .collect(),
     })
 }
 
