@@ -10,6 +10,8 @@ and a request without the app's header carries no credential."""
 import json
 import subprocess
 import tomllib
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 from conftest import BIN, SAMPLES, HttpServer, folio_env, http_mcp, ok, run, write_config
@@ -268,14 +270,34 @@ def test_a_key_signed_in_once_is_a_cookie_no_script_reads(data):
         assert refused.stdout == "401", refused
 
 
+def js(number):
+    """A number as JavaScript prints it (5.0 is "5")."""
+    return str(int(number)) if float(number).is_integer() else repr(float(number))
+
+
+def audit_of(url, key):
+    """The status and answer of the page's audit route for `key`."""
+    request = urllib.request.Request(url + "/app/audit", headers={"Authorization": f"Bearer {key}", "X-Folio-App": "1"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, None
+
+
 def test_an_admin_creates_and_revokes_keys_in_the_browser(data):
     """An admin of every library sees every key, creates one (shown once,
     and it works) and revokes another (refused at once after)."""
     ingest(data, "docs", SAMPLES)
     boss = create_key(data, "boss", "--scope", "search,ingest,admin")
     reader = create_key(data, "reader", "--scope", "search", "--libraries", "docs")
-    with HttpServer(data, "--auth", "keys") as server:
+    audit_log = data.parent / "audit.jsonl"
+    with HttpServer(data, "--auth", "keys", "--audit-log", str(audit_log)) as server:
         assert status_of(server.url, reader)[0] == 200
+        # The audit log is an admin's of every library: a reader's request
+        # is refused, even from the page.
+        assert audit_of(server.url, reader)[0] == 403
+        assert audit_of(server.url, boss)[0] == 200
         artifacts = ARTIFACTS / "admin"
         seen = drive(server.url, artifacts, library="docs", format="markdown", key=boss,
                      query="why does dropout reduce overfitting",
@@ -290,6 +312,15 @@ def test_an_admin_creates_and_revokes_keys_in_the_browser(data):
         listed = subprocess.run([BIN, "keys", "ls", "--json"], env=folio_env(data), capture_output=True, text=True)
         made = next(k for k in json.loads(listed.stdout) if k["name"] == "ci-bot")
         assert made["scopes"] == ["search"] and made["libraries"] == ["docs"], made
+        # The page showed the log's lines as the file held them then (it
+        # only grows), newest first.
+        assert seen["audit_visible"] and seen["audit_rows"], seen
+        lines = [json.loads(line) for line in audit_log.read_text().splitlines()]
+        shown = lines[:len(seen["audit_rows"])]
+        assert seen["audit_rows"] == [[l["time"].replace("T", " ")[:19], l["caller"] or "—", l["transport"],
+                                       l["operation"], l["library"] or "—", l["outcome"], f"{js(l['duration_ms'])} ms"]
+                                      for l in reversed(shown)], (seen["audit_rows"], shown)
+        assert any(l["caller"] == "boss" and l["operation"] == "list_libraries" for l in shown), shown
 
 
 def test_an_entity_card_and_its_graph_in_the_browser(data, tmp_path):

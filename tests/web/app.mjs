@@ -81,6 +81,10 @@ try {
   if (args.admin) {
     await page.locator("#key-rows tr").first().waitFor();
     seen.keys_before = await page.locator("#key-rows th").allTextContents();
+    // The audit log's newest lines, as the page loaded them.
+    seen.audit_visible = await page.locator("#audit").isVisible();
+    seen.audit_rows = await page.locator("#audit-rows tr").evaluateAll((rows) =>
+      rows.map((r) => [...r.querySelectorAll("td")].map((c) => c.textContent)));
     const form = page.locator("#key-form");
     await form.getByLabel("Name").fill(args.admin.create.name);
     await form.getByLabel("Libraries (comma-separated; empty: every library)").fill(args.admin.create.libraries);

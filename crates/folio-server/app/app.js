@@ -96,6 +96,10 @@ let lastSearch = null;
 let scopes = [];
 // An admin of every library manages keys (on a server that asks for them).
 let keyAdmin = false;
+// Whether the server keeps an audit log this caller may read, and how the
+// server knows its callers.
+let auditShown = false;
+let sessionAuth = null;
 
 function status(text, error = false) {
   const element = $("status");
@@ -111,14 +115,15 @@ function element(tag, text, attributes = {}) {
 }
 
 function show(view) {
-  for (const id of ["signin", "libraries", "activity", "keys", "add", "entities", "search", "entity", "document"]) {
+  for (const id of ["signin", "libraries", "activity", "keys", "audit", "add", "entities", "search", "entity", "document"]) {
     $(id).hidden = !view.includes(id) || (id === "add" && !scopes.includes("ingest"))
       || (id === "activity" && !$("job-rows").childElementCount && !$("watch-rows").childElementCount)
-      || (id === "keys" && !keyAdmin) || (id === "entities" && !$("entity-list").childElementCount);
+      || (id === "keys" && !keyAdmin) || (id === "entities" && !$("entity-list").childElementCount)
+      || (id === "audit" && !auditShown);
   }
 }
 
-const HOME = ["libraries", "activity", "keys", "add", "entities", "search"];
+const HOME = ["libraries", "activity", "keys", "audit", "add", "entities", "search"];
 
 /** The page's own requests to its routes (not MCP): JSON, with its header. */
 async function route(method, path, body) {
@@ -145,6 +150,23 @@ async function loadKeys() {
     row.append(element("th", key.name, { scope: "row" }), element("td", key.scopes.join(", ")),
       element("td", key.libraries ? key.libraries.join(", ") : "every library"), element("td", key.expires_at ?? "never"),
       element("td", key.last_used_at ?? "—"), actions);
+    return row;
+  }));
+}
+
+/** The audit log's newest lines, for an admin of every library (or the
+ * local user of a server without keys), when the server keeps one. */
+async function loadAudit() {
+  if (!keyAdmin && sessionAuth !== "none") return;
+  const answer = await route("GET", "/app/audit");
+  auditShown = answer.enabled;
+  $("audit").hidden = !auditShown;
+  if (!auditShown) return;
+  $("audit-rows").replaceChildren(...answer.lines.map((line) => {
+    const row = element("tr");
+    row.append(element("td", (line.time ?? "").replace("T", " ").slice(0, 19)), element("td", line.caller ?? "—"),
+      element("td", line.transport ?? ""), element("td", line.operation ?? ""), element("td", line.library ?? "—"),
+      element("td", line.outcome ?? ""), element("td", `${line.duration_ms ?? 0} ms`, { class: "n" }));
     return row;
   }));
 }
@@ -193,6 +215,7 @@ async function start() {
     }
     if (session.name) $("who").textContent = `signed in as ${session.name}`;
     scopes = session.scopes ?? [];
+    sessionAuth = session.auth;
     keyAdmin = session.auth === "keys" && scopes.includes("admin") && session.libraries === null;
     const info = await mcp.connect();
     if (!session.name) $("who").textContent = `${info.serverInfo?.name ?? "folio"} ${info.serverInfo?.version ?? ""}`;
@@ -226,7 +249,7 @@ async function loadLibraries() {
   show(HOME);
   status(listed.libraries.length ? "" : "No library yet: ingest documents with `folio ingest`.");
   await Promise.all([listed.libraries.length && loadFormats(), listed.libraries.length && loadEntities(),
-    loadKeys().catch((e) => status(e.message, true)), loadActivity()]);
+    loadKeys().catch((e) => status(e.message, true)), loadAudit().catch((e) => status(e.message, true)), loadActivity()]);
 }
 
 /** A library's languages (documents per language, most first) and its

@@ -73,7 +73,41 @@ pub(crate) fn routes(auth: Auth) -> Router<Arc<Shared>> {
             )
             .route("/app/keys", get(list_keys).post(create_key))
             .route("/app/keys/{name}", axum::routing::delete(revoke_key))
+            .route(
+                "/app/audit",
+                get(
+                    |State(shared): State<Arc<Shared>>,
+                     headers: HeaderMap,
+                     principal: Option<axum::Extension<Principal>>| async move {
+                        match not_admin(&headers, principal) {
+                            Some(refusal) => refusal,
+                            None => audit(shared).await,
+                        }
+                    },
+                ),
+            )
     } else {
+        // Without keys the page's caller is the server's own user (on
+        // loopback) or is not signed in at all (token, OAuth): the audit
+        // log is the local user's, and only theirs.
+        let router = if auth == "none" {
+            router.route(
+                "/app/audit",
+                get(
+                    |State(shared): State<Arc<Shared>>, headers: HeaderMap| async move {
+                        if headers.get(APP_HEADER).is_none() {
+                            return refuse(
+                                StatusCode::FORBIDDEN,
+                                "read the audit log from folio's page",
+                            );
+                        }
+                        audit(shared).await
+                    },
+                ),
+            )
+        } else {
+            router
+        };
         router.route(
             "/app/session",
             get(move |State(shared): State<Arc<Shared>>| {
@@ -107,6 +141,62 @@ fn not_admin(
             "keys are managed with the admin scope on every library",
         )),
     }
+}
+
+/// Audit lines the page shows at most, newest first.
+const AUDIT_LINES: usize = 200;
+/// Bytes read from the end of the audit log for them: the log only grows
+/// (logrotate empties it), so the page never reads all of it.
+const AUDIT_TAIL_BYTES: u64 = 512 * 1024;
+
+/// `GET /app/audit`: the newest lines of the server's audit log (each a
+/// JSON object as written: time, caller, transport, tool, library,
+/// outcome, duration; never a key or document text), or `enabled: false`
+/// when the server keeps none in a file.
+async fn audit(shared: Arc<Shared>) -> Response {
+    let Some(path) = shared
+        .options
+        .audit_log
+        .clone()
+        .filter(|p| p.as_os_str() != "-")
+    else {
+        return Json(json!({"enabled": false})).into_response();
+    };
+    match tokio::task::spawn_blocking(move || audit_tail(&path)).await {
+        Ok(Ok(lines)) => Json(json!({"enabled": true, "lines": lines})).into_response(),
+        Ok(Err(e)) => refuse(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            &format!("the audit log cannot be read: {e}"),
+        ),
+        Err(_) => refuse(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "reading the audit log failed",
+        ),
+    }
+}
+
+/// The last `AUDIT_LINES` whole lines of the log that parse as JSON,
+/// newest first.
+fn audit_tail(path: &std::path::Path) -> std::io::Result<Vec<serde_json::Value>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = std::fs::File::open(path)?;
+    let length = file.metadata()?.len();
+    let start = length.saturating_sub(AUDIT_TAIL_BYTES);
+    file.seek(SeekFrom::Start(start))?;
+    let mut bytes = Vec::new();
+    file.take(AUDIT_TAIL_BYTES).read_to_end(&mut bytes)?;
+    let text = String::from_utf8_lossy(&bytes);
+    let mut lines: Vec<&str> = text.lines().collect();
+    // A read from inside the file starts within a line: not a whole one.
+    if start > 0 && !lines.is_empty() {
+        lines.remove(0);
+    }
+    Ok(lines
+        .iter()
+        .rev()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .take(AUDIT_LINES)
+        .collect())
 }
 
 /// A key as the page lists it: never its hash.
