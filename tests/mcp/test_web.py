@@ -236,6 +236,25 @@ def test_more_results_are_the_next_pages_of_the_search(data):
     assert seen["more_focused"] == "1", seen
 
 
+def test_a_table_is_drawn_as_a_table_in_its_document(data, tmp_path):
+    """A hit in a table opens its document with the table drawn as one:
+    its header and rows as the file has them (a pipe inside a cell kept),
+    the cited rows marked, the text around it as text."""
+    rows = [["part", "supplier", "torque"], ["XA-4645", "Globex", "12 Nm"], ["XB-1010", "Initech | Ltd", "9 Nm"]]
+    cells = lambda r: "| " + " | ".join(c.replace("|", "\\|") for c in r) + " |"
+    source = tmp_path / "parts.md"
+    source.write_text("# Parts\n\nWhat each part takes.\n\nTable 1: Torque by part\n\n" + cells(rows[0]) + "\n|---|---|---|\n"
+                      + "\n".join(cells(r) for r in rows[1:]) + "\n\nAfter the table, a closing remark.\n")
+    ingest(data, "parts", source)
+    with HttpServer(data) as server:
+        artifacts = ARTIFACTS / "table"
+        seen = drive(server.url, artifacts, library="parts", format="markdown", query="torque of XA-4645")
+        assert_page_sound(seen, artifacts)
+    assert seen["document_tables"] == [{"head": [rows[0]], "body": rows[1:]}], seen["document_tables"]
+    # The cited chunk is the table's: its rows are in the marked block.
+    assert "XA-4645" in seen["cited"] and "|" not in seen["cited"].replace("Initech | Ltd", ""), seen["cited"]
+
+
 def test_a_key_signed_in_once_is_a_cookie_no_script_reads(data):
     ingest(data, "docs", SAMPLES)
     ingest(data, "private", SAMPLES / "optimisers.txt")

@@ -174,6 +174,10 @@ try {
   seen.focused = await page.evaluate(() => document.activeElement?.id);
   seen.opened_document = await page.locator("#hits li a").first().evaluate((a) => a.dataset.document);
   seen.document_entities = await page.locator("#document-entities button").allTextContents();
+  seen.document_tables = await page.locator("#document-text table").evaluateAll((tables) => tables.map((t) => ({
+    head: [...t.querySelectorAll("thead tr")].map((r) => [...r.children].map((c) => c.textContent)),
+    body: [...t.querySelectorAll("tbody tr")].map((r) => [...r.children].map((c) => c.textContent)),
+  })));
   await page.screenshot({ path: `${args.artifacts}/document.png`, fullPage: true });
   seen.first_render_ms = Date.now() - started;
 

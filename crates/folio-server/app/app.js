@@ -618,8 +618,74 @@ function renderText(documentInfo, hit, chunks) {
       text.append(element("span", `chunk ${chunk.index + 1}${pages}`, { class: "boundary", "data-chunk": String(chunk.index) }));
     }
     const piece = characters.slice(from, to).join("");
-    text.append(cited && from === start ? element("mark", piece, { id: "cited" }) : piece);
+    const isCited = cited && from === start;
+    const parts = splitTables(piece);
+    if (parts.every((part) => typeof part === "string")) {
+      text.append(isCited ? element("mark", piece, { id: "cited" }) : piece);
+      continue;
+    }
+    // Tables drawn as tables; a cited piece holding one is a marked block.
+    const holder = isCited ? element("div", null, { id: "cited", class: "cited" }) : text;
+    for (const part of parts) holder.append(typeof part === "string" ? part : drawTable(part));
+    if (isCited) text.append(holder);
   }
+}
+
+/** `piece` as runs of text and tables: each run of two or more whole
+ * lines of a Markdown table (`| … |`) becomes its rows' cells (the
+ * separator line as `null`, marking the header above it), folio's `\|`
+ * escapes undone; the rest stays text, newlines and all. */
+function splitTables(piece) {
+  const parts = [];
+  let run = [];
+  const flush = (newline) => {
+    if (run.length >= 2) {
+      parts.push(run.map((line) => {
+        const cells = line.trim().slice(1, -1).split(/(?<!\\)\|/).map((cell) => cell.trim().replaceAll("\\|", "|"));
+        return cells.every((cell) => /^:?-{3,}:?$/.test(cell)) ? null : cells;
+      }));
+    } else if (run.length) {
+      parts.push(run.join("\n") + (newline ? "\n" : ""));
+    }
+    run = [];
+  };
+  const lines = piece.split("\n");
+  lines.forEach((line, i) => {
+    const last = i === lines.length - 1;
+    if (/^\|.*\|\s*$/.test(line)) {
+      run.push(line);
+      if (last) flush(false);
+      return;
+    }
+    flush(true);
+    parts.push(last ? line : line + "\n");
+  });
+  return parts.filter((part) => part !== "");
+}
+
+/** A table of `rows`; rows above a separator are its header. */
+function drawTable(rows) {
+  const table = element("table", null, { class: "doc-table" });
+  const separator = rows.indexOf(null);
+  const head = separator > 0 ? rows.slice(0, separator) : [];
+  const body = rows.slice(separator + 1).filter(Boolean);
+  if (head.length) {
+    const thead = element("thead");
+    for (const cells of head) {
+      const row = element("tr");
+      row.append(...cells.map((cell) => element("th", cell, { scope: "col" })));
+      thead.append(row);
+    }
+    table.append(thead);
+  }
+  const tbody = element("tbody");
+  for (const cells of (separator >= 0 ? body : rows.filter(Boolean))) {
+    const row = element("tr");
+    row.append(...cells.map((cell) => element("td", cell)));
+    tbody.append(row);
+  }
+  table.append(tbody);
+  return table;
 }
 
 async function add(event) {
