@@ -7,6 +7,7 @@ server that asks for keys: a key signed in once is kept in an HttpOnly,
 SameSite=Strict cookie no script reads, shows only the key's libraries,
 and a request without the app's header carries no credential."""
 
+import collections
 import json
 import subprocess
 import tomllib
@@ -294,9 +295,9 @@ def js(number):
     return str(int(number)) if float(number).is_integer() else repr(float(number))
 
 
-def audit_of(url, key):
-    """The status and answer of the page's audit route for `key`."""
-    request = urllib.request.Request(url + "/app/audit", headers={"Authorization": f"Bearer {key}", "X-Folio-App": "1"})
+def admin_get(url, key, path):
+    """The status and answer of one of the page's admin routes for `key`."""
+    request = urllib.request.Request(url + path, headers={"Authorization": f"Bearer {key}", "X-Folio-App": "1"})
     try:
         with urllib.request.urlopen(request, timeout=30) as r:
             return r.status, json.loads(r.read())
@@ -315,8 +316,9 @@ def test_an_admin_creates_and_revokes_keys_in_the_browser(data):
         assert status_of(server.url, reader)[0] == 200
         # The audit log is an admin's of every library: a reader's request
         # is refused, even from the page.
-        assert audit_of(server.url, reader)[0] == 403
-        assert audit_of(server.url, boss)[0] == 200
+        assert admin_get(server.url, reader, "/app/audit")[0] == 403
+        assert admin_get(server.url, reader, "/app/history")[0] == 403
+        assert admin_get(server.url, boss, "/app/audit")[0] == 200
         artifacts = ARTIFACTS / "admin"
         seen = drive(server.url, artifacts, library="docs", format="markdown", key=boss,
                      query="why does dropout reduce overfitting",
@@ -340,6 +342,21 @@ def test_an_admin_creates_and_revokes_keys_in_the_browser(data):
                                        l["operation"], l["library"] or "—", l["outcome"], f"{js(l['duration_ms'])} ms"]
                                       for l in reversed(shown)], (seen["audit_rows"], shown)
         assert any(l["caller"] == "boss" and l["operation"] == "list_libraries" for l in shown), shown
+        # Calls over time: sixty bars a minute, the sentence saying their
+        # sum; and, with nothing in flight, the server's minutes are the
+        # audit log's lines counted by their minute.
+        bars = seen["history_bars"]
+        assert len(bars) == 60 and sum(b["calls"] for b in bars) >= 1, bars
+        assert seen["history_summary"].startswith(f"{sum(b['calls'] for b in bars)} call(s) in the last hour, "
+                                                  f"{sum(b['errors'] for b in bars)} answered with an error"), seen
+        status, answer = admin_get(server.url, boss, "/app/history")
+        assert status == 200
+        lines = [json.loads(line) for line in audit_log.read_text().splitlines()]
+        counted = collections.Counter(l["time"][:16] for l in lines)
+        failed = collections.Counter(l["time"][:16] for l in lines if l["outcome"] != "ok")
+        assert {m["minute"][:16]: (m["calls"], m["errors"]) for m in answer["minutes"]} == \
+            {minute: (n, failed[minute]) for minute, n in counted.items()}, (answer, counted)
+        assert admin_get(server.url, seen["new_key"], "/app/history")[0] == 403
 
 
 def test_an_entity_card_and_its_graph_in_the_browser(data, tmp_path):

@@ -81,6 +81,11 @@ try {
   if (args.admin) {
     await page.locator("#key-rows tr").first().waitFor();
     seen.keys_before = await page.locator("#key-rows th").allTextContents();
+    // The calls of the last hour, a bar a minute.
+    await page.locator("#history-summary").filter({ hasText: "call(s)" }).waitFor();
+    seen.history_summary = await page.locator("#history-summary").textContent();
+    seen.history_bars = await page.locator("#history-chart g").evaluateAll((bars) =>
+      bars.map((b) => ({ minute: b.dataset.minute, calls: Number(b.dataset.calls), errors: Number(b.dataset.errors) })));
     // The audit log's newest lines, as the page loaded them.
     seen.audit_visible = await page.locator("#audit").isVisible();
     seen.audit_rows = await page.locator("#audit-rows tr").evaluateAll((rows) =>

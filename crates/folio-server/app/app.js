@@ -99,6 +99,7 @@ let keyAdmin = false;
 // Whether the server keeps an audit log this caller may read, and how the
 // server knows its callers.
 let auditShown = false;
+let historyShown = false;
 let sessionAuth = null;
 
 function status(text, error = false) {
@@ -115,15 +116,15 @@ function element(tag, text, attributes = {}) {
 }
 
 function show(view) {
-  for (const id of ["signin", "libraries", "activity", "keys", "audit", "add", "entities", "search", "entity", "document"]) {
+  for (const id of ["signin", "libraries", "activity", "keys", "history", "audit", "add", "entities", "search", "entity", "document"]) {
     $(id).hidden = !view.includes(id) || (id === "add" && !scopes.includes("ingest"))
       || (id === "activity" && !$("job-rows").childElementCount && !$("watch-rows").childElementCount)
       || (id === "keys" && !keyAdmin) || (id === "entities" && !$("entity-list").childElementCount)
-      || (id === "audit" && !auditShown);
+      || (id === "audit" && !auditShown) || (id === "history" && !historyShown);
   }
 }
 
-const HOME = ["libraries", "activity", "keys", "audit", "add", "entities", "search"];
+const HOME = ["libraries", "activity", "keys", "history", "audit", "add", "entities", "search"];
 
 /** The page's own requests to its routes (not MCP): JSON, with its header. */
 async function route(method, path, body) {
@@ -169,6 +170,36 @@ async function loadAudit() {
       element("td", line.outcome ?? ""), element("td", `${line.duration_ms ?? 0} ms`, { class: "n" }));
     return row;
   }));
+}
+
+/** The calls of the last hour, a bar a minute (errors in their own
+ * colour), with a sentence that says what the bars show. */
+async function loadHistory() {
+  if (!keyAdmin && sessionAuth !== "none") return;
+  const { minutes } = await route("GET", "/app/history");
+  const at = (m) => Math.floor(Date.parse(m.minute) / 60000);
+  const byMinute = new Map(minutes.map((m) => [at(m), m]));
+  const last = Math.max(Math.floor(Date.now() / 60000), ...minutes.map(at));
+  const hour = Array.from({ length: 60 }, (_, i) => ({ at: last - 59 + i, ...(byMinute.get(last - 59 + i) ?? { calls: 0, errors: 0, mean_ms: 0 }) }));
+  const most = Math.max(1, ...hour.map((m) => m.calls));
+  const chart = $("history-chart");
+  chart.replaceChildren();
+  hour.forEach((m, i) => {
+    const height = (m.calls / most) * 100;
+    const failed = (m.errors / most) * 100;
+    const bar = svg("g", { "data-minute": new Date(m.at * 60000).toISOString().slice(0, 16), "data-calls": String(m.calls), "data-errors": String(m.errors) });
+    bar.append(svg("title", {}, `${new Date(m.at * 60000).toISOString().slice(11, 16)}: ${m.calls} call(s), ${m.errors} error(s), mean ${m.mean_ms} ms`));
+    bar.append(svg("rect", { x: i * 10 + 1, y: 110 - height, width: 8, height, class: "calls" }));
+    if (m.errors) bar.append(svg("rect", { x: i * 10 + 1, y: 110 - failed, width: 8, height: failed, class: "errors" }));
+    chart.append(bar);
+  });
+  const calls = hour.reduce((n, m) => n + m.calls, 0);
+  const errors = hour.reduce((n, m) => n + m.errors, 0);
+  const busiest = hour.reduce((a, b) => (b.calls > a.calls ? b : a));
+  $("history-summary").textContent = `${calls} call(s) in the last hour, ${errors} answered with an error`
+    + (calls ? `; the busiest minute, ${new Date(busiest.at * 60000).toISOString().slice(11, 16)} UTC, had ${busiest.calls}.` : ".");
+  historyShown = true;
+  $("history").hidden = false;
 }
 
 async function createKey(event) {
@@ -249,7 +280,8 @@ async function loadLibraries() {
   show(HOME);
   status(listed.libraries.length ? "" : "No library yet: ingest documents with `folio ingest`.");
   await Promise.all([listed.libraries.length && loadFormats(), listed.libraries.length && loadEntities(),
-    loadKeys().catch((e) => status(e.message, true)), loadAudit().catch((e) => status(e.message, true)), loadActivity()]);
+    loadKeys().catch((e) => status(e.message, true)), loadAudit().catch((e) => status(e.message, true)),
+    loadHistory().catch((e) => status(e.message, true)), loadActivity()]);
 }
 
 /** A library's languages (documents per language, most first) and its

@@ -1,11 +1,11 @@
 //! What a server tells its operators: per-key rate limits, the audit log
 //! (one JSON line per call) and the counters `/metrics` exposes.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::io::Write;
 use std::path::Path;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 
@@ -86,9 +86,24 @@ fn hourly(per_hour: u64) -> (f64, f64) {
     (capacity, capacity / 3600.0)
 }
 
+/// Calls in one minute of the history.
+#[derive(Debug, Default, Clone, Copy)]
+struct Minute {
+    calls: u64,
+    /// Calls answered with an error.
+    errors: u64,
+    seconds: f64,
+}
+
+/// Minutes of history a server keeps: a day.
+const HISTORY_MINUTES: usize = 24 * 60;
+
 /// A server process's limits, audit log and counters.
 #[derive(Default)]
 pub struct Telemetry {
+    /// Calls per minute (minutes since the epoch), oldest first, for the
+    /// last day.
+    history: Mutex<VecDeque<(u64, Minute)>>,
     calls: Mutex<BTreeMap<(String, String), CallStats>>,
     auth_failures: Mutex<BTreeMap<String, u64>>,
     rate_limited: Mutex<BTreeMap<String, u64>>,
@@ -121,6 +136,8 @@ impl Telemetry {
     /// Counts a call and writes its audit line.
     pub fn record(&self, call: &CallRecord<'_>) {
         let seconds = call.duration.as_secs_f64();
+        let now = SystemTime::now();
+        self.count_in_history(now, call.outcome != "ok", seconds);
         {
             let mut calls = self.calls.lock().unwrap_or_else(|p| p.into_inner());
             let stats = calls
@@ -136,7 +153,7 @@ impl Telemetry {
         }
         if let Some(audit) = &self.audit {
             let mut line = json!({
-                "time": folio_engine::rfc3339(std::time::SystemTime::now()),
+                "time": folio_engine::rfc3339(now),
                 "caller": call.caller,
                 "transport": call.transport,
                 "operation": call.operation,
@@ -153,6 +170,43 @@ impl Telemetry {
             let _ = out.write_all(format!("{line}\n").as_bytes());
             let _ = out.flush();
         }
+    }
+
+    /// Adds a call at `now` to its minute of the history.
+    fn count_in_history(&self, now: SystemTime, failed: bool, seconds: f64) {
+        let minute = now
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() / 60);
+        let mut history = self.history.lock().unwrap_or_else(|p| p.into_inner());
+        if history.back().is_none_or(|(m, _)| *m != minute) {
+            history.push_back((minute, Minute::default()));
+            if history.len() > HISTORY_MINUTES {
+                history.pop_front();
+            }
+        }
+        if let Some((_, stats)) = history.back_mut() {
+            stats.calls += 1;
+            stats.errors += u64::from(failed);
+            stats.seconds += seconds;
+        }
+    }
+
+    /// The calls of each minute of the last day that had any, oldest
+    /// first: the minute's start (RFC 3339), calls, errors and their mean
+    /// duration in milliseconds.
+    pub fn history(&self) -> Vec<Value> {
+        let history = self.history.lock().unwrap_or_else(|p| p.into_inner());
+        history
+            .iter()
+            .map(|(minute, stats)| {
+                json!({
+                    "minute": folio_engine::rfc3339(UNIX_EPOCH + Duration::from_secs(minute * 60)),
+                    "calls": stats.calls,
+                    "errors": stats.errors,
+                    "mean_ms": (stats.seconds * 1e3 / stats.calls.max(1) as f64 * 1e3).round() / 1e3,
+                })
+            })
+            .collect()
     }
 
     /// Counts a refused authentication by reason.

@@ -73,38 +73,16 @@ pub(crate) fn routes(auth: Auth) -> Router<Arc<Shared>> {
             )
             .route("/app/keys", get(list_keys).post(create_key))
             .route("/app/keys/{name}", axum::routing::delete(revoke_key))
-            .route(
-                "/app/audit",
-                get(
-                    |State(shared): State<Arc<Shared>>,
-                     headers: HeaderMap,
-                     principal: Option<axum::Extension<Principal>>| async move {
-                        match not_admin(&headers, principal) {
-                            Some(refusal) => refusal,
-                            None => audit(shared).await,
-                        }
-                    },
-                ),
-            )
+            .route("/app/audit", for_admins(true, audit))
+            .route("/app/history", for_admins(true, history))
     } else {
         // Without keys the page's caller is the server's own user (on
         // loopback) or is not signed in at all (token, OAuth): the audit
         // log is the local user's, and only theirs.
         let router = if auth == "none" {
-            router.route(
-                "/app/audit",
-                get(
-                    |State(shared): State<Arc<Shared>>, headers: HeaderMap| async move {
-                        if headers.get(APP_HEADER).is_none() {
-                            return refuse(
-                                StatusCode::FORBIDDEN,
-                                "read the audit log from folio's page",
-                            );
-                        }
-                        audit(shared).await
-                    },
-                ),
-            )
+            router
+                .route("/app/audit", for_admins(false, audit))
+                .route("/app/history", for_admins(false, history))
         } else {
             router
         };
@@ -122,25 +100,60 @@ pub(crate) fn routes(auth: Auth) -> Router<Arc<Shared>> {
     }
 }
 
-/// The refusal of a keys route to a caller who is not an admin of every
-/// library, or who asks from elsewhere than the page; None for an admin.
+/// The refusal of an admin's route (keys, the audit log, the history) to
+/// a caller who is not an admin of every library, or who asks from
+/// elsewhere than the page; None for an admin.
 fn not_admin(
     headers: &HeaderMap,
     principal: Option<axum::Extension<Principal>>,
 ) -> Option<Response> {
     if headers.get(APP_HEADER).is_none() {
-        return Some(refuse(
-            StatusCode::FORBIDDEN,
-            "manage keys from folio's page",
-        ));
+        return Some(refuse(StatusCode::FORBIDDEN, "ask from folio's page"));
     }
     match principal {
         Some(axum::Extension(p)) if p.may(Scope::Admin) && p.libraries.is_none() => None,
         _ => Some(refuse(
             StatusCode::FORBIDDEN,
-            "keys are managed with the admin scope on every library",
+            "this needs the admin scope on every library",
         )),
     }
+}
+
+/// A `GET` route of the page for an admin of every library on a server
+/// that asks for keys (`keys`), or for the local user of one that asks for
+/// nothing; either way only from the page (its header).
+fn for_admins<F, Fut>(keys: bool, answer: F) -> axum::routing::MethodRouter<Arc<Shared>>
+where
+    F: Fn(Arc<Shared>) -> Fut + Clone + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Response> + Send,
+{
+    get(
+        move |State(shared): State<Arc<Shared>>,
+              headers: HeaderMap,
+              principal: Option<axum::Extension<Principal>>| {
+            let answer = answer.clone();
+            async move {
+                let refusal = if keys {
+                    not_admin(&headers, principal)
+                } else {
+                    headers
+                        .get(APP_HEADER)
+                        .is_none()
+                        .then(|| refuse(StatusCode::FORBIDDEN, "ask from folio's page"))
+                };
+                match refusal {
+                    Some(refusal) => refusal,
+                    None => answer(shared).await,
+                }
+            }
+        },
+    )
+}
+
+/// `GET /app/history`: the calls of each minute of the last day that had
+/// any (every call the audit log would record), oldest first.
+async fn history(shared: Arc<Shared>) -> Response {
+    Json(json!({"minutes": shared.telemetry.history()})).into_response()
 }
 
 /// Audit lines the page shows at most, newest first.
