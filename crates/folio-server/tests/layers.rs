@@ -1,5 +1,5 @@
 //! The server's layering, read from its sources (ARCHITECTURE.md, "The
-//! server's layers"): options, tool, ops, toolsets, transport, each
+//! server's layers"): options, tool, ops, toolsets, transport, reference, each
 //! importing only the layers before it; no toolset imports another (a tool
 //! two dialects share lives in `toolsets::common`); no module cycles; and
 //! no module reaches another through the crate root's re-exports.
@@ -8,7 +8,14 @@ use std::path::PathBuf;
 
 use folio_testkit::modules::{Graph, cycle, graph, within};
 
-const LAYERS: [&str; 5] = ["options", "tool", "ops", "toolsets", "transport"];
+const LAYERS: [&str; 6] = [
+    "options",
+    "tool",
+    "ops",
+    "toolsets",
+    "transport",
+    "reference",
+];
 
 fn server() -> Graph {
     let mut graph = graph(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src"));

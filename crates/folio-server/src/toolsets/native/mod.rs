@@ -608,8 +608,7 @@ struct InspectOutput {
     total_chars: u64,
     total_tokens: u64,
     last_ingested_at: Option<String>,
-    /// Documents per language (ISO 639-1, as each document records it),
-    /// most first.
+    /// Documents per language (ISO 639-1, as each document records it).
     languages: Map<String, Value>,
     /// The record schema the library declares (its text, title and key
     /// fields, and each field's type and rules); null when it declares
