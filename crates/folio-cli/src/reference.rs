@@ -282,7 +282,7 @@ fn cli_markdown(command: &Command) -> String {
         let _ = writeln!(
             out,
             "- [`folio {name}`](#folio-{name}): {}",
-            first_line(&about),
+            one_line(&about),
             name = sub.get_name()
         );
     }
@@ -292,14 +292,15 @@ fn cli_markdown(command: &Command) -> String {
     out
 }
 
-fn first_line(text: &str) -> String {
+/// `text` on one line, its runs of whitespace one space each.
+fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn command_section(out: &mut String, command: &Command, path: &str, depth: usize) {
     let _ = writeln!(out, "\n{} `{path}`\n", "#".repeat(depth.min(4)));
     if let Some(about) = command.get_long_about().or(command.get_about()) {
-        let _ = writeln!(out, "{}\n", first_line(&about.to_string()));
+        let _ = writeln!(out, "{}\n", one_line(&about.to_string()));
     }
     let _ = writeln!(out, "```text\n{}\n```\n", usage(command, path));
     let args = documented_args(command);
@@ -379,7 +380,7 @@ fn write_section(
     };
     let _ = writeln!(out, "\n## `{header}`\n");
     if let Some(description) = section.get("description").and_then(Value::as_str) {
-        let _ = writeln!(out, "{}\n", first_line(description));
+        let _ = writeln!(out, "{}\n", one_line(description));
     }
     let mut keys = Vec::new();
     let mut nested = Vec::new();
@@ -497,7 +498,7 @@ fn without_default(property: &Value) -> Value {
 
 /// A doc comment's meaning, and the default it states as "(default …)".
 fn split_default(description: &str) -> (String, Option<String>) {
-    let text = first_line(description);
+    let text = one_line(description);
     let Some(start) = text.rfind("(default") else {
         return (text, None);
     };

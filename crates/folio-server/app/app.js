@@ -155,10 +155,14 @@ async function loadKeys() {
   }));
 }
 
-/** The audit log's newest lines, for an admin of every library (or the
- * local user of a server without keys), when the server keeps one. */
+/** Whether the caller sees the admin's views: an admin of every library,
+ * or the local user of a server without keys. */
+const administers = () => keyAdmin || sessionAuth === "none";
+
+/** The audit log's newest lines, for an administrator, when the server
+ * keeps one. */
 async function loadAudit() {
-  if (!keyAdmin && sessionAuth !== "none") return;
+  if (!administers()) return;
   const answer = await route("GET", "/app/audit");
   auditShown = answer.enabled;
   $("audit").hidden = !auditShown;
@@ -175,7 +179,7 @@ async function loadAudit() {
 /** The calls of the last hour, a bar a minute (errors in their own
  * colour), with a sentence that says what the bars show. */
 async function loadHistory() {
-  if (!keyAdmin && sessionAuth !== "none") return;
+  if (!administers()) return;
   const { minutes } = await route("GET", "/app/history");
   const at = (m) => Math.floor(Date.parse(m.minute) / 60000);
   const byMinute = new Map(minutes.map((m) => [at(m), m]));
@@ -700,6 +704,7 @@ function drawTable(rows) {
   const table = element("table", null, { class: "doc-table" });
   const separator = rows.indexOf(null);
   const head = separator > 0 ? rows.slice(0, separator) : [];
+  // Every row but the header's (rows is the body whole without one).
   const body = rows.slice(separator + 1).filter(Boolean);
   if (head.length) {
     const thead = element("thead");
@@ -711,7 +716,7 @@ function drawTable(rows) {
     table.append(thead);
   }
   const tbody = element("tbody");
-  for (const cells of (separator >= 0 ? body : rows.filter(Boolean))) {
+  for (const cells of body) {
     const row = element("tr");
     row.append(...cells.map((cell) => element("td", cell)));
     tbody.append(row);

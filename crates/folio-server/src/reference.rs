@@ -45,7 +45,7 @@ pub fn tools_markdown() -> String {
         let registry = Registry::build(&[toolset], false).expect("a toolset alone is servable");
         let names: Vec<String> = registry
             .tools()
-            .map(|t| format!("[`{}`](#{}-{})", t.name, toolset, anchor(&t.name)))
+            .map(|t| format!("[`{}`](#{toolset}-{})", t.name, t.name))
             .collect();
         let _ = writeln!(out, "- **{toolset}**: {}", names.join(", "));
     }
@@ -59,13 +59,8 @@ pub fn tools_markdown() -> String {
     out
 }
 
-/// A tool's anchor within its toolset's section.
-fn anchor(name: &str) -> String {
-    name.to_lowercase()
-}
-
 fn tool_section(out: &mut String, toolset: Toolset, tool: &Tool) {
-    let _ = write!(out, "\n<a id=\"{toolset}-{}\"></a>\n", anchor(&tool.name));
+    let _ = write!(out, "\n<a id=\"{toolset}-{}\"></a>\n", tool.name);
     let _ = writeln!(out, "### `{}` ({toolset})\n", tool.name);
     let annotations = tool.annotations.clone().unwrap_or_default();
     let mut traits = vec![match annotations.read_only_hint {
