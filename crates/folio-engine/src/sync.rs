@@ -196,7 +196,9 @@ pub fn transient(path: &Path) -> bool {
 #[derive(Debug, Default)]
 pub struct Scan {
     pub files: BTreeMap<PathBuf, Stat>,
-    pub unreadable: Vec<(PathBuf, String)>,
+    /// Each with the code a caller is told: what the system does not let
+    /// folio read is `path_not_allowed`, what vanished `not_found`.
+    pub unreadable: Vec<(PathBuf, ErrorCode, String)>,
 }
 
 impl Scan {
@@ -207,11 +209,20 @@ impl Scan {
         let source = Path::new(source);
         self.unreadable
             .iter()
-            .any(|(path, _)| source.starts_with(path))
+            .any(|(path, _, _)| source.starts_with(path))
     }
 }
 
 /// The path a walk error is about, if it names one.
+/// The code of an entry the walk could not read, by the system's reason:
+/// as `folio_source` tells a file folio may not read when it is named.
+fn unreadable_code(kind: Option<std::io::ErrorKind>) -> ErrorCode {
+    match kind {
+        Some(std::io::ErrorKind::PermissionDenied) => ErrorCode::PathNotAllowed,
+        _ => ErrorCode::NotFound,
+    }
+}
+
 fn error_path(error: &ignore::Error) -> Option<PathBuf> {
     match error {
         ignore::Error::WithPath { path, .. } => Some(path.clone()),
@@ -258,8 +269,12 @@ pub fn scan(folder: &Path, exclude: &[String], archives: bool) -> Result<Scan> {
             // what it holds is kept, and reported.
             Err(e) => {
                 tracing::warn!(error = %e, "an entry could not be read");
-                scan.unreadable
-                    .push((error_path(&e).unwrap_or_default(), e.to_string()));
+                let kind = e.io_error().map(std::io::Error::kind);
+                scan.unreadable.push((
+                    error_path(&e).unwrap_or_default(),
+                    unreadable_code(kind),
+                    e.to_string(),
+                ));
                 continue;
             }
         };
@@ -274,7 +289,11 @@ pub fn scan(folder: &Path, exclude: &[String], archives: bool) -> Result<Scan> {
             Ok(metadata) => {
                 scan.files.insert(path.to_path_buf(), Stat::of(&metadata));
             }
-            Err(e) => scan.unreadable.push((path.to_path_buf(), e.to_string())),
+            Err(e) => {
+                let kind = e.io_error().map(std::io::Error::kind);
+                scan.unreadable
+                    .push((path.to_path_buf(), unreadable_code(kind), e.to_string()));
+            }
         }
     }
     Ok(scan)
@@ -308,9 +327,9 @@ impl Engine {
         report.unreadable = scan
             .unreadable
             .iter()
-            .map(|(path, why)| SyncFailure {
+            .map(|(path, code, why)| SyncFailure {
                 source: path.display().to_string(),
-                code: ErrorCode::NotFound,
+                code: *code,
                 message: why.clone(),
             })
             .collect();
@@ -863,3 +882,22 @@ fn locators(d: &DocumentSummary) -> Vec<String> {
 
 /// A stop flag shared with a watch's thread.
 pub type StopFlag = Arc<AtomicBool>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_entry_folio_may_not_read_is_reported_as_such() {
+        use std::io::ErrorKind;
+        assert_eq!(
+            unreadable_code(Some(ErrorKind::PermissionDenied)),
+            ErrorCode::PathNotAllowed
+        );
+        assert_eq!(
+            unreadable_code(Some(ErrorKind::NotFound)),
+            ErrorCode::NotFound
+        );
+        assert_eq!(unreadable_code(None), ErrorCode::NotFound);
+    }
+}
