@@ -14,6 +14,7 @@ import contextlib
 import hashlib
 import hmac
 import json
+import os
 import subprocess
 import time
 import urllib.error
@@ -48,7 +49,7 @@ def rsa_key(kid):
 class Provider:
     """oidc-provider on 127.0.0.1, signing with the first of `jwks`."""
 
-    def __init__(self, folder, jwks, resource, port=None):
+    def __init__(self, folder, jwks, resource, port=None, env=None):
         self.port = port or free_port()
         self.issuer = f"http://127.0.0.1:{self.port}"
         keys = Path(folder) / f"provider-keys-{self.port}-{time.monotonic_ns()}.json"
@@ -58,6 +59,7 @@ class Provider:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            env={**os.environ, **(env or {})},
         )
         line = self.process.stdout.readline()
         if line.strip() != "ready":

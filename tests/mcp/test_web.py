@@ -8,14 +8,16 @@ SameSite=Strict cookie no script reads, shows only the key's libraries,
 and a request without the app's header carries no credential."""
 
 import collections
+import contextlib
 import json
 import subprocess
 import tomllib
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from conftest import BIN, SAMPLES, HttpServer, folio_env, http_mcp, ok, run, write_config
+from conftest import BIN, SAMPLES, HttpServer, folio_env, free_port, http_mcp, ok, run, write_config
 from test_keys import create_key, status_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -206,6 +208,62 @@ def assert_pdf_page_shown(seen, artifacts, url):
     assert hashlib.sha256(png).digest() == hashlib.sha256(base64.b64decode(shown["src"])).digest()
     # Unmarked, the same page is another image.
     assert base64.b64decode(plain.blob) != png
+
+
+def test_a_pdf_inside_an_archive_or_a_message_shows_its_pages(data, tmp_path):
+    """A PDF read as an archive's member or a message's attachment keeps
+    its bytes with its document: its pages render, each the very image of
+    the same PDF ingested on its own (same bytes, same renderer), and the
+    cited passage is marked on request."""
+    import base64
+    import email.message
+    import zipfile
+
+    from pdfs import pdf
+
+    pdf_bytes = pdf(PDF_PAGES)
+    alone = tmp_path / "fields.pdf"
+    alone.write_bytes(pdf_bytes)
+    with zipfile.ZipFile(tmp_path / "reports.zip", "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("2024/fields.pdf", pdf_bytes)
+        z.writestr("2024/notes.md", "# Notes\n\nThe drained plots were walked in May.")
+    message = email.message.EmailMessage()
+    message["From"], message["To"], message["Subject"] = "a@example.org", "b@example.org", "Yields"
+    message["Message-ID"] = "<yields@example.org>"
+    message.set_content("The report on drained fields is attached.")
+    message.add_attachment(pdf_bytes, maintype="application", subtype="pdf", filename="fields.pdf")
+    (tmp_path / "yields.eml").write_bytes(bytes(message))
+    ingest(data, "alone", alone)
+    ingest(data, "kept", tmp_path / "reports.zip", tmp_path / "yields.eml")
+
+    async def pages(url):
+        async with http_mcp(url) as c:
+            async def page_of(library):
+                found = await c.call_tool("search", {"library": library, "query": "drained plots gave more grain",
+                                                     "filter": {"format": "pdf"}, "top_k": 5})
+                hits = found.structured_content["hits"]
+                images = {}
+                for hit in hits:
+                    if hit["source"] in images:  # the best chunk of each document
+                        continue
+                    base_uri = f"folio://document/{hit['document_id']}/page/1"
+                    plain = (await c.read_resource(base_uri)).contents[0]
+                    marked = (await c.read_resource(f"{base_uri}?chunk={hit['chunk_index']}")).contents[0]
+                    images[hit["source"]] = (base64.b64decode(plain.blob), base64.b64decode(marked.blob))
+                return images
+
+            return await page_of("alone"), await page_of("kept")
+
+    with HttpServer(data) as server:
+        alone_pages, kept_pages = run(pages(server.url))
+    [(plain, _)] = alone_pages.values()
+    assert plain[:8] == b"\x89PNG\r\n\x1a\n"
+    sources = sorted(kept_pages)
+    assert len(sources) == 2 and sources[0].endswith("reports.zip#2024/fields.pdf") \
+        and sources[1].endswith("yields.eml#fields.pdf"), sources
+    for source, (kept_plain, kept_marked) in kept_pages.items():
+        assert kept_plain == plain, source
+        assert kept_marked != kept_plain and kept_marked[:8] == b"\x89PNG\r\n\x1a\n", source
 
 
 def test_more_results_are_the_next_pages_of_the_search(data):
@@ -408,6 +466,142 @@ def test_an_entity_card_and_its_graph_in_the_browser(data, tmp_path):
                                              for e in document["entities"][:20]], seen["document_entities"]
         assert mentions(document["text"], globex), document["title"]
         assert any(e["entity"] == "globex" and e["mentions"] >= 1 for e in document["entities"]), document["entities"]
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+def unfollowed(url, headers=None):
+    """The status and headers of a GET, its redirect not followed."""
+    opener = urllib.request.build_opener(NoRedirect)
+    try:
+        with opener.open(urllib.request.Request(url, headers=headers or {}), timeout=30) as r:
+            return r.status, r.headers
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers
+
+
+@contextlib.contextmanager
+def provider_and_server(data, tmp_path, **provider_env):
+    """The test identity provider and a folio server that takes its tokens
+    and signs the web app in there (client folio-web); the provider's
+    grants and revocations logged on its stdout."""
+    from test_oauth import Provider, rsa_key
+
+    port = free_port()
+    resource = f"http://127.0.0.1:{port}/mcp"
+    _, jwk = rsa_key("web")
+    idp = Provider(tmp_path, [jwk], resource, env={"LOG_GRANTS": "1", **provider_env})
+    try:
+        config = tmp_path / "oauth.toml"
+        write_config(config, '[serve.oauth]\nlibraries_claim = "libraries"\nleeway_secs = 0\n')
+        with HttpServer(data, "--auth", "oauth", "--issuer", idp.issuer, "--resource", resource,
+                        "--app-client-id", "folio-web", config=config, port=port,
+                        env={"FOLIO_APP_CLIENT_SECRET": "folio-web-secret"}) as server:
+            yield idp, server
+    finally:
+        idp.stop()
+
+
+def provider_log(idp):
+    """What the provider logged (read once it has stopped)."""
+    idp.stop()
+    return [json.loads(line) for line in idp.process.stdout.read().splitlines() if line.startswith("{")]
+
+
+def test_a_person_signs_in_at_the_identity_provider_in_the_browser(data, tmp_path):
+    """OAuth mode: the page sends the browser to the provider's login page
+    and back; the session lives in an HttpOnly, SameSite=Strict cookie no
+    script reads, holding an id (never a token), and gives the person what
+    their account allows: one library, search only. A token about to expire
+    is renewed with the refresh token; signing out ends the session and
+    revokes the refresh token at the provider."""
+    ingest(data, "wiki", SAMPLES)
+    ingest(data, "private", SAMPLES / "optimisers.txt")
+    with provider_and_server(data, tmp_path, ACCESS_TOKEN_TTL="35") as (idp, server):
+        # The sign-in's first step: to the provider, with PKCE (S256), the
+        # resource, and a state the browser keeps in a cookie for the callback.
+        status, headers = unfollowed(server.url + "/app/signin")
+        assert status == 303
+        sent = urllib.parse.urlparse(headers["Location"])
+        asked = dict(urllib.parse.parse_qsl(sent.query))
+        assert f"{sent.scheme}://{sent.netloc}" == idp.issuer
+        assert asked["response_type"] == "code" and asked["client_id"] == "folio-web"
+        assert asked["code_challenge_method"] == "S256" and len(asked["code_challenge"]) == 43
+        assert asked["resource"] == server.url + "/mcp"
+        assert asked["redirect_uri"] == server.url + "/app/callback"
+        state_cookie = headers["Set-Cookie"]
+        assert state_cookie.startswith(f"folio_signin={asked['state']};"), state_cookie
+        assert "HttpOnly" in state_cookie and "SameSite=Lax" in state_cookie and "Path=/app/callback" in state_cookie
+        # A callback this browser did not begin (no cookie, or another
+        # state) signs no one in.
+        for cookie in [None, "folio_signin=someone-elses"]:
+            status, headers = unfollowed(f"{server.url}/app/callback?code=anything&state={asked['state']}",
+                                         {"Cookie": cookie} if cookie else {})
+            assert status == 303 and headers["Location"] == "/?signin=refused", headers
+            assert "folio_session=" not in " ".join(headers.get_all("Set-Cookie") or [])
+
+        artifacts = ARTIFACTS / "oauth"
+        seen = drive(server.url, artifacts, library="wiki", format="markdown",
+                     query="why does dropout reduce overfitting",
+                     login={"name": "rene", "password": "rene-password", "wait_seconds": 6, "sign_out": True})
+        assert_page_sound(seen, artifacts)
+        assert seen["violations_signin"] == [], seen["violations_signin"]
+        assert seen["signin_shown"] and seen["cookie_before"] == 0
+        assert seen["provider_origin"] == idp.issuer and seen["back_at"] == server.url + "/"
+        assert seen["who"] == "signed in as rene"
+        # The session cookie only: the sign-in's state cookie is gone (the
+        # provider's own cookies share the host: a cookie knows no port).
+        ours = [c for c in seen["cookies"] if c["name"].startswith("folio_")]
+        assert ours == [{"name": "folio_session", "httpOnly": True, "sameSite": "Strict"}], seen["cookies"]
+        assert not seen["script_sees_cookie"]
+        # The account's library and scope: no ingest, no admin views.
+        assert seen["libraries"] == ["wiki"], seen["libraries"]
+        assert seen["hits"][0] == "Dropout as regularisation"
+        assert not seen["add_visible"] and not seen["keys_visible"] and not seen["history_visible"]
+        assert seen["forged_status"] == 401, seen
+        assert seen["write_status"] == 403, seen
+        # Six seconds on, a 35-second token is within the renewal margin:
+        # the server renewed it and the search answered.
+        assert seen["hits_later"][:1] == ["Dropout as regularisation"] and not seen["signin_later"], seen
+        # Signed out: the cookie is gone and names no session any more.
+        assert "folio_session" not in seen["signed_out_cookies"], seen["signed_out_cookies"]
+        assert not seen["signed_out_libraries_visible"]
+        assert seen["after_sign_out_status"] == 401
+        log = provider_log(idp)
+        grants = [line["grant"] for line in log if "grant" in line]
+        assert grants[0] == "authorization_code" and grants.count("authorization_code") == 1, grants
+        assert "refresh_token" in grants, grants
+        assert {"revoked": 200} in log, log
+    listed = json.loads(subprocess.run([BIN, "ls", "--json"], env=folio_env(data), capture_output=True, text=True).stdout)
+    assert {l["name"]: l["document_count"] for l in listed} == {"wiki": 4, "private": 1}, listed
+
+
+def test_a_provider_session_ends_with_its_token_and_an_admin_sees_the_admin_views(data, tmp_path):
+    """An admin of every library, signed in at the provider, sees every
+    library, the ingest controls and the calls over time. Without a refresh
+    token the session ends when its access token does: the page asks to
+    sign in again."""
+    ingest(data, "wiki", SAMPLES)
+    ingest(data, "private", SAMPLES / "optimisers.txt")
+    with provider_and_server(data, tmp_path, ACCESS_TOKEN_TTL="12", REFRESH_TOKENS="0") as (idp, server):
+        artifacts = ARTIFACTS / "oauth-admin"
+        seen = drive(server.url, artifacts, library="wiki", format="markdown",
+                     query="why does dropout reduce overfitting",
+                     login={"name": "ada", "password": "ada-password", "wait_seconds": 13})
+        assert_page_sound(seen, artifacts)
+        assert seen["who"] == "signed in as ada"
+        assert sorted(seen["libraries"]) == ["private", "wiki"], seen["libraries"]
+        assert seen["add_visible"] and seen["history_visible"] and not seen["keys_visible"], seen
+        assert seen["hits"][0] == "Dropout as regularisation"
+        # Thirteen seconds on, the 12-second token has expired, with nothing
+        # to renew it: the page offers the sign-in again.
+        assert seen["hits_later"] == [] and seen["signin_later"], seen
+        assert seen["status_later"] == "the access token has expired: sign in again", seen["status_later"]
+        log = provider_log(idp)
+        assert [line["grant"] for line in log if "grant" in line] == ["authorization_code"], log
 
 
 APP_DRIVER = ROOT / "tests/web/mcp-app.mjs"

@@ -7,6 +7,10 @@
 //   format     a format to filter by (the facet offered)
 //   passage    a phrase of the hit's cited passage
 //   key        an access key to sign in with (keys mode), or absent
+//   login      {name, password}: signs in at the identity provider (OAuth
+//              mode) through the page's link and the provider's form; with
+//              wait_seconds, searches again that much later; with sign_out,
+//              signs out at the end
 //   add        {library, path}: a file to add through the page first
 //   entity     an entity of the library to open the card of
 //   upload     {library, file}: a file to upload through the page
@@ -58,15 +62,34 @@ try {
     await page.getByLabel("Access key", { exact: true }).fill(args.key);
     await page.getByRole("button", { name: "Sign in" }).click();
   }
+  if (args.login) {
+    const link = page.getByRole("link", { name: "Sign in with the identity provider" });
+    await link.waitFor();
+    seen.signin_shown = true;
+    seen.cookie_before = (await context.cookies()).length;
+    seen.violations_signin = await audit();
+    await page.screenshot({ path: `${args.artifacts}/signin.png`, fullPage: true });
+    await link.click();
+    // The provider's own login page.
+    await page.getByLabel("Name").waitFor();
+    seen.provider_origin = new URL(page.url()).origin;
+    await page.getByLabel("Name").fill(args.login.name);
+    await page.getByLabel("Password").fill(args.login.password);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.waitForURL((url) => url.origin === new URL(args.url).origin && url.pathname === "/");
+    seen.back_at = page.url();
+  }
   await page.locator("#library-rows tr").first().waitFor();
   seen.libraries_ms = Date.now() - started;
+  seen.who = await page.locator("#who").textContent();
   seen.libraries = await page.locator("#library-rows th").allTextContents();
   // Each library's row, once its languages and schema are filled in.
   await page.waitForFunction(() => [...document.querySelectorAll("#library-rows td.schema")].every((c) => c.textContent !== "…"));
   seen.library_rows = await page.locator("#library-rows tr").evaluateAll((rows) =>
     rows.map((r) => [...r.querySelectorAll("th, td")].map((c) => c.textContent)));
   seen.cookies = (await context.cookies()).map((c) => ({ name: c.name, httpOnly: c.httpOnly, sameSite: c.sameSite }));
-  seen.script_sees_cookie = await page.evaluate(() => document.cookie.includes("folio_key"));
+  seen.script_sees_cookie = await page.evaluate(() => /folio_(key|session|signin)/.test(document.cookie));
+  seen.history_visible = await page.locator("#history").isVisible();
 
   seen.add_visible = await page.locator("#add").isVisible();
   seen.activity_visible = await page.locator("#activity").isVisible();
@@ -252,13 +275,35 @@ try {
     return response.status;
   });
   // A write the key may not make, sent as the page would: refused.
-  if (args.key) seen.write_status = await page.evaluate(async () => {
+  if (args.key || args.login) seen.write_status = await page.evaluate(async () => {
     const form = new FormData();
     form.append("library", "docs");
     form.append("file", new Blob(["# Forged\n\nwords"]), "forged.md");
     const response = await fetch("/app/upload", { method: "POST", headers: { "X-Folio-App": "1" }, body: form });
     return response.status;
   });
+  if (args.login?.wait_seconds) {
+    // Later, the same search from the page: the server renews the token, or
+    // the page asks to sign in again.
+    await page.waitForTimeout(args.login.wait_seconds * 1000);
+    await page.getByLabel("Question or words").fill(args.query);
+    await page.getByRole("button", { name: "Search" }).click();
+    await page.waitForFunction(() => document.getElementById("status").textContent !== "Searching…");
+    seen.signin_later = await page.locator("#signin").isVisible();
+    seen.hits_later = await page.locator("#search").isVisible() ? await page.locator("#hits li a").allTextContents() : [];
+    seen.status_later = await page.locator("#status").textContent();
+  }
+  if (args.login?.sign_out) {
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByRole("link", { name: "Sign in with the identity provider" }).waitFor();
+    seen.signed_out_cookies = (await context.cookies()).map((c) => c.name);
+    seen.signed_out_libraries_visible = await page.locator("#libraries").isVisible();
+    seen.after_sign_out_status = await page.evaluate(async () => (await fetch("/mcp", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream", "X-Folio-App": "1" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "after", version: "1" } } }),
+    })).status);
+  }
 } catch (e) {
   seen.failure = String(e && e.stack || e);
 } finally {

@@ -210,6 +210,15 @@ pub struct OAuthSection {
     pub name_claim: Option<String>,
     /// Clock skew allowed on exp and nbf, in seconds (default 30).
     pub leeway_secs: Option<u64>,
+    /// The client id the web app signs people in with at the provider, as
+    /// --app-client-id (default none: the web app cannot sign in).
+    pub app_client_id: Option<String>,
+    /// That client's secret, as FOLIO_APP_CLIENT_SECRET, which wins
+    /// (default none: a public client, PKCE alone).
+    pub app_client_secret: Option<String>,
+    /// The scopes the web app asks for, space-separated (default "openid"
+    /// and folio's three scopes as tokens spell them, with scope_prefix).
+    pub app_scopes: Option<String>,
 }
 
 /// The embedding model.

@@ -44,6 +44,21 @@ pub struct ServeArgs {
     /// audience (e.g. https://folio.example.org/mcp).
     #[arg(long, value_name = "URL")]
     pub resource: Option<String>,
+    /// The client id the web app signs people in with at the --issuer
+    /// (authorization code flow with PKCE), registered there with the
+    /// redirect URI <origin of --resource>/app/callback. Without it the
+    /// web app of an --auth oauth server cannot sign anyone in.
+    #[arg(long, value_name = "ID")]
+    pub app_client_id: Option<String>,
+    /// That client's secret, for a confidential client (best given in the
+    /// environment, where `ps` does not show it).
+    #[arg(
+        long,
+        value_name = "SECRET",
+        env = "FOLIO_APP_CLIENT_SECRET",
+        hide_env_values = true
+    )]
+    pub app_client_secret: Option<String>,
     /// Append one JSON line per call to this file (`-`: stderr): time,
     /// key name, transport, tool or route, library, outcome, duration,
     /// correlation id; never queries or document text.
@@ -275,11 +290,21 @@ pub fn run(cli: &Global, args: &ServeArgs, mut overrides: Overrides) -> Result<O
                 http.allowed_origins.extend(section.allowed_origins);
                 http.token = token;
                 http.keys = keys_required;
-                if let Some(oauth) = oauth {
+                if let Some((oauth, app)) = oauth {
                     let verifier = folio_server::oauth::Verifier::discover(oauth)
                         .await
                         .map_err(|e| usage(format!("--auth oauth: {e}")))?;
-                    http.oauth = Some(std::sync::Arc::new(verifier));
+                    let verifier = std::sync::Arc::new(verifier);
+                    if let Some(app) = app {
+                        let signin = folio_server::signin::SignIn::new(verifier.clone(), app)
+                            .map_err(|e| usage(format!("--app-client-id: {e}")))?;
+                        tracing::info!(
+                            "the web app signs people in at the provider, back at {}",
+                            signin.redirect_uri()
+                        );
+                        http.signin = Some(std::sync::Arc::new(signin));
+                    }
+                    http.oauth = Some(verifier);
                 }
                 if let Some(bytes) = section.max_body_bytes {
                     http.max_body_bytes = bytes;
@@ -295,19 +320,31 @@ pub fn run(cli: &Global, args: &ServeArgs, mut overrides: Overrides) -> Result<O
     Ok(Outcome::Success)
 }
 
-/// The OAuth options of `--auth oauth` (flags over `[serve.oauth]`);
-/// None in other modes, where naming an issuer is a mistake.
+/// The OAuth options of `--auth oauth` (flags over `[serve.oauth]`), and
+/// the web app's client there when one is named; None in other modes,
+/// where naming an issuer is a mistake.
 fn oauth_options(
     args: &ServeArgs,
     section: config::OAuthSection,
     auth: &str,
-) -> Result<Option<folio_server::oauth::OAuthOptions>> {
+) -> Result<
+    Option<(
+        folio_server::oauth::OAuthOptions,
+        Option<folio_server::signin::AppClient>,
+    )>,
+> {
     let issuer = args.issuer.clone().or(section.issuer);
     let resource = args.resource.clone().or(section.resource);
+    let app_client_id = args.app_client_id.clone().or(section.app_client_id);
+    let app_client_secret = args
+        .app_client_secret
+        .clone()
+        .or(section.app_client_secret)
+        .filter(|s| !s.is_empty());
     if auth != "oauth" {
-        if issuer.is_some() || resource.is_some() {
+        if issuer.is_some() || resource.is_some() || app_client_id.is_some() {
             return Err(usage(
-                "--issuer and --resource belong to --auth oauth: add it, or drop them",
+                "--issuer, --resource and --app-client-id belong to --auth oauth: add it, or drop them",
             ));
         }
         return Ok(None);
@@ -317,6 +354,11 @@ fn oauth_options(
             "--auth oauth needs --issuer (the identity provider) and --resource (this server's URL, the tokens' audience)",
         ));
     };
+    if app_client_id.is_none() && app_client_secret.is_some() {
+        return Err(usage(
+            "an app client secret (FOLIO_APP_CLIENT_SECRET) needs --app-client-id",
+        ));
+    }
     let mut options = folio_server::oauth::OAuthOptions::new(issuer, resource);
     if let Some(claim) = section.scope_claim {
         options.scope_claim = claim;
@@ -331,7 +373,12 @@ fn oauth_options(
     if let Some(secs) = section.leeway_secs {
         options.leeway = Duration::from_secs(secs);
     }
-    Ok(Some(options))
+    let app = app_client_id.map(|client_id| folio_server::signin::AppClient {
+        client_id,
+        client_secret: app_client_secret,
+        scopes: section.app_scopes,
+    });
+    Ok(Some((options, app)))
 }
 
 async fn serve_http(

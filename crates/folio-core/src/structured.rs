@@ -238,6 +238,35 @@ pub struct Part {
     /// The part's own format ("eml", "pdf", …).
     pub format: String,
     pub text: StructuredText,
+    /// The part's own bytes, when its document keeps them: a PDF (an
+    /// archive's member, a message's attachment), whose pages can then be
+    /// shown as images. Outside what the part's hash covers.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "base64_bytes"
+    )]
+    pub original: Option<Vec<u8>>,
+}
+
+/// Bytes as a base64 string, in the extraction worker's JSON answer.
+mod base64_bytes {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::STANDARD;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(bytes: &Option<Vec<u8>>, to: S) -> Result<S::Ok, S::Error> {
+        match bytes {
+            Some(bytes) => to.serialize_some(&STANDARD.encode(bytes)),
+            None => to.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(from: D) -> Result<Option<Vec<u8>>, D::Error> {
+        Option::<String>::deserialize(from)?
+            .map(|text| STANDARD.decode(text).map_err(serde::de::Error::custom))
+            .transpose()
+    }
 }
 
 /// Between a container's source and a part's key in the part's source.
@@ -301,6 +330,26 @@ impl StructuredText {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_parts_kept_bytes_cross_json_as_base64() {
+        let part = Part {
+            key: "a.pdf".into(),
+            format: "pdf".into(),
+            text: StructuredText::default(),
+            original: Some(vec![0, 255, b'%', b'P']),
+        };
+        let json = serde_json::to_value(&part).unwrap();
+        assert_eq!(json["original"], "AP8lUA==");
+        assert_eq!(serde_json::from_value::<Part>(json).unwrap(), part);
+        let without = Part {
+            original: None,
+            ..part
+        };
+        let json = serde_json::to_value(&without).unwrap();
+        assert!(json.get("original").is_none());
+        assert_eq!(serde_json::from_value::<Part>(json).unwrap(), without);
+    }
 
     #[test]
     fn render_records_char_spans() {

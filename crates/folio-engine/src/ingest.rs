@@ -429,7 +429,9 @@ struct Prepared {
 
 /// Whether a document keeps its source's bytes: a PDF folio cannot read
 /// again (uploaded, given inline or fetched), so its pages can be shown as
-/// images. A file's pages are read from the file itself.
+/// images. A file's pages are read from the file itself; a PDF inside a
+/// container (an archive, a message) keeps its bytes as a part
+/// (`Part::original`).
 fn keeps_original(kind: SourceKind, format: folio_extract::Format) -> bool {
     kind != SourceKind::File && format == folio_extract::Format::Pdf
 }
@@ -1436,7 +1438,7 @@ impl Engine {
                         structured: part.text,
                         source_title: None,
                         warnings: Vec::new(),
-                        original: None,
+                        original: part.original.take(),
                     },
                     false,
                     config,

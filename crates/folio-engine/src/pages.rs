@@ -1,7 +1,7 @@
 //! A PDF document's page as an image, with a cited chunk marked on it. The
 //! page is rendered from the bytes the document was indexed from: kept
-//! with it (an upload), or its file when that still holds them (the content
-//! hash decides). Renders are one at a time, bounded in time and size, and
+//! with it (an upload, an archive's member, a message's attachment), or its
+//! file when that still holds them (the content hash decides). Renders are one at a time, bounded in time and size, and
 //! the last ones are kept in memory.
 
 use std::collections::VecDeque;
@@ -129,6 +129,12 @@ impl Engine {
                 format!("the PDF's pages cannot be shown: {why}"),
             )
         };
+        if document.metadata.contains_key("container") {
+            return Err(unavailable(
+                "its bytes were not kept (it was ingested before folio kept a container's \
+                 PDFs): ingest its container again, with force",
+            ));
+        }
         if document.source_kind != SourceKind::File {
             return Err(unavailable(
                 "its bytes were not kept (it was ingested before folio kept them): ingest it \

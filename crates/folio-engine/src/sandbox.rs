@@ -196,10 +196,12 @@ impl Worker {
                 "extraction worker has no pipes",
             ));
         };
-        // An answer holds the extracted text: bounded like it, plus the JSON.
+        // An answer holds the extracted text: bounded like it, plus the JSON
+        // and a container's PDFs, kept as base64 (their bytes are within
+        // the decompression budget too).
         let answer_cap = limits
             .max_decompressed_bytes
-            .saturating_mul(2)
+            .saturating_mul(3)
             .saturating_add(1 << 20);
         let (send, answers) = std::sync::mpsc::channel();
         let spawned = std::thread::Builder::new()

@@ -223,6 +223,7 @@ impl Members {
                     key,
                     format: format.as_str().into(),
                     text,
+                    original: (format == Format::Pdf).then(|| bytes.to_vec()),
                 });
             }
             Err(reason) => self.listed.push(json!({"name": name, "skipped": reason})),

@@ -59,6 +59,7 @@ pub fn extract_mailbox(bytes: &[u8], limits: &Limits) -> Result<StructuredText, 
                     key,
                     format: Format::Eml.as_str().into(),
                     text,
+                    original: None,
                 });
             }
             Err(e) => unread.push(json!({"message": count, "skipped": e.to_string()})),
@@ -208,10 +209,10 @@ fn message_text(
             .attachment_name()
             .map(str::to_string)
             .unwrap_or_else(|| format!("attachment {}", index + 1));
-        let outcome: Result<(String, StructuredText), String> = match &part.body {
+        let outcome: Result<(Format, StructuredText), String> = match &part.body {
             PartType::Message(inner) if depth < MAX_NESTED => {
                 message_text(inner, limits, depth + 1)
-                    .map(|text| (Format::Eml.as_str().to_string(), text))
+                    .map(|text| (Format::Eml, text))
                     .map_err(|e| e.to_string())
             }
             PartType::Message(_) => Err("nested too deep".into()),
@@ -227,7 +228,7 @@ fn message_text(
                 };
                 match crate::extract(input, limits) {
                     Ok((Format::Image, _)) => Err("an image (not read in mail)".into()),
-                    Ok((format, text)) => Ok((format.as_str().to_string(), text)),
+                    Ok(read) => Ok(read),
                     Err(e) => Err(e.to_string()),
                 }
             }
@@ -237,13 +238,18 @@ fn message_text(
         match outcome {
             Ok((format, mut text)) => {
                 let key = unique(name.clone(), &mut keys);
-                listed.push(json!({"name": name, "format": format, "part": key}));
+                listed.push(json!({"name": name, "format": format.as_str(), "part": key}));
                 text.title.get_or_insert_with(|| name.clone());
                 text.metadata.insert("attachment".into(), name.into());
                 for (k, v) in &from_message {
                     text.metadata.entry(k.clone()).or_insert(v.clone());
                 }
-                parts.push(Part { key, format, text });
+                parts.push(Part {
+                    key,
+                    format: format.as_str().into(),
+                    text,
+                    original: (format == Format::Pdf).then(|| part.contents().to_vec()),
+                });
             }
             Err(reason) => listed.push(json!({"name": name, "skipped": reason})),
         }

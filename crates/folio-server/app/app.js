@@ -37,6 +37,10 @@ class Mcp {
     if (!response.ok && response.status !== 202) {
       let text = await response.text();
       try { text = JSON.parse(text).error?.message ?? JSON.parse(text).error ?? text; } catch { /* plain text */ }
+      if (response.status === 401 && this.session) {
+        this.onSessionEnded?.();
+        text = `${text}: sign in again`;
+      }
       throw new Refused(response.status, String(text));
     }
     const session = response.headers.get("Mcp-Session-Id");
@@ -94,8 +98,10 @@ let lastSearch = null;
 // What the caller may do (GET /app/session): the page offers no control a
 // scope does not allow (the server refuses it anyway).
 let scopes = [];
-// An admin of every library manages keys (on a server that asks for them).
+// An admin of every library manages keys (on a server that asks for them);
+// signed in through the identity provider, reads the audit log.
 let keyAdmin = false;
+let tokenAdmin = false;
 // Whether the server keeps an audit log this caller may read, and how the
 // server knows its callers.
 let auditShown = false;
@@ -157,7 +163,7 @@ async function loadKeys() {
 
 /** Whether the caller sees the admin's views: an admin of every library,
  * or the local user of a server without keys. */
-const administers = () => keyAdmin || sessionAuth === "none";
+const administers = () => keyAdmin || tokenAdmin || sessionAuth === "none";
 
 /** The audit log's newest lines, for an administrator, when the server
  * keeps one. */
@@ -242,24 +248,24 @@ async function revokeKey(name) {
 async function start() {
   try {
     const session = await (await fetch("/app/session", { headers: { "X-Folio-App": "1" }, credentials: "same-origin" })).json();
+    sessionAuth = session.auth;
+    $("signout").hidden = !session.signed_in || !["keys", "oauth"].includes(session.auth);
     if (!session.signed_in) {
-      show(session.auth === "keys" ? ["signin"] : []);
-      if (session.auth === "keys") $("key").focus();
-      else status("This server signs people in through its identity provider or a shared token, which this page cannot do yet: use an MCP client.", true);
+      askToSignIn(session);
       return;
     }
     if (session.name) $("who").textContent = `signed in as ${session.name}`;
     scopes = session.scopes ?? [];
-    sessionAuth = session.auth;
-    keyAdmin = session.auth === "keys" && scopes.includes("admin") && session.libraries === null;
+    const wholeAdmin = scopes.includes("admin") && session.libraries === null;
+    keyAdmin = session.auth === "keys" && wholeAdmin;
+    tokenAdmin = session.auth === "oauth" && wholeAdmin;
     const info = await mcp.connect();
     if (!session.name) $("who").textContent = `${info.serverInfo?.name ?? "folio"} ${info.serverInfo?.version ?? ""}`;
     await loadLibraries();
   } catch (e) {
     if (e instanceof Refused && e.status === 401) {
-      show(["signin"]);
+      askToSignIn({ auth: sessionAuth, signin: sessionAuth === "oauth" });
       status(e.message);
-      $("key").focus();
     } else {
       status(`The server could not be reached: ${e.message}`, true);
     }
@@ -775,6 +781,45 @@ async function upload(event) {
   }
 }
 
+// Why a sign-in at the identity provider came back without a session
+// (the server says one of these words, never the provider's own text).
+const SIGN_IN_FAILURES = {
+  denied: "The identity provider did not grant access.",
+  expired: "The sign-in took too long or was already used: sign in again.",
+  refused: "The sign-in could not be checked (it was not begun in this browser, or its token does not hold here).",
+  failed: "The sign-in failed at the identity provider: try again, or ask the server's administrator.",
+};
+
+/** The sign-in this server offers: a key, or the identity provider. */
+function askToSignIn(session) {
+  const provider = session.auth === "oauth";
+  if (session.auth !== "keys" && !(provider && session.signin)) {
+    show([]);
+    status(provider
+      ? "This server takes its identity provider's tokens, and its web app has no sign-in (the server needs --app-client-id): use an MCP client."
+      : "This server asks for a shared token, which this page cannot send: use an MCP client.", true);
+    return;
+  }
+  $("signin-key").hidden = provider;
+  $("signin-provider").hidden = !provider;
+  show(["signin"]);
+  (provider ? $("signin-link") : $("key")).focus();
+}
+
+async function signOut() {
+  try {
+    await route("DELETE", "/app/session");
+  } catch (e) {
+    status(e.message, true);
+    return;
+  }
+  mcp.session = null;
+  $("who").textContent = "";
+  keyAdmin = tokenAdmin = false;
+  status("Signed out.");
+  await start();
+}
+
 async function signIn(event) {
   event.preventDefault();
   const response = await fetch("/app/session", {
@@ -807,4 +852,21 @@ $("home").addEventListener("click", (e) => { e.preventDefault(); show(HOME); });
 $("add-form").addEventListener("submit", add);
 $("upload-form").addEventListener("submit", upload);
 $("key-form").addEventListener("submit", createKey);
+$("signout").addEventListener("click", signOut);
+// A credential that stops holding mid-session (a token expired with
+// nothing to renew it, a key revoked): the page asks to sign in again.
+mcp.onSessionEnded = () => {
+  mcp.session = null;
+  $("who").textContent = "";
+  $("signout").hidden = true;
+  askToSignIn({ auth: sessionAuth, signin: sessionAuth === "oauth" });
+};
+{
+  // Back from the identity provider without a session: say why, once.
+  const failed = new URLSearchParams(location.search).get("signin");
+  if (failed) {
+    history.replaceState(null, "", "/");
+    status(SIGN_IN_FAILURES[failed] ?? SIGN_IN_FAILURES.failed, true);
+  }
+}
 start();

@@ -38,7 +38,7 @@ pub use ops::Shared;
 pub use options::{RegistryError, ServeOptions, Toolset, WatchSpec};
 pub use tool::registry::Registry;
 pub use transport::mcp::FolioServer;
-pub use transport::{http, oauth, owner};
+pub use transport::{http, oauth, owner, signin};
 
 impl Shared {
     /// The state of a server process with `options`; refused when its

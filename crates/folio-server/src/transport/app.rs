@@ -12,12 +12,16 @@
 //! from another site carries no credential. `DELETE /app/session` signs out.
 //! An admin of every library lists, creates and revokes keys at
 //! `/app/keys` (the same header required).
+//!
+//! On a server that takes an identity provider's tokens, `/app/signin`
+//! and `/app/callback` sign a person in at the provider (`signin`); the
+//! cookie then holds a session id, under the same rule as a key.
 
 use std::sync::Arc;
 
 use axum::Json;
 use axum::Router;
-use axum::extract::{Request, State};
+use axum::extract::{Query, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -28,6 +32,7 @@ use folio_core::ErrorCode;
 use folio_engine::keys::{Principal, Scope};
 
 use super::refuse;
+use super::signin::{CALLBACK_PATH, Failure, SESSION_COOKIE, SIGN_IN_TIME, STATE_COOKIE, SignIn};
 use crate::ops::Shared;
 
 /// The cookie that keeps a signed-in key.
@@ -54,7 +59,7 @@ pub(crate) fn is_asset(path: &str) -> bool {
 pub(crate) type Auth = &'static str;
 
 /// The routes of the web app.
-pub(crate) fn routes(auth: Auth) -> Router<Arc<Shared>> {
+pub(crate) fn routes(auth: Auth, signin: Option<Arc<SignIn>>) -> Router<Arc<Shared>> {
     let router = Router::new()
         .route("/", get(|| asset(PAGE, "text/html; charset=utf-8")))
         .route(
@@ -65,8 +70,8 @@ pub(crate) fn routes(auth: Auth) -> Router<Arc<Shared>> {
             "/app/app.css",
             get(|| asset(STYLE, "text/css; charset=utf-8")),
         );
-    if auth == "keys" {
-        router
+    match auth {
+        "keys" => router
             .route(
                 "/app/session",
                 get(signed_in).post(sign_in).delete(sign_out),
@@ -74,29 +79,67 @@ pub(crate) fn routes(auth: Auth) -> Router<Arc<Shared>> {
             .route("/app/keys", get(list_keys).post(create_key))
             .route("/app/keys/{name}", axum::routing::delete(revoke_key))
             .route("/app/audit", for_admins(true, audit))
-            .route("/app/history", for_admins(true, history))
-    } else {
-        // Without keys the page's caller is the server's own user (on
-        // loopback) or is not signed in at all (token, OAuth): the audit
-        // log is the local user's, and only theirs.
-        let router = if auth == "none" {
+            .route("/app/history", for_admins(true, history)),
+        "oauth" => {
+            let (asked, leaving) = (signin.clone(), signin.clone());
+            let router = router
+                .route(
+                    "/app/session",
+                    get(move |State(shared): State<Arc<Shared>>, request: Request| {
+                        oauth_session(shared, asked.clone(), request)
+                    })
+                    .delete(move |headers: HeaderMap| {
+                        std::future::ready(oauth_sign_out(leaving.clone(), &headers))
+                    }),
+                )
+                .route("/app/audit", for_admins(true, audit))
+                .route("/app/history", for_admins(true, history));
+            let Some(signin) = signin else {
+                return router;
+            };
+            let back = signin.clone();
             router
-                .route("/app/audit", for_admins(false, audit))
-                .route("/app/history", for_admins(false, history))
-        } else {
-            router
-        };
-        router.route(
-            "/app/session",
-            get(move |State(shared): State<Arc<Shared>>| {
-                // Without keys every caller may do what the server does.
-                std::future::ready(Json(json!({
-                    "auth": auth,
-                    "signed_in": auth == "none",
-                    "scopes": usable(&shared, Scope::ALL.iter()),
-                })))
-            }),
-        )
+                .route(
+                    "/app/signin",
+                    get(move |headers: HeaderMap| {
+                        std::future::ready(begin_sign_in(&signin, &headers))
+                    }),
+                )
+                .route(
+                    CALLBACK_PATH,
+                    get(
+                        move |State(shared): State<Arc<Shared>>,
+                              headers: HeaderMap,
+                              Query(answer): Query<Callback>| {
+                            let back = back.clone();
+                            async move { callback(&shared, &back, &headers, answer).await }
+                        },
+                    ),
+                )
+        }
+        _ => {
+            // Without keys the page's caller is the server's own user (on
+            // loopback) or is not signed in at all (a shared token): the
+            // audit log is the local user's, and only theirs.
+            let router = if auth == "none" {
+                router
+                    .route("/app/audit", for_admins(false, audit))
+                    .route("/app/history", for_admins(false, history))
+            } else {
+                router
+            };
+            router.route(
+                "/app/session",
+                get(move |State(shared): State<Arc<Shared>>| {
+                    // Without keys every caller may do what the server does.
+                    std::future::ready(Json(json!({
+                        "auth": auth,
+                        "signed_in": auth == "none",
+                        "scopes": usable(&shared, Scope::ALL.iter()),
+                    })))
+                }),
+            )
+        }
     }
 }
 
@@ -357,7 +400,7 @@ fn usable<'a>(shared: &Shared, scopes: impl Iterator<Item = &'a Scope>) -> Vec<&
 /// `GET /app/session`: whether the page's cookie holds a key that is
 /// still good, and whose.
 async fn signed_in(State(shared): State<Arc<Shared>>, request: Request) -> Response {
-    let Some(key) = cookie_key(&request) else {
+    let Some(key) = app_cookie(&request, COOKIE) else {
         return Json(json!({"auth": "keys", "signed_in": false})).into_response();
     };
     match super::callers::by_key(&shared, Some(key)).await {
@@ -394,12 +437,13 @@ async fn asset(body: &'static str, kind: &'static str) -> Response {
     response
 }
 
-/// The key a request of the app carries in its cookie: only beside the
-/// app's header (see the module's comment).
-pub(crate) fn cookie_key(request: &Request) -> Option<String> {
+/// The credential a request of the app carries in its cookie `name` (a
+/// key, or a signed-in session's id): only beside the app's header (see
+/// the module's comment).
+pub(crate) fn app_cookie(request: &Request, name: &str) -> Option<String> {
     let headers = request.headers();
     headers.get(APP_HEADER)?;
-    cookie(headers, COOKIE)
+    cookie(headers, name)
 }
 
 fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
@@ -414,7 +458,7 @@ fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
 }
 
 #[derive(Deserialize)]
-struct SignIn {
+struct KeySignIn {
     key: String,
 }
 
@@ -428,7 +472,7 @@ async fn sign_in(
     if headers.get(APP_HEADER).is_none() {
         return refuse(StatusCode::FORBIDDEN, "sign in from folio's page");
     }
-    let Ok(SignIn { key }) = serde_json::from_slice::<SignIn>(&body) else {
+    let Ok(KeySignIn { key }) = serde_json::from_slice::<KeySignIn>(&body) else {
         return refuse(StatusCode::BAD_REQUEST, "send {\"key\": \"folio_…\"}");
     };
     let key = key.trim().to_string();
@@ -463,14 +507,156 @@ async fn sign_out(headers: HeaderMap) -> Response {
     if headers.get(APP_HEADER).is_none() {
         return refuse(StatusCode::FORBIDDEN, "sign out from folio's page");
     }
+    signed_out(COOKIE)
+}
+
+/// No content, and the cookie `name` cleared.
+fn signed_out(name: &str) -> Response {
     let mut response = StatusCode::NO_CONTENT.into_response();
-    response.headers_mut().insert(
-        header::SET_COOKIE,
-        HeaderValue::from_str(&format!(
-            "{COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"
-        ))
-        .expect("a fixed cookie"),
-    );
+    if let Ok(value) = HeaderValue::from_str(&format!(
+        "{name}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"
+    )) {
+        response.headers_mut().insert(header::SET_COOKIE, value);
+    }
+    response
+}
+
+/// `GET /app/session` on a server that takes the provider's tokens:
+/// whether the page's cookie names a session still signed in, and whose;
+/// `signin` says whether the page can sign in at all.
+async fn oauth_session(
+    shared: Arc<Shared>,
+    signin: Option<Arc<SignIn>>,
+    request: Request,
+) -> Response {
+    let offered = signin.is_some();
+    let signed_in = match (signin, app_cookie(&request, SESSION_COOKIE)) {
+        (Some(signin), Some(id)) => signin.principal(&id).await,
+        _ => None,
+    };
+    match signed_in {
+        Some(Ok(principal)) => Json(json!({
+            "auth": "oauth",
+            "signin": true,
+            "signed_in": true,
+            "name": principal.name,
+            "scopes": usable(&shared, principal.scopes.iter()),
+            "libraries": principal.libraries,
+        })),
+        _ => Json(json!({"auth": "oauth", "signin": offered, "signed_in": false})),
+    }
+    .into_response()
+}
+
+/// `DELETE /app/session` on a server that takes the provider's tokens:
+/// the session ends here (and its refresh token at the provider).
+fn oauth_sign_out(signin: Option<Arc<SignIn>>, headers: &HeaderMap) -> Response {
+    if headers.get(APP_HEADER).is_none() {
+        return refuse(StatusCode::FORBIDDEN, "sign out from folio's page");
+    }
+    if let (Some(signin), Some(id)) = (signin, cookie(headers, SESSION_COOKIE)) {
+        signin.end(&id);
+    }
+    signed_out(SESSION_COOKIE)
+}
+
+/// A `303 See Other` to `location`.
+fn see_other(location: &str) -> Response {
+    let mut response = StatusCode::SEE_OTHER.into_response();
+    if let Ok(value) = HeaderValue::from_str(location) {
+        response.headers_mut().insert(header::LOCATION, value);
+    }
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+/// `GET /app/signin`: sends the browser to the provider, its state kept in
+/// a cookie only the callback receives (SameSite=Lax: the provider's
+/// redirect back is a navigation from another site).
+fn begin_sign_in(signin: &SignIn, headers: &HeaderMap) -> Response {
+    let (state, location) = match signin.begin() {
+        Ok(begun) => begun,
+        Err(e) => return refuse(StatusCode::INTERNAL_SERVER_ERROR, &e),
+    };
+    let secure = if loopback(headers) { "" } else { "; Secure" };
+    let mut response = see_other(&location);
+    if let Ok(value) = HeaderValue::from_str(&format!(
+        "{STATE_COOKIE}={state}; Path={CALLBACK_PATH}; HttpOnly; SameSite=Lax; Max-Age={}{secure}",
+        SIGN_IN_TIME.as_secs()
+    )) {
+        response.headers_mut().append(header::SET_COOKIE, value);
+    }
+    response
+}
+
+/// What the provider sends the browser back with.
+#[derive(Deserialize)]
+struct Callback {
+    code: Option<String>,
+    state: Option<String>,
+    iss: Option<String>,
+    error: Option<String>,
+    error_description: Option<String>,
+}
+
+/// `GET /app/callback`: ends the sign-in, and sends the browser to the
+/// page, signed in (a session cookie) or with `?signin=` and one of a few
+/// fixed words the page explains (never the provider's text: a link could
+/// make that say anything).
+async fn callback(
+    shared: &Shared,
+    signin: &SignIn,
+    headers: &HeaderMap,
+    answer: Callback,
+) -> Response {
+    let kept = cookie(headers, STATE_COOKIE);
+    let outcome = match (answer.code, answer.state, answer.error) {
+        (_, _, Some(error)) => Err(Failure::new(
+            if error == "access_denied" {
+                "denied"
+            } else {
+                "failed"
+            },
+            format!(
+                "the provider answered {error}: {}",
+                answer.error_description.unwrap_or_default()
+            ),
+        )),
+        (Some(code), Some(state), None) => {
+            signin
+                .finish(&state, &code, answer.iss.as_deref(), kept.as_deref())
+                .await
+        }
+        _ => Err(Failure::new(
+            "failed",
+            "the callback holds no code and state",
+        )),
+    };
+    let secure = if loopback(headers) { "" } else { "; Secure" };
+    let mut response = match outcome {
+        Ok((id, principal)) => {
+            tracing::info!("{} signed in to the web app", principal.name);
+            let mut response = see_other("/");
+            if let Ok(value) = HeaderValue::from_str(&format!(
+                "{SESSION_COOKIE}={id}; Path=/; HttpOnly; SameSite=Strict{secure}"
+            )) {
+                response.headers_mut().append(header::SET_COOKIE, value);
+            }
+            response
+        }
+        Err(failure) => {
+            tracing::warn!("a web app sign-in failed: {}", failure.detail);
+            shared.telemetry.auth_failed("web sign-in");
+            see_other(&format!("/?signin={}", failure.code))
+        }
+    };
+    if let Ok(value) = HeaderValue::from_str(&format!(
+        "{STATE_COOKIE}=; Path={CALLBACK_PATH}; HttpOnly; SameSite=Lax; Max-Age=0{secure}"
+    )) {
+        response.headers_mut().append(header::SET_COOKIE, value);
+    }
     response
 }
 
@@ -503,8 +689,12 @@ mod tests {
             }
             builder.body(axum::body::Body::empty()).unwrap()
         };
-        assert_eq!(cookie_key(&request(true)).as_deref(), Some("folio_abc"));
-        assert_eq!(cookie_key(&request(false)), None);
+        assert_eq!(
+            app_cookie(&request(true), COOKIE).as_deref(),
+            Some("folio_abc")
+        );
+        assert_eq!(app_cookie(&request(false), COOKIE), None);
+        assert_eq!(app_cookie(&request(true), SESSION_COOKIE), None);
     }
 
     #[test]

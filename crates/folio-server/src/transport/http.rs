@@ -34,6 +34,7 @@ use super::callers::{by_key, challenged};
 use super::mcp::FolioServer;
 use super::oauth::{Refusal, Verifier};
 use super::refuse;
+use super::signin::{CALLBACK_PATH, SESSION_COOKIE, SignIn};
 use super::sse;
 use super::upload::upload;
 use crate::ops::Shared;
@@ -57,6 +58,8 @@ pub struct HttpOptions {
     /// Require an access token of this identity provider (`--auth oauth`),
     /// and hold each request to its scopes and libraries.
     pub oauth: Option<Arc<Verifier>>,
+    /// The web app's sign-in at that provider (`--app-client-id`).
+    pub signin: Option<Arc<SignIn>>,
     /// Largest MCP request body.
     pub max_body_bytes: usize,
     /// Largest upload (the multipart body).
@@ -77,6 +80,7 @@ impl HttpOptions {
             token: None,
             keys: false,
             oauth: None,
+            signin: None,
             max_body_bytes: 16 * 1024 * 1024,
             max_upload_bytes: 200 * 1024 * 1024,
         }
@@ -111,8 +115,9 @@ enum Callers {
     /// Holders of an access key: the server that checks them and counts
     /// their calls.
     Keys(Arc<Shared>),
-    /// Holders of an access token of the identity provider.
-    OAuth(Arc<Shared>, Arc<Verifier>),
+    /// Holders of an access token of the identity provider, and browsers
+    /// the web app signed in there.
+    OAuth(Arc<Shared>, Arc<Verifier>, Option<Arc<SignIn>>),
 }
 
 fn host_allowed(host: &str, allowed: &[String]) -> bool {
@@ -198,8 +203,10 @@ async fn guard(State(guard): State<Arc<Guard>>, mut request: Request, next: Next
     // get a token.
     let path = request.uri().path();
     let page = request.method() == axum::http::Method::GET && app::is_asset(path);
-    // The sign-in checks the key it is given itself.
-    let signing_in = path == "/app/session" && guard.token.is_none();
+    // The sign-in checks the key it is given itself, and the provider's
+    // sign-in its state and code.
+    let signing_in =
+        matches!(path, "/app/session" | "/app/signin" | CALLBACK_PATH) && guard.token.is_none();
     if path == "/health" || path.starts_with(METADATA_PATH) || page || signing_in {
         return next.run(request).await;
     }
@@ -217,15 +224,23 @@ async fn guard(State(guard): State<Arc<Guard>>, mut request: Request, next: Next
         Callers::Anyone => return next.run(request).await,
         Callers::Keys(shared) => match by_key(
             shared,
-            bearer(&request).or_else(|| app::cookie_key(&request)),
+            bearer(&request).or_else(|| app::app_cookie(&request, app::COOKIE)),
         )
         .await
         {
             Ok(principal) => (shared, principal),
             Err(refusal) => return refusal,
         },
-        Callers::OAuth(shared, verifier) => {
-            match by_token(shared, verifier, request, guard.max_body_bytes).await {
+        Callers::OAuth(shared, verifier, signin) => {
+            match by_token(
+                shared,
+                verifier,
+                signin.as_deref(),
+                request,
+                guard.max_body_bytes,
+            )
+            .await
+            {
                 Ok((principal, checked)) => {
                     request = checked;
                     (shared, principal)
@@ -301,16 +316,25 @@ fn bearer(request: &Request) -> Option<String> {
         .map(|k| k.trim().to_string())
 }
 
-/// The caller of a server that asks for OAuth access tokens, and the
-/// request to pass on (its body read, when it is an MCP message, to find
-/// the scope its tool needs).
+/// The caller of a server that asks for OAuth access tokens (a bearer
+/// token, or the web app's signed-in session), and the request to pass on
+/// (its body read, when it is an MCP message, to find the scope its tool
+/// needs).
 async fn by_token(
     shared: &Arc<Shared>,
     verifier: &Verifier,
+    signin: Option<&SignIn>,
     request: Request,
     max_body_bytes: usize,
 ) -> Result<(Principal, Request), Response> {
-    let Some(token) = bearer(&request) else {
+    let verified = match bearer(&request) {
+        Some(token) => Some(verifier.verify(&token).await),
+        None => match (signin, app::app_cookie(&request, SESSION_COOKIE)) {
+            (Some(signin), Some(id)) => signin.principal(&id).await,
+            _ => None,
+        },
+    };
+    let Some(verified) = verified else {
         shared.telemetry.auth_failed("no token");
         return Err(challenged(
             StatusCode::UNAUTHORIZED,
@@ -318,7 +342,7 @@ async fn by_token(
             &verifier.challenge(None, &[Scope::Search]),
         ));
     };
-    let principal = match verifier.verify(&token).await {
+    let principal = match verified {
         Ok(principal) => principal,
         Err(Refusal {
             unavailable: true,
@@ -555,7 +579,9 @@ pub fn router(shared: Arc<Shared>, options: &HttpOptions, cancel: CancellationTo
         config,
     );
     let callers = match (&options.oauth, options.keys) {
-        (Some(verifier), _) => Callers::OAuth(shared.clone(), verifier.clone()),
+        (Some(verifier), _) => {
+            Callers::OAuth(shared.clone(), verifier.clone(), options.signin.clone())
+        }
         (None, true) => Callers::Keys(shared.clone()),
         (None, false) => Callers::Anyone,
     };
@@ -578,6 +604,7 @@ pub fn router(shared: Arc<Shared>, options: &HttpOptions, cancel: CancellationTo
                 (None, false, Some(_)) => "token",
                 (None, false, None) => "none",
             },
+            options.signin.clone(),
         ));
     // The metadata is published in OAuth mode only: a client that finds it
     // sets aside the headers it was configured with.

@@ -1,8 +1,9 @@
 //! How clients reach the toolsets: the MCP handler (`mcp`) and the
 //! authorisation of every MCP method (`access`), stdio line screening (`screen`), the owner of a data directory and its attach
 //! protocol (`owner`), streamable HTTP with its guard (`http`), OAuth
-//! access tokens (`oauth`), the older SSE transport (`sse`) and the
-//! mcpvectordb contract's `/upload`.
+//! access tokens (`oauth`) and the web app's sign-in through them
+//! (`signin`), the older SSE transport (`sse`) and the mcpvectordb
+//! contract's `/upload`.
 
 mod access;
 mod app;
@@ -14,6 +15,7 @@ pub mod oauth;
 pub mod owner;
 mod screen;
 mod session;
+pub mod signin;
 mod sse;
 mod upload;
 

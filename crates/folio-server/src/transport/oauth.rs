@@ -133,6 +133,9 @@ struct KeySet {
 pub struct Verifier {
     options: OAuthOptions,
     jwks_uri: String,
+    /// Where the provider signs people in and issues tokens, as its
+    /// discovery document names them (the web app's sign-in uses them).
+    pub(crate) endpoints: Endpoints,
     client: reqwest::Client,
     /// The keys held, swapped whole on each fetch (a verification holds
     /// its own reference, never the lock).
@@ -152,8 +155,18 @@ impl std::fmt::Debug for Verifier {
     }
 }
 
+/// The provider's endpoints of the authorization code flow, from its
+/// discovery document (each checked as the issuer is); None where the
+/// document names none.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Endpoints {
+    pub authorization: Option<String>,
+    pub token: Option<String>,
+    pub revocation: Option<String>,
+}
+
 /// The provider must be reached over HTTPS, except on this machine.
-fn check_url(what: &str, text: &str) -> Result<url::Url, String> {
+pub(crate) fn check_url(what: &str, text: &str) -> Result<url::Url, String> {
     let url = url::Url::parse(text).map_err(|e| format!("{what} {text:?} is not a URL: {e}"))?;
     let loopback = match url.host() {
         Some(url::Host::Domain(d)) => d == "localhost",
@@ -171,7 +184,7 @@ fn check_url(what: &str, text: &str) -> Result<url::Url, String> {
 }
 
 async fn fetch_json(client: &reqwest::Client, url: &str) -> Result<Value, String> {
-    let mut response = client
+    let response = client
         .get(url)
         .header(reqwest::header::ACCEPT, "application/json")
         .send()
@@ -180,6 +193,12 @@ async fn fetch_json(client: &reqwest::Client, url: &str) -> Result<Value, String
     if !response.status().is_success() {
         return Err(format!("{url} answered {}", response.status()));
     }
+    json_body(url, response).await
+}
+
+/// The JSON body of a response of the provider, read up to
+/// `MAX_DOCUMENT_BYTES`.
+pub(crate) async fn json_body(url: &str, mut response: reqwest::Response) -> Result<Value, String> {
     let mut body = Vec::new();
     while let Some(chunk) = response
         .chunk()
@@ -315,6 +334,17 @@ impl Verifier {
             .ok_or("the discovery document names no jwks_uri")?
             .to_string();
         check_url("the jwks_uri", &jwks_uri)?;
+        let endpoint = |name: &str| -> Result<Option<String>, String> {
+            match document.get(name).and_then(Value::as_str) {
+                None => Ok(None),
+                Some(url) => check_url(&format!("the {name}"), url).map(|_| Some(url.to_string())),
+            }
+        };
+        let endpoints = Endpoints {
+            authorization: endpoint("authorization_endpoint")?,
+            token: endpoint("token_endpoint")?,
+            revocation: endpoint("revocation_endpoint")?,
+        };
         let set = fetch_json(&client, &jwks_uri).await?;
         let keys = keys_of(&set);
         if keys.by_kid.is_empty() && keys.unnamed.is_empty() {
@@ -323,6 +353,7 @@ impl Verifier {
         Ok(Verifier {
             options,
             jwks_uri,
+            endpoints,
             client,
             keys: Mutex::new(Arc::new(keys)),
             fetched: Mutex::new(Instant::now()),
@@ -516,6 +547,16 @@ impl Verifier {
             libraries,
             rate_per_minute: None,
         })
+    }
+
+    /// The provider's issuer identifier (`--issuer`).
+    pub(crate) fn issuer(&self) -> &str {
+        &self.options.issuer
+    }
+
+    /// The resource identifier tokens must name (`--resource`).
+    pub(crate) fn resource(&self) -> &str {
+        &self.options.resource
     }
 
     /// How a scope is spelled in tokens and challenges.

@@ -284,6 +284,8 @@ keys\t''
 oauth\t''"
 complete -c folio -n "__fish_folio_using_subcommand serve" -l issuer -d 'The identity provider whose access tokens --auth oauth accepts (its issuer identifier, e.g. https://idp.example.org/realms/team)' -r
 complete -c folio -n "__fish_folio_using_subcommand serve" -l resource -d 'This server\'s resource identifier, which tokens must name as their audience (e.g. https://folio.example.org/mcp)' -r
+complete -c folio -n "__fish_folio_using_subcommand serve" -l app-client-id -d 'The client id the web app signs people in with at the --issuer (authorization code flow with PKCE), registered there with the redirect URI <origin of --resource>/app/callback. Without it the web app of an --auth oauth server cannot sign anyone in' -r
+complete -c folio -n "__fish_folio_using_subcommand serve" -l app-client-secret -d 'That client\'s secret, for a confidential client (best given in the environment, where `ps` does not show it)' -r
 complete -c folio -n "__fish_folio_using_subcommand serve" -l audit-log -d 'Append one JSON line per call to this file (`-`: stderr): time, key name, transport, tool or route, library, outcome, duration, correlation id; never queries or document text' -r -F
 complete -c folio -n "__fish_folio_using_subcommand serve" -l rate -d 'Calls a key may make when it names no rate of its own: 600/min, 10/s (default: unlimited)' -r
 complete -c folio -n "__fish_folio_using_subcommand serve" -l ingest-rate -d 'Bytes of sources each key or identity may ingest: 500MB/h, 2GiB/day (default: unlimited). Over it, ingest tools answer RATE_LIMITED with the wait' -r
