@@ -266,6 +266,44 @@ def test_a_pdf_inside_an_archive_or_a_message_shows_its_pages(data, tmp_path):
         assert kept_marked != kept_plain and kept_marked[:8] == b"\x89PNG\r\n\x1a\n", source
 
 
+ARABIC_PAGE = """<!doctype html><html lang="ar" dir="rtl"><meta charset="utf-8">
+<body style="font-family: DejaVu Sans; font-size: 14pt"><h1>الري والمحاصيل</h1>
+<p>في المواسم الثلاثة أعطت الحقول المصرفة ثلث حبوب أكثر من الحقول المجاورة التي بقي الماء فيها حتى أواخر الربيع.</p>
+<p>وقد ظهر الفرق في التربة الطينية والطميية في السنوات الجافة والرطبة على حد سواء.</p></body></html>"""
+
+
+def test_an_arabic_pdf_in_visual_order_has_its_passage_marked(data, tmp_path):
+    """A browser's PDF stores Arabic in visual order (pdftotext gives each
+    word reversed); the cited passage, the two paragraphs, is still marked
+    word for word: every word pdftotext finds below the heading, and not
+    the heading's."""
+    import re
+
+    pdf = tmp_path / "irrigation.pdf"
+    printed = subprocess.run(["node", str(ROOT / "tests/web/print.mjs"), json.dumps({"html": ARABIC_PAGE, "path": str(pdf)})],
+                             capture_output=True, text=True, timeout=120)
+    assert printed.returncode == 0, printed.stderr
+    boxes = subprocess.run(["pdftotext", "-bbox", str(pdf), "-"], capture_output=True, text=True).stdout
+    words = [(float(y0), text) for y0, text in re.findall(r'<word xMin="[^"]+" yMin="([^"]+)"[^>]*>([^<]*)</word>', boxes)]
+    heading = min(y for y, _ in words)
+    body = [text for y, text in words if y > heading + 1]
+    assert len(body) == len(words) - 2 and "يرلا" in [t for _, t in words], words  # reversed on the page
+    ingest(data, "ar", pdf)
+
+    async def read(url):
+        async with http_mcp(url) as c:
+            found = await c.call_tool("search", {"library": "ar", "query": "الحقول المصرفة", "top_k": 1,
+                                                 "response_mode": "full"})
+            hit = found.structured_content["hits"][0]
+            page = (await c.read_resource(f"folio://document/{hit['document_id']}/page/1?chunk={hit['chunk_index']}")).contents[0]
+            return hit, page
+
+    with HttpServer(data) as server:
+        hit, page = run(read(server.url))
+    assert "الحقول المصرفة" in hit["text"] and "الري والمحاصيل" not in hit["text"], hit["text"]
+    assert len(page.meta["marks"]) == len(body), (len(page.meta["marks"]), len(body))
+
+
 def test_more_results_are_the_next_pages_of_the_search(data):
     """"More results" fetches the search's next page with its cursor, as
     an agent would: the pages are the ones the Python SDK gets for the same

@@ -21,6 +21,9 @@ const SHINGLE: usize = 12;
 /// Unmatched words a marked run may bridge (a figure label, a hyphenated
 /// word, a footnote mark).
 const MAX_GAP: usize = 8;
+/// Letters a right-to-left word needs to be matched on its own (shorter
+/// ones are everywhere; inside a passage they are bridged).
+const MIN_WORD: usize = 3;
 
 /// Poppler's programs that render pages and place their words.
 #[derive(Debug, Clone)]
@@ -231,6 +234,27 @@ pub fn marked(words: &[Word], passage: &str) -> Vec<usize> {
             }
         }
     }
+    // A PDF may store right-to-left text (Arabic, Hebrew) in visual order:
+    // pdftotext then gives each such word reversed and a line's words from
+    // left to right, so no run of characters spans two words as the
+    // passage has them. Such a word counts when it is one of the passage's
+    // words, read either way.
+    let passage_words: std::collections::HashSet<String> = passage
+        .split_whitespace()
+        .map(|w| folded(w).collect::<String>())
+        .filter(|w| w.chars().count() >= MIN_WORD)
+        .collect();
+    for (i, word) in words.iter().enumerate() {
+        if hit[i] || !right_to_left(&word.text) {
+            continue;
+        }
+        let forward: String = folded(&word.text).collect();
+        if forward.chars().count() < MIN_WORD {
+            continue;
+        }
+        let backward: String = forward.chars().rev().collect();
+        hit[i] = passage_words.contains(&forward) || passage_words.contains(&backward);
+    }
     // The longest stretch of hits, bridging short gaps.
     let (mut best, mut best_hits) = (None, 0);
     let mut current: Option<(usize, usize, usize)> = None; // first, last, hits
@@ -251,6 +275,13 @@ pub fn marked(words: &[Word], passage: &str) -> Vec<usize> {
     }
     best.map(|(first, last)| (first..=last).collect())
         .unwrap_or_default()
+}
+
+/// Whether a word is written right to left: it holds a Hebrew, Arabic,
+/// Syriac, Thaana or N'Ko letter (or an Arabic or Hebrew presentation form).
+fn right_to_left(text: &str) -> bool {
+    text.chars()
+        .any(|c| matches!(c as u32, 0x0590..=0x08FF | 0xFB1D..=0xFDFF | 0xFE70..=0xFEFF))
 }
 
 fn folded(text: &str) -> impl Iterator<Item = char> + '_ {
@@ -378,6 +409,28 @@ mod tests {
             words("研究方法 我们测量了每块田地的作物产量 结果显示排水后产量提高了三分之一 讨论");
         let got = marked(&page, "结果显示排水后产量提高了三分之一");
         assert_eq!(got, vec![2]);
+    }
+
+    #[test]
+    fn right_to_left_words_in_visual_order_are_marked() {
+        // pdftotext's words of a page Chromium printed in Arabic: a heading,
+        // then two paragraphs, each word reversed and each line's words
+        // from left to right.
+        let page = words(
+            "ليصاحملاو يرلا اهيف ءاملا يقب يتلا ةرواجملا لوقحلا نم رثكأ بوبح ثلث ةفرصملا \
+             لوقحلا تطعأ ةثلاثلا مساوملا يف .عيبرلا رخاوأ ىتح .ءاوس دح ىلع ةبطرلاو ةفاجلا \
+             تاونسلا يف ةييمطلاو ةينيطلا ةبرتلا يف قرفلا رهظ دقو",
+        );
+        // The two paragraphs as folio extracted them, in reading order.
+        let passage = "في المواسم الثلاثة أعطت الحقول المصرفة ثلث حبوب أكثر من الحقول المجاورة \
+                       التي بقي الماء فيها حتى أواخر الربيع. وقد ظهر الفرق في التربة الطينية \
+                       والطميية في السنوات الجافة والرطبة على حد سواء.";
+        assert_eq!(marked(&page, passage), (2..page.len()).collect::<Vec<_>>());
+        // Only the heading: its two words.
+        assert_eq!(marked(&page, "الري والمحاصيل"), vec![0, 1]);
+        // Left-to-right words are never read backwards.
+        let latin = words("olleh world");
+        assert!(marked(&latin, "hello there").is_empty());
     }
 
     #[test]
