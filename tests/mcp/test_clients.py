@@ -415,22 +415,31 @@ def inspector(*args):
     return json.loads(out.stdout)
 
 
-def test_the_inspector_lists_tools_and_searches(data):
+def test_the_inspector_lists_tools_searches_and_ingests(data):
     """The MCP Inspector's CLI sets the session's logging level before its
-    request, then lists the tools and calls search, over stdio and HTTP."""
+    request, then lists the tools, calls search and ingests a note, over
+    stdio and HTTP. It declares the Tasks extension at initialisation only,
+    and reads a plain result: its ingest gets one."""
     ingest_samples(data)
     env = [f"-e{k}={v}" for k, v in folio_env(data).items() if k.startswith("FOLIO_")]
     search = ["--method", "tools/call", "--tool-name", "search", "--tool-arg", "library=papers",
               "--tool-arg", "query=self-attention over all positions"]
     over_stdio = [*env, BIN, "serve", "--stdio"]
     with HttpServer(data) as server:
-        for target in (over_stdio, [server.url + "/mcp"]):
+        for n, target in enumerate((over_stdio, [server.url + "/mcp"])):
             tools = inspector(*target, "--method", "tools/list")["tools"]
             assert len(tools) == 18 and all(t["outputSchema"]["type"] == "object" for t in tools)
             found = inspector(*target, *search)
             assert not found.get("isError"), found
             hits = found["structuredContent"]["hits"]
             assert hits and "attention" in json.dumps(hits[0]).lower()
+            note = json.dumps({"name": f"silt-{n}.md", "text": f"# Silt\n\nRiver {n} carries silt to the delta."})
+            added = inspector(*target, "--method", "tools/call", "--tool-name", "ingest",
+                              "--tool-arg", "library=inspected", "--tool-arg", f"content={note}")
+            assert not added.get("isError"), added
+            assert added["structuredContent"]["indexed"] == 1, added
+    listed = subprocess.run([BIN, "ls", "--json"], env=folio_env(data), capture_output=True, text=True)
+    assert {l["name"]: l["document_count"] for l in json.loads(listed.stdout)}["inspected"] == 2, listed.stdout
 
 
 # The conformance suite's server scenarios folio does not serve, and why:
@@ -598,14 +607,24 @@ class Wire:
         self.process.wait(timeout=30)
 
 
+# A request's own capabilities (SEP-2663: the client signals support for
+# the extension in its per-request capabilities).
+AS_TASK = {"_meta": {"io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}}}
+
+
 def test_a_client_of_the_tasks_extension_gets_its_ingest_as_a_task(data, tmp_path):
     folder = notes(tmp_path / "notes", 400)
     other = notes(tmp_path / "more", 1000)
     wire = Wire(data, {"extensions": {"io.modelcontextprotocol/tasks": {}}})
     try:
         assert "io.modelcontextprotocol/tasks" in wire.capabilities["extensions"]
+        # Declared at initialisation only, a request gets the plain result.
+        few = notes(tmp_path / "first", 5)
+        plain = wire.ask("tools/call", {"name": "ingest", "arguments": {"library": "first", "paths": [str(few)]}})
+        assert plain["result"]["structuredContent"]["indexed"] == 5, plain
         started = time.time()
-        created = wire.ask("tools/call", {"name": "ingest", "arguments": {"library": "notes", "paths": [str(folder)]}})
+        created = wire.ask("tools/call", {"name": "ingest", "arguments": {"library": "notes", "paths": [str(folder)]},
+                                          **AS_TASK})
         assert time.time() - started < 2, created
         task = created["result"]
         assert task["resultType"] == "task" and task["status"] == "working", task
@@ -619,7 +638,8 @@ def test_a_client_of_the_tasks_extension_gets_its_ingest_as_a_task(data, tmp_pat
         assert state["status"] == "completed", state
         assert state["result"]["structuredContent"]["indexed"] == 400
         assert len(messages) > 1, messages  # progress moved while it worked
-        second = wire.ask("tools/call", {"name": "ingest", "arguments": {"library": "more", "paths": [str(other)]}})
+        second = wire.ask("tools/call", {"name": "ingest", "arguments": {"library": "more", "paths": [str(other)]},
+                                         **AS_TASK})
         assert "error" not in wire.ask("tasks/cancel", {"taskId": second["result"]["taskId"]})
         while (state := wire.ask("tasks/get", {"taskId": second["result"]["taskId"]})["result"])["status"] == "working":
             time.sleep(0.1)

@@ -502,7 +502,7 @@ impl ServerHandler for FolioServer {
             None => Ok(()),
         };
         // An ingest asked to run in the background answers its job at once;
-        // so does one from a client of the Tasks extension, as a task.
+        // so does one a client of the Tasks extension sends, as a task.
         let mut arguments = arguments;
         let runs_long = toolset == Toolset::Native && name == "ingest";
         let background = runs_long
@@ -510,8 +510,13 @@ impl ServerHandler for FolioServer {
                 .as_mut()
                 .and_then(|a| a.remove("background"))
                 .is_some_and(|flag| flag == serde_json::Value::Bool(true));
+        // The client signals support for tasks in the request's own
+        // capabilities (SEP-2663); one that declares the extension only at
+        // initialisation (the MCP Inspector 2.12 does, and its tools/call
+        // cannot read a task) gets the plain result.
         let as_task = runs_long
             && context
+                .meta
                 .client_capabilities()
                 .is_some_and(|c| c.supports_tasks());
         let mut task = None;
