@@ -124,6 +124,26 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Inserts into a map of at most `limit` entries, the oldest (by `age`)
+/// dropped to make room.
+fn insert_bounded<V>(
+    map: &mut HashMap<String, V>,
+    limit: usize,
+    key: String,
+    value: V,
+    age: impl Fn(&V) -> Instant,
+) {
+    if map.len() >= limit
+        && let Some(oldest) = map
+            .iter()
+            .min_by_key(|(_, v)| age(v))
+            .map(|(k, _)| k.clone())
+    {
+        map.remove(&oldest);
+    }
+    map.insert(key, value);
+}
+
 /// 32 random bytes, URL-safe: a state, a PKCE verifier or a session id.
 fn random_token() -> Result<String, String> {
     let mut bytes = [0u8; 32];
@@ -216,20 +236,15 @@ impl SignIn {
             .append_pair("resource", self.verifier.resource());
         let mut pending = lock(&self.pending);
         pending.retain(|_, p| p.started.elapsed() < SIGN_IN_TIME);
-        if pending.len() >= PENDING_LIMIT
-            && let Some(oldest) = pending
-                .iter()
-                .min_by_key(|(_, p)| p.started)
-                .map(|(state, _)| state.clone())
-        {
-            pending.remove(&oldest);
-        }
-        pending.insert(
+        insert_bounded(
+            &mut pending,
+            PENDING_LIMIT,
             state.clone(),
             Pending {
                 code_verifier,
                 started: Instant::now(),
             },
+            |p| p.started,
         );
         Ok((state, url.into()))
     }
@@ -283,15 +298,9 @@ impl SignIn {
         let mut sessions = lock(&self.sessions);
         let now = Instant::now();
         sessions.retain(|_, t| t.refresh.is_some() || t.expires.is_none_or(|e| e > now));
-        if sessions.len() >= SESSIONS_LIMIT
-            && let Some(oldest) = sessions
-                .iter()
-                .min_by_key(|(_, t)| t.signed_in)
-                .map(|(id, _)| id.clone())
-        {
-            sessions.remove(&oldest);
-        }
-        sessions.insert(id.clone(), tokens);
+        insert_bounded(&mut sessions, SESSIONS_LIMIT, id.clone(), tokens, |t| {
+            t.signed_in
+        });
         Ok((id, principal))
     }
 
@@ -467,7 +476,7 @@ mod tests {
     fn the_pkce_challenge_is_rfc_7636s() {
         // RFC 7636, appendix B.
         assert_eq!(
-            challenge_of("dBjftJeZ4CVP-1mB92K27uhbUJU1p1r_wW1gFWFOEjXk"),
+            challenge_of("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"),
             "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
         );
     }
@@ -481,6 +490,24 @@ mod tests {
             a.bytes()
                 .all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_')
         );
+    }
+
+    #[test]
+    fn a_full_map_drops_its_oldest_entry() {
+        let start = Instant::now();
+        let mut map = HashMap::new();
+        for (i, key) in ["a", "b", "c"].into_iter().enumerate() {
+            insert_bounded(
+                &mut map,
+                2,
+                key.into(),
+                start + Duration::from_secs(i as u64),
+                |t| *t,
+            );
+        }
+        let mut keys: Vec<&String> = map.keys().collect();
+        keys.sort();
+        assert_eq!(keys, ["b", "c"]);
     }
 
     #[test]
