@@ -601,8 +601,8 @@ def test_a_person_signs_in_at_the_identity_provider_in_the_browser(data, tmp_pat
         assert not seen["add_visible"] and not seen["keys_visible"] and not seen["history_visible"]
         assert seen["forged_status"] == 401, seen
         assert seen["write_status"] == 403, seen
-        # Six seconds on, a 35-second token is within the renewal margin:
-        # the server renewed it and the search answered.
+        # Six seconds after signing in, a 35-second token is within the
+        # renewal margin: the server renewed it and the search answered.
         assert seen["hits_later"][:1] == ["Dropout as regularisation"] and not seen["signin_later"], seen
         # Signed out: the cookie is gone and names no session any more.
         assert "folio_session" not in seen["signed_out_cookies"], seen["signed_out_cookies"]
@@ -624,18 +624,18 @@ def test_a_provider_session_ends_with_its_token_and_an_admin_sees_the_admin_view
     sign in again."""
     ingest(data, "wiki", SAMPLES)
     ingest(data, "private", SAMPLES / "optimisers.txt")
-    with provider_and_server(data, tmp_path, ACCESS_TOKEN_TTL="12", REFRESH_TOKENS="0") as (idp, server):
+    with provider_and_server(data, tmp_path, ACCESS_TOKEN_TTL="20", REFRESH_TOKENS="0") as (idp, server):
         artifacts = ARTIFACTS / "oauth-admin"
         seen = drive(server.url, artifacts, library="wiki", format="markdown",
                      query="why does dropout reduce overfitting",
-                     login={"name": "ada", "password": "ada-password", "wait_seconds": 13})
+                     login={"name": "ada", "password": "ada-password", "wait_seconds": 21})
         assert_page_sound(seen, artifacts)
         assert seen["who"] == "signed in as ada"
         assert sorted(seen["libraries"]) == ["private", "wiki"], seen["libraries"]
         assert seen["add_visible"] and seen["history_visible"] and not seen["keys_visible"], seen
         assert seen["hits"][0] == "Dropout as regularisation"
-        # Thirteen seconds on, the 12-second token has expired, with nothing
-        # to renew it: the page offers the sign-in again.
+        # 21 seconds after signing in, the 20-second token has expired, with
+        # nothing to renew it: the page offers the sign-in again.
         assert seen["hits_later"] == [] and seen["signin_later"], seen
         assert seen["status_later"] == "the access token has expired: sign in again", seen["status_later"]
         log = provider_log(idp)

@@ -9,8 +9,8 @@
 //   key        an access key to sign in with (keys mode), or absent
 //   login      {name, password}: signs in at the identity provider (OAuth
 //              mode) through the page's link and the provider's form; with
-//              wait_seconds, searches again that much later; with sign_out,
-//              signs out at the end
+//              wait_seconds, searches again that long after signing in;
+//              with sign_out, signs out at the end
 //   add        {library, path}: a file to add through the page first
 //   entity     an entity of the library to open the card of
 //   upload     {library, file}: a file to upload through the page
@@ -78,6 +78,7 @@ try {
     await page.getByRole("button", { name: "Sign in" }).click();
     await page.waitForURL((url) => url.origin === new URL(args.url).origin && url.pathname === "/");
     seen.back_at = page.url();
+    seen.signed_in_at = Date.now();
   }
   await page.locator("#library-rows tr").first().waitFor();
   seen.libraries_ms = Date.now() - started;
@@ -283,9 +284,9 @@ try {
     return response.status;
   });
   if (args.login?.wait_seconds) {
-    // Later, the same search from the page: the server renews the token, or
-    // the page asks to sign in again.
-    await page.waitForTimeout(args.login.wait_seconds * 1000);
+    // That long after signing in, the same search from the page: the server
+    // renews the token, or the page asks to sign in again.
+    await page.waitForTimeout(Math.max(0, args.login.wait_seconds * 1000 - (Date.now() - seen.signed_in_at)));
     await page.getByLabel("Question or words").fill(args.query);
     await page.getByRole("button", { name: "Search" }).click();
     await page.waitForFunction(() => document.getElementById("status").textContent !== "Searching…");
