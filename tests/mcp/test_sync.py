@@ -174,3 +174,48 @@ def test_a_folder_that_cannot_be_watched_is_polled_and_said_so(data, tmp_path):
         server.terminate()
         server.wait(timeout=30)
         (folder / "locked").chmod(0o755)
+
+
+def test_a_watched_file_that_keeps_failing_stays_listed_as_failing(data, tmp_path):
+    """A file that fails (a note of headings only: no text to index) is not
+    read again while it is unchanged; later passes still list it, with its
+    reason, under the watch's failing files in server_info (before, only the
+    pass that first read it did, and the next pass emptied the list)."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+    from load_keys import free_port, post, result_of, session_when_up
+
+    folder = tmp_path / "watched"
+    folder.mkdir()
+    (folder / "a.md").write_text("# A\n\nAlpha apples.")
+    (folder / "empty.md").write_text("# Only a heading\n")
+    port = free_port()
+    server = subprocess.Popen([BIN, "serve", "--http", f"127.0.0.1:{port}", "--watch", f"{folder}=notes"],
+                              env=folio_env(data), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        headers = session_when_up(port)
+
+        def watch_when(ready):
+            deadline = time.time() + 120
+            while True:
+                body = {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "server_info", "arguments": {}}}
+                watch = result_of(post(port, body, headers)[3])["result"]["structuredContent"]["watches"][0]
+                if ready(watch):
+                    return watch
+                assert time.time() < deadline, watch
+                time.sleep(0.2)
+
+        first = watch_when(lambda w: w["passes"] >= 1 and w["failing"])
+        assert [f.split(": ")[0] for f in first["failing"]] == [str(folder / "empty.md")], first
+        # Another file arrives: a pass that reads it and not empty.md again.
+        (folder / "b.md").write_text("# B\n\nBeta bananas.")
+        later = watch_when(lambda w: w["passes"] > first["passes"] and w["changes"] > first["changes"])
+        assert later["failing"] == first["failing"], (first, later)
+        # Fixed, it is read again and leaves the list.
+        (folder / "empty.md").write_text("# Now\n\nIt has words.")
+        fixed = watch_when(lambda w: w["passes"] > later["passes"] and w["changes"] > later["changes"])
+        assert fixed["failing"] == [], fixed
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

@@ -35,7 +35,8 @@ pub struct WatchState {
     pub changes: u64,
     /// When the last pass that changed something ended (RFC 3339).
     pub last_change_at: Option<String>,
-    /// Files the last pass could not index, with why.
+    /// Files that cannot be indexed, with why: the last pass's failures,
+    /// and earlier ones not read again since (they have not changed).
     pub failing: Vec<String>,
     pub last_error: Option<String>,
 }
@@ -140,12 +141,17 @@ pub fn start(engine: Arc<Engine>, specs: &[WatchSpec]) {
                                             "watch applied changes"
                                         );
                                     }
-                                    let failing: Vec<String> = report
+                                    let mut failing: Vec<String> = report
                                         .failed
                                         .iter()
                                         .chain(&report.unreadable)
                                         .map(|f| format!("{}: {}", f.source, f.message))
                                         .collect();
+                                    // A file that failed before and has not
+                                    // changed is not read again: it keeps
+                                    // its failure as last told.
+                                    failing
+                                        .extend(still_failing(&s.failing, &report.still_failing));
                                     // Told once, when the failures change.
                                     if !failing.is_empty() && failing != s.failing {
                                         events::publish(
@@ -208,4 +214,38 @@ pub fn states() -> Vec<WatchState> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// Of the failures last told (`source: message`), those of files a pass
+/// found still failing (not read again, as they have not changed).
+fn still_failing(told: &[String], still: &[String]) -> Vec<String> {
+    told.iter()
+        .filter(|line| {
+            still.iter().any(|source| {
+                line.strip_prefix(source.as_str())
+                    .is_some_and(|rest| rest.starts_with(": "))
+            })
+        })
+        .cloned()
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_still_failing_keeps_its_failure() {
+        let told = vec![
+            "/w/broken.md: no text to index".to_string(),
+            "/w/gone.md: malformed".to_string(),
+            "/w/broken.md.bak: no text".to_string(),
+        ];
+        let still = vec!["/w/broken.md".to_string()];
+        assert_eq!(
+            still_failing(&told, &still),
+            ["/w/broken.md: no text to index"]
+        );
+        assert!(still_failing(&told, &[]).is_empty());
+    }
 }
