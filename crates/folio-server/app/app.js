@@ -813,11 +813,17 @@ async function signOut() {
     status(e.message, true);
     return;
   }
-  mcp.session = null;
-  $("who").textContent = "";
-  keyAdmin = tokenAdmin = false;
+  forgetSession();
   status("Signed out.");
   await start();
+}
+
+/** The page as before signing in: no MCP session, no name, no admin views. */
+function forgetSession() {
+  mcp.session = null;
+  $("who").textContent = "";
+  $("signout").hidden = true;
+  keyAdmin = tokenAdmin = false;
 }
 
 async function signIn(event) {
@@ -856,9 +862,7 @@ $("signout").addEventListener("click", signOut);
 // A credential that stops holding mid-session (a token expired with
 // nothing to renew it, a key revoked): the page asks to sign in again.
 mcp.onSessionEnded = () => {
-  mcp.session = null;
-  $("who").textContent = "";
-  $("signout").hidden = true;
+  forgetSession();
   askToSignIn({ auth: sessionAuth, signin: sessionAuth === "oauth" });
 };
 {

@@ -488,7 +488,7 @@ async fn sign_in(
         Ok(principal) => principal,
         Err(refusal) => return refusal,
     };
-    let secure = if loopback(&headers) { "" } else { "; Secure" };
+    let secure = secure(&headers);
     let mut response = Json(json!({
         "name": principal.name,
         "libraries": principal.libraries,
@@ -580,7 +580,7 @@ fn begin_sign_in(signin: &SignIn, headers: &HeaderMap) -> Response {
         Ok(begun) => begun,
         Err(e) => return refuse(StatusCode::INTERNAL_SERVER_ERROR, &e),
     };
-    let secure = if loopback(headers) { "" } else { "; Secure" };
+    let secure = secure(headers);
     let mut response = see_other(&location);
     if let Ok(value) = HeaderValue::from_str(&format!(
         "{STATE_COOKIE}={state}; Path={CALLBACK_PATH}; HttpOnly; SameSite=Lax; Max-Age={}{secure}",
@@ -634,7 +634,7 @@ async fn callback(
             "the callback holds no code and state",
         )),
     };
-    let secure = if loopback(headers) { "" } else { "; Secure" };
+    let secure = secure(headers);
     let mut response = match outcome {
         Ok((id, principal)) => {
             tracing::info!("{} signed in to the web app", principal.name);
@@ -658,6 +658,11 @@ async fn callback(
         response.headers_mut().append(header::SET_COOKIE, value);
     }
     response
+}
+
+/// A cookie's Secure attribute: off on loopback (see `loopback`).
+fn secure(headers: &HeaderMap) -> &'static str {
+    if loopback(headers) { "" } else { "; Secure" }
 }
 
 /// Whether the request names a loopback host (where a browser sends no

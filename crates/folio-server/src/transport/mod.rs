@@ -24,6 +24,11 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
+/// Compares without leaking the position of the first difference.
+pub(crate) fn same_secret(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
 /// An HTTP refusal, `{"error": {"code": <status>, "message"}}`; a 401
 /// names the bearer scheme.
 fn refuse(status: StatusCode, message: &str) -> Response {
