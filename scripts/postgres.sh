@@ -87,14 +87,28 @@ start() {
   fi
   [ -n "$run_as" ] && chown "$run_as" "$sockets"
   chmod 700 "$sockets"
-  if as_server "$install_dir/bin/pg_ctl" -D "$data" status >/dev/null 2>&1; then
-    log "already running on 127.0.0.1:$port"
-  else
-    as_server "$install_dir/bin/pg_ctl" -D "$data" -l "$data/server.log" -w -t 60 \
-      -o "-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$sockets -c max_connections=200 -c fsync=on" \
-      start >/dev/null
-    log "started on 127.0.0.1:$port"
-  fi
+  # A server that is still shutting down (a stop that outlived its wait, a
+  # checkpoint on a slow disk) answers `status` as running but refuses
+  # connections, and a start beside it fails on its lock file: wait until a
+  # server accepts connections, starting one whenever none runs.
+  local deadline=$((SECONDS + 180)) started=""
+  until as_server "$install_dir/bin/pg_isready" -q -h 127.0.0.1 -p "$port" -t 5; do
+    if ! as_server "$install_dir/bin/pg_ctl" -D "$data" status >/dev/null 2>&1; then
+      if as_server "$install_dir/bin/pg_ctl" -D "$data" -l "$data/server.log" -w -t 60 \
+          -o "-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$sockets -c max_connections=200 -c fsync=on" \
+          start >/dev/null 2>&1; then
+        started=yes
+        continue
+      fi
+    fi
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      log "no server accepts connections on 127.0.0.1:$port after 180 s; the end of $data/server.log:"
+      tail -n 20 "$data/server.log" >&2 || true
+      exit 1
+    fi
+    sleep 1
+  done
+  if [ -n "$started" ]; then log "started on 127.0.0.1:$port"; else log "running on 127.0.0.1:$port"; fi
   if ! as_server "$install_dir/bin/psql" -h 127.0.0.1 -p "$port" -U folio -d postgres -tAc \
       "SELECT 1 FROM pg_database WHERE datname = 'folio'" | grep -q 1; then
     as_server "$install_dir/bin/createdb" -h 127.0.0.1 -p "$port" -U folio folio
@@ -103,10 +117,16 @@ start() {
 }
 
 stop() {
-  if [ -f "$data/PG_VERSION" ]; then
-    as_server "$install_dir/bin/pg_ctl" -D "$data" -m fast -w stop >/dev/null 2>&1 || true
-    log "stopped"
+  [ -f "$data/PG_VERSION" ] || return 0
+  # pg_ctl's status is 3 when no server runs on the data directory.
+  if as_server "$install_dir/bin/pg_ctl" -D "$data" status >/dev/null 2>&1; then
+    if ! as_server "$install_dir/bin/pg_ctl" -D "$data" -m fast -w -t 300 stop >/dev/null; then
+      log "the server did not stop within 300 s; the end of $data/server.log:"
+      tail -n 20 "$data/server.log" >&2 || true
+      exit 1
+    fi
   fi
+  log "stopped"
 }
 
 check_name() {

@@ -35,14 +35,22 @@ POSTGRES = Path(__file__).resolve().parents[2] / "scripts/postgres.sh"
 _databases = {}
 
 
+def postgres(*args):
+    """scripts/postgres.sh with `args`; its output, or a failure that says
+    what the script said."""
+    done = subprocess.run([str(POSTGRES), *args], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, f"postgres.sh {' '.join(args)} failed: {done.stderr}"
+    return done.stdout
+
+
 def store_url(data_dir):
     """The database standing for `data_dir` on the PostgreSQL backend,
     created on first use and dropped when the session ends."""
     key = str(Path(data_dir).resolve())
     if key not in _databases:
         name = "mcp_" + hashlib.sha1(key.encode()).hexdigest()[:20]
-        made = subprocess.run([str(POSTGRES), "createdb", name], capture_output=True, text=True, check=True)
-        _databases[key] = (name, made.stdout.strip())
+        made = postgres("createdb", name)
+        _databases[key] = (name, made.strip())
     return _databases[key][1]
 
 

@@ -183,7 +183,7 @@ def test_a_restarted_database_server_is_survived(data, corpus):
     is back the same client process writes and searches again."""
     import pytest
 
-    from conftest import BACKEND, POSTGRES, fails
+    from conftest import BACKEND, fails, postgres
 
     if BACKEND != "postgres":
         pytest.skip("restarts the PostgreSQL server")
@@ -192,13 +192,13 @@ def test_a_restarted_database_server_is_survived(data, corpus):
         async with stdio(data) as client:
             first = await ok(client, "ingest", {"library": "l", "paths": [str(corpus / "dropout.md")]})
             assert first["indexed"] == 1
-            subprocess.run([str(POSTGRES), "stop"], check=True, capture_output=True)
+            postgres("stop")
             try:
                 down = await fails(client, "ingest", {"library": "l", "paths": [str(corpus / "optimisers.txt")]})
                 assert down["error"]["code"] == "STORAGE", down
                 assert "password" not in json.dumps(down).lower()
             finally:
-                subprocess.run([str(POSTGRES), "start"], check=True, capture_output=True)
+                postgres("start")
             again = await ok(client, "ingest", {"library": "l", "paths": [str(corpus / "optimisers.txt")]})
             assert again["indexed"] == 1
             listed = await ok(client, "list_documents", {"library": "l"})
