@@ -4,15 +4,10 @@
 //! scripts/setup.sh installs the SDK and pytest into folio's set-up
 //! virtualenv; scripts/postgres.sh runs the server.
 
-use std::sync::Mutex;
-
-/// The two runs share the machine's cores: one at a time.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
+/// The two runs go side by side: each keeps about one of two cores busy
+/// (its tests wait on servers, browsers and clients as much as they
+/// compute), so together they take little more than the longer one.
 fn pytest(backend: &str) {
-    let _turn = ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
     folio_testkit::pytest(
         "tests/mcp",
         &[
