@@ -118,6 +118,9 @@ pub fn index_metadata_sql(selection: &str) -> String {
     )
 }
 
+/// The page cache of a connection, in KiB (see `prepare`).
+const PAGE_CACHE_KIB: i64 = 32 * 1024;
+
 const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Puts the database in WAL mode. On a new database that is a write, and
@@ -147,6 +150,13 @@ pub fn prepare(conn: &Connection) -> rusqlite::Result<Result<(), String>> {
     // FULL: a commit is on disk before it is acknowledged, in WAL mode too.
     conn.pragma_update(None, "synchronous", "FULL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
+    // A page cache of PAGE_CACHE_KIB instead of SQLite's 2 MB: a new
+    // filter walks the metadata and chunk indexes of the documents it
+    // selects, and with the default cache each of those pages came back
+    // through a `pread` and a copy (a fifth of a filtered search at
+    // 100,000 chunks). Pages are taken as read, so a small library's cache
+    // stays small.
+    conn.pragma_update(None, "cache_size", -PAGE_CACHE_KIB)?;
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if version > SCHEMA_VERSION {
         return Ok(Err(format!(
