@@ -8,37 +8,76 @@
 //! same log replay), so it may lack keys — a lexical index ahead of it, a
 //! vector index a bulk writer has not loaded — and the caller then reads
 //! them from the database. It never names a chunk the replay has removed.
+//! It also lists each document's keys (8 bytes a chunk more), so a filter
+//! on documents' metadata becomes chunk keys without reading the chunks.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use folio_core::{ChunkId, DocumentId};
 
 #[derive(Default)]
 pub struct Directory {
     chunks: HashMap<u64, (u64, u32)>,
+    documents: HashMap<u64, Vec<u64>>,
+}
+
+/// The number a document id folio made spells (16 lower-case hex digits).
+fn document_number(document: &str) -> Option<u64> {
+    (document.len() == 16)
+        .then(|| u64::from_str_radix(document, 16).ok())
+        .flatten()
+        .filter(|n| format!("{n:016x}") == document)
 }
 
 impl Directory {
     /// Records that `key` is chunk `index` of `document`; a document id that
     /// folio did not make is left out (the database answers for it).
     pub fn insert(&mut self, key: u64, document: &str, index: u32) {
-        let parsed = (document.len() == 16)
-            .then(|| u64::from_str_radix(document, 16).ok())
-            .flatten()
-            .filter(|n| format!("{n:016x}") == document);
-        if let Some(document) = parsed {
-            self.chunks.insert(key, (document, index));
+        let Some(document) = document_number(document) else {
+            return;
+        };
+        match self.chunks.insert(key, (document, index)) {
+            Some((before, _)) if before == document => {}
+            Some((before, _)) => {
+                self.unlist(before, &HashSet::from([key]));
+                self.documents.entry(document).or_default().push(key);
+            }
+            None => self.documents.entry(document).or_default().push(key),
         }
     }
 
     pub fn remove(&mut self, keys: &[u64]) {
+        let mut owners: HashMap<u64, HashSet<u64>> = HashMap::new();
         for key in keys {
-            self.chunks.remove(key);
+            if let Some((document, _)) = self.chunks.remove(key) {
+                owners.entry(document).or_default().insert(*key);
+            }
+        }
+        for (document, keys) in owners {
+            self.unlist(document, &keys);
+        }
+    }
+
+    /// Takes `keys` off `document`'s list (one pass, however many).
+    fn unlist(&mut self, document: u64, keys: &HashSet<u64>) {
+        if let Some(listed) = self.documents.get_mut(&document) {
+            listed.retain(|key| !keys.contains(key));
+            if listed.is_empty() {
+                self.documents.remove(&document);
+            }
         }
     }
 
     pub fn clear(&mut self) {
         self.chunks = HashMap::new();
+        self.documents = HashMap::new();
+    }
+
+    /// The keys of `document`'s chunks known here (none for an id folio did
+    /// not make: `None`, and the caller asks the database).
+    pub fn keys_of(&self, document: &str) -> Option<&[u64]> {
+        let document = document_number(document)?;
+        Some(self.documents.get(&document).map_or(&[], Vec::as_slice))
     }
 
     /// The chunk `key` names, if known here.
@@ -72,9 +111,39 @@ mod tests {
             Some("ffffffffffffffff:0".to_string())
         );
         assert!(directory.chunk(9).is_none());
+        assert_eq!(directory.keys_of("00a1b2c3d4e5f607"), Some(&[7][..]));
+        assert_eq!(directory.keys_of("00A1B2C3D4E5F607"), None);
         directory.remove(&[7]);
         assert!(directory.chunk(7).is_none());
+        assert_eq!(directory.keys_of("00a1b2c3d4e5f607"), Some(&[][..]));
         directory.clear();
         assert!(directory.chunk(8).is_none());
+        assert_eq!(directory.keys_of("ffffffffffffffff"), Some(&[][..]));
+    }
+
+    #[test]
+    fn each_document_lists_the_keys_it_holds() {
+        let mut directory = Directory::default();
+        let (a, b) = ("000000000000000a", "000000000000000b");
+        for key in 0..5 {
+            directory.insert(key, a, key as u32);
+        }
+        directory.insert(5, b, 0);
+        // A replay inserting a key again lists it once; a key that moves
+        // to another document leaves the first one's list.
+        directory.insert(2, a, 2);
+        directory.insert(4, b, 1);
+        directory.remove(&[1, 3, 99]);
+        let sorted = |document| {
+            let mut keys = directory.keys_of(document).unwrap().to_vec();
+            keys.sort_unstable();
+            keys
+        };
+        assert_eq!(sorted(a), vec![0, 2]);
+        assert_eq!(sorted(b), vec![4, 5]);
+        assert_eq!(
+            directory.chunk(4).map(|c| c.to_string()),
+            Some(format!("{b}:1"))
+        );
     }
 }

@@ -184,6 +184,18 @@ pub fn chunks_and_documents(filter: &Filter, library_id: i64) -> (String, Vec<Sq
     select(filter, library_id, "c.key, c.document_id")
 }
 
+/// A query of the ids of the documents of `library_id` that `filter`
+/// allows, and its parameters, when every condition is on documents'
+/// metadata (the metadata index alone answers it); `None` otherwise.
+pub fn documents_by_metadata(filter: &Filter, library_id: i64) -> Option<(String, Vec<Sql>)> {
+    let parts = parts(filter, library_id);
+    if parts.metadata.is_empty() || !parts.plain.is_empty() {
+        return None;
+    }
+    let (selects, params): (Vec<String>, Vec<Vec<Sql>>) = parts.metadata.into_iter().unzip();
+    Some((selects.join(" INTERSECT "), params.concat()))
+}
+
 /// `columns` of the chunks (`c`) of `library_id` that `filter` allows.
 fn select(filter: &Filter, library_id: i64, columns: &str) -> (String, Vec<Sql>) {
     let parts = parts(filter, library_id);
@@ -259,6 +271,14 @@ mod tests {
         let (sql, params) = where_clause(&filter, 1);
         assert_eq!(sql.matches('?').count(), params.len(), "{sql}");
         let (sql, params) = chunks_and_documents(&filter, 1);
+        assert_eq!(sql.matches('?').count(), params.len(), "{sql}");
+        // Conditions beside metadata (a path, a section) need the chunks.
+        assert!(documents_by_metadata(&filter, 1).is_none());
+        let metadata = Filter::from_json(&serde_json::json!({
+            "year": {"gte": 2019}, "tags": ["a", "b"], "author": "x"
+        }))
+        .unwrap();
+        let (sql, params) = documents_by_metadata(&metadata, 1).unwrap();
         assert_eq!(sql.matches('?').count(), params.len(), "{sql}");
     }
 }

@@ -647,6 +647,78 @@ fn a_cached_filter_follows_writes_here_and_elsewhere() {
     assert_eq!((counts(&a), counts(&b)), ((3, 3), (3, 3)));
 }
 
+// A filter on metadata alone takes its chunks' keys from the chunk
+// directory, not the chunk rows: both give the same keys and documents
+// while documents gain and lose chunks, here and in another process, and
+// a reader whose vector index is behind the log reads the rows.
+#[test]
+fn a_metadata_filter_from_the_directory_matches_the_chunk_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (shared(dir.path()), shared(dir.path()));
+    a.create_library(&lib(), &space()).unwrap();
+    let put = |store: &EmbeddedStore, source: &str, chunks: usize, colour: &str| {
+        let texts = ["plums", "pears", "figs", "dates"];
+        let axes = [0, 1, 2, 3];
+        store
+            .put_documents(
+                vec![document(
+                    &lib(),
+                    source,
+                    &texts[..chunks],
+                    &axes[..chunks],
+                    json!({"colour": colour}),
+                )],
+                false,
+            )
+            .unwrap();
+    };
+    let red = Filter::from_json(&json!({"colour": "red"})).unwrap();
+    let allowed = |store: &EmbeddedStore| {
+        let conn = store.conn();
+        let row = EmbeddedStore::library_row(&conn, &lib()).unwrap();
+        let index = store.index(&conn, &row).unwrap();
+        let from_directory = EmbeddedStore::allowed_from_directory(&conn, &index, &red)
+            .unwrap()
+            .expect("a current directory answers a metadata filter");
+        let from_rows = EmbeddedStore::allowed_from_chunks(&conn, index.id, &red).unwrap();
+        assert_eq!(from_directory, from_rows);
+        (from_directory.0.len(), from_directory.1.len())
+    };
+    put(&a, "1.txt", 3, "red");
+    put(&a, "2.txt", 2, "blue");
+    put(&a, "3.txt", 1, "red");
+    assert_eq!((allowed(&a), allowed(&b)), ((4, 2), (4, 2)));
+    // Fewer chunks, then more, in place.
+    put(&a, "1.txt", 1, "red");
+    assert_eq!((allowed(&a), allowed(&b)), ((2, 2), (2, 2)));
+    put(&b, "1.txt", 4, "red");
+    assert_eq!((allowed(&a), allowed(&b)), ((5, 2), (5, 2)));
+    b.delete_document(&DocumentId::derive(&lib(), "3.txt"))
+        .unwrap();
+    let blue = DocumentId::derive(&lib(), "2.txt");
+    let mut metadata = serde_json::Map::new();
+    metadata.insert("colour".into(), json!("red"));
+    a.update_metadata(&blue, metadata).unwrap();
+    assert_eq!((allowed(&a), allowed(&b)), ((6, 2), (6, 2)));
+    // A write elsewhere that the reader's directory has not replayed yet:
+    // the directory does not answer, and the search, which replays it
+    // first, finds every chunk.
+    let before = {
+        let conn = a.conn();
+        let row = EmbeddedStore::library_row(&conn, &lib()).unwrap();
+        a.index(&conn, &row).unwrap()
+    };
+    put(&b, "4.txt", 2, "red");
+    assert!(
+        EmbeddedStore::allowed_from_directory(&a.conn(), &before, &red)
+            .unwrap()
+            .is_none()
+    );
+    let dense = a.dense(&lib(), &axis(0, 0.0), &red, 20).unwrap();
+    assert_eq!(dense.len(), 8);
+    assert_eq!(allowed(&a), (8, 3));
+}
+
 // Metadata filters read the metadata index; a database from before it
 // (schema 2) gets it filled on open, and answers as before.
 #[test]
