@@ -962,27 +962,19 @@ impl EmbeddedStore {
             return Ok(None);
         }
         let directory = index.directory.read().unwrap_or_else(|p| p.into_inner());
-        let mut stmt = snapshot
-            .prepare_cached(&sql)
-            .map_err(sql_err("evaluating a filter"))?;
-        let mut rows = stmt
-            .query(params_from_iter(params))
-            .map_err(sql_err("evaluating a filter"))?;
         let (mut chunks, mut documents) = (HashSet::new(), HashSet::new());
-        while let Some(row) = rows.next().map_err(sql_err("evaluating a filter"))? {
-            let document = row
-                .get_ref(0)
-                .and_then(|v| v.as_str().map_err(Into::into))
-                .map_err(sql_err("evaluating a filter"))?;
+        let whole = each_filter_row(&snapshot, &sql, params, |row| {
+            let document = filter_text(row, 0)?;
             let Some(keys) = directory.keys_of(document) else {
-                return Ok(None);
+                return Ok(false);
             };
             if !keys.is_empty() {
                 chunks.extend(keys.iter().copied());
                 documents.extend(lexical::document_key(document));
             }
-        }
-        Ok(Some((chunks, documents)))
+            Ok(true)
+        })?;
+        Ok(whole.then_some((chunks, documents)))
     }
 
     /// A filter's chunk keys and document keys, from the chunk rows.
@@ -992,28 +984,20 @@ impl EmbeddedStore {
         filter: &Filter,
     ) -> Result<(HashSet<u64>, HashSet<u64>)> {
         let (sql, params) = filter_sql::chunks_and_documents(filter, library_id);
-        let mut stmt = conn
-            .prepare_cached(&sql)
-            .map_err(sql_err("evaluating a filter"))?;
-        let mut rows = stmt
-            .query(params_from_iter(params))
-            .map_err(sql_err("evaluating a filter"))?;
         let (mut chunks, mut documents) = (HashSet::new(), HashSet::new());
         let mut last = String::new();
-        while let Some(row) = rows.next().map_err(sql_err("evaluating a filter"))? {
+        each_filter_row(conn, &sql, params, |row| {
             chunks.insert(
                 row.get::<_, i64>(0)
                     .map_err(sql_err("evaluating a filter"))? as u64,
             );
-            let document = row
-                .get_ref(1)
-                .and_then(|v| v.as_str().map_err(Into::into))
-                .map_err(sql_err("evaluating a filter"))?;
+            let document = filter_text(row, 1)?;
             if document != last {
                 documents.extend(lexical::document_key(document));
                 last = document.to_string();
             }
-        }
+            Ok(true)
+        })?;
         Ok((chunks, documents))
     }
 
@@ -1216,6 +1200,35 @@ fn bring_lexical_up_to(
 }
 
 /// The last change-log position of a library (0 when it has none).
+/// Runs a filter's query, handing each row to `each` until it answers
+/// false; whether every row was handed.
+fn each_filter_row(
+    conn: &Connection,
+    sql: &str,
+    params: Vec<rusqlite::types::Value>,
+    mut each: impl FnMut(&rusqlite::Row<'_>) -> Result<bool>,
+) -> Result<bool> {
+    let mut stmt = conn
+        .prepare_cached(sql)
+        .map_err(sql_err("evaluating a filter"))?;
+    let mut rows = stmt
+        .query(params_from_iter(params))
+        .map_err(sql_err("evaluating a filter"))?;
+    while let Some(row) = rows.next().map_err(sql_err("evaluating a filter"))? {
+        if !each(row)? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// Column `index` of a filter's row, as text borrowed from the row.
+fn filter_text<'r>(row: &'r rusqlite::Row<'_>, index: usize) -> Result<&'r str> {
+    row.get_ref(index)
+        .and_then(|v| v.as_str().map_err(Into::into))
+        .map_err(sql_err("evaluating a filter"))
+}
+
 fn log_head(conn: &Connection, library_id: i64) -> Result<i64> {
     conn.query_row(
         "SELECT COALESCE(MAX(seq), 0) FROM changes WHERE library_id = ?",
