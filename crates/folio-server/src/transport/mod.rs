@@ -30,10 +30,15 @@ pub(crate) fn same_secret(a: &[u8], b: &[u8]) -> bool {
 }
 
 /// An HTTP refusal, `{"error": {"code": <status>, "message"}}`; a 401
-/// names the bearer scheme.
+/// names the bearer scheme. A refusal is answered before the request's
+/// body is read, and a connection whose body was left unread is closed
+/// after the answer: `Connection: close` says so, or a client (an MCP SDK
+/// answering the 401 with a token) sends its next request on the kept
+/// connection as it closes and gets no answer at all.
 fn refuse(status: StatusCode, message: &str) -> Response {
     let mut response = (
         status,
+        [(header::CONNECTION, "close")],
         Json(json!({"error": {"code": status.as_u16(), "message": message}})),
     )
         .into_response();
