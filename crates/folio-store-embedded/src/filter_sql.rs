@@ -192,8 +192,14 @@ pub fn documents_by_metadata(filter: &Filter, library_id: i64) -> Option<(String
     if parts.metadata.is_empty() || !parts.plain.is_empty() {
         return None;
     }
-    let (selects, params): (Vec<String>, Vec<Vec<Sql>>) = parts.metadata.into_iter().unzip();
-    Some((selects.join(" INTERSECT "), params.concat()))
+    Some(intersection(parts.metadata))
+}
+
+/// The documents every metadata condition selects: their selects joined
+/// by INTERSECT, and their parameters in order.
+fn intersection(metadata: Vec<(String, Vec<Sql>)>) -> (String, Vec<Sql>) {
+    let (selects, params): (Vec<String>, Vec<Vec<Sql>>) = metadata.into_iter().unzip();
+    (selects.join(" INTERSECT "), params.concat())
 }
 
 /// `columns` of the chunks (`c`) of `library_id` that `filter` allows.
@@ -210,13 +216,7 @@ fn select(filter: &Filter, library_id: i64, columns: &str) -> (String, Vec<Sql>)
             params,
         );
     }
-    let mut selects = Vec::new();
-    let mut params = Vec::new();
-    for (select, values) in parts.metadata {
-        selects.push(select);
-        params.extend(values);
-    }
-    let selected = selects.join(" INTERSECT ");
+    let (selected, mut params) = intersection(parts.metadata);
     // CROSS JOIN keeps SQLite's join order: the selected documents first,
     // then each one's chunks (and its row, only when other conditions
     // need it: the metadata index already holds the library).

@@ -1199,7 +1199,6 @@ fn bring_lexical_up_to(
     Ok(head)
 }
 
-/// The last change-log position of a library (0 when it has none).
 /// Runs a filter's query, handing each row to `each` until it answers
 /// false; whether every row was handed.
 fn each_filter_row(
@@ -1229,6 +1228,7 @@ fn filter_text<'r>(row: &'r rusqlite::Row<'_>, index: usize) -> Result<&'r str> 
         .map_err(sql_err("evaluating a filter"))
 }
 
+/// The last change-log position of a library (0 when it has none).
 fn log_head(conn: &Connection, library_id: i64) -> Result<i64> {
     conn.query_row(
         "SELECT COALESCE(MAX(seq), 0) FROM changes WHERE library_id = ?",
