@@ -13,7 +13,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use folio_core::{ChunkId, DocumentId};
+use folio_core::ChunkId;
 
 #[derive(Default)]
 pub struct Directory {
@@ -83,8 +83,7 @@ impl Directory {
     /// The chunk `key` names, if known here.
     pub fn chunk(&self, key: u64) -> Option<ChunkId> {
         let (document, index) = *self.chunks.get(&key)?;
-        let document = DocumentId::parse(&format!("{document:016x}"))?;
-        Some(ChunkId::new(&document, index))
+        Some(ChunkId::of_number(document, index))
     }
 }
 
