@@ -15,7 +15,6 @@ const DOCUMENT_COLUMN_COUNT: usize = 12;
 /// Chunk columns, in the order `chunk_from_row` reads them.
 pub const CHUNK_COLUMNS: &str = "c.document_id, c.idx, c.count, c.text, c.context, c.char_start, c.char_end, \
      c.page_start, c.page_end, c.section_path, c.token_count";
-pub const CHUNK_COLUMN_COUNT: usize = 11;
 
 fn conversion(index: usize, what: &str) -> rusqlite::Error {
     rusqlite::Error::FromSqlConversionFailure(

@@ -157,6 +157,10 @@ pub fn prepare(conn: &Connection) -> rusqlite::Result<Result<(), String>> {
     // 100,000 chunks). Pages are taken as read, so a small library's cache
     // stays small.
     conn.pragma_update(None, "cache_size", -PAGE_CACHE_KIB)?;
+    // Room for every statement folio caches (about 30): rusqlite keeps 16,
+    // and beyond that a search's statements pushed each other out and were
+    // parsed again.
+    conn.set_prepared_statement_cache_capacity(64);
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if version > SCHEMA_VERSION {
         return Ok(Err(format!(
