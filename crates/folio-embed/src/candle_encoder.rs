@@ -52,6 +52,10 @@ impl Forward for CandleForward {
     fn name(&self) -> &'static str {
         "candle"
     }
+
+    fn batch_invariant(&self, _: &LocalModel) -> bool {
+        true
+    }
 }
 
 #[cfg(feature = "candle")]
@@ -88,6 +92,7 @@ impl CandleEncoder {
         Ok(Encoder {
             model,
             forward: CandleForward { bert },
+            queries: Default::default(),
         })
     }
 }
@@ -112,5 +117,9 @@ impl Forward for CandleForward {
 
     fn name(&self) -> &'static str {
         "candle"
+    }
+
+    fn batch_invariant(&self, _: &LocalModel) -> bool {
+        true
     }
 }

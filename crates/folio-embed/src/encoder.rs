@@ -3,6 +3,7 @@
 
 use folio_core::EmbeddingSpace;
 
+use crate::queries::Queries;
 use crate::{EmbedError, Embedder, LocalModel, batch, pool};
 
 /// A network that maps a batch of token-id sequences to pooled vectors.
@@ -12,12 +13,19 @@ pub trait Forward: Send + Sync {
     fn forward(&self, model: &LocalModel, batch: &[&[u32]]) -> Result<Vec<Vec<f32>>, EmbedError>;
 
     fn name(&self) -> &'static str;
+
+    /// Whether a text's vector is the same whatever batch it runs in (an
+    /// fp32 network with an attention mask; not one that quantises its
+    /// activations per batch). Only then do concurrent questions share a
+    /// pass.
+    fn batch_invariant(&self, model: &LocalModel) -> bool;
 }
 
 /// A local encoder: a model folder plus a forward pass.
 pub struct Encoder<F> {
     pub(crate) model: LocalModel,
     pub(crate) forward: F,
+    pub(crate) queries: Queries,
 }
 
 impl<F: Forward> Encoder<F> {
@@ -30,6 +38,12 @@ impl<F: Forward> Encoder<F> {
         let ids = self.model.encode(texts, true)?;
         let tokens = ids.iter().map(Vec::len).sum();
         Ok((self.run_ids(&ids)?, tokens))
+    }
+
+    /// Forward passes run for questions (several questions asked at once
+    /// share one).
+    pub fn query_passes(&self) -> u64 {
+        self.queries.passes()
     }
 
     /// Runs token-id sequences through the network in length-sorted batches.
@@ -98,8 +112,11 @@ impl<F: Forward> Embedder for Encoder<F> {
     }
 
     fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
-        let prefix = &self.model.space.query_prefix;
-        let mut out = self.embed(vec![format!("{prefix}{text}")], true)?;
+        let text = format!("{}{text}", self.model.space.query_prefix);
+        if self.forward.batch_invariant(&self.model) {
+            return self.queries.embed(text, |texts| self.embed(texts, true));
+        }
+        let mut out = self.embed(vec![text], true)?;
         out.pop()
             .ok_or_else(|| EmbedError::Inference("no vector returned".into()))
     }

@@ -2,7 +2,7 @@
 
 use folio_core::ErrorCode;
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum EmbedError {
     #[error("model at {path}: {reason}")]
     Load { path: String, reason: String },

@@ -22,6 +22,7 @@ mod model;
 mod onnx_encoder;
 mod openai;
 mod pool;
+mod queries;
 mod rerank;
 
 pub use candle_encoder::CandleEncoder;

@@ -22,6 +22,9 @@ use crate::{EmbedError, LocalModel, ModelConfig};
 /// last_hidden_state), or a ragged one ([`Inputs::Ragged`]).
 pub struct OnnxForward {
     session: Mutex<Session>,
+    /// An int8 graph, or one shipped quantised: its activations are
+    /// quantised per batch.
+    quantised: bool,
 }
 
 /// The local encoder on ONNX Runtime.
@@ -208,7 +211,9 @@ impl OnnxEncoder {
             model,
             forward: OnnxForward {
                 session: Mutex::new(session),
+                quantised,
             },
+            queries: Default::default(),
         })
     }
 }
@@ -283,5 +288,9 @@ impl Forward for OnnxForward {
 
     fn name(&self) -> &'static str {
         "onnxruntime"
+    }
+
+    fn batch_invariant(&self, model: &LocalModel) -> bool {
+        !self.quantised && model.inputs != Inputs::Ragged
     }
 }

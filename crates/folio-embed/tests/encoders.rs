@@ -66,6 +66,61 @@ fn onnx_and_candle_agree_and_rank_by_meaning() {
     assert!(cosine(&q, &a[0]) > 0.9999);
 }
 
+/// Questions asked from many threads at once share forward passes, and
+/// each gets the vector it gets alone; a graph that quantises per batch
+/// (int8) runs each question alone.
+#[test]
+fn questions_asked_at_once_share_passes_and_embed_as_alone() {
+    let onnx = OnnxEncoder::load(&model_dir(), &ModelConfig::default(), &runtime(), 2).unwrap();
+    let questions: Vec<String> = (0..24)
+        .map(|i| format!("{} ({i})", TEXTS[i % TEXTS.len()]))
+        .collect();
+    let alone: Vec<Vec<f32>> = questions
+        .iter()
+        .map(|q| onnx.embed_query(q).unwrap())
+        .collect();
+    assert_eq!(
+        onnx.query_passes(),
+        24,
+        "one pass each, asked one at a time"
+    );
+    let start = std::sync::Barrier::new(8);
+    let together: Vec<Vec<f32>> = std::thread::scope(|scope| {
+        let asked: Vec<_> = questions
+            .chunks(3)
+            .map(|mine| {
+                let (onnx, start) = (&onnx, &start);
+                scope.spawn(move || {
+                    start.wait();
+                    mine.iter()
+                        .map(|q| onnx.embed_query(q).unwrap())
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        asked.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    let shared = onnx.query_passes() - 24;
+    assert!(
+        shared < 24,
+        "24 questions from 8 threads took {shared} passes"
+    );
+    for (a, b) in alone.iter().zip(&together) {
+        let most = a
+            .iter()
+            .zip(b)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0f32, f32::max);
+        assert!(
+            most < 1e-5,
+            "a question's vector moved by {most} in a batch"
+        );
+    }
+    let int8 = int8_encoder();
+    int8.embed_query(TEXTS[0]).unwrap();
+    assert_eq!(int8.query_passes(), 0, "int8 questions are not batched");
+}
+
 #[test]
 fn passages_over_the_window_are_refused_and_queries_cut() {
     let candle = CandleEncoder::load(&model_dir(), &ModelConfig::default()).unwrap();
