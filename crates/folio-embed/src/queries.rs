@@ -59,21 +59,22 @@ impl Queries {
             // a pass that never ends for the others.
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(texts)))
                 .unwrap_or_else(|_| Err(EmbedError::Inference("the encoder panicked".into())));
-            state = lock();
-            match result {
-                Ok(vectors) if vectors.len() == tickets.len() => {
-                    for (ticket, vector) in tickets.into_iter().zip(vectors) {
-                        state.answers.insert(ticket, Ok(vector));
-                    }
-                }
-                Ok(vectors) => {
-                    let e = EmbedError::Inference(format!(
+            let result = result.and_then(|vectors| {
+                if vectors.len() == tickets.len() {
+                    Ok(vectors)
+                } else {
+                    Err(EmbedError::Inference(format!(
                         "{} vectors for {} questions",
                         vectors.len(),
                         tickets.len()
-                    ));
-                    for ticket in tickets {
-                        state.answers.insert(ticket, Err(e.clone()));
+                    )))
+                }
+            });
+            state = lock();
+            match result {
+                Ok(vectors) => {
+                    for (ticket, vector) in tickets.into_iter().zip(vectors) {
+                        state.answers.insert(ticket, Ok(vector));
                     }
                 }
                 Err(e) => {

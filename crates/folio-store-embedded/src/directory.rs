@@ -21,12 +21,14 @@ pub struct Directory {
     documents: HashMap<u64, Vec<u64>>,
 }
 
-/// The number a document id folio made spells (16 lower-case hex digits).
+/// The number a document id folio made spells (16 lower-case hex digits,
+/// as `DocumentId::parse` accepts; the lexical index's document key).
 fn document_number(document: &str) -> Option<u64> {
-    (document.len() == 16)
-        .then(|| u64::from_str_radix(document, 16).ok())
+    document
+        .bytes()
+        .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+        .then(|| crate::lexical::document_key(document))
         .flatten()
-        .filter(|n| format!("{n:016x}") == document)
 }
 
 impl Directory {
@@ -76,8 +78,17 @@ impl Directory {
     /// The keys of `document`'s chunks known here (none for an id folio did
     /// not make: `None`, and the caller asks the database).
     pub fn keys_of(&self, document: &str) -> Option<&[u64]> {
-        let document = document_number(document)?;
-        Some(self.documents.get(&document).map_or(&[], Vec::as_slice))
+        self.listed(document).map(|(_, keys)| keys)
+    }
+
+    /// `keys_of`, with the number the document id spells (its lexical
+    /// document key), read once.
+    pub fn listed(&self, document: &str) -> Option<(u64, &[u64])> {
+        let number = document_number(document)?;
+        Some((
+            number,
+            self.documents.get(&number).map_or(&[], Vec::as_slice),
+        ))
     }
 
     /// The chunk `key` names, if known here.

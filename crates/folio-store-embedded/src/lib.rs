@@ -22,6 +22,7 @@ mod rows;
 mod schema;
 mod vectors;
 
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -964,13 +965,12 @@ impl EmbeddedStore {
         let directory = index.directory.read().unwrap_or_else(|p| p.into_inner());
         let (mut chunks, mut documents) = (HashSet::new(), HashSet::new());
         let whole = each_filter_row(&snapshot, &sql, params, |row| {
-            let document = filter_text(row, 0)?;
-            let Some(keys) = directory.keys_of(document) else {
+            let Some((number, keys)) = directory.listed(filter_text(row, 0)?) else {
                 return Ok(false);
             };
             if !keys.is_empty() {
                 chunks.extend(keys.iter().copied());
-                documents.extend(lexical::document_key(document));
+                documents.insert(number);
             }
             Ok(true)
         })?;
@@ -1720,19 +1720,20 @@ impl Store for EmbeddedStore {
             else {
                 continue;
             };
-            let summary = match summaries.get(document.as_str()) {
-                Some(summary) => summary.clone(),
-                None => {
-                    let summary = documents
+            let summary = match summaries.entry(document.as_str().to_string()) {
+                Entry::Occupied(known) => known.into_mut(),
+                Entry::Vacant(new) => new.insert(
+                    documents
                         .query_row([document.as_str()], |r| rows::summary_from_row_at(r, 0))
                         .optional()
-                        .map_err(sql_err("reading chunks"))?;
-                    summaries.insert(document.as_str().to_string(), summary.clone());
-                    summary
-                }
+                        .map_err(sql_err("reading chunks"))?,
+                ),
             };
             if let Some(document) = summary {
-                out.push(ChunkWithDocument { chunk, document });
+                out.push(ChunkWithDocument {
+                    chunk,
+                    document: document.clone(),
+                });
             }
         }
         Ok(out)

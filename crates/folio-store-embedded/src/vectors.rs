@@ -661,9 +661,9 @@ mod tests {
     }
 
     // The i8 codes must keep close neighbours apart: the exact top 10 of a
-    // tight cluster is among the 100 the quantised index answers after
-    // rescoring from the codes (the store rescores those from f32; with
-    // usearch's own cast from f32, recall here was 0.63), each similarity
+    // tight cluster is among the first `EXACT_RESCORED` the quantised index
+    // answers after rescoring from the codes (the store rescores those from
+    // f32; with usearch's own cast from f32, recall among 100 was 0.63), each similarity
     // within 2·10⁻³ of the f32 one. The same holds of a filtered search's
     // exact scan, which scores the query's codes too (within 5·10⁻³).
     #[test]
