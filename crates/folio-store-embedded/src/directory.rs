@@ -75,20 +75,21 @@ impl Directory {
         self.documents = HashMap::new();
     }
 
-    /// The keys of `document`'s chunks known here (none for an id folio did
-    /// not make: `None`, and the caller asks the database).
-    pub fn keys_of(&self, document: &str) -> Option<&[u64]> {
-        self.listed(document).map(|(_, keys)| keys)
-    }
-
-    /// `keys_of`, with the number the document id spells (its lexical
-    /// document key), read once.
+    /// The number `document`'s id spells (its lexical document key) and
+    /// the keys of its chunks known here; `None` for an id folio did not
+    /// make, and the caller asks the database.
     pub fn listed(&self, document: &str) -> Option<(u64, &[u64])> {
         let number = document_number(document)?;
         Some((
             number,
             self.documents.get(&number).map_or(&[], Vec::as_slice),
         ))
+    }
+
+    /// `listed`'s keys alone, for the tests.
+    #[cfg(test)]
+    pub fn keys_of(&self, document: &str) -> Option<&[u64]> {
+        self.listed(document).map(|(_, keys)| keys)
     }
 
     /// The chunk `key` names, if known here.
