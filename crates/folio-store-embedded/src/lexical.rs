@@ -118,6 +118,29 @@ fn err(context: &str) -> impl Fn(tantivy::TantivyError) -> StoreError + '_ {
 
 type WriterGuard<'a> = std::sync::MutexGuard<'a, Option<IndexWriter>>;
 
+/// The writer a guard holds.
+fn writable<'a>(guard: &'a mut WriterGuard<'_>) -> Result<&'a mut IndexWriter, StoreError> {
+    guard
+        .as_mut()
+        .ok_or_else(|| StoreError::io("lexical index", "not writable in this process"))
+}
+
+/// Commits what `writer` has staged with `payload` (a watermark, or a
+/// build's place).
+fn commit_with(writer: &mut IndexWriter, payload: &str) -> Result<(), StoreError> {
+    let mut commit = writer
+        .prepare_commit()
+        .map_err(err("preparing the lexical commit"))?;
+    commit.set_payload(payload);
+    commit
+        .commit()
+        .map_err(err("committing the lexical index"))?;
+    Ok(())
+}
+
+/// The payload of a build's intermediate commit: `building STARTED LAST_ID`.
+const BUILDING: &str = "building ";
+
 /// A document to re-index: its id, its whole text (`document_text`) and
 /// its current chunks (key, embedded text); a deleted document comes with
 /// no text and no chunks.
@@ -247,17 +270,28 @@ impl Lexical {
             tracing::warn!(error = %e, "a lexical merge failed on close; the next writer collects its files");
         }
     }
-    /// The change-log sequence number the last commit covers.
+    /// The change-log sequence number the last commit covers (0 while a
+    /// build is under way: `build_place`).
     pub fn watermark(&self) -> Result<i64, StoreError> {
+        Ok(self.payload()?.and_then(|p| p.parse().ok()).unwrap_or(0))
+    }
+
+    /// Where a build cut short stopped: the watermark it started from and
+    /// the last document it committed (`build`).
+    pub fn build_place(&self) -> Result<Option<(i64, String)>, StoreError> {
+        Ok(self.payload()?.and_then(|p| {
+            let (started, after) = p.strip_prefix(BUILDING)?.split_once(' ')?;
+            Some((started.parse().ok()?, after.to_owned()))
+        }))
+    }
+
+    /// The last commit's payload.
+    fn payload(&self) -> Result<Option<String>, StoreError> {
         let metas = self
             .index
             .load_metas()
             .map_err(err("reading lexical metadata"))?;
-        Ok(metas
-            .payload
-            .as_deref()
-            .and_then(|p| p.parse().ok())
-            .unwrap_or(0))
+        Ok(metas.payload)
     }
 
     /// Sees the latest commit (another process's, in read-only mode).
@@ -340,19 +374,7 @@ impl Lexical {
     /// Commits what is staged with the watermark, so a restart knows what
     /// is covered, and reloads the reader.
     fn commit(&self, mut guard: WriterGuard<'_>, watermark: i64) -> Result<(), StoreError> {
-        let Some(writer) = guard.as_mut() else {
-            return Err(StoreError::io(
-                "lexical index",
-                "not writable in this process",
-            ));
-        };
-        let mut commit = writer
-            .prepare_commit()
-            .map_err(err("preparing the lexical commit"))?;
-        commit.set_payload(&watermark.to_string());
-        commit
-            .commit()
-            .map_err(err("committing the lexical index"))?;
+        commit_with(writable(&mut guard)?, &watermark.to_string())?;
         drop(guard);
         self.reload()
     }
@@ -379,15 +401,66 @@ impl Lexical {
         self.write(true, fill, watermark)
     }
 
-    fn write(&self, clear: bool, fill: Fill<'_>, watermark: i64) -> Result<(), StoreError> {
-        let guard = self.writer()?;
-        if let Some(writer) = guard.as_ref() {
-            if clear {
-                writer
-                    .delete_all_documents()
-                    .map_err(err("clearing the lexical index"))?;
+    /// Builds an index that covers nothing yet from every document `fill`
+    /// hands over, in the order of their ids, and commits it as covering
+    /// `started`. Every `commit_every` chunks it commits what it has with
+    /// its place (`started` and the last document's id), so a build cut
+    /// short (a killed process, a failed read) goes on from there: with
+    /// `resumes`, `fill` hands over the documents after that place and the
+    /// index keeps what it holds; without, the index is emptied first.
+    /// Readers see each commit; this is for an index that had nothing to
+    /// show (a new analyser's), not the repair of a live one (`rebuild`).
+    pub fn build(
+        &self,
+        fill: Fill<'_>,
+        started: i64,
+        resumes: bool,
+        commit_every: usize,
+    ) -> Result<(), StoreError> {
+        let mut guard = self.writer()?;
+        let writer = writable(&mut guard)?;
+        if !resumes {
+            writer
+                .delete_all_documents()
+                .map_err(err("clearing the lexical index"))?;
+        }
+        let mut staged = 0;
+        let filled = fill(&mut |batch| {
+            Self::stage(writer, self.fields, &batch)?;
+            staged += batch.iter().map(|d| d.chunks.len()).sum::<usize>();
+            if staged >= commit_every
+                && let Some(last) = batch.last()
+            {
+                commit_with(writer, &format!("{BUILDING}{started} {}", last.id))?;
+                staged = 0;
             }
-            fill(&mut |batch| Self::stage(writer, self.fields, &batch))?;
+            Ok(())
+        });
+        if let Err(e) = filled {
+            // What was staged after the last commit must not ride on the
+            // next one: the build goes on from its place.
+            writer
+                .rollback()
+                .map_err(err("rolling back the lexical index"))?;
+            return Err(e);
+        }
+        self.commit(guard, started)
+    }
+
+    fn write(&self, clear: bool, fill: Fill<'_>, watermark: i64) -> Result<(), StoreError> {
+        let mut guard = self.writer()?;
+        let writer = writable(&mut guard)?;
+        if clear {
+            writer
+                .delete_all_documents()
+                .map_err(err("clearing the lexical index"))?;
+        }
+        if let Err(e) = fill(&mut |batch| Self::stage(writer, self.fields, &batch)) {
+            // Half a change must not ride on the next commit.
+            writer
+                .rollback()
+                .map_err(err("rolling back the lexical index"))?;
+            return Err(e);
         }
         self.commit(guard, watermark)
     }

@@ -651,7 +651,7 @@ impl EmbeddedStore {
         {
             if self.may_write() {
                 lexical.rebuild(
-                    &mut |add| for_each_document_batch(conn, index.id, add),
+                    &mut |add| for_each_document_batch(conn, index.id, None, add),
                     head,
                 )?;
             } else if self.try_repair_lexical(conn, index.id, &index.dir, true) {
@@ -878,7 +878,7 @@ impl EmbeddedStore {
         }
         if (verify || from < head) && !lexical_matches(conn, library_id, &writer)? {
             writer.rebuild(
-                &mut |add| for_each_document_batch(conn, library_id, add),
+                &mut |add| for_each_document_batch(conn, library_id, None, add),
                 head,
             )?;
         }
@@ -1185,10 +1185,32 @@ fn bring_lexical_up_to(
 ) -> Result<i64> {
     let from = lexical.watermark()?;
     if from == 0 && head > 0 {
-        lexical.rebuild(
-            &mut |add| for_each_document_batch(conn, library_id, add),
-            head,
+        // A build cut short goes on after the last document it committed,
+        // then catches up with what changed since it started.
+        let place = lexical
+            .build_place()?
+            .filter(|(started, _)| *started <= head);
+        let started = place.as_ref().map_or(head, |(started, _)| *started);
+        let after = place.as_ref().map(|(_, after)| after.as_str());
+        lexical.build(
+            &mut |add| for_each_document_batch(conn, library_id, after, add),
+            started,
+            after.is_some(),
+            BUILD_COMMIT_CHUNKS,
         )?;
+        if started < head {
+            // The index may hold any of these documents, read before or
+            // after they changed: each replaces what it has.
+            lexical.update(
+                &mut |add| {
+                    for_each_changed_batch(conn, library_id, started, head, &mut |mut batch| {
+                        batch.iter_mut().for_each(|d| d.replaces = true);
+                        add(batch)
+                    })
+                },
+                head,
+            )?;
+        }
     } else if from < head {
         lexical.update(
             &mut |add| for_each_changed_batch(conn, library_id, from, head, add),
@@ -1275,26 +1297,32 @@ fn source_counts(conn: &Connection, library_id: i64) -> Result<(u64, u64)> {
 /// hundred, never a large library's or a long change log's.
 const LEXICAL_BATCH_DOCUMENTS: usize = 256;
 
-/// Hands every document of a library with its chunks (key, embedded text)
-/// to `add`, a few hundred documents at a time, so a rebuild never holds a
+/// How many chunks a lexical build indexes between the commits that let it
+/// go on from its place when cut short.
+const BUILD_COMMIT_CHUNKS: usize = 50_000;
+
+/// Hands every document of a library (or every one whose id sorts after
+/// `after`) with its chunks (key, embedded text) to `add`, in the order of
+/// their ids, a few hundred documents at a time, so a rebuild never holds a
 /// large library's text in memory at once.
 fn for_each_document_batch(
     conn: &Connection,
     library_id: i64,
+    after: Option<&str>,
     add: &mut dyn FnMut(LexicalBatch) -> Result<()>,
 ) -> Result<()> {
     let mut stmt = conn
         .prepare(
             "SELECT c.document_id, c.key, c.context || c.text FROM chunks c
              JOIN documents d ON d.id = c.document_id
-             WHERE d.library_id = ? ORDER BY c.document_id, c.idx",
+             WHERE d.library_id = ? AND c.document_id > ? ORDER BY c.document_id, c.idx",
         )
         .map_err(sql_err("reading chunks"))?;
     let mut text_of = conn
         .prepare_cached("SELECT title, text FROM documents WHERE id = ?")
         .map_err(sql_err("reading documents"))?;
     let mut rows = stmt
-        .query([library_id])
+        .query(params![library_id, after.unwrap_or_default()])
         .map_err(sql_err("reading chunks"))?;
     let mut batch: LexicalBatch = Vec::new();
     while let Some(row) = rows.next().map_err(sql_err("reading chunks"))? {

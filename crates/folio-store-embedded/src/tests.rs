@@ -1224,6 +1224,107 @@ fn a_bulk_writers_death_leaves_the_lexical_index_to_readers() {
     );
 }
 
+// Issue 48: a new analyser's index is built from SQLite the first time a
+// library is opened, committing as it goes. A build cut short goes on
+// after the last document it committed, keeping what it built, and then
+// takes in what changed since it started (here a bulk write before it goes
+// on: a deletion and a change among the documents it had built, and a new
+// document), leaving the index SQLite's.
+#[test]
+fn a_lexical_build_cut_short_goes_on_from_its_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = writable(dir.path());
+    seed(&store);
+    store.put_documents(notes(), false).unwrap();
+    let started = log_head(&store.conn(), 1).unwrap();
+    drop(store);
+    let lexical_dir = lexical::lexical_dir(&dir.path().join("indexes/1"));
+    std::fs::remove_dir_all(&lexical_dir).unwrap();
+
+    let store = shared(dir.path());
+    let (after, built) = {
+        let conn = store.conn();
+        let _lock = WriteLock::try_acquire(dir.path()).unwrap().unwrap();
+        let lexical = Lexical::open(&lexical_dir, true).unwrap().unwrap();
+        let mut batches = 0;
+        let cut = lexical.build(
+            &mut |add| {
+                for_each_document_batch(&conn, 1, None, &mut |batch| {
+                    batches += 1;
+                    match batches {
+                        1 => add(batch),
+                        _ => Err(StoreError::io("reading documents", "cut short")),
+                    }
+                })
+            },
+            started,
+            false,
+            1,
+        );
+        assert!(cut.is_err());
+        let (from, after) = lexical.build_place().unwrap().unwrap();
+        assert_eq!(from, started);
+        assert_eq!(lexical.watermark().unwrap(), 0, "a build covers nothing");
+        lexical.reload().unwrap();
+        assert_eq!(lexical.keys().unwrap().len(), LEXICAL_BATCH_DOCUMENTS);
+        lexical.close_writer();
+        drop(lexical);
+        let index = tantivy::Index::open_in_dir(&lexical_dir).unwrap();
+        (after, index.searchable_segment_ids().unwrap())
+    };
+    assert!(!built.is_empty());
+
+    let mut notes: Vec<(String, String)> = (0..300)
+        .map(|i| {
+            let name = format!("n{i}.txt");
+            (DocumentId::derive(&lib(), &name).to_string(), name)
+        })
+        .collect();
+    notes.sort();
+    let done: Vec<&str> = notes
+        .iter()
+        .filter(|(id, _)| *id <= after)
+        .map(|(_, name)| name.as_str())
+        .collect();
+    let (gone, changed) = (done[0], done[1]);
+    // A new document the resumed build reads as well as the catch-up.
+    let new = (0..)
+        .map(|i| format!("e{i}.txt"))
+        .find(|name| DocumentId::derive(&lib(), name).to_string() > after)
+        .unwrap();
+    store.start_bulk().unwrap();
+    store
+        .delete_document(&DocumentId::derive(&lib(), gone))
+        .unwrap();
+    store
+        .put_documents(
+            vec![
+                document(&lib(), changed, &["dates"], &[1], json!({})),
+                document(&lib(), &new, &["elderberries"], &[3], json!({})),
+            ],
+            false,
+        )
+        .unwrap();
+    store.settle().unwrap();
+
+    let head = log_head(&store.conn(), 1).unwrap();
+    assert_eq!(lexical_watermark(dir.path()), head);
+    let segments = tantivy::Index::open_in_dir(&lexical_dir)
+        .unwrap()
+        .searchable_segment_ids()
+        .unwrap();
+    assert!(
+        built.iter().all(|s| segments.contains(s)),
+        "the build started again: {built:?} are not among {segments:?}"
+    );
+    assert_eq!(lexical_sources(&store, "cherries").len(), 298);
+    assert_eq!(lexical_sources(&store, "dates"), ids(&[changed]));
+    assert_eq!(lexical_sources(&store, "elderberries"), ids(&[&new]));
+    assert_eq!(lexical_sources(&store, "apples"), ids(&["a.txt"]));
+    let index = open_index(&store);
+    assert!(lexical_matches(&store.conn(), 1, index.lexical.as_ref().unwrap()).unwrap());
+}
+
 // Issue 33: a write deletes a document's old lexical entries only when the
 // change log says it existed, since tantivy opens every segment to look a
 // deletion up. Every way a document can change, written live and
