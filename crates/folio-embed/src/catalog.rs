@@ -159,6 +159,25 @@ pub const CATALOG: &[CatalogEntry] = &[
         note: "about 100 languages; query:/passage: prefixes; the model folio suggests for text not in English",
     },
     CatalogEntry {
+        name: "paraphrase-multilingual-MiniLM-L12-v2",
+        repo: "sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2",
+        revision: "16e5344fbfc7dfbbbe0019d30cec21e2940cb4e1",
+        role: Role::Embedding,
+        dim: 384,
+        pooling: Pooling::Mean,
+        // Trained on 128 word pieces (its `sentence_bert_config.json`).
+        window: 128,
+        query_prefix: "",
+        passage_prefix: "",
+        multilingual: true,
+        common: &CHECKED_BY_HUB,
+        // Sizes as the hub lists them (471 MB each); the files are checked
+        // against the hub's content addresses.
+        onnx: Some((HubFile::optional("onnx/model.onnx"), 471_000_000)),
+        safetensors: Some((HubFile::checked_by_hub("model.safetensors"), 471_000_000)),
+        note: "50 languages, short texts (128 tokens); not measured here (the hub cannot be reached from folio's test machines)",
+    },
+    CatalogEntry {
         name: "ms-marco-MiniLM-L-6-v2",
         repo: "cross-encoder/ms-marco-MiniLM-L-6-v2",
         revision: "c5ee24cb16019beea0893ab7796b1df96625c6b8",
