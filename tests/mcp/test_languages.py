@@ -113,6 +113,25 @@ def test_a_library_in_seven_languages(data, tmp_path):
     english = "the old manuscripts of the library"
     assert scores(english) == scores(english, *weighted, "0.5") != scores(english, *weighted, "0.8")
 
+    # Nor can it read a library written mostly in another script: there an
+    # English question (an untranslated title, a term) is ranked by BM25
+    # alone.
+    russian = tmp_path / "russian"
+    russian.mkdir()
+    (russian / "ru.md").write_text(DOCUMENTS["ru.md"], encoding="utf-8")
+    (russian / "ru2.md").write_text("# Каталог\n\nКаталог библиотеки описывает рукописи (manuscripts) "
+                                    "и старинные книги.", encoding="utf-8")
+    (russian / "en.md").write_text(DOCUMENTS["en.md"], encoding="utf-8")
+    folio(data, "ingest", str(russian), "--library", "russian")
+
+    def russian_scores(query, *fusion):
+        found = folio(data, "search", query, "--library", "russian", *fusion)
+        found = found["hits"] if isinstance(found, dict) else found
+        return [(h["source"].rsplit("/", 1)[-1], round(h["score"], 5)) for h in found]
+
+    alone = russian_scores(english, *weighted, "1.0")
+    assert russian_scores(english) == alone != russian_scores(english, *weighted, "0.5")
+
 
 HOME = Path(os.environ.get("FOLIO_HOME") or Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local/share") / "folio")
 # Both multilingual models scripts/setup.sh makes: multilingual-e5-small

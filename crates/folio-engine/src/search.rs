@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use folio_core::{ErrorCode, Filter, LibraryName, Limits};
-use folio_search::{Fused, Fusion, Mode, Scored};
+use folio_search::{Fused, Fusion, LexicalUnit, Mode, Scored};
 use folio_store::{Bm25, ChunkWithDocument, Hit};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -199,6 +199,12 @@ const OTHER_CHUNKS_PER_DOCUMENT: usize = 3;
 /// "Every language"), BM25 alone or at 0.5 both rank below this.
 const FOREIGN_LATIN_LEXICAL_WEIGHT: f32 = 0.8;
 
+/// Whether the language of an ISO 639-1 code is written in a script other
+/// than the Latin (not so for a language folio does not tell).
+fn in_another_script(code: &str) -> bool {
+    folio_lexical::Language::from_tag(code).is_some_and(|l| !l.in_latin_script())
+}
+
 /// Candidates each retriever contributes to a search (documents for BM25
 /// over whole documents, chunks otherwise), whatever the page size: a page
 /// of 10 is the first 10 of a page of 100, and `folio eval` measures that
@@ -328,7 +334,8 @@ impl Engine {
         let bm25 = bm25_or(&self.config, request.bm25)?;
         let library = self.store.library(&request.library)?;
         // A model of English only has nothing to say about a query in
-        // another script (Han, Cyrillic, Arabic, …): its ranking is noise
+        // another script (Han, Cyrillic, Arabic, …), nor about a library
+        // written mostly in one, whatever the query: its ranking is noise
         // there, and the hybrid ranks by BM25 alone unless the request
         // chose a fusion. In another language of the Latin script it reads
         // the names and technical words the languages share, and little
@@ -338,12 +345,23 @@ impl Engine {
             && folio_embed::catalog::english_only(&library.space.model);
         let fusion = match request.fusion {
             Some(fusion) => fusion,
-            None if english_only && !folio_lexical::in_latin_script(query) => Fusion::Weighted {
-                lexical_weight: 1.0,
-            },
-            None if english_only && self.store.query_language(&request.library, query)? != "en" => {
-                Fusion::Weighted {
-                    lexical_weight: FOREIGN_LATIN_LEXICAL_WEIGHT,
+            None if english_only => {
+                let language = match folio_lexical::in_latin_script(query) {
+                    true => Some(self.store.query_language(&request.library, query)?),
+                    false => None,
+                };
+                match language {
+                    Some(language) if !in_another_script(&language.library) => {
+                        match language.query.as_str() {
+                            "en" => self.config.fusion,
+                            _ => Fusion::Weighted {
+                                lexical_weight: FOREIGN_LATIN_LEXICAL_WEIGHT,
+                            },
+                        }
+                    }
+                    _ => Fusion::Weighted {
+                        lexical_weight: 1.0,
+                    },
                 }
             }
             None => self.config.fusion,
@@ -431,8 +449,12 @@ impl Engine {
         };
         let (dense, embed_ms) = dense?;
         let lexical = lexical?;
+        let lexical_unit = match by_document {
+            true => LexicalUnit::Document,
+            false => LexicalUnit::Chunk,
+        };
         let fused: Vec<Fused> = match request.mode {
-            Mode::Hybrid => folio_search::fuse(&lexical, &dense, fusion),
+            Mode::Hybrid => folio_search::fuse(&lexical, &dense, fusion, lexical_unit),
             Mode::Lexical => folio_search::single(&lexical, Mode::Lexical),
             Mode::Dense => folio_search::single(&dense, Mode::Dense),
         };

@@ -141,6 +141,11 @@ impl Language {
         }
     }
 
+    /// Whether the language is written in the Latin script.
+    pub fn in_latin_script(self) -> bool {
+        self.script() == Script::Latin
+    }
+
     /// The script the language's words are written in.
     pub(crate) fn script(self) -> Script {
         match self {

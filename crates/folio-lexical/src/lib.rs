@@ -289,6 +289,16 @@ pub fn query_languages(query: &str, chunks: &[(Language, u64)]) -> Vec<Language>
     languages
 }
 
+/// The language most of a library's chunks are in (English for an empty
+/// library; ties go to the language listed first in `Language::ALL`).
+pub fn main_language(chunks: &[(Language, u64)]) -> Language {
+    chunks
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
+        .map_or(Language::English, |(language, _)| *language)
+}
+
 /// The number of analysed terms of `text`, repeats included.
 pub fn term_count(text: &str) -> usize {
     let mut length = 0;

@@ -578,10 +578,14 @@ impl Lexical {
     }
 
     /// The language the library reads `query` in (the first of
-    /// `query_languages`).
-    pub fn query_language(&self, query: &str) -> Result<Language, StoreError> {
-        let languages = self.languages(&self.searcher()?, query)?;
-        Ok(languages.first().copied().unwrap_or(Language::English))
+    /// `query_languages`) and the language most of its chunks are in.
+    pub fn query_language(&self, query: &str) -> Result<(Language, Language), StoreError> {
+        let chunks = self.language_counts(&self.searcher()?)?;
+        let languages = folio_lexical::query_languages(query, &chunks);
+        Ok((
+            languages.first().copied().unwrap_or(Language::English),
+            folio_lexical::main_language(&chunks),
+        ))
     }
 
     /// Live chunk and document entries of the searcher's generation

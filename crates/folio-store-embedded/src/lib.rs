@@ -36,7 +36,7 @@ use folio_core::{
 use folio_store::{
     Bm25, ChunkWithDocument, Declared, EntityCount, EntityMention, EntityQuery, FacetRequest,
     Facets, Hit, Integrity, KeyRecord, LibraryInfo, LibraryStats, MentionHit, NewDocument,
-    PutOutcome, Related, Result, Store, StoreError,
+    PutOutcome, QueryLanguage, Related, Result, Store, StoreError,
 };
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params, params_from_iter};
 
@@ -1767,17 +1767,23 @@ impl Store for EmbeddedStore {
         Ok(out)
     }
 
-    fn query_language(&self, library: &LibraryName, query: &str) -> Result<String> {
+    fn query_language(&self, library: &LibraryName, query: &str) -> Result<QueryLanguage> {
         let index = {
             let conn = self.conn();
             let row = Self::library_row(&conn, library)?;
             self.index_for(&conn, &row, Need::Lexical)?
         };
-        let language = match &index.lexical {
+        let (query, library) = match &index.lexical {
             Some(lexical) => lexical.query_language(query)?,
-            None => folio_lexical::query_languages(query, &[])[0],
+            None => (
+                folio_lexical::query_languages(query, &[])[0],
+                folio_lexical::main_language(&[]),
+            ),
         };
-        Ok(language.code().to_string())
+        Ok(QueryLanguage {
+            query: query.code().to_string(),
+            library: library.code().to_string(),
+        })
     }
 
     fn lexical(

@@ -251,8 +251,7 @@ fn best_chunks(
 }
 
 /// The languages a query is analysed in (`analysis::query_languages`),
-/// from the chunks of each language: the document frequencies of the
-/// language markers, cached per generation as other terms' are.
+/// from the chunks of each language (`chunk_languages`).
 pub fn languages(
     tx: &Transaction<'_>,
     cache: &Mutex<Statistics>,
@@ -260,18 +259,29 @@ pub fn languages(
     library_id: i64,
     query: &str,
 ) -> Result<Vec<analysis::Language>> {
+    let chunks = chunk_languages(tx, cache, generation, library_id)?;
+    Ok(analysis::query_languages(query, &chunks))
+}
+
+/// The chunks of each language a library holds: the document frequencies
+/// of the language markers, cached per generation as other terms' are.
+pub fn chunk_languages(
+    tx: &Transaction<'_>,
+    cache: &Mutex<Statistics>,
+    generation: i64,
+    library_id: i64,
+) -> Result<Vec<(analysis::Language, u64)>> {
     let markers: Vec<String> = analysis::Language::ALL
         .into_iter()
         .map(analysis::language_marker)
         .collect();
     let (_, _, _, frequencies) =
         statistics(tx, cache, generation, Unit::Chunk, library_id, &markers)?;
-    let chunks: Vec<(analysis::Language, u64)> = analysis::Language::ALL
+    Ok(analysis::Language::ALL
         .into_iter()
         .zip(frequencies)
         .map(|(language, n)| (language, n.max(0) as u64))
-        .collect();
-    Ok(analysis::query_languages(query, &chunks))
+        .collect())
 }
 
 /// Query terms with their BM25 weights (idf × count), those the library

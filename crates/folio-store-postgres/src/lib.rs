@@ -35,7 +35,7 @@ use folio_store::facets::Aggregator;
 use folio_store::{
     Bm25, ChunkWithDocument, Declared, EntityCount, EntityMention, EntityQuery, FacetRequest,
     Facets, Hit, Integrity, KeyRecord, LibraryInfo, LibraryStats, MentionHit, NewDocument,
-    PutOutcome, Related, Result, Store, StoreError, document_column, metadata_key,
+    PutOutcome, QueryLanguage, Related, Result, Store, StoreError, document_column, metadata_key,
 };
 use serde_json::{Map, Value};
 use tokio_postgres::{GenericClient, Row};
@@ -1050,7 +1050,7 @@ impl Store for PostgresStore {
             .collect()
     }
 
-    fn query_language(&self, library: &LibraryName, query: &str) -> Result<String> {
+    fn query_language(&self, library: &LibraryName, query: &str) -> Result<QueryLanguage> {
         let mut conn = self.pool.get()?;
         let client = conn.client();
         let library_id = self.library_row(client, library)?.id;
@@ -1058,14 +1058,16 @@ impl Store for PostgresStore {
         let generation = generation(client)?;
         let tx = wait(client.build_transaction().read_only(true).start())
             .map_err(pg_err("reading the query's language"))?;
-        let languages = lexical::languages(&tx, &self.statistics, generation, library_id, query)?;
+        let chunks = lexical::chunk_languages(&tx, &self.statistics, generation, library_id)?;
         wait(tx.commit()).map_err(pg_err("reading the query's language"))?;
-        Ok(languages
+        let own = folio_lexical::query_languages(query, &chunks)
             .first()
             .copied()
-            .unwrap_or(folio_lexical::Language::English)
-            .code()
-            .to_string())
+            .unwrap_or(folio_lexical::Language::English);
+        Ok(QueryLanguage {
+            query: own.code().to_string(),
+            library: folio_lexical::main_language(&chunks).code().to_string(),
+        })
     }
 
     fn lexical(

@@ -116,7 +116,7 @@ impl Store for ScopedStore {
         chunks(id: &DocumentId, range: Range<u32>) -> Result<Vec<Chunk>>;
         chunks_with_documents(ids: &[ChunkId]) -> Result<Vec<ChunkWithDocument>>;
         vectors(id: &DocumentId) -> Result<Vec<Vec<f32>>>;
-        query_language(library: &LibraryName, query: &str) -> Result<String>;
+        query_language(library: &LibraryName, query: &str) -> Result<QueryLanguage>;
         lexical(library: &LibraryName, query: &str, filter: &Filter, k: usize, bm25: Bm25) -> Result<Vec<Hit>>;
         lexical_documents(library: &LibraryName, query: &str, filter: &Filter, k: usize, bm25: Bm25) -> Result<Vec<Hit>>;
         dense(library: &LibraryName, vector: &[f32], filter: &Filter, k: usize) -> Result<Vec<Hit>>;

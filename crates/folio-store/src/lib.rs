@@ -275,6 +275,15 @@ impl Default for Bm25 {
     }
 }
 
+/// The language a library reads a query in, and the language most of its
+/// chunks are in: ISO 639-1 codes ("en" for an empty library and an
+/// English-looking query).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueryLanguage {
+    pub query: String,
+    pub library: String,
+}
+
 /// One retrieved chunk and its retriever score (BM25, or cosine similarity).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Hit {
@@ -445,10 +454,10 @@ pub trait Store: Send + Sync {
     /// are left out.
     fn chunks_with_documents(&self, ids: &[ChunkId]) -> Result<Vec<ChunkWithDocument>>;
 
-    /// The language (ISO 639-1) the library reads `query` in: told among
-    /// the languages its chunks are in (`folio_lexical::query_languages`),
-    /// "en" for an empty library and an English-looking query.
-    fn query_language(&self, library: &LibraryName, query: &str) -> Result<String>;
+    /// The language the library reads `query` in, told among the languages
+    /// its chunks are in (`folio_lexical::query_languages`), and the
+    /// language most of its chunks are in (`folio_lexical::main_language`).
+    fn query_language(&self, library: &LibraryName, query: &str) -> Result<QueryLanguage>;
 
     /// BM25 over the library's chunks that pass `filter`, best first.
     fn lexical(
