@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use folio_core::{ErrorCode, Filter, LibraryName, Limits};
-use folio_search::{Fused, Fusion, LexicalUnit, Mode, Scored};
+use folio_search::{Fused, Fusion, Mode, Scored};
 use folio_store::{Bm25, ChunkWithDocument, Hit};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -449,12 +449,8 @@ impl Engine {
         };
         let (dense, embed_ms) = dense?;
         let lexical = lexical?;
-        let lexical_unit = match by_document {
-            true => LexicalUnit::Document,
-            false => LexicalUnit::Chunk,
-        };
         let fused: Vec<Fused> = match request.mode {
-            Mode::Hybrid => folio_search::fuse(&lexical, &dense, fusion, lexical_unit),
+            Mode::Hybrid => folio_search::fuse(&lexical, &dense, fusion),
             Mode::Lexical => folio_search::single(&lexical, Mode::Lexical),
             Mode::Dense => folio_search::single(&dense, Mode::Dense),
         };

@@ -115,15 +115,12 @@ pub struct Fused {
     pub rerank: Option<f32>,
 }
 
-fn provenance<'a>(
-    list: &'a [Scored],
-    key: impl Fn(&'a ChunkId) -> &'a str,
-) -> HashMap<&'a str, Provenance> {
+fn provenance(list: &[Scored]) -> HashMap<&ChunkId, Provenance> {
     list.iter()
         .enumerate()
         .map(|(i, s)| {
             (
-                key(&s.chunk),
+                &s.chunk,
                 Provenance {
                     rank: i as u32 + 1,
                     score: s.score,
@@ -134,10 +131,7 @@ fn provenance<'a>(
 }
 
 /// Min-max normalisation of a list's scores; a list of equal scores maps to 1.
-fn normalise<'a>(
-    list: &'a [Scored],
-    key: impl Fn(&'a ChunkId) -> &'a str,
-) -> HashMap<&'a str, f32> {
+fn normalise(list: &[Scored]) -> HashMap<&ChunkId, f32> {
     let max = list
         .iter()
         .map(|s| s.score)
@@ -147,7 +141,7 @@ fn normalise<'a>(
     list.iter()
         .map(|s| {
             (
-                key(&s.chunk),
+                &s.chunk,
                 if range > f32::EPSILON {
                     (s.score - min) / range
                 } else {
@@ -158,43 +152,18 @@ fn normalise<'a>(
         .collect()
 }
 
-/// What a lexical list ranks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LexicalUnit {
-    /// Chunks by their own text.
-    Chunk,
-    /// Whole documents, each entering as one of its chunks: a document's
-    /// lexical score counts for every chunk of it the dense list holds, so
-    /// its lexical and dense evidence add up even where the two retrievers
-    /// name different chunks of it (a long document's best-matching words
-    /// and its closest passage often lie apart).
-    Document,
-}
-
-/// The document part of a chunk id (`DOCUMENT:INDEX`).
-fn document_of(chunk: &ChunkId) -> &str {
-    let id = chunk.as_str();
-    id.rsplit_once(':').map_or(id, |(document, _)| document)
-}
-
 /// Fuses the two rankings (each best first) into one, best first. Scores lie
 /// in [0, 1]: RRF sums are divided by their maximum possible value.
-pub fn fuse(lexical: &[Scored], dense: &[Scored], fusion: Fusion, unit: LexicalUnit) -> Vec<Fused> {
-    let lexical_key: fn(&ChunkId) -> &str = match unit {
-        LexicalUnit::Chunk => ChunkId::as_str,
-        LexicalUnit::Document => document_of,
-    };
-    let lex = provenance(lexical, lexical_key);
-    let den = provenance(dense, ChunkId::as_str);
+pub fn fuse(lexical: &[Scored], dense: &[Scored], fusion: Fusion) -> Vec<Fused> {
+    let lex = provenance(lexical);
+    let den = provenance(dense);
     let mut ids: Vec<&ChunkId> = lexical.iter().map(|s| &s.chunk).collect();
-    let listed: std::collections::HashSet<&str> = ids.iter().map(|id| id.as_str()).collect();
     ids.extend(
         dense
             .iter()
             .map(|s| &s.chunk)
-            .filter(|id| !listed.contains(id.as_str())),
+            .filter(|id| !lex.contains_key(id)),
     );
-    let lexical_of = |id: &ChunkId| lex.get(lexical_key(id)).copied();
     let mut fused: Vec<Fused> = match fusion {
         Fusion::Rrf {
             k,
@@ -204,32 +173,35 @@ pub fn fuse(lexical: &[Scored], dense: &[Scored], fusion: Fusion, unit: LexicalU
             let best = lexical_weight / (k + 1.0) + dense_weight / (k + 1.0);
             ids.iter()
                 .map(|id| {
-                    let l = lexical_of(id).map_or(0.0, |p| lexical_weight / (k + p.rank as f32));
+                    let l = lex
+                        .get(id)
+                        .map_or(0.0, |p| lexical_weight / (k + p.rank as f32));
                     let d = den
-                        .get(id.as_str())
+                        .get(id)
                         .map_or(0.0, |p| dense_weight / (k + p.rank as f32));
-                    Fused {
-                        chunk: (*id).clone(),
-                        score: (l + d) / best,
-                        lexical: lexical_of(id),
-                        dense: den.get(id.as_str()).copied(),
-                        rerank: None,
-                    }
+                    ((*id).clone(), (l + d) / best)
+                })
+                .map(|(chunk, score)| Fused {
+                    lexical: lex.get(&chunk).copied(),
+                    dense: den.get(&chunk).copied(),
+                    chunk,
+                    score,
+                    rerank: None,
                 })
                 .collect()
         }
         Fusion::Weighted { lexical_weight } => {
-            let ln = normalise(lexical, lexical_key);
-            let dn = normalise(dense, ChunkId::as_str);
+            let ln = normalise(lexical);
+            let dn = normalise(dense);
             ids.iter()
                 .map(|id| {
-                    let score = lexical_weight * ln.get(lexical_key(id)).copied().unwrap_or(0.0)
-                        + (1.0 - lexical_weight) * dn.get(id.as_str()).copied().unwrap_or(0.0);
+                    let score = lexical_weight * ln.get(id).copied().unwrap_or(0.0)
+                        + (1.0 - lexical_weight) * dn.get(id).copied().unwrap_or(0.0);
                     Fused {
                         chunk: (*id).clone(),
                         score,
-                        lexical: lexical_of(id),
-                        dense: den.get(id.as_str()).copied(),
+                        lexical: lex.get(id).copied(),
+                        dense: den.get(id).copied(),
                         rerank: None,
                     }
                 })

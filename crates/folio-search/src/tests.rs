@@ -34,7 +34,6 @@ fn rrf_matches_the_formula() {
             lexical_weight: 1.0,
             dense_weight: 1.0,
         },
-        LexicalUnit::Chunk,
     );
     let best = 2.0 / 61.0;
     // b: 1/62 + 1/61; a: 1/61; c: 1/62
@@ -72,7 +71,6 @@ fn rrf_weights_tilt_the_order() {
             lexical_weight: 0.3,
             dense_weight: 0.7,
         },
-        LexicalUnit::Chunk,
     );
     assert_eq!(fused[0].chunk, id("c", 0));
     assert!(close(fused[0].score, 0.7));
@@ -88,7 +86,6 @@ fn weighted_combination_normalises_each_list() {
         Fusion::Weighted {
             lexical_weight: 0.5,
         },
-        LexicalUnit::Chunk,
     );
     let score = |d: &str| fused.iter().find(|f| f.chunk == id(d, 0)).unwrap().score;
     assert!(close(score("a"), 0.5));
@@ -103,52 +100,8 @@ fn weighted_combination_normalises_each_list() {
         Fusion::Weighted {
             lexical_weight: 1.0,
         },
-        LexicalUnit::Chunk,
     );
     assert_eq!(lexical_only[0].chunk, id("a", 0));
-}
-
-// A document ranked by its whole text enters fusion as one of its chunks;
-// the dense list may name another. Its lexical score counts for each of
-// its chunks, so the document's two kinds of evidence add up: fused per
-// chunk, "a" would score 0.5 through either chunk and lose to "b".
-#[test]
-fn a_documents_lexical_score_counts_for_every_chunk_of_it() {
-    let lexical = list(&[("a", 0, 10.0), ("b", 0, 8.0), ("c", 0, 2.0)]);
-    let dense = list(&[("a", 3, 0.9), ("b", 0, 0.7), ("d", 0, 0.5)]);
-    let weighted = Fusion::Weighted {
-        lexical_weight: 0.5,
-    };
-    let by_chunk = fuse(&lexical, &dense, weighted, LexicalUnit::Chunk);
-    assert_eq!(by_chunk[0].chunk, id("b", 0));
-    let fused = fuse(&lexical, &dense, weighted, LexicalUnit::Document);
-    let score = |d: &str, i: u32| fused.iter().find(|f| f.chunk == id(d, i)).unwrap().score;
-    assert_eq!(fused[0].chunk, id("a", 3));
-    assert!(close(score("a", 3), 0.5 + 0.5));
-    assert!(close(score("a", 0), 0.5));
-    assert!(close(score("b", 0), 0.5 * 0.75 + 0.5 * 0.5));
-    assert!(close(score("d", 0), 0.0));
-    assert_eq!(fused.len(), 5, "each chunk once");
-    assert_eq!(
-        fused[0].lexical,
-        Some(Provenance {
-            rank: 1,
-            score: 10.0
-        }),
-        "the chunk carries its document's lexical rank"
-    );
-    let rrf = fuse(
-        &lexical,
-        &dense,
-        Fusion::Rrf {
-            k: 60.0,
-            lexical_weight: 1.0,
-            dense_weight: 1.0,
-        },
-        LexicalUnit::Document,
-    );
-    assert_eq!(rrf[0].chunk, id("a", 3));
-    assert!(close(rrf[0].score, 1.0));
 }
 
 #[test]
