@@ -1,6 +1,7 @@
 //! A local model folder in Hugging Face layout: its configuration, tokenizer
 //! and the embedding space it defines.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use folio_core::{EmbeddingSpace, Pooling, Precision};
@@ -190,7 +191,7 @@ impl LocalModel {
     /// Tokens of `text`, special tokens excluded.
     pub fn count_tokens(&self, text: &str) -> usize {
         self.tokenizer
-            .encode_fast(text, false)
+            .encode_fast(readable(text).as_ref(), false)
             .map(|e| e.len())
             .unwrap_or(text.len() / 3 + 1)
     }
@@ -205,7 +206,7 @@ impl LocalModel {
         }
         let ids = self
             .tokenizer
-            .encode_fast(text, true)
+            .encode_fast(readable(text).as_ref(), true)
             .ok()?
             .get_ids()
             .to_vec();
@@ -215,9 +216,10 @@ impl LocalModel {
     /// Token ids (with special tokens) of each text. Passages longer than the
     /// window are refused; queries are cut to it.
     pub fn encode(&self, texts: &[String], cut: bool) -> Result<Vec<Vec<u32>>, EmbedError> {
+        let texts: Vec<String> = texts.iter().map(|t| readable(t).into_owned()).collect();
         let encodings = self
             .tokenizer
-            .encode_batch_fast(texts.to_vec(), true)
+            .encode_batch_fast(texts, true)
             .map_err(|e| EmbedError::Inference(format!("tokenizer: {e}")))?;
         encodings
             .into_iter()
@@ -237,6 +239,19 @@ impl LocalModel {
                 Ok(ids)
             })
             .collect()
+    }
+}
+
+/// Text as an encoder reads it: without Arabic diacritics (tashkeel), the
+/// superscript alef and the tatweel. People seldom type them, and a fully
+/// voweled text (scripture, teaching material) breaks into word pieces a
+/// model rarely saw: without them a question and its passage meet. The
+/// lexical analysis drops the same marks (`folio_lexical`'s Arabic).
+fn readable(text: &str) -> Cow<'_, str> {
+    let mark = |c: char| matches!(c as u32, 0x0610..=0x061A | 0x064B..=0x065F | 0x0670 | 0x06D6..=0x06ED | 0x0640);
+    match text.contains(mark) {
+        true => Cow::Owned(text.chars().filter(|c| !mark(*c)).collect()),
+        false => Cow::Borrowed(text),
     }
 }
 
