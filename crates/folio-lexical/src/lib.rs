@@ -370,6 +370,18 @@ pub fn top_k(mut scored: Vec<(u64, f32)>, k: usize) -> Vec<(u64, f32)> {
 mod tests {
     use super::*;
 
+    // Issue 48: the language most of a library's chunks are in; English
+    // for an empty library, the language listed first on a tie.
+    #[test]
+    fn a_librarys_main_language_is_that_of_most_chunks() {
+        use Language::*;
+        assert_eq!(main_language(&[]), English);
+        assert_eq!(main_language(&[(English, 0), (Russian, 0)]), English);
+        assert_eq!(main_language(&[(English, 40), (Russian, 60)]), Russian);
+        assert_eq!(main_language(&[(Russian, 5), (English, 5)]), English);
+        assert_eq!(main_language(&[(Chinese, 5), (Japanese, 5)]), Chinese);
+    }
+
     // Issue 13: the analyser tokenises as Lucene-style reference BM25s do
     // (bm25s's `\w\w+`, lower case, Lucene's 33 stop words, Snowball
     // English): one-character runs are not terms, words outside Lucene's
