@@ -10,6 +10,7 @@ pub mod filter;
 pub mod library;
 pub mod limits;
 pub mod record;
+pub mod script;
 pub mod structured;
 
 pub use chunk::{Chunk, ChunkId};

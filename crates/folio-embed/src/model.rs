@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
+use folio_core::script::is_arabic_mark;
 use folio_core::{EmbeddingSpace, Pooling, Precision};
 use serde::Deserialize;
 use tokenizers::{PostProcessor, Tokenizer};
@@ -242,15 +243,13 @@ impl LocalModel {
     }
 }
 
-/// Text as an encoder reads it: without Arabic diacritics (tashkeel), the
-/// superscript alef and the tatweel. People seldom type them, and a fully
-/// voweled text (scripture, teaching material) breaks into word pieces a
-/// model rarely saw: without them a question and its passage meet. The
-/// lexical analysis drops the same marks (`folio_lexical`'s Arabic).
+/// Text as an encoder reads it: without Arabic marks (`is_arabic_mark`).
+/// A fully voweled text (scripture, teaching material) breaks into word
+/// pieces a model rarely saw: without them a question typed bare and its
+/// passage meet, as they do in the lexical analysis.
 fn readable(text: &str) -> Cow<'_, str> {
-    let mark = |c: char| matches!(c as u32, 0x0610..=0x061A | 0x064B..=0x065F | 0x0670 | 0x06D6..=0x06ED | 0x0640);
-    match text.contains(mark) {
-        true => Cow::Owned(text.chars().filter(|c| !mark(*c)).collect()),
+    match text.contains(is_arabic_mark) {
+        true => Cow::Owned(text.chars().filter(|c| !is_arabic_mark(*c)).collect()),
         false => Cow::Borrowed(text),
     }
 }

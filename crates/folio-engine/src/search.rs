@@ -346,23 +346,20 @@ impl Engine {
         let fusion = match request.fusion {
             Some(fusion) => fusion,
             None if english_only => {
-                let language = match folio_lexical::in_latin_script(query) {
-                    true => Some(self.store.query_language(&request.library, query)?),
-                    false => None,
+                // The query's language, where the model may read query and
+                // library at all.
+                let readable = folio_lexical::in_latin_script(query)
+                    .then(|| self.store.query_language(&request.library, query))
+                    .transpose()?
+                    .filter(|language| !in_another_script(&language.library));
+                let lexical_weight = match readable {
+                    Some(language) if language.query == "en" => None,
+                    Some(_) => Some(FOREIGN_LATIN_LEXICAL_WEIGHT),
+                    None => Some(1.0),
                 };
-                match language {
-                    Some(language) if !in_another_script(&language.library) => {
-                        match language.query.as_str() {
-                            "en" => self.config.fusion,
-                            _ => Fusion::Weighted {
-                                lexical_weight: FOREIGN_LATIN_LEXICAL_WEIGHT,
-                            },
-                        }
-                    }
-                    _ => Fusion::Weighted {
-                        lexical_weight: 1.0,
-                    },
-                }
+                lexical_weight.map_or(self.config.fusion, |lexical_weight| Fusion::Weighted {
+                    lexical_weight,
+                })
             }
             None => self.config.fusion,
         };

@@ -28,6 +28,7 @@
 
 use std::sync::OnceLock;
 
+use folio_core::script::is_arabic_mark;
 use regex::Regex;
 use tantivy::tokenizer::{
     AsciiFoldingFilter, BoxTokenStream, LowerCaser, RawTokenizer, Stemmer, StopWordFilter,
@@ -492,11 +493,6 @@ fn is_neutral(c: char) -> bool {
 /// Combining marks shared by scripts (accents written apart, stress marks).
 fn is_mark(c: char) -> bool {
     matches!(c as u32, 0x0300..=0x036F | 0x1AB0..=0x1AFF | 0x1DC0..=0x1DFF | 0x20D0..=0x20FF | 0xFE20..=0xFE2F)
-}
-
-/// Arabic diacritics (tashkeel), the superscript alef and the tatweel.
-fn is_arabic_mark(c: char) -> bool {
-    matches!(c as u32, 0x0610..=0x061A | 0x064B..=0x065F | 0x0670 | 0x06D6..=0x06ED | 0x0640)
 }
 
 /// Arabic letters written several ways, written one way: alef with hamza

@@ -138,6 +138,21 @@ fn commit_with(writer: &mut IndexWriter, payload: &str) -> Result<(), StoreError
     Ok(())
 }
 
+/// `filled`, having rolled `writer` back to its last commit if it failed:
+/// what was staged since must not ride on the next commit (a build goes on
+/// from its place; an update is retried whole).
+fn or_roll_back(
+    writer: &mut IndexWriter,
+    filled: Result<(), StoreError>,
+) -> Result<(), StoreError> {
+    if filled.is_err() {
+        writer
+            .rollback()
+            .map_err(err("rolling back the lexical index"))?;
+    }
+    filled
+}
+
 /// The payload of a build's intermediate commit: `building STARTED LAST_ID`.
 const BUILDING: &str = "building ";
 
@@ -306,17 +321,11 @@ impl Lexical {
         Ok(self.reader.searcher())
     }
 
-    fn writer(&self) -> Result<WriterGuard<'_>, StoreError> {
+    /// The writer's slot (`writable` takes the writer out of it).
+    fn writer(&self) -> WriterGuard<'_> {
         // A poisoned lock means a panic mid-update; tantivy discards
         // uncommitted work on rollback, so continuing is safe.
-        let guard = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-        if guard.is_none() {
-            return Err(StoreError::io(
-                "lexical index",
-                "not writable in this process",
-            ));
-        }
-        Ok(guard)
+        self.writer.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Stages the replacement of `documents`' postings: each document's old
@@ -417,7 +426,7 @@ impl Lexical {
         resumes: bool,
         commit_every: usize,
     ) -> Result<(), StoreError> {
-        let mut guard = self.writer()?;
+        let mut guard = self.writer();
         let writer = writable(&mut guard)?;
         if !resumes {
             writer
@@ -436,32 +445,20 @@ impl Lexical {
             }
             Ok(())
         });
-        if let Err(e) = filled {
-            // What was staged after the last commit must not ride on the
-            // next one: the build goes on from its place.
-            writer
-                .rollback()
-                .map_err(err("rolling back the lexical index"))?;
-            return Err(e);
-        }
+        or_roll_back(writer, filled)?;
         self.commit(guard, started)
     }
 
     fn write(&self, clear: bool, fill: Fill<'_>, watermark: i64) -> Result<(), StoreError> {
-        let mut guard = self.writer()?;
+        let mut guard = self.writer();
         let writer = writable(&mut guard)?;
         if clear {
             writer
                 .delete_all_documents()
                 .map_err(err("clearing the lexical index"))?;
         }
-        if let Err(e) = fill(&mut |batch| Self::stage(writer, self.fields, &batch)) {
-            // Half a change must not ride on the next commit.
-            writer
-                .rollback()
-                .map_err(err("rolling back the lexical index"))?;
-            return Err(e);
-        }
+        let filled = fill(&mut |batch| Self::stage(writer, self.fields, &batch));
+        or_roll_back(writer, filled)?;
         self.commit(guard, watermark)
     }
 
