@@ -79,6 +79,14 @@ impl Unit {
         }
     }
 
+    /// The unit's code in `folio_term_counts`.
+    fn code(self) -> i16 {
+        match self {
+            Unit::Chunk => 0,
+            Unit::Document => 1,
+        }
+    }
+
     fn rows(self) -> &'static str {
         match self {
             Unit::Chunk => "folio_chunks",
@@ -157,14 +165,14 @@ pub fn search_documents(tx: &Transaction<'_>, s: &Search<'_>) -> Result<Vec<Hit>
     if ranked.is_empty() {
         return Ok(Vec::new());
     }
-    let best = best_chunks(tx, s, &ranked)?;
-    hits(
-        tx,
-        ranked
-            .into_iter()
-            .filter_map(|(document, score)| best.get(&document).map(|chunk| (*chunk, score)))
-            .collect(),
-    )
+    let mut best = best_chunks(tx, s, &ranked)?;
+    Ok(ranked
+        .into_iter()
+        .filter_map(|(document, score)| {
+            best.remove(&document)
+                .map(|chunk| Hit { chunk, score })
+        })
+        .collect())
 }
 
 /// Each ranked document's best chunk among those `filter` allows: chunk
@@ -174,7 +182,7 @@ fn best_chunks(
     tx: &Transaction<'_>,
     s: &Search<'_>,
     ranked: &[(u64, f32)],
-) -> Result<HashMap<u64, u64>> {
+) -> Result<HashMap<u64, ChunkId>> {
     let (cache, library_id, query, filter, bm25) =
         (s.cache, s.library_id, s.query, s.filter, s.bm25);
     let generation = s.generation;
@@ -189,20 +197,28 @@ fn best_chunks(
     // the (document_id, idx) index alone, which carries their keys.
     let sql = if filter.is_empty() {
         format!(
-            "SELECT c.key, c.document_id FROM folio_chunks c WHERE c.document_id = ANY({documents}::text[])"
+            "SELECT c.key, c.document_id, c.idx FROM folio_chunks c WHERE c.document_id = ANY({documents}::text[])"
         )
     } else {
         let clause = crate::filter::where_clause(filter, &mut q);
         format!(
-            "SELECT c.key, c.document_id FROM folio_chunks c JOIN folio_documents d ON d.id = c.document_id
+            "SELECT c.key, c.document_id, c.idx FROM folio_chunks c JOIN folio_documents d ON d.id = c.document_id
              WHERE c.library_id = {library_id} AND c.document_id = ANY({documents}::text[]){clause}"
         )
     };
-    let mut owner: HashMap<i64, u64> = HashMap::new();
+    // Chunk key → (document key, chunk id).
+    let mut owner: HashMap<i64, (u64, ChunkId)> = HashMap::new();
     for row in wait(tx.query(&sql, &q.refs())).map_err(pg_err("lexical search"))? {
         let document: String = row.try_get(1).map_err(row_err)?;
-        if let Some(key) = analysis::document_key(&document) {
-            owner.insert(row.try_get(0).map_err(row_err)?, key);
+        let index: i32 = row.try_get(2).map_err(row_err)?;
+        if let (Some(key), Some(id)) = (
+            analysis::document_key(&document),
+            DocumentId::parse(&document),
+        ) {
+            owner.insert(
+                row.try_get(0).map_err(row_err)?,
+                (key, ChunkId::new(&id, index as u32)),
+            );
         }
     }
     let mut scores: HashMap<i64, f64> = owner.keys().map(|key| (*key, 0.0)).collect();
@@ -226,7 +242,7 @@ fn best_chunks(
             library_id,
             &weighted,
             Some(&keys),
-            None,
+            (cache, generation),
             &Filter::default(),
             &scorer,
             &mut scores,
@@ -234,7 +250,7 @@ fn best_chunks(
     }
     let mut best: HashMap<u64, (i64, f64)> = HashMap::new();
     for (key, score) in scores {
-        let document = owner[&key];
+        let document = owner[&key].0;
         // Ranked in f32, as the embedded store ranks.
         let score = f64::from(score as f32);
         match best.get(&document) {
@@ -246,7 +262,9 @@ fn best_chunks(
     }
     Ok(best
         .into_iter()
-        .map(|(document, (key, _))| (document, key as u64))
+        .filter_map(|(document, (key, _))| {
+            owner.remove(&key).map(|(_, chunk)| (document, chunk))
+        })
         .collect())
 }
 
@@ -349,14 +367,13 @@ fn rank(tx: &Transaction<'_>, s: &Search<'_>, unit: Unit) -> Result<Vec<(u64, f3
     }
     let (rare, common) = weighted.split_at(essential);
     let mut scores: HashMap<i64, f64> = HashMap::new();
-    let kept = filter.is_empty().then_some((cache, generation));
     read_postings(
         tx,
         unit,
         library_id,
         rare,
         None,
-        kept,
+        (cache, generation),
         filter,
         &scorer,
         &mut scores,
@@ -378,7 +395,7 @@ fn rank(tx: &Transaction<'_>, s: &Search<'_>, unit: Unit) -> Result<Vec<(u64, f3
                 library_id,
                 common,
                 Some(&candidates),
-                None,
+                (cache, generation),
                 filter,
                 &scorer,
                 &mut full,
@@ -394,7 +411,7 @@ fn rank(tx: &Transaction<'_>, s: &Search<'_>, unit: Unit) -> Result<Vec<(u64, f3
             library_id,
             common,
             None,
-            kept,
+            (cache, generation),
             filter,
             &scorer,
             &mut scores,
@@ -404,8 +421,13 @@ fn rank(tx: &Transaction<'_>, s: &Search<'_>, unit: Unit) -> Result<Vec<(u64, f3
 }
 
 /// Adds the terms' BM25 contributions to `scores`: over all their postings
-/// (passing the filter), or only those of the `only` keys. With `kept`
-/// (no filter), common terms' postings come from and go to the cache.
+/// (passing the filter), or only those of the `only` keys (which passed it
+/// already). A common term's whole postings are kept in memory until the
+/// next write: read from there whenever they answer the question (not for
+/// a filtered read of all postings). Reading a common term whole to find
+/// a few thousand candidates' postings in it was tried: its first read
+/// costs ten to forty times the probe, more than later searches win back
+/// while other common terms push it out.
 #[allow(clippy::too_many_arguments)]
 fn read_postings(
     tx: &Transaction<'_>,
@@ -413,98 +435,146 @@ fn read_postings(
     library_id: i64,
     terms: &[Weighted],
     only: Option<&[i64]>,
-    kept: Option<(&Mutex<Statistics>, i64)>,
+    (cache, generation): (&Mutex<Statistics>, i64),
     filter: &Filter,
     scorer: &Scorer,
     scores: &mut HashMap<i64, f64>,
 ) -> Result<()> {
+    let only: Option<Vec<i64>> = only.map(|keys| {
+        let mut keys = keys.to_vec();
+        keys.sort_unstable();
+        keys
+    });
     let mut add = |weight: f64, postings: &Postings| {
-        for ((key, tf), norm) in postings.keys.iter().zip(&postings.tfs).zip(&postings.norms) {
-            *scores.entry(*key).or_insert(0.0) += scorer.score(weight, *tf, *norm);
+        let mut score = |i: usize| {
+            *scores.entry(postings.keys[i]).or_insert(0.0) +=
+                scorer.score(weight, postings.tfs[i], postings.norms[i]);
+        };
+        match &only {
+            None => (0..postings.keys.len()).for_each(&mut score),
+            // Both sorted: each key is looked for after the last one found.
+            Some(keys) => {
+                let mut from = 0;
+                for key in keys {
+                    from += postings.keys[from..].partition_point(|k| k < key);
+                    if postings.keys.get(from) == Some(key) {
+                        score(from);
+                    }
+                }
+            }
         }
     };
-    let mut wanted = Vec::new();
-    for term in terms {
-        let hit = kept.and_then(|(cache, generation)| {
-            let cache = cache.lock().unwrap_or_else(|p| p.into_inner());
-            (cache.generation == generation)
-                .then(|| {
-                    cache
-                        .postings
-                        .get(&(library_id, unit, term.term.clone()))
-                        .cloned()
-                })
+    // Whole postings answer unless they must pass a filter in the database.
+    let usable = only.is_some() || filter.is_empty();
+    let (mut whole, mut probed) = (Vec::new(), Vec::new());
+    {
+        let cache = cache.lock().unwrap_or_else(|p| p.into_inner());
+        let current = cache.generation == generation;
+        for term in terms {
+            let kept = (current && usable)
+                .then(|| cache.postings.get(&(library_id, unit, term.term.clone())))
                 .flatten()
-        });
-        match hit {
-            Some(postings) => {
-                CACHED_POSTINGS_READ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                add(term.weight, &postings)
+                .cloned();
+            match kept {
+                Some(postings) => {
+                    CACHED_POSTINGS_READ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    add(term.weight, &postings);
+                }
+                None if only.is_none() => whole.push(term),
+                None => probed.push(term),
             }
-            None => wanted.push(term),
         }
     }
-    if wanted.is_empty() {
-        return Ok(());
-    }
-    let mut q = Query::default();
-    let t = q.bind(wanted.iter().map(|w| w.term.clone()).collect::<Vec<_>>());
+    let weights: HashMap<&str, f64> = terms.iter().map(|w| (w.term.as_str(), w.weight)).collect();
     let column = format!("p.{}", unit.key());
     let postings = unit.postings();
-    let sql = match only {
+    if !whole.is_empty() {
+        let mut q = Query::default();
+        let t = q.bind(whole.iter().map(|w| w.term.clone()).collect::<Vec<_>>());
+        let within = match (only.is_some(), unit) {
+            (true, _) => String::new(),
+            (false, Unit::Chunk) => {
+                PostgresStore::filtered_keys(library_id, filter, &mut q, &column)
+            }
+            (false, Unit::Document) => {
+                PostgresStore::filtered_documents(library_id, filter, &mut q, &column)
+            }
+        };
+        let sql = format!(
+            "SELECT p.term, array_agg({column}), array_agg(p.tf), array_agg(p.norm)
+             FROM {postings} p WHERE p.library_id = {library_id} AND p.term = ANY({t}::text[]){within}
+             GROUP BY p.term"
+        );
+        let complete = within.is_empty();
+        for row in wait(tx.query(&sql, &q.refs())).map_err(pg_err("lexical search"))? {
+            let term: String = row.try_get(0).map_err(row_err)?;
+            let postings = sorted(Postings {
+                keys: row.try_get(1).map_err(row_err)?,
+                tfs: row.try_get(2).map_err(row_err)?,
+                norms: row.try_get(3).map_err(row_err)?,
+            });
+            add(
+                weights.get(term.as_str()).copied().unwrap_or(0.0),
+                &postings,
+            );
+            if complete && postings.keys.len() >= CACHED_POSTINGS_MIN {
+                let bytes = postings.keys.len() * 16;
+                let mut cache = cache.lock().unwrap_or_else(|p| p.into_inner());
+                if cache.generation == generation
+                    && cache.postings_bytes + bytes <= CACHED_POSTINGS_BYTES
+                {
+                    cache.postings_bytes += bytes;
+                    cache
+                        .postings
+                        .insert((library_id, unit, term), Arc::new(postings));
+                }
+            }
+        }
+    }
+    if let (false, Some(keys)) = (probed.is_empty(), &only) {
         // A term at a time, each probing the primary key for the keys:
         // asked for both lists at once, the planner walks every posting
         // of the keys (all their terms) through the by-chunk index.
-        Some(keys) => format!(
+        // (Probing a document's run of consecutive chunk keys as one range
+        // measured no faster.)
+        let mut q = Query::default();
+        let t = q.bind(probed.iter().map(|w| w.term.clone()).collect::<Vec<_>>());
+        let sql = format!(
             "SELECT t.term, s.keys, s.tfs, s.norms FROM unnest({t}::text[]) t(term)
              CROSS JOIN LATERAL (SELECT array_agg({column}) keys, array_agg(p.tf) tfs, array_agg(p.norm) norms
                  FROM {postings} p WHERE p.library_id = {library_id} AND p.term = t.term
                  AND {column} = ANY({}::int8[])) s
              WHERE s.keys IS NOT NULL",
-            q.bind(keys.to_vec())
-        ),
-        None => {
-            let within = match unit {
-                Unit::Chunk => PostgresStore::filtered_keys(library_id, filter, &mut q, &column),
-                Unit::Document => {
-                    PostgresStore::filtered_documents(library_id, filter, &mut q, &column)
-                }
-            };
-            format!(
-                "SELECT p.term, array_agg({column}), array_agg(p.tf), array_agg(p.norm)
-                 FROM {postings} p WHERE p.library_id = {library_id} AND p.term = ANY({t}::text[]){within}
-                 GROUP BY p.term"
-            )
-        }
-    };
-    let weights: HashMap<&str, f64> = wanted.iter().map(|w| (w.term.as_str(), w.weight)).collect();
-    for row in wait(tx.query(&sql, &q.refs())).map_err(pg_err("lexical search"))? {
-        let term: String = row.try_get(0).map_err(row_err)?;
-        let postings = Postings {
-            keys: row.try_get(1).map_err(row_err)?,
-            tfs: row.try_get(2).map_err(row_err)?,
-            norms: row.try_get(3).map_err(row_err)?,
-        };
-        add(
-            weights.get(term.as_str()).copied().unwrap_or(0.0),
-            &postings,
+            q.bind(keys.clone())
         );
-        if let Some((cache, generation)) = kept
-            && postings.keys.len() >= CACHED_POSTINGS_MIN
-        {
-            let bytes = postings.keys.len() * 16;
-            let mut cache = cache.lock().unwrap_or_else(|p| p.into_inner());
-            if cache.generation == generation
-                && cache.postings_bytes + bytes <= CACHED_POSTINGS_BYTES
-            {
-                cache.postings_bytes += bytes;
-                cache
-                    .postings
-                    .insert((library_id, unit, term), Arc::new(postings));
-            }
+        for row in wait(tx.query(&sql, &q.refs())).map_err(pg_err("lexical search"))? {
+            let term: String = row.try_get(0).map_err(row_err)?;
+            let postings = sorted(Postings {
+                keys: row.try_get(1).map_err(row_err)?,
+                tfs: row.try_get(2).map_err(row_err)?,
+                norms: row.try_get(3).map_err(row_err)?,
+            });
+            add(
+                weights.get(term.as_str()).copied().unwrap_or(0.0),
+                &postings,
+            );
         }
     }
     Ok(())
+}
+
+/// Postings in key order (as the index gives them; sorted here when not).
+fn sorted(postings: Postings) -> Postings {
+    if postings.keys.is_sorted() {
+        return postings;
+    }
+    let mut order: Vec<usize> = (0..postings.keys.len()).collect();
+    order.sort_unstable_by_key(|&i| postings.keys[i]);
+    Postings {
+        keys: order.iter().map(|&i| postings.keys[i]).collect(),
+        tfs: order.iter().map(|&i| postings.tfs[i]).collect(),
+        norms: order.iter().map(|&i| postings.norms[i]).collect(),
+    }
 }
 
 /// The k-th best score, if there are k.
@@ -614,12 +684,13 @@ fn statistics(
         for term in &missing {
             known.insert(term.clone(), 0);
         }
+        // Kept by the database as postings come and go (schema version
+        // 11): a few rows a term, where counting a common term's postings
+        // read most of the library's.
         for row in wait(tx.query(
-            &format!(
-                "SELECT term, count(*) FROM {} WHERE library_id = $1 AND term = ANY($2) GROUP BY term",
-                unit.postings()
-            ),
-            &[&library_id, &missing],
+            "SELECT term, sum(entries)::bigint FROM folio_term_counts
+             WHERE library_id = $1 AND unit = $2 AND term = ANY($3) GROUP BY term",
+            &[&library_id, &unit.code(), &missing],
         ))
         .map_err(pg_err("lexical search"))?
         {

@@ -57,6 +57,20 @@ pub fn lexical_paths() -> (usize, usize) {
     )
 }
 
+/// How many of library `$1`'s terms have kept document frequencies
+/// (`folio_term_counts`) other than their postings' count, in chunks or in
+/// whole documents.
+pub(crate) const TERM_COUNT_DRIFT: &str = "SELECT count(*) FROM (
+       SELECT 0::smallint AS unit, term, count(*) AS n FROM folio_postings
+        WHERE library_id = $1 GROUP BY term
+       UNION ALL
+       SELECT 1::smallint, term, count(*) FROM folio_document_postings
+        WHERE library_id = $1 GROUP BY term) p
+     FULL JOIN (SELECT unit, term, sum(entries) AS n FROM folio_term_counts
+                 WHERE library_id = $1 GROUP BY unit, term) c
+       ON c.unit = p.unit AND c.term = p.term
+     WHERE COALESCE(p.n, 0) <> COALESCE(c.n, 0)";
+
 /// Libraries (or filtered sets) up to this many chunks are searched exactly.
 pub const EXACT_MAX: i64 = 20_000;
 
@@ -703,6 +717,11 @@ impl PostgresStore {
         let value = work(&tx)?;
         wait(tx.commit()).map_err(pg_err(context))?;
         bump_generation(client)?;
+        // The write stands whether or not its term counts are summed now:
+        // unsettled rows are exact, only more of them to read.
+        if let Err(e) = schema::settle(client) {
+            tracing::warn!("term counts not settled after {context}: {e}");
+        }
         Ok(value)
     }
 }
@@ -801,6 +820,7 @@ impl Store for PostgresStore {
             for sql in [
                 "DELETE FROM folio_postings WHERE library_id = $1",
                 "DELETE FROM folio_document_postings WHERE library_id = $1",
+                "DELETE FROM folio_term_counts WHERE library_id = $1",
                 "DELETE FROM folio_chunks WHERE library_id = $1",
                 "DELETE FROM folio_entity_mentions WHERE library_id = $1",
                 "DELETE FROM folio_originals WHERE library_id = $1",
@@ -1231,7 +1251,8 @@ impl Store for PostgresStore {
         ))
         .map_err(pg_err("library statistics"))?;
         let postings: i64 = wait(client.query_one(
-            "SELECT count(*) FROM folio_postings WHERE library_id = $1",
+            "SELECT COALESCE(sum(entries), 0)::bigint FROM folio_term_counts
+             WHERE library_id = $1 AND unit = 0",
             &[&row.id],
         ))
         .map_err(pg_err("library statistics"))?
@@ -1532,6 +1553,14 @@ impl Store for PostgresStore {
         if orphans > 0 {
             problems.push(format!(
                 "the lexical index holds {orphans} document entries no document has"
+            ));
+        }
+        // The document frequencies the database keeps (schema version 11)
+        // are those of the postings.
+        let drift: i64 = query(TERM_COUNT_DRIFT)?[0].get(0);
+        if drift > 0 {
+            problems.push(format!(
+                "the lexical index's document frequencies of {drift} terms differ from their postings"
             ));
         }
         let dim = row.info.space.dim as i32;

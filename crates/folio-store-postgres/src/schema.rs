@@ -11,7 +11,7 @@ use crate::Postings;
 use crate::pool::{describe, pg_err, wait};
 
 /// Bump when the schema changes; `migrate` refuses newer databases.
-pub const SCHEMA_VERSION: i64 = 10;
+pub const SCHEMA_VERSION: i64 = 11;
 
 /// The last version whose upgrade analyses every text anew: a database
 /// below it is re-analysed (recorded one below it until that is done).
@@ -234,6 +234,109 @@ CREATE TABLE IF NOT EXISTS folio_originals (
 );
 CREATE INDEX IF NOT EXISTS folio_originals_by_library ON folio_originals (library_id);
 "#;
+
+/// Version 11: each term's document frequency, kept by the database as
+/// postings are written and removed, so a search reads a few rows a term
+/// where it counted the term's postings (a common term's, most of the
+/// library). Statement-level triggers on both postings tables add one row
+/// per (library, term) a statement touched, `entries` its postings added
+/// (negative: removed), so concurrent writers only ever insert and never
+/// wait for each other's rows; `settle` sums a term's rows into one after
+/// writes commit. A term's frequency in any snapshot is the sum of its
+/// rows, exact as the postings themselves.
+const SCHEMA_V11: &str = r#"
+CREATE TABLE IF NOT EXISTS folio_term_counts (
+    library_id bigint NOT NULL,
+    unit smallint NOT NULL,
+    term text COLLATE "C" NOT NULL,
+    entries bigint NOT NULL,
+    settled boolean NOT NULL DEFAULT false
+);
+CREATE INDEX IF NOT EXISTS folio_term_counts_by_term
+    ON folio_term_counts (library_id, unit, term) INCLUDE (entries);
+CREATE INDEX IF NOT EXISTS folio_term_counts_unsettled
+    ON folio_term_counts (library_id, unit, term) WHERE NOT settled;
+CREATE OR REPLACE FUNCTION folio_count_added() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO folio_term_counts (library_id, unit, term, entries)
+        SELECT library_id, TG_ARGV[0]::smallint, term, count(*) FROM added GROUP BY library_id, term;
+    RETURN NULL;
+END $$;
+CREATE OR REPLACE FUNCTION folio_count_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO folio_term_counts (library_id, unit, term, entries)
+        SELECT library_id, TG_ARGV[0]::smallint, term, -count(*) FROM removed GROUP BY library_id, term;
+    RETURN NULL;
+END $$;
+CREATE OR REPLACE FUNCTION folio_count_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO folio_term_counts (library_id, unit, term, entries)
+        SELECT library_id, TG_ARGV[0]::smallint, term, sum(n) FROM (
+            SELECT library_id, term, 1 AS n FROM added
+            UNION ALL SELECT library_id, term, -1 FROM removed) c
+        GROUP BY library_id, term HAVING sum(n) <> 0;
+    RETURN NULL;
+END $$;
+CREATE OR REPLACE FUNCTION folio_count_emptied() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM folio_term_counts WHERE unit = TG_ARGV[0]::smallint;
+    RETURN NULL;
+END $$;
+CREATE OR REPLACE TRIGGER folio_postings_added AFTER INSERT ON folio_postings
+    REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION folio_count_added('0');
+CREATE OR REPLACE TRIGGER folio_postings_removed AFTER DELETE ON folio_postings
+    REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION folio_count_removed('0');
+CREATE OR REPLACE TRIGGER folio_postings_changed AFTER UPDATE ON folio_postings
+    REFERENCING OLD TABLE AS removed NEW TABLE AS added
+    FOR EACH STATEMENT EXECUTE FUNCTION folio_count_changed('0');
+CREATE OR REPLACE TRIGGER folio_postings_emptied AFTER TRUNCATE ON folio_postings
+    FOR EACH STATEMENT EXECUTE FUNCTION folio_count_emptied('0');
+CREATE OR REPLACE TRIGGER folio_document_postings_added AFTER INSERT ON folio_document_postings
+    REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION folio_count_added('1');
+CREATE OR REPLACE TRIGGER folio_document_postings_removed AFTER DELETE ON folio_document_postings
+    REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION folio_count_removed('1');
+CREATE OR REPLACE TRIGGER folio_document_postings_changed AFTER UPDATE ON folio_document_postings
+    REFERENCING OLD TABLE AS removed NEW TABLE AS added
+    FOR EACH STATEMENT EXECUTE FUNCTION folio_count_changed('1');
+CREATE OR REPLACE TRIGGER folio_document_postings_emptied AFTER TRUNCATE ON folio_document_postings
+    FOR EACH STATEMENT EXECUTE FUNCTION folio_count_emptied('1');
+DELETE FROM folio_term_counts;
+INSERT INTO folio_term_counts (library_id, unit, term, entries, settled)
+    SELECT library_id, 0, term, count(*), true FROM folio_postings GROUP BY library_id, term;
+INSERT INTO folio_term_counts (library_id, unit, term, entries, settled)
+    SELECT library_id, 1, term, count(*), true FROM folio_document_postings GROUP BY library_id, term;
+"#;
+
+/// The advisory lock key of settling term counts ("folio" and 1).
+const SETTLE_LOCK: i64 = 0x666f_6c69_6f01;
+
+/// Sums each term's count rows written since the last settling into one,
+/// unless another session is settling (its rows, or the next write's
+/// settling, cover these). Rows of writes not yet committed are not seen
+/// and stay as they are, so the sums stay exact whatever runs meanwhile.
+pub(crate) fn settle(client: &mut Client) -> Result<()> {
+    let context = "settling term counts";
+    let tx = wait(client.transaction()).map_err(pg_err(context))?;
+    let locked: bool = wait(tx.query_one("SELECT pg_try_advisory_xact_lock($1)", &[&SETTLE_LOCK]))
+        .map_err(pg_err(context))?
+        .get(0);
+    if locked {
+        wait(tx.batch_execute(
+            "WITH touched AS (
+                 SELECT DISTINCT library_id, unit, term FROM folio_term_counts WHERE NOT settled),
+             gone AS (
+                 DELETE FROM folio_term_counts c USING touched t
+                 WHERE c.library_id = t.library_id AND c.unit = t.unit AND c.term = t.term
+                 RETURNING c.library_id, c.unit, c.term, c.entries)
+             INSERT INTO folio_term_counts (library_id, unit, term, entries, settled)
+                 SELECT library_id, unit, term, sum(entries), true FROM gone
+                 GROUP BY library_id, unit, term HAVING sum(entries) <> 0",
+        ))
+        .map_err(pg_err(context))?;
+    }
+    wait(tx.commit()).map_err(pg_err(context))?;
+    Ok(())
+}
 
 /// Version 5: access keys, by name and by the key's SHA-256 (never the
 /// key).
@@ -490,6 +593,10 @@ pub(crate) fn migrate_in_batches(client: &mut Client, display: &str, batch: i64)
             wait(tx.batch_execute(SCHEMA_V10))
                 .map_err(pg_err("upgrading the schema to version 10"))?;
         }
+        if version < 11 {
+            wait(tx.batch_execute(SCHEMA_V11))
+                .map_err(pg_err("upgrading the schema to version 11"))?;
+        }
         // Versions 8 and 9 analyse text anew (in its language; with
         // identifiers): every posting of a database of an earlier version
         // is made again, in batches of their own after this transaction
@@ -506,6 +613,7 @@ pub(crate) fn migrate_in_batches(client: &mut Client, display: &str, batch: i64)
     }
     wait(tx.commit()).map_err(pg_err("preparing the database"))?;
     let (chunks, documents) = run_reanalysis(client, batch)?;
+    settle(client)?;
     if chunks + documents > 0 {
         tracing::info!(
             chunks,

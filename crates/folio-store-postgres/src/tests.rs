@@ -622,6 +622,12 @@ fn a_version_7_database_is_analysed_again_in_each_language() {
             folio_lexical::language_marker(folio_lexical::Language::Chinese)
         ]
     );
+    let library = library_key(&database, &lib());
+    assert_eq!(
+        term_counts(&database, library),
+        (0, 0, 0),
+        "document frequencies follow a re-analysis"
+    );
 }
 
 #[test]
@@ -695,6 +701,14 @@ fn an_interrupted_reanalysis_goes_on_from_its_place() {
     .unwrap()
     .get(0);
     assert_eq!(kept, 1, "the finished batch was done again");
+    let library: i64 = wait(conn.client().query_one("SELECT min(id) FROM folio_libraries", &[]))
+        .unwrap()
+        .get(0);
+    assert_eq!(
+        term_counts(&database, library),
+        (0, 0, 0),
+        "document frequencies follow a resumed re-analysis"
+    );
     let store = PostgresStore::connect_read_only(&database.url).unwrap();
     for (query, source) in [
         ("Handschrift", "a.txt"),
@@ -941,4 +955,194 @@ fn version_9_gains_the_originals_table_without_a_reanalysis() {
         1,
         "the postings were analysed again"
     );
+}
+
+/// (terms whose kept document frequencies differ from their postings,
+/// count rows not yet settled, terms with more than one row) of a library.
+fn term_counts(database: &TestDatabase, library: i64) -> (i64, i64, i64) {
+    let pool = Pool::new(&database.url).unwrap();
+    let mut conn = pool.get().unwrap();
+    let client = conn.client();
+    let drift: i64 = wait(client.query_one(crate::TERM_COUNT_DRIFT, &[&library]))
+        .unwrap()
+        .get(0);
+    let row = wait(client.query_one(
+        "SELECT (SELECT count(*) FROM folio_term_counts WHERE library_id = $1 AND NOT settled),
+                (SELECT count(*) FROM (SELECT 1 FROM folio_term_counts WHERE library_id = $1
+                                       GROUP BY unit, term HAVING count(*) > 1) t)",
+        &[&library],
+    ))
+    .unwrap();
+    (drift, row.get(0), row.get(1))
+}
+
+fn library_key(database: &TestDatabase, name: &LibraryName) -> i64 {
+    let pool = Pool::new(&database.url).unwrap();
+    let mut conn = pool.get().unwrap();
+    wait(conn.client().query_one(
+        "SELECT id FROM folio_libraries WHERE name = $1",
+        &[&name.as_str()],
+    ))
+    .unwrap()
+    .get(0)
+}
+
+/// Words of a small vocabulary, so that documents share terms.
+fn words(seed: usize, n: usize) -> String {
+    const VOCABULARY: [&str; 12] = [
+        "river", "stone", "harbour", "lantern", "meadow", "copper", "violin", "glacier", "orchard",
+        "compass", "thunder", "saffron",
+    ];
+    (0..n)
+        .map(|i| VOCABULARY[(seed * 7 + i * i * 3 + i) % VOCABULARY.len()])
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+// Issue 49: each term's document frequency is kept by the database as
+// postings are written and removed; it must equal a count of the postings
+// after every kind of write, from one writer or several at once.
+#[test]
+fn kept_document_frequencies_follow_every_write() {
+    let database = TestDatabase::new();
+    let store = database.store();
+    let (a, b) = (lib(), LibraryName::new("other").unwrap());
+    store.create_library(&a, &space()).unwrap();
+    store.create_library(&b, &space()).unwrap();
+    let doc = |library: &LibraryName, i: usize, seed: usize| {
+        document(
+            library,
+            &format!("d{i}.txt"),
+            &[&words(seed, 9), &words(seed + 1, 5)],
+            &[0, 1],
+            json!({}),
+        )
+    };
+    store
+        .put_documents((0..30).map(|i| doc(&a, i, i)).collect(), false)
+        .unwrap();
+    store
+        .put_documents((0..10).map(|i| doc(&b, i, i + 3)).collect(), false)
+        .unwrap();
+    let (ka, kb) = (library_key(&database, &a), library_key(&database, &b));
+    assert_eq!(term_counts(&database, ka), (0, 0, 0), "after a first write");
+    // A document removed, one written again with other words.
+    store
+        .delete_document(&DocumentId::derive(&a, "d3.txt"))
+        .unwrap();
+    store
+        .put_documents(vec![doc(&a, 4, 100)], false)
+        .unwrap();
+    assert_eq!(term_counts(&database, ka), (0, 0, 0), "after a delete and a change");
+    // Four writers at once, their documents sharing every term.
+    std::thread::scope(|scope| {
+        for writer in 0..4 {
+            let url = database.url.clone();
+            let a = a.clone();
+            scope.spawn(move || {
+                let store = PostgresStore::connect(&url).unwrap();
+                for i in 0..6 {
+                    let n = 100 + writer * 10 + i;
+                    store.put_documents(vec![doc(&a, n, n)], false).unwrap();
+                }
+            });
+        }
+    });
+    let (drift, _, _) = term_counts(&database, ka);
+    assert_eq!(drift, 0, "after concurrent writers");
+    let info = store.library(&a).unwrap();
+    assert_eq!(info.document_count, 30 - 1 + 24);
+    // The next write settles whatever a busy moment left unsettled.
+    store
+        .put_documents(vec![doc(&a, 200, 200)], false)
+        .unwrap();
+    assert_eq!(term_counts(&database, ka), (0, 0, 0), "settled again");
+    assert_eq!(term_counts(&database, kb), (0, 0, 0), "the other library untouched");
+    // A library deleted leaves no counts.
+    store.delete_library(&b).unwrap();
+    let pool = Pool::new(&database.url).unwrap();
+    let mut conn = pool.get().unwrap();
+    let left: i64 = wait(conn.client().query_one(
+        "SELECT count(*) FROM folio_term_counts WHERE library_id = $1",
+        &[&kb],
+    ))
+    .unwrap()
+    .get(0);
+    assert_eq!(left, 0);
+    // Lexical scores read the kept frequencies: a term in fewer documents
+    // weighs more, as counted.
+    let hits = store
+        .lexical_documents(&a, "saffron", &Filter::default(), 100, Bm25::default())
+        .unwrap();
+    let holding: i64 = wait(conn.client().query_one(
+        "SELECT count(DISTINCT document_key) FROM folio_document_postings WHERE library_id = $1 AND term = 'saffron'",
+        &[&ka],
+    ))
+    .unwrap()
+    .get(0);
+    assert_eq!(hits.len() as i64, holding);
+    assert!(store.verify(&a).unwrap().problems.is_empty());
+    // A count that drifts from its postings is named by `verify`.
+    wait(conn.client().batch_execute(
+        "DELETE FROM folio_term_counts WHERE term = 'saffron' AND unit = 0",
+    ))
+    .unwrap();
+    let problems = store.verify(&a).unwrap().problems;
+    assert!(
+        problems.iter().any(|p| p.contains("document frequencies of 1 terms")),
+        "{problems:?}"
+    );
+}
+
+/// A version 10 database gains its kept document frequencies, counted
+/// from the postings it holds, without a re-analysis.
+#[test]
+fn a_version_10_database_counts_its_terms_once() {
+    let database = TestDatabase::new();
+    let store = database.store();
+    store.create_library(&lib(), &space()).unwrap();
+    store
+        .put_documents(
+            (0..12)
+                .map(|i| {
+                    document(
+                        &lib(),
+                        &format!("v{i}.txt"),
+                        &[&words(i, 8)],
+                        &[0],
+                        json!({}),
+                    )
+                })
+                .collect(),
+            false,
+        )
+        .unwrap();
+    drop(store);
+    database.run(
+        "DROP TABLE folio_term_counts;
+         DROP TRIGGER folio_postings_added ON folio_postings;
+         DROP TRIGGER folio_postings_removed ON folio_postings;
+         DROP TRIGGER folio_postings_changed ON folio_postings;
+         DROP TRIGGER folio_postings_emptied ON folio_postings;
+         DROP TRIGGER folio_document_postings_added ON folio_document_postings;
+         DROP TRIGGER folio_document_postings_removed ON folio_document_postings;
+         DROP TRIGGER folio_document_postings_changed ON folio_document_postings;
+         DROP TRIGGER folio_document_postings_emptied ON folio_document_postings;
+         INSERT INTO folio_postings (library_id, term, chunk_key, tf, norm)
+             SELECT library_id, 'zz-kept-marker', chunk_key, tf, norm FROM folio_postings LIMIT 1;
+         UPDATE folio_meta SET value = '10' WHERE key = 'schema_version';",
+    );
+    let store = database.store();
+    let key = library_key(&database, &lib());
+    assert_eq!(term_counts(&database, key), (0, 0, 0));
+    let pool = Pool::new(&database.url).unwrap();
+    let mut conn = pool.get().unwrap();
+    let marker: i64 = wait(conn.client().query_one(
+        "SELECT sum(entries)::bigint FROM folio_term_counts WHERE term = 'zz-kept-marker'",
+        &[],
+    ))
+    .unwrap()
+    .get(0);
+    assert_eq!(marker, 1, "counted from the postings kept, not analysed again");
+    assert!(store.verify(&lib()).unwrap().problems.is_empty());
 }
