@@ -168,10 +168,7 @@ pub fn search_documents(tx: &Transaction<'_>, s: &Search<'_>) -> Result<Vec<Hit>
     let mut best = best_chunks(tx, s, &ranked)?;
     Ok(ranked
         .into_iter()
-        .filter_map(|(document, score)| {
-            best.remove(&document)
-                .map(|chunk| Hit { chunk, score })
-        })
+        .filter_map(|(document, score)| best.remove(&document).map(|chunk| Hit { chunk, score }))
         .collect())
 }
 
@@ -262,9 +259,7 @@ fn best_chunks(
     }
     Ok(best
         .into_iter()
-        .filter_map(|(document, (key, _))| {
-            owner.remove(&key).map(|(_, chunk)| (document, chunk))
-        })
+        .filter_map(|(document, (key, _))| owner.remove(&key).map(|(_, chunk)| (document, chunk)))
         .collect())
 }
 

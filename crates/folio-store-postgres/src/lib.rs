@@ -281,8 +281,16 @@ fn remove_document_rows(client: &impl GenericClient, id: &str) -> Result<()> {
     Ok(())
 }
 
-/// Writes one document's row, chunks (with vectors) and postings.
-fn insert_document(client: &impl GenericClient, library_id: i64, new: &NewDocument) -> Result<()> {
+/// Writes one document's row and chunks (with vectors), and adds its
+/// postings to those of its batch (`postings`: chunks', whole documents'),
+/// written in one statement each: each statement adds its terms' rows to
+/// the kept document frequencies.
+fn insert_document(
+    client: &impl GenericClient,
+    library_id: i64,
+    new: &NewDocument,
+    postings: &mut (Postings, Postings),
+) -> Result<()> {
     let d = &new.document;
     let metadata = clean_json(&Value::Object(d.metadata.clone()));
     let title = d.title.as_deref().map(clean);
@@ -379,16 +387,12 @@ fn insert_document(client: &impl GenericClient, library_id: i64, new: &NewDocume
             *slot = row.get(0);
         }
     }
-    let mut postings = Postings::default();
     for (chunk_terms, key) in analysed.iter().zip(&key_of) {
-        postings.add(library_id, *key, chunk_terms);
+        postings.0.add(library_id, *key, chunk_terms);
     }
-    postings.write(client)?;
-    let mut postings = Postings::default();
     if let Some(key) = analysis::document_key(d.id.as_str()) {
-        postings.add(library_id, key as i64, &whole);
+        postings.1.add(library_id, key as i64, &whole);
     }
-    postings.write_documents(client)?;
     insert_mentions(client, library_id, d.id.as_str(), &new.mentions)
 }
 
@@ -884,6 +888,8 @@ impl Store for PostgresStore {
             ))
             .map_err(pg_err("writing documents"))?;
             let mut outcomes = Vec::with_capacity(documents.len());
+            let mut postings = (Postings::default(), Postings::default());
+            let mut written = std::collections::HashSet::new();
             for new in &documents {
                 let doc = &new.document;
                 let library_id = libraries[&doc.library].id;
@@ -908,12 +914,20 @@ impl Store for PostgresStore {
                         continue;
                     }
                     Some(_) => {
+                        // Written earlier in this batch: its postings go
+                        // in before its rows are removed with them.
+                        if !written.insert(doc.id.as_str()) {
+                            postings.0.write(tx)?;
+                            postings.1.write_documents(tx)?;
+                            postings = (Postings::default(), Postings::default());
+                        }
                         remove_document_rows(tx, doc.id.as_str())?;
                         PutOutcome::Replaced
                     }
                     None => PutOutcome::Indexed,
                 };
-                insert_document(tx, library_id, new)?;
+                written.insert(doc.id.as_str());
+                insert_document(tx, library_id, new, &mut postings)?;
                 if let Some(bytes) = &new.original {
                     wait(tx.execute(
                         "INSERT INTO folio_originals (document_id, library_id, bytes)
@@ -924,6 +938,8 @@ impl Store for PostgresStore {
                 }
                 outcomes.push(outcome);
             }
+            postings.0.write(tx)?;
+            postings.1.write_documents(tx)?;
             Ok(outcomes)
         })
     }

@@ -701,9 +701,12 @@ fn an_interrupted_reanalysis_goes_on_from_its_place() {
     .unwrap()
     .get(0);
     assert_eq!(kept, 1, "the finished batch was done again");
-    let library: i64 = wait(conn.client().query_one("SELECT min(id) FROM folio_libraries", &[]))
-        .unwrap()
-        .get(0);
+    let library: i64 = wait(
+        conn.client()
+            .query_one("SELECT min(id) FROM folio_libraries", &[]),
+    )
+    .unwrap()
+    .get(0);
     assert_eq!(
         term_counts(&database, library),
         (0, 0, 0),
@@ -1030,10 +1033,22 @@ fn kept_document_frequencies_follow_every_write() {
     store
         .delete_document(&DocumentId::derive(&a, "d3.txt"))
         .unwrap();
+    store.put_documents(vec![doc(&a, 4, 100)], false).unwrap();
+    assert_eq!(
+        term_counts(&database, ka),
+        (0, 0, 0),
+        "after a delete and a change"
+    );
+    // One batch writing a document twice: its first postings go with it.
     store
-        .put_documents(vec![doc(&a, 4, 100)], false)
+        .put_documents(vec![doc(&a, 5, 300), doc(&a, 5, 301)], false)
         .unwrap();
-    assert_eq!(term_counts(&database, ka), (0, 0, 0), "after a delete and a change");
+    assert_eq!(
+        term_counts(&database, ka),
+        (0, 0, 0),
+        "a document twice in a batch"
+    );
+    assert!(store.verify(&a).unwrap().problems.is_empty());
     // Four writers at once, their documents sharing every term.
     std::thread::scope(|scope| {
         for writer in 0..4 {
@@ -1053,11 +1068,13 @@ fn kept_document_frequencies_follow_every_write() {
     let info = store.library(&a).unwrap();
     assert_eq!(info.document_count, 30 - 1 + 24);
     // The next write settles whatever a busy moment left unsettled.
-    store
-        .put_documents(vec![doc(&a, 200, 200)], false)
-        .unwrap();
+    store.put_documents(vec![doc(&a, 200, 200)], false).unwrap();
     assert_eq!(term_counts(&database, ka), (0, 0, 0), "settled again");
-    assert_eq!(term_counts(&database, kb), (0, 0, 0), "the other library untouched");
+    assert_eq!(
+        term_counts(&database, kb),
+        (0, 0, 0),
+        "the other library untouched"
+    );
     // A library deleted leaves no counts.
     store.delete_library(&b).unwrap();
     let pool = Pool::new(&database.url).unwrap();
@@ -1083,13 +1100,16 @@ fn kept_document_frequencies_follow_every_write() {
     assert_eq!(hits.len() as i64, holding);
     assert!(store.verify(&a).unwrap().problems.is_empty());
     // A count that drifts from its postings is named by `verify`.
-    wait(conn.client().batch_execute(
-        "DELETE FROM folio_term_counts WHERE term = 'saffron' AND unit = 0",
-    ))
+    wait(
+        conn.client()
+            .batch_execute("DELETE FROM folio_term_counts WHERE term = 'saffron' AND unit = 0"),
+    )
     .unwrap();
     let problems = store.verify(&a).unwrap().problems;
     assert!(
-        problems.iter().any(|p| p.contains("document frequencies of 1 terms")),
+        problems
+            .iter()
+            .any(|p| p.contains("document frequencies of 1 terms")),
         "{problems:?}"
     );
 }
@@ -1143,6 +1163,9 @@ fn a_version_10_database_counts_its_terms_once() {
     ))
     .unwrap()
     .get(0);
-    assert_eq!(marker, 1, "counted from the postings kept, not analysed again");
+    assert_eq!(
+        marker, 1,
+        "counted from the postings kept, not analysed again"
+    );
     assert!(store.verify(&lib()).unwrap().problems.is_empty());
 }
