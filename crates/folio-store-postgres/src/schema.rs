@@ -244,7 +244,15 @@ CREATE INDEX IF NOT EXISTS folio_originals_by_library ON folio_originals (librar
 /// wait for each other's rows; `settle` sums a term's rows into one after
 /// writes commit. A term's frequency in any snapshot is the sum of its
 /// rows, exact as the postings themselves.
+///
+/// Also: a chunk's vector is kept inline in its row (storage MAIN, as
+/// pgvector advises), where it went to the TOAST table (EXTERNAL, the
+/// type's default) and each exact distance or rescoring fetched it from
+/// there: a 10 % filter's exact scan at 100,000 chunks measured 47 → 31
+/// ms. Rows written before keep their vectors where they are until written
+/// again.
 const SCHEMA_V11: &str = r#"
+ALTER TABLE folio_chunks ALTER COLUMN embedding SET STORAGE MAIN;
 CREATE TABLE IF NOT EXISTS folio_term_counts (
     library_id bigint NOT NULL,
     unit smallint NOT NULL,

@@ -1150,6 +1150,7 @@ fn a_version_10_database_counts_its_terms_once() {
          DROP TRIGGER folio_document_postings_emptied ON folio_document_postings;
          INSERT INTO folio_postings (library_id, term, chunk_key, tf, norm)
              SELECT library_id, 'zz-kept-marker', chunk_key, tf, norm FROM folio_postings LIMIT 1;
+         ALTER TABLE folio_chunks ALTER COLUMN embedding SET STORAGE EXTERNAL;
          UPDATE folio_meta SET value = '10' WHERE key = 'schema_version';",
     );
     let store = database.store();
@@ -1157,6 +1158,14 @@ fn a_version_10_database_counts_its_terms_once() {
     assert_eq!(term_counts(&database, key), (0, 0, 0));
     let pool = Pool::new(&database.url).unwrap();
     let mut conn = pool.get().unwrap();
+    let storage: i8 = wait(conn.client().query_one(
+        "SELECT attstorage FROM pg_attribute
+         WHERE attrelid = 'folio_chunks'::regclass AND attname = 'embedding'",
+        &[],
+    ))
+    .unwrap()
+    .get(0);
+    assert_eq!(storage as u8, b'm', "vectors kept inline in their rows");
     let marker: i64 = wait(conn.client().query_one(
         "SELECT sum(entries)::bigint FROM folio_term_counts WHERE term = 'zz-kept-marker'",
         &[],
