@@ -192,7 +192,8 @@ fn best_chunks(
     );
     // Document ids name their library: unfiltered, the chunks come from
     // the (document_id, idx) index alone, which carries their keys.
-    let sql = if filter.is_empty() {
+    // The ranked documents passed a filter on documents alone already.
+    let sql = if !crate::filter::has_chunk_conditions(filter) {
         format!(
             "SELECT c.key, c.document_id, c.idx FROM folio_chunks c WHERE c.document_id = ANY({documents}::text[])"
         )
@@ -361,13 +362,24 @@ fn rank(tx: &Transaction<'_>, s: &Search<'_>, unit: Unit) -> Result<Vec<(u64, f3
         essential += 1;
     }
     let (rare, common) = weighted.split_at(essential);
+    // A filter on documents alone is its keys, read once: postings are
+    // then read (or found in memory) as without a filter and kept to them.
+    let allowed = allowed_keys(tx, unit, library_id, filter)?;
+    if allowed.as_ref().is_some_and(|keys| keys.is_empty()) {
+        return Ok(Vec::new());
+    }
+    let unfiltered = Filter::default();
+    let (within, filter) = match &allowed {
+        Some(keys) => (Some(keys.as_slice()), &unfiltered),
+        None => (None, filter),
+    };
     let mut scores: HashMap<i64, f64> = HashMap::new();
     read_postings(
         tx,
         unit,
         library_id,
         rare,
-        None,
+        within,
         (cache, generation),
         filter,
         &scorer,
@@ -405,7 +417,7 @@ fn rank(tx: &Transaction<'_>, s: &Search<'_>, unit: Unit) -> Result<Vec<(u64, f3
             unit,
             library_id,
             common,
-            None,
+            within,
             (cache, generation),
             filter,
             &scorer,
@@ -415,14 +427,48 @@ fn rank(tx: &Transaction<'_>, s: &Search<'_>, unit: Unit) -> Result<Vec<(u64, f3
     Ok(top(scores, k))
 }
 
+/// The keys of the `unit`s a filter on documents alone allows, sorted
+/// (None without a filter, or with conditions on chunks).
+fn allowed_keys(
+    tx: &Transaction<'_>,
+    unit: Unit,
+    library_id: i64,
+    filter: &Filter,
+) -> Result<Option<Vec<i64>>> {
+    if filter.is_empty() || crate::filter::has_chunk_conditions(filter) {
+        return Ok(None);
+    }
+    let mut q = Query::default();
+    let clause = crate::filter::where_clause(filter, &mut q);
+    let sql = match unit {
+        Unit::Document => format!(
+            "SELECT ('x' || d.id)::bit(64)::bigint FROM folio_documents d
+             WHERE d.library_id = {library_id}{clause}"
+        ),
+        Unit::Chunk => format!(
+            "SELECT c.key FROM folio_documents d JOIN folio_chunks c ON c.document_id = d.id
+             WHERE d.library_id = {library_id}{clause}"
+        ),
+    };
+    let mut keys = wait(tx.query(&sql, &q.refs()))
+        .map_err(pg_err("lexical search"))?
+        .iter()
+        .map(|row| row.try_get::<_, i64>(0).map_err(row_err))
+        .collect::<Result<Vec<_>>>()?;
+    keys.sort_unstable();
+    Ok(Some(keys))
+}
+
 /// Adds the terms' BM25 contributions to `scores`: over all their postings
 /// (passing the filter), or only those of the `only` keys (which passed it
 /// already). A common term's whole postings are kept in memory until the
 /// next write: read from there whenever they answer the question (not for
-/// a filtered read of all postings). Reading a common term whole to find
-/// a few thousand candidates' postings in it was tried: its first read
-/// costs ten to forty times the probe, more than later searches win back
-/// while other common terms push it out.
+/// a filtered read of all postings). A term not in memory is read whole
+/// when it has no more postings than there are keys to look for, and
+/// probed key by key otherwise: reading a common term whole to find a few
+/// thousand candidates' postings in it was tried, and its first read cost
+/// ten to forty times the probe, more than later searches won back while
+/// other common terms pushed it out.
 #[allow(clippy::too_many_arguments)]
 fn read_postings(
     tx: &Transaction<'_>,
@@ -475,8 +521,12 @@ fn read_postings(
                     CACHED_POSTINGS_READ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     add(term.weight, &postings);
                 }
-                None if only.is_none() => whole.push(term),
-                None => probed.push(term),
+                None => match &only {
+                    // Read whole (and kept if common) where that reads no
+                    // more postings than probing for each key would find.
+                    Some(keys) if term.frequency.max(0) as usize > keys.len() => probed.push(term),
+                    _ => whole.push(term),
+                },
             }
         }
     }

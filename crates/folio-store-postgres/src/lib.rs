@@ -674,19 +674,32 @@ impl PostgresStore {
                 "",
             )
         };
-        let (join, clause) = if filter.is_empty() {
-            (join.to_string(), String::new())
+        let id = row.id;
+        let sql = if filter.is_empty() {
+            format!(
+                "SELECT c.document_id, c.idx, (1 - {distance})::float8 AS score FROM folio_chunks c{join}
+                 WHERE c.library_id = {id} ORDER BY {distance}, c.key LIMIT {limit}"
+            )
+        } else if exact {
+            // The filter's documents first, then each one's chunks through
+            // the (document, index) key: their rows lie together, where a
+            // join read every chunk of the library (a 10 % filter of
+            // 100,000 chunks: 14–27 → 9 ms).
+            let clause = where_clause(filter, &mut q);
+            format!(
+                "SELECT c.document_id, c.idx, (1 - {distance})::float8 AS score FROM folio_documents d
+                 CROSS JOIN LATERAL (SELECT * FROM folio_chunks c WHERE c.document_id = d.id OFFSET 0) c
+                 WHERE d.library_id = {id} AND c.library_id = {id}{clause}
+                 ORDER BY {distance}, c.key LIMIT {limit}"
+            )
         } else {
-            (
-                " JOIN folio_documents d ON d.id = c.document_id".to_string(),
-                where_clause(filter, &mut q),
+            let clause = where_clause(filter, &mut q);
+            format!(
+                "SELECT c.document_id, c.idx, (1 - {distance})::float8 AS score FROM folio_chunks c
+                 JOIN folio_documents d ON d.id = c.document_id
+                 WHERE c.library_id = {id}{clause} ORDER BY {distance}, c.key LIMIT {limit}"
             )
         };
-        let sql = format!(
-            "SELECT c.document_id, c.idx, (1 - {distance})::float8 AS score FROM folio_chunks c{join}
-             WHERE c.library_id = {}{clause} ORDER BY {distance}, c.key LIMIT {limit}",
-            row.id
-        );
         let rows = wait(client.query(&sql, &q.refs())).map_err(pg_err("dense search"))?;
         let mut hits = hits_from(rows)?;
         // An iterative index scan returns nearly, not strictly, in order.
@@ -1153,12 +1166,21 @@ impl Store for PostgresStore {
             // A selective filter leaves few candidates: scan them exactly.
             let mut q = Query::default();
             let clause = where_clause(filter, &mut q);
-            let sql = format!(
-                "SELECT count(*) FROM (SELECT 1 FROM folio_chunks c JOIN folio_documents d ON d.id = c.document_id
-                 WHERE c.library_id = {}{clause} LIMIT {}) s",
-                row.id,
-                EXACT_MAX + 1
-            );
+            // On documents alone, their chunk counts answer.
+            let sql = if has_chunk_conditions(filter) {
+                format!(
+                    "SELECT count(*) FROM (SELECT 1 FROM folio_chunks c JOIN folio_documents d ON d.id = c.document_id
+                     WHERE c.library_id = {}{clause} LIMIT {}) s",
+                    row.id,
+                    EXACT_MAX + 1
+                )
+            } else {
+                format!(
+                    "SELECT COALESCE(sum(d.chunk_count), 0)::bigint FROM folio_documents d
+                     WHERE d.library_id = {}{clause}",
+                    row.id
+                )
+            };
             let candidates: i64 = wait(client.query_one(&sql, &q.refs()))
                 .map_err(pg_err("dense search"))?
                 .get(0);

@@ -92,7 +92,7 @@ fn lexical_search_at_production_thresholds_ranks_as_the_embedded_store() {
             &format!("doc{d}.txt"),
             &refs,
             &axes,
-            serde_json::json!({}),
+            serde_json::json!({"part": d % 4}),
         );
         for store in stores {
             store.put_documents(vec![doc.clone()], false).unwrap();
@@ -129,6 +129,34 @@ fn lexical_search_at_production_thresholds_ranks_as_the_embedded_store() {
     );
     assert_eq!(first, second);
     same_ranking(query, &second, &search(&embedded, query));
+    // A filter on documents alone: its keys are read once and the terms'
+    // postings (from memory, read whole or probed) kept to them, ranking
+    // as the embedded store does, chunks and whole documents.
+    let quarter = Filter {
+        conditions: vec![folio_core::Condition::Equals {
+            field: "part".into(),
+            value: serde_json::json!(1),
+        }],
+    };
+    for query in ["sediment delta", "tributary river", "river basalt"] {
+        let chunks =
+            |store: &dyn Store| store.lexical(&library, query, &quarter, 10, bm25).unwrap();
+        let documents = |store: &dyn Store| {
+            store
+                .lexical_documents(&library, query, &quarter, 10, bm25)
+                .unwrap()
+        };
+        let (got, expected) = (chunks(&postgres), chunks(&embedded));
+        assert!(!got.is_empty(), "{query}");
+        same_ranking(query, &got, &expected);
+        let (got, expected) = (documents(&postgres), documents(&embedded));
+        same_ranking(query, &got, &expected);
+        for hit in &got {
+            let (id, _) = folio_core::ChunkId::parse(hit.chunk.as_str()).unwrap();
+            let document = postgres.document(&id).unwrap();
+            assert_eq!(document.metadata["part"], serde_json::json!(1), "{query}");
+        }
+    }
     drop(embedded);
     let _ = std::fs::remove_dir_all(&dir);
 }
