@@ -508,26 +508,32 @@ fn read_postings(
     // Whole postings answer unless they must pass a filter in the database.
     let usable = only.is_some() || filter.is_empty();
     let (mut whole, mut probed) = (Vec::new(), Vec::new());
-    {
+    // Taken from the cache under its lock, scored after it is released.
+    let kept: Vec<Option<Arc<Postings>>> = {
         let cache = cache.lock().unwrap_or_else(|p| p.into_inner());
         let current = cache.generation == generation;
-        for term in terms {
-            let kept = (current && usable)
-                .then(|| cache.postings.get(&(library_id, unit, term.term.clone())))
-                .flatten()
-                .cloned();
-            match kept {
-                Some(postings) => {
-                    CACHED_POSTINGS_READ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    add(term.weight, &postings);
-                }
-                None => match &only {
-                    // Read whole (and kept if common) where that reads no
-                    // more postings than probing for each key would find.
-                    Some(keys) if term.frequency.max(0) as usize > keys.len() => probed.push(term),
-                    _ => whole.push(term),
-                },
+        terms
+            .iter()
+            .map(|term| {
+                (current && usable)
+                    .then(|| cache.postings.get(&(library_id, unit, term.term.clone())))
+                    .flatten()
+                    .cloned()
+            })
+            .collect()
+    };
+    for (term, kept) in terms.iter().zip(kept) {
+        match kept {
+            Some(postings) => {
+                CACHED_POSTINGS_READ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                add(term.weight, &postings);
             }
+            None => match &only {
+                // Read whole (and kept if common) where that reads no more
+                // postings than probing for each key would find.
+                Some(keys) if term.frequency.max(0) as usize > keys.len() => probed.push(term),
+                _ => whole.push(term),
+            },
         }
     }
     let weights: HashMap<&str, f64> = terms.iter().map(|w| (w.term.as_str(), w.weight)).collect();
@@ -552,12 +558,7 @@ fn read_postings(
         );
         let complete = within.is_empty();
         for row in wait(tx.query(&sql, &q.refs())).map_err(pg_err("lexical search"))? {
-            let term: String = row.try_get(0).map_err(row_err)?;
-            let postings = sorted(Postings {
-                keys: row.try_get(1).map_err(row_err)?,
-                tfs: row.try_get(2).map_err(row_err)?,
-                norms: row.try_get(3).map_err(row_err)?,
-            });
+            let (term, postings) = term_postings(&row)?;
             add(
                 weights.get(term.as_str()).copied().unwrap_or(0.0),
                 &postings,
@@ -593,12 +594,7 @@ fn read_postings(
             q.bind(keys.clone())
         );
         for row in wait(tx.query(&sql, &q.refs())).map_err(pg_err("lexical search"))? {
-            let term: String = row.try_get(0).map_err(row_err)?;
-            let postings = sorted(Postings {
-                keys: row.try_get(1).map_err(row_err)?,
-                tfs: row.try_get(2).map_err(row_err)?,
-                norms: row.try_get(3).map_err(row_err)?,
-            });
+            let (term, postings) = term_postings(&row)?;
             add(
                 weights.get(term.as_str()).copied().unwrap_or(0.0),
                 &postings,
@@ -608,18 +604,26 @@ fn read_postings(
     Ok(())
 }
 
-/// Postings in key order (as the index gives them; sorted here when not).
-fn sorted(postings: Postings) -> Postings {
+/// A row of (term, keys, tfs, norms) arrays as the term's postings, in key
+/// order (as the index gives them; sorted here when not).
+fn term_postings(row: &tokio_postgres::Row) -> Result<(String, Postings)> {
+    let term = row.try_get(0).map_err(row_err)?;
+    let postings = Postings {
+        keys: row.try_get(1).map_err(row_err)?,
+        tfs: row.try_get(2).map_err(row_err)?,
+        norms: row.try_get(3).map_err(row_err)?,
+    };
     if postings.keys.is_sorted() {
-        return postings;
+        return Ok((term, postings));
     }
     let mut order: Vec<usize> = (0..postings.keys.len()).collect();
     order.sort_unstable_by_key(|&i| postings.keys[i]);
-    Postings {
+    let sorted = Postings {
         keys: order.iter().map(|&i| postings.keys[i]).collect(),
         tfs: order.iter().map(|&i| postings.tfs[i]).collect(),
         norms: order.iter().map(|&i| postings.norms[i]).collect(),
-    }
+    };
+    Ok((term, sorted))
 }
 
 /// The k-th best score, if there are k.
