@@ -65,7 +65,7 @@ pub enum Unit {
 }
 
 impl Unit {
-    fn postings(self) -> &'static str {
+    pub(crate) fn postings(self) -> &'static str {
         match self {
             Unit::Chunk => "folio_postings",
             Unit::Document => "folio_document_postings",
@@ -80,7 +80,7 @@ impl Unit {
     }
 
     /// The unit's code in `folio_term_counts`.
-    fn code(self) -> i16 {
+    pub(crate) fn code(self) -> i16 {
         match self {
             Unit::Chunk => 0,
             Unit::Document => 1,

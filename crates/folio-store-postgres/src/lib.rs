@@ -396,6 +396,14 @@ fn insert_document(
     insert_mentions(client, library_id, d.id.as_str(), &new.mentions)
 }
 
+/// Writes a batch's gathered postings (chunks', whole documents'), one
+/// statement each, and empties them.
+fn write_postings(client: &impl GenericClient, postings: &mut (Postings, Postings)) -> Result<()> {
+    let (chunks, documents) = std::mem::take(postings);
+    chunks.write(client)?;
+    documents.write_documents(client)
+}
+
 /// Writes a document's entity mentions, in one statement.
 fn insert_mentions(
     client: &impl GenericClient,
@@ -666,18 +674,15 @@ impl PostgresStore {
         let mut q = Query::default();
         let v = q.bind(Vector(vector.to_vec()));
         let limit = q.bind(k as i64);
-        let (distance, join) = if exact || dim > HNSW_MAX_DIM {
-            (format!("(c.embedding <=> {v})"), "")
+        let distance = if exact || dim > HNSW_MAX_DIM {
+            format!("(c.embedding <=> {v})")
         } else {
-            (
-                format!("(c.embedding::vector({dim}) <=> {v}::vector({dim}))"),
-                "",
-            )
+            format!("(c.embedding::vector({dim}) <=> {v}::vector({dim}))")
         };
         let id = row.id;
         let sql = if filter.is_empty() {
             format!(
-                "SELECT c.document_id, c.idx, (1 - {distance})::float8 AS score FROM folio_chunks c{join}
+                "SELECT c.document_id, c.idx, (1 - {distance})::float8 AS score FROM folio_chunks c
                  WHERE c.library_id = {id} ORDER BY {distance}, c.key LIMIT {limit}"
             )
         } else if exact {
@@ -929,10 +934,8 @@ impl Store for PostgresStore {
                     Some(_) => {
                         // Written earlier in this batch: its postings go
                         // in before its rows are removed with them.
-                        if !written.insert(doc.id.as_str()) {
-                            postings.0.write(tx)?;
-                            postings.1.write_documents(tx)?;
-                            postings = (Postings::default(), Postings::default());
+                        if written.contains(doc.id.as_str()) {
+                            write_postings(tx, &mut postings)?;
                         }
                         remove_document_rows(tx, doc.id.as_str())?;
                         PutOutcome::Replaced
@@ -951,8 +954,7 @@ impl Store for PostgresStore {
                 }
                 outcomes.push(outcome);
             }
-            postings.0.write(tx)?;
-            postings.1.write_documents(tx)?;
+            write_postings(tx, &mut postings)?;
             Ok(outcomes)
         })
     }

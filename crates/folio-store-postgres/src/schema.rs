@@ -8,6 +8,7 @@ use folio_store::{Result, StoreError};
 use tokio_postgres::{Client, GenericClient, Transaction};
 
 use crate::Postings;
+use crate::lexical::Unit;
 use crate::pool::{describe, pg_err, wait};
 
 /// Bump when the schema changes; `migrate` refuses newer databases.
@@ -292,21 +293,13 @@ BEGIN
 END $$;
 "#;
 
-/// Version 11's counts of the postings a database already holds.
-const SCHEMA_V11_COUNTS: &str = r#"
-DELETE FROM folio_term_counts;
-INSERT INTO folio_term_counts (library_id, unit, term, entries, settled)
-    SELECT library_id, 0, term, count(*), true FROM folio_postings GROUP BY library_id, term;
-INSERT INTO folio_term_counts (library_id, unit, term, entries, settled)
-    SELECT library_id, 1, term, count(*), true FROM folio_document_postings GROUP BY library_id, term;
-"#;
-
 /// Version 11's statements: its tables and functions, then each postings
-/// table's triggers (unit 0: chunks, 1: whole documents), then the counts
-/// of the postings already held.
+/// table's triggers, then the counts of the postings it already holds.
 fn schema_v11() -> String {
     let mut sql = SCHEMA_V11_TABLES.to_string();
-    for (table, unit) in [("folio_postings", 0), ("folio_document_postings", 1)] {
+    sql.push_str("DELETE FROM folio_term_counts;\n");
+    for unit in [Unit::Chunk, Unit::Document] {
+        let (table, unit) = (unit.postings(), unit.code());
         sql.push_str(&format!(
             "CREATE OR REPLACE TRIGGER {table}_added AFTER INSERT ON {table}
                  REFERENCING NEW TABLE AS added
@@ -318,10 +311,12 @@ fn schema_v11() -> String {
                  REFERENCING OLD TABLE AS removed NEW TABLE AS added
                  FOR EACH STATEMENT EXECUTE FUNCTION folio_count_changed('{unit}');
              CREATE OR REPLACE TRIGGER {table}_emptied AFTER TRUNCATE ON {table}
-                 FOR EACH STATEMENT EXECUTE FUNCTION folio_count_emptied('{unit}');\n"
+                 FOR EACH STATEMENT EXECUTE FUNCTION folio_count_emptied('{unit}');
+             INSERT INTO folio_term_counts (library_id, unit, term, entries, settled)
+                 SELECT library_id, {unit}, term, count(*), true FROM {table}
+                 GROUP BY library_id, term;\n"
         ));
     }
-    sql.push_str(SCHEMA_V11_COUNTS);
     sql
 }
 

@@ -701,12 +701,7 @@ fn an_interrupted_reanalysis_goes_on_from_its_place() {
     .unwrap()
     .get(0);
     assert_eq!(kept, 1, "the finished batch was done again");
-    let library: i64 = wait(
-        conn.client()
-            .query_one("SELECT min(id) FROM folio_libraries", &[]),
-    )
-    .unwrap()
-    .get(0);
+    let library = library_key(&database, &lib());
     assert_eq!(
         term_counts(&database, library),
         (0, 0, 0),
