@@ -24,7 +24,6 @@ use folio_lexical as analysis;
 use folio_store::{Bm25, Hit, Result};
 use tokio_postgres::Transaction;
 
-use crate::PostgresStore;
 use crate::filter::Query;
 use crate::pool::{pg_err, wait};
 use crate::row_err;
@@ -65,21 +64,7 @@ pub enum Unit {
 }
 
 impl Unit {
-    pub(crate) fn postings(self) -> &'static str {
-        match self {
-            Unit::Chunk => "folio_postings",
-            Unit::Document => "folio_document_postings",
-        }
-    }
-
-    fn key(self) -> &'static str {
-        match self {
-            Unit::Chunk => "chunk_key",
-            Unit::Document => "document_key",
-        }
-    }
-
-    /// The unit's code in `folio_term_counts`.
+    /// The unit's code in `folio_term_blocks`.
     pub(crate) fn code(self) -> i16 {
         match self {
             Unit::Chunk => 0,
@@ -241,7 +226,6 @@ fn best_chunks(
             &weighted,
             Some(&keys),
             (cache, generation),
-            &Filter::default(),
             &scorer,
             &mut scores,
         )?;
@@ -362,17 +346,13 @@ fn rank(tx: &Transaction<'_>, s: &Search<'_>, unit: Unit) -> Result<Vec<(u64, f3
         essential += 1;
     }
     let (rare, common) = weighted.split_at(essential);
-    // A filter on documents alone is its keys, read once: postings are
-    // then read (or found in memory) as without a filter and kept to them.
+    // A filter is its keys, read once: postings are then read (or found
+    // in memory) as without a filter and kept to them.
     let allowed = allowed_keys(tx, unit, library_id, filter)?;
     if allowed.as_ref().is_some_and(|keys| keys.is_empty()) {
         return Ok(Vec::new());
     }
-    let unfiltered = Filter::default();
-    let (within, filter) = match &allowed {
-        Some(keys) => (Some(keys.as_slice()), &unfiltered),
-        None => (None, filter),
-    };
+    let within = allowed.as_deref();
     let mut scores: HashMap<i64, f64> = HashMap::new();
     read_postings(
         tx,
@@ -381,7 +361,6 @@ fn rank(tx: &Transaction<'_>, s: &Search<'_>, unit: Unit) -> Result<Vec<(u64, f3
         rare,
         within,
         (cache, generation),
-        filter,
         &scorer,
         &mut scores,
     )?;
@@ -403,7 +382,6 @@ fn rank(tx: &Transaction<'_>, s: &Search<'_>, unit: Unit) -> Result<Vec<(u64, f3
                 common,
                 Some(&candidates),
                 (cache, generation),
-                filter,
                 &scorer,
                 &mut full,
             )?;
@@ -419,7 +397,6 @@ fn rank(tx: &Transaction<'_>, s: &Search<'_>, unit: Unit) -> Result<Vec<(u64, f3
             common,
             within,
             (cache, generation),
-            filter,
             &scorer,
             &mut scores,
         )?;
@@ -427,27 +404,33 @@ fn rank(tx: &Transaction<'_>, s: &Search<'_>, unit: Unit) -> Result<Vec<(u64, f3
     Ok(top(scores, k))
 }
 
-/// The keys of the `unit`s a filter on documents alone allows, sorted
-/// (None without a filter, or with conditions on chunks).
+/// The keys of the `unit`s a filter allows, sorted (None without a
+/// filter): chunks that pass it, or documents with a chunk that does (all
+/// of a filter on documents alone).
 fn allowed_keys(
     tx: &Transaction<'_>,
     unit: Unit,
     library_id: i64,
     filter: &Filter,
 ) -> Result<Option<Vec<i64>>> {
-    if filter.is_empty() || crate::filter::has_chunk_conditions(filter) {
+    if filter.is_empty() {
         return Ok(None);
     }
     let mut q = Query::default();
     let clause = crate::filter::where_clause(filter, &mut q);
-    let sql = match unit {
-        Unit::Document => format!(
+    let sql = match (unit, crate::filter::has_chunk_conditions(filter)) {
+        (Unit::Document, false) => format!(
             "SELECT ('x' || d.id)::bit(64)::bigint FROM folio_documents d
              WHERE d.library_id = {library_id}{clause}"
         ),
-        Unit::Chunk => format!(
-            "SELECT c.key FROM folio_documents d JOIN folio_chunks c ON c.document_id = d.id
-             WHERE d.library_id = {library_id}{clause}"
+        (Unit::Document, true) => format!(
+            "SELECT DISTINCT ('x' || c.document_id)::bit(64)::bigint
+             FROM folio_chunks c JOIN folio_documents d ON d.id = c.document_id
+             WHERE c.library_id = {library_id}{clause}"
+        ),
+        (Unit::Chunk, _) => format!(
+            "SELECT c.key FROM folio_chunks c JOIN folio_documents d ON d.id = c.document_id
+             WHERE c.library_id = {library_id}{clause}"
         ),
     };
     let mut keys = wait(tx.query(&sql, &q.refs()))
@@ -459,16 +442,10 @@ fn allowed_keys(
     Ok(Some(keys))
 }
 
-/// Adds the terms' BM25 contributions to `scores`: over all their postings
-/// (passing the filter), or only those of the `only` keys (which passed it
-/// already). A common term's whole postings are kept in memory until the
-/// next write: read from there whenever they answer the question (not for
-/// a filtered read of all postings). A term not in memory is read whole
-/// when it has no more postings than there are keys to look for, and
-/// probed key by key otherwise: reading a common term whole to find a few
-/// thousand candidates' postings in it was tried, and its first read cost
-/// ten to forty times the probe, more than later searches won back while
-/// other common terms pushed it out.
+/// Adds the terms' BM25 contributions to `scores`: over all their
+/// postings, or only those of the `only` keys. A term's postings are read
+/// whole, its blocks in one go, and a common term's are kept in memory
+/// until the next write.
 #[allow(clippy::too_many_arguments)]
 fn read_postings(
     tx: &Transaction<'_>,
@@ -477,7 +454,6 @@ fn read_postings(
     terms: &[Weighted],
     only: Option<&[i64]>,
     (cache, generation): (&Mutex<Statistics>, i64),
-    filter: &Filter,
     scorer: &Scorer,
     scores: &mut HashMap<i64, f64>,
 ) -> Result<()> {
@@ -505,9 +481,6 @@ fn read_postings(
             }
         }
     };
-    // Whole postings answer unless they must pass a filter in the database.
-    let usable = only.is_some() || filter.is_empty();
-    let (mut whole, mut probed) = (Vec::new(), Vec::new());
     // Taken from the cache under its lock, scored after it is released.
     let kept: Vec<Option<Arc<Postings>>> = {
         let cache = cache.lock().unwrap_or_else(|p| p.into_inner());
@@ -515,115 +488,78 @@ fn read_postings(
         terms
             .iter()
             .map(|term| {
-                (current && usable)
+                current
                     .then(|| cache.postings.get(&(library_id, unit, term.term.clone())))
                     .flatten()
                     .cloned()
             })
             .collect()
     };
+    let mut missing = Vec::new();
     for (term, kept) in terms.iter().zip(kept) {
         match kept {
             Some(postings) => {
                 CACHED_POSTINGS_READ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 add(term.weight, &postings);
             }
-            None => match &only {
-                // Read whole (and kept if common) where that reads no more
-                // postings than probing for each key would find.
-                Some(keys) if term.frequency.max(0) as usize > keys.len() => probed.push(term),
-                _ => whole.push(term),
-            },
+            None => missing.push(term.term.as_str()),
         }
+    }
+    if missing.is_empty() {
+        return Ok(());
     }
     let weights: HashMap<&str, f64> = terms.iter().map(|w| (w.term.as_str(), w.weight)).collect();
-    let column = format!("p.{}", unit.key());
-    let postings = unit.postings();
-    if !whole.is_empty() {
-        let mut q = Query::default();
-        let t = q.bind(whole.iter().map(|w| w.term.clone()).collect::<Vec<_>>());
-        let within = match (only.is_some(), unit) {
-            (true, _) => String::new(),
-            (false, Unit::Chunk) => {
-                PostgresStore::filtered_keys(library_id, filter, &mut q, &column)
-            }
-            (false, Unit::Document) => {
-                PostgresStore::filtered_documents(library_id, filter, &mut q, &column)
-            }
-        };
-        let sql = format!(
-            "SELECT p.term, array_agg({column}), array_agg(p.tf), array_agg(p.norm)
-             FROM {postings} p WHERE p.library_id = {library_id} AND p.term = ANY({t}::text[]){within}
-             GROUP BY p.term"
-        );
-        let complete = within.is_empty();
-        for row in wait(tx.query(&sql, &q.refs())).map_err(pg_err("lexical search"))? {
-            let (term, postings) = term_postings(&row)?;
-            add(
-                weights.get(term.as_str()).copied().unwrap_or(0.0),
-                &postings,
-            );
-            if complete && postings.keys.len() >= CACHED_POSTINGS_MIN {
-                let bytes = postings.keys.len() * 16;
-                let mut cache = cache.lock().unwrap_or_else(|p| p.into_inner());
-                if cache.generation == generation
-                    && cache.postings_bytes + bytes <= CACHED_POSTINGS_BYTES
-                {
-                    cache.postings_bytes += bytes;
-                    cache
-                        .postings
-                        .insert((library_id, unit, term), Arc::new(postings));
-                }
-            }
+    let rows = wait(tx.query(
+        "SELECT term, postings FROM folio_term_blocks
+         WHERE library_id = $1 AND unit = $2 AND term = ANY($3) ORDER BY term, block",
+        &[&library_id, &unit.code(), &missing],
+    ))
+    .map_err(pg_err("lexical search"))?;
+    let mut rows = rows.iter().peekable();
+    while let Some(first) = rows.peek() {
+        let term: String = first.try_get(0).map_err(row_err)?;
+        let mut postings = Postings::default();
+        while let Some(row) = rows.next_if(|row| row.get::<_, &str>(0) == term) {
+            crate::blocks::decode(row.try_get(1).map_err(row_err)?, |(key, tf, norm)| {
+                postings.keys.push(key);
+                postings.tfs.push(tf);
+                postings.norms.push(norm);
+            })?;
         }
-    }
-    if let (false, Some(keys)) = (probed.is_empty(), &only) {
-        // A term at a time, each probing the primary key for the keys:
-        // asked for both lists at once, the planner walks every posting
-        // of the keys (all their terms) through the by-chunk index.
-        // (Probing a document's run of consecutive chunk keys as one range
-        // measured no faster.)
-        let mut q = Query::default();
-        let t = q.bind(probed.iter().map(|w| w.term.clone()).collect::<Vec<_>>());
-        let sql = format!(
-            "SELECT t.term, s.keys, s.tfs, s.norms FROM unnest({t}::text[]) t(term)
-             CROSS JOIN LATERAL (SELECT array_agg({column}) keys, array_agg(p.tf) tfs, array_agg(p.norm) norms
-                 FROM {postings} p WHERE p.library_id = {library_id} AND p.term = t.term
-                 AND {column} = ANY({}::int8[])) s
-             WHERE s.keys IS NOT NULL",
-            q.bind(keys.clone())
+        let postings = sorted(postings);
+        add(
+            weights.get(term.as_str()).copied().unwrap_or(0.0),
+            &postings,
         );
-        for row in wait(tx.query(&sql, &q.refs())).map_err(pg_err("lexical search"))? {
-            let (term, postings) = term_postings(&row)?;
-            add(
-                weights.get(term.as_str()).copied().unwrap_or(0.0),
-                &postings,
-            );
+        if postings.keys.len() >= CACHED_POSTINGS_MIN {
+            let bytes = postings.keys.len() * 16;
+            let mut cache = cache.lock().unwrap_or_else(|p| p.into_inner());
+            if cache.generation == generation
+                && cache.postings_bytes + bytes <= CACHED_POSTINGS_BYTES
+            {
+                cache.postings_bytes += bytes;
+                cache
+                    .postings
+                    .insert((library_id, unit, term), Arc::new(postings));
+            }
         }
     }
     Ok(())
 }
 
-/// A row of (term, keys, tfs, norms) arrays as the term's postings, in key
-/// order (as the index gives them; sorted here when not).
-fn term_postings(row: &tokio_postgres::Row) -> Result<(String, Postings)> {
-    let term = row.try_get(0).map_err(row_err)?;
-    let postings = Postings {
-        keys: row.try_get(1).map_err(row_err)?,
-        tfs: row.try_get(2).map_err(row_err)?,
-        norms: row.try_get(3).map_err(row_err)?,
-    };
+/// Postings in key order (a chunk term's blocks are; a document term's
+/// blocks follow when documents came, not their keys).
+fn sorted(postings: Postings) -> Postings {
     if postings.keys.is_sorted() {
-        return Ok((term, postings));
+        return postings;
     }
     let mut order: Vec<usize> = (0..postings.keys.len()).collect();
     order.sort_unstable_by_key(|&i| postings.keys[i]);
-    let sorted = Postings {
+    Postings {
         keys: order.iter().map(|&i| postings.keys[i]).collect(),
         tfs: order.iter().map(|&i| postings.tfs[i]).collect(),
         norms: order.iter().map(|&i| postings.norms[i]).collect(),
-    };
-    Ok((term, sorted))
+    }
 }
 
 /// The k-th best score, if there are k.
@@ -733,11 +669,9 @@ fn statistics(
         for term in &missing {
             known.insert(term.clone(), 0);
         }
-        // Kept by the database as postings come and go (schema version
-        // 11): a few rows a term, where counting a common term's postings
-        // read most of the library's.
+        // Each block counts its postings: a few rows a term.
         for row in wait(tx.query(
-            "SELECT term, sum(entries)::bigint FROM folio_term_counts
+            "SELECT term, sum(entries)::bigint FROM folio_term_blocks
              WHERE library_id = $1 AND unit = $2 AND term = ANY($3) GROUP BY term",
             &[&library_id, &unit.code(), &missing],
         ))

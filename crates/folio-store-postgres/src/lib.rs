@@ -15,6 +15,7 @@
 //! advisory lock keyed by its id, so dedup is race-free across processes.
 //! No owner process, no lock file: PostgreSQL's MVCC does the rest.
 
+mod blocks;
 mod filter;
 mod lexical;
 mod pool;
@@ -41,6 +42,7 @@ use serde_json::{Map, Value};
 use tokio_postgres::{GenericClient, Row};
 
 use crate::filter::{Query, has_chunk_conditions, where_clause};
+use crate::lexical::Unit;
 pub use crate::pool::redact;
 use crate::pool::{Pool, pg_err, wait};
 pub use crate::schema::SCHEMA_VERSION;
@@ -56,20 +58,6 @@ pub fn lexical_paths() -> (usize, usize) {
         lexical::CACHED_POSTINGS_READ.load(Ordering::Relaxed),
     )
 }
-
-/// How many of library `$1`'s terms have kept document frequencies
-/// (`folio_term_counts`) other than their postings' count, in chunks or in
-/// whole documents.
-pub(crate) const TERM_COUNT_DRIFT: &str = "SELECT count(*) FROM (
-       SELECT 0::smallint AS unit, term, count(*) AS n FROM folio_postings
-        WHERE library_id = $1 GROUP BY term
-       UNION ALL
-       SELECT 1::smallint, term, count(*) FROM folio_document_postings
-        WHERE library_id = $1 GROUP BY term) p
-     FULL JOIN (SELECT unit, term, sum(entries) AS n FROM folio_term_counts
-                 WHERE library_id = $1 GROUP BY unit, term) c
-       ON c.unit = p.unit AND c.term = p.term
-     WHERE COALESCE(p.n, 0) <> COALESCE(c.n, 0)";
 
 /// Libraries (or filtered sets) up to this many chunks are searched exactly.
 pub const EXACT_MAX: i64 = 20_000;
@@ -260,47 +248,85 @@ fn library_id(client: &impl GenericClient, name: &LibraryName) -> Result<i64> {
     .ok_or_else(|| StoreError::LibraryNotFound(name.to_string()))
 }
 
-/// Deletes a document's postings, chunks and row.
-fn remove_document_rows(client: &impl GenericClient, id: &str) -> Result<()> {
-    if let Some(key) = analysis::document_key(id) {
-        wait(client.execute(
-            "DELETE FROM folio_document_postings WHERE document_key = $1",
-            &[&(key as i64)],
+/// Deletes a document's chunks and row, and gathers the removal of its
+/// postings (from its blocks, by the terms it keeps) into `pending`.
+fn remove_document_rows(
+    client: &impl GenericClient,
+    id: &str,
+    pending: &mut blocks::Pending,
+) -> Result<()> {
+    let context = "deleting a document";
+    if let Some(row) = wait(client.query_opt(
+        "SELECT library_id, block, lexicon FROM folio_documents WHERE id = $1",
+        &[&id],
+    ))
+    .map_err(pg_err(context))?
+    {
+        let (library_id, block, lexicon): (i64, i64, Vec<String>) =
+            (row.get(0), row.get(1), row.get(2));
+        if let Some(key) = analysis::document_key(id) {
+            pending.remove((library_id, Unit::Document, block), key as i64, &lexicon);
+        }
+        for row in wait(client.query(
+            "SELECT key FROM folio_chunks WHERE document_id = $1",
+            &[&id],
         ))
-        .map_err(pg_err("deleting a document"))?;
+        .map_err(pg_err(context))?
+        {
+            let key: i64 = row.get(0);
+            pending.remove(
+                (library_id, Unit::Chunk, blocks::chunk_block(key)),
+                key,
+                &lexicon,
+            );
+        }
     }
     for sql in [
-        "DELETE FROM folio_postings WHERE chunk_key IN (SELECT key FROM folio_chunks WHERE document_id = $1)",
         "DELETE FROM folio_chunks WHERE document_id = $1",
         "DELETE FROM folio_entity_mentions WHERE document_id = $1",
         "DELETE FROM folio_originals WHERE document_id = $1",
         "DELETE FROM folio_documents WHERE id = $1",
     ] {
-        wait(client.execute(sql, &[&id])).map_err(pg_err("deleting a document"))?;
+        wait(client.execute(sql, &[&id])).map_err(pg_err(context))?;
     }
     Ok(())
 }
 
 /// Writes one document's row and chunks (with vectors), and adds its
-/// postings to those of its batch (`postings`: chunks', whole documents'),
-/// written in one statement each: each statement adds its terms' rows to
-/// the kept document frequencies.
+/// postings to those its batch writes at its end (`pending`).
 fn insert_document(
     client: &impl GenericClient,
     library_id: i64,
     new: &NewDocument,
-    postings: &mut (Postings, Postings),
+    pending: &mut blocks::Pending,
 ) -> Result<()> {
     let d = &new.document;
     let metadata = clean_json(&Value::Object(d.metadata.clone()));
     let title = d.title.as_deref().map(clean);
     let text = clean(&d.text);
     let whole = analysis::term_counts(&analysis::document_text(title.as_deref(), &text));
-    wait(client.execute(
-        "INSERT INTO folio_documents (id, library_id, source, source_kind, format, title, content_hash,
-                                      metadata, page_count, chunk_count, char_count, text, ingested_at,
-                                      terms)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+    let chunks = &new.chunks;
+    let analysed: Vec<(Vec<(String, u32)>, usize)> = chunks
+        .iter()
+        .map(|c| analysis::chunk_term_counts(&format!("{}{}", c.context, c.text)))
+        .collect();
+    let lexicon: Vec<&str> = whole
+        .0
+        .iter()
+        .chain(analysed.iter().flat_map(|(terms, _)| terms))
+        .map(|(term, _)| term.as_str())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let block: i64 = wait(client.query_one(
+        &format!(
+            "INSERT INTO folio_documents (id, library_id, source, source_kind, format, title, content_hash,
+                                          metadata, page_count, chunk_count, char_count, text, ingested_at,
+                                          terms, lexicon, block)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, {})
+             RETURNING block",
+            blocks::NEW_DOCUMENT_BLOCK
+        ),
         &[
             &d.id.as_str(),
             &library_id,
@@ -316,19 +342,16 @@ fn insert_document(
             &text.as_ref(),
             &d.ingested_at,
             &(whole.1 as i32),
+            &lexicon,
         ],
     ))
-    .map_err(pg_err("writing a document"))?;
+    .map_err(pg_err("writing a document"))?
+    .get(0);
 
-    let chunks = &new.chunks;
     let texts: Vec<String> = chunks.iter().map(|c| clean(&c.text).into_owned()).collect();
     let contexts: Vec<String> = chunks
         .iter()
         .map(|c| clean(&c.context).into_owned())
-        .collect();
-    let analysed: Vec<(Vec<(String, u32)>, usize)> = chunks
-        .iter()
-        .map(|c| analysis::chunk_term_counts(&format!("{}{}", c.context, c.text)))
         .collect();
     let idx: Vec<i32> = chunks.iter().map(|c| c.index as i32).collect();
     let count: Vec<i32> = chunks.iter().map(|c| c.count as i32).collect();
@@ -388,20 +411,16 @@ fn insert_document(
         }
     }
     for (chunk_terms, key) in analysed.iter().zip(&key_of) {
-        postings.0.add(library_id, *key, chunk_terms);
+        pending.add(
+            (library_id, Unit::Chunk, blocks::chunk_block(*key)),
+            *key,
+            chunk_terms,
+        );
     }
     if let Some(key) = analysis::document_key(d.id.as_str()) {
-        postings.1.add(library_id, key as i64, &whole);
+        pending.add((library_id, Unit::Document, block), key as i64, &whole);
     }
     insert_mentions(client, library_id, d.id.as_str(), &new.mentions)
-}
-
-/// Writes a batch's gathered postings (chunks', whole documents'), one
-/// statement each, and empties them.
-fn write_postings(client: &impl GenericClient, postings: &mut (Postings, Postings)) -> Result<()> {
-    let (chunks, documents) = std::mem::take(postings);
-    chunks.write(client)?;
-    documents.write_documents(client)
 }
 
 /// Writes a document's entity mentions, in one statement.
@@ -435,75 +454,6 @@ fn insert_mentions(
     ))
     .map_err(pg_err("writing entity mentions"))?;
     Ok(())
-}
-
-/// Postings rows (library, term, chunk key, tf, quantised length) gathered
-/// for one multi-row insert.
-#[derive(Default)]
-pub(crate) struct Postings {
-    libraries: Vec<i64>,
-    terms: Vec<String>,
-    keys: Vec<i64>,
-    tf: Vec<i32>,
-    norm: Vec<i32>,
-}
-
-impl Postings {
-    /// Adds one entry's postings from its analysed terms
-    /// (`analysis::term_counts`): each distinct term with its count, and
-    /// the entry's length in terms.
-    pub(crate) fn add(
-        &mut self,
-        library_id: i64,
-        key: i64,
-        (terms, length): &(Vec<(String, u32)>, usize),
-    ) {
-        let norm = analysis::scored_length(*length) as i32;
-        for (term, tf) in terms {
-            self.libraries.push(library_id);
-            self.terms.push(term.clone());
-            self.keys.push(key);
-            self.tf.push(*tf as i32);
-            self.norm.push(norm);
-        }
-    }
-
-    /// Writes chunk postings (keys are chunk keys).
-    pub(crate) fn write(&self, client: &impl GenericClient) -> Result<()> {
-        self.write_to(
-            client,
-            "folio_postings (library_id, term, chunk_key, tf, norm)",
-        )
-    }
-
-    /// Writes whole-document postings (keys are document keys).
-    pub(crate) fn write_documents(&self, client: &impl GenericClient) -> Result<()> {
-        self.write_to(
-            client,
-            "folio_document_postings (library_id, term, document_key, tf, norm)",
-        )
-    }
-
-    fn write_to(&self, client: &impl GenericClient, table: &str) -> Result<()> {
-        if self.keys.is_empty() {
-            return Ok(());
-        }
-        wait(client.execute(
-            &format!(
-                "INSERT INTO {table}
-                 SELECT * FROM unnest($1::int8[], $2::text[], $3::int8[], $4::int4[], $5::int4[])"
-            ),
-            &[
-                &self.libraries,
-                &self.terms,
-                &self.keys,
-                &self.tf,
-                &self.norm,
-            ],
-        ))
-        .map_err(pg_err("writing postings"))?;
-        Ok(())
-    }
 }
 
 /// Resolves (key, score) rows of a search to hits, best first.
@@ -594,19 +544,6 @@ impl PostgresStore {
         Ok(row)
     }
 
-    /// Chunk keys of the library passing a chunk-level filter, as an SQL
-    /// fragment restricting `alias.key` (empty without a filter).
-    fn filtered_keys(library: i64, filter: &Filter, q: &mut Query, column: &str) -> String {
-        if filter.is_empty() {
-            return String::new();
-        }
-        let clause = where_clause(filter, q);
-        format!(
-            " AND {column} IN (SELECT c.key FROM folio_chunks c JOIN folio_documents d ON d.id = c.document_id \
-             WHERE c.library_id = {library}{clause})"
-        )
-    }
-
     /// BM25 over chunks or whole documents, statistics and postings read
     /// from one snapshot.
     fn lexical_search(
@@ -646,19 +583,6 @@ impl PostgresStore {
         };
         wait(tx.commit()).map_err(pg_err("lexical search"))?;
         Ok(hits)
-    }
-
-    /// As `filtered_keys`, for document keys: documents with an allowed
-    /// chunk.
-    fn filtered_documents(library: i64, filter: &Filter, q: &mut Query, column: &str) -> String {
-        if filter.is_empty() {
-            return String::new();
-        }
-        let clause = where_clause(filter, q);
-        format!(
-            " AND {column} IN (SELECT ('x' || c.document_id)::bit(64)::bigint FROM folio_chunks c \
-             JOIN folio_documents d ON d.id = c.document_id WHERE c.library_id = {library}{clause})"
-        )
     }
 
     fn dense_scan(
@@ -739,11 +663,6 @@ impl PostgresStore {
         let value = work(&tx)?;
         wait(tx.commit()).map_err(pg_err(context))?;
         bump_generation(client)?;
-        // The write stands whether or not its term counts are summed now:
-        // unsettled rows are exact, only more of them to read.
-        if let Err(e) = schema::settle(client) {
-            tracing::warn!("term counts not settled after {context}: {e}");
-        }
         Ok(value)
     }
 }
@@ -840,9 +759,7 @@ impl Store for PostgresStore {
             ))
             .map_err(pg_err("deleting a library"))?;
             for sql in [
-                "DELETE FROM folio_postings WHERE library_id = $1",
-                "DELETE FROM folio_document_postings WHERE library_id = $1",
-                "DELETE FROM folio_term_counts WHERE library_id = $1",
+                "DELETE FROM folio_term_blocks WHERE library_id = $1",
                 "DELETE FROM folio_chunks WHERE library_id = $1",
                 "DELETE FROM folio_entity_mentions WHERE library_id = $1",
                 "DELETE FROM folio_originals WHERE library_id = $1",
@@ -906,8 +823,7 @@ impl Store for PostgresStore {
             ))
             .map_err(pg_err("writing documents"))?;
             let mut outcomes = Vec::with_capacity(documents.len());
-            let mut postings = (Postings::default(), Postings::default());
-            let mut written = std::collections::HashSet::new();
+            let mut pending = blocks::Pending::default();
             for new in &documents {
                 let doc = &new.document;
                 let library_id = libraries[&doc.library].id;
@@ -932,18 +848,14 @@ impl Store for PostgresStore {
                         continue;
                     }
                     Some(_) => {
-                        // Written earlier in this batch: its postings go
-                        // in before its rows are removed with them.
-                        if written.contains(doc.id.as_str()) {
-                            write_postings(tx, &mut postings)?;
-                        }
-                        remove_document_rows(tx, doc.id.as_str())?;
+                        // Its postings go with it, those written before and
+                        // those added earlier in this batch.
+                        remove_document_rows(tx, doc.id.as_str(), &mut pending)?;
                         PutOutcome::Replaced
                     }
                     None => PutOutcome::Indexed,
                 };
-                written.insert(doc.id.as_str());
-                insert_document(tx, library_id, new, &mut postings)?;
+                insert_document(tx, library_id, new, &mut pending)?;
                 if let Some(bytes) = &new.original {
                     wait(tx.execute(
                         "INSERT INTO folio_originals (document_id, library_id, bytes)
@@ -954,7 +866,7 @@ impl Store for PostgresStore {
                 }
                 outcomes.push(outcome);
             }
-            write_postings(tx, &mut postings)?;
+            pending.flush(tx)?;
             Ok(outcomes)
         })
     }
@@ -1029,7 +941,9 @@ impl Store for PostgresStore {
                     id: id.to_string(),
                 });
             }
-            remove_document_rows(tx, id.as_str())
+            let mut pending = blocks::Pending::default();
+            remove_document_rows(tx, id.as_str(), &mut pending)?;
+            pending.flush(tx)
         })
     }
 
@@ -1291,7 +1205,7 @@ impl Store for PostgresStore {
         ))
         .map_err(pg_err("library statistics"))?;
         let postings: i64 = wait(client.query_one(
-            "SELECT COALESCE(sum(entries), 0)::bigint FROM folio_term_counts
+            "SELECT COALESCE(sum(entries), 0)::bigint FROM folio_term_blocks
              WHERE library_id = $1 AND unit = 0",
             &[&row.id],
         ))
@@ -1533,18 +1447,7 @@ impl Store for PostgresStore {
                 r.get::<_, i32>(1)
             ));
         }
-        for r in query(
-            "SELECT c.document_id, count(*) FROM folio_chunks c
-             WHERE c.library_id = $1 AND c.terms > 0
-               AND NOT EXISTS (SELECT 1 FROM folio_postings p WHERE p.chunk_key = c.key)
-             GROUP BY c.document_id ORDER BY c.document_id",
-        )? {
-            problems.push(format!(
-                "document {}: {} chunks missing from the lexical index",
-                r.get::<_, String>(0),
-                r.get::<_, i64>(1)
-            ));
-        }
+        problems.extend(blocks::verify(client, row.id)?);
         // Entity mentions: each of a document of the library, within its
         // chunk's text.
         let stray: i64 = query(
@@ -1558,49 +1461,6 @@ impl Store for PostgresStore {
         if stray > 0 {
             problems.push(format!(
                 "{stray} entity mentions point outside the library's chunks"
-            ));
-        }
-        let orphans: i64 = query(
-            "SELECT count(DISTINCT p.chunk_key) FROM folio_postings p WHERE p.library_id = $1
-               AND NOT EXISTS (SELECT 1 FROM folio_chunks c WHERE c.key = p.chunk_key)",
-        )?[0]
-            .get(0);
-        if orphans > 0 {
-            problems.push(format!(
-                "the lexical index holds {orphans} chunks no document has"
-            ));
-        }
-        // Whole-document entries (grouped searches rank by them): a
-        // document's key is its id's 16 hex digits as a number.
-        for r in query(
-            "SELECT d.id FROM folio_documents d
-             WHERE d.library_id = $1 AND d.terms > 0
-               AND NOT EXISTS (SELECT 1 FROM folio_document_postings p
-                               WHERE p.document_key = ('x' || d.id)::bit(64)::bigint)
-             ORDER BY d.id",
-        )? {
-            problems.push(format!(
-                "document {}: its whole-text entry is missing from the lexical index",
-                r.get::<_, String>(0)
-            ));
-        }
-        let orphans: i64 = query(
-            "SELECT count(DISTINCT p.document_key) FROM folio_document_postings p WHERE p.library_id = $1
-               AND NOT EXISTS (SELECT 1 FROM folio_documents d
-                               WHERE d.library_id = $1 AND ('x' || d.id)::bit(64)::bigint = p.document_key)",
-        )?[0]
-            .get(0);
-        if orphans > 0 {
-            problems.push(format!(
-                "the lexical index holds {orphans} document entries no document has"
-            ));
-        }
-        // The document frequencies the database keeps (schema version 11)
-        // are those of the postings.
-        let drift: i64 = query(TERM_COUNT_DRIFT)?[0].get(0);
-        if drift > 0 {
-            problems.push(format!(
-                "the lexical index's document frequencies of {drift} terms differ from their postings"
             ));
         }
         let dim = row.info.space.dim as i32;

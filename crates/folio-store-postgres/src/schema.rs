@@ -3,20 +3,23 @@
 //! processes starting at once do it once and a database of a newer version
 //! is refused before anything is touched.
 
+use std::collections::BTreeSet;
+
 use folio_lexical as analysis;
 use folio_store::{Result, StoreError};
 use tokio_postgres::{Client, GenericClient, Transaction};
 
-use crate::Postings;
+use crate::blocks::{self, Pending};
 use crate::lexical::Unit;
 use crate::pool::{describe, pg_err, wait};
 
 /// Bump when the schema changes; `migrate` refuses newer databases.
-pub const SCHEMA_VERSION: i64 = 11;
+pub const SCHEMA_VERSION: i64 = 12;
 
 /// The last version whose upgrade analyses every text anew: a database
 /// below it is re-analysed (recorded one below it until that is done).
-const REANALYSED_AT: i64 = 9;
+/// Version 12 packs postings in blocks, made from the stored text.
+const REANALYSED_AT: i64 = 12;
 
 /// The advisory lock key of migrations ("folio" in ASCII).
 const MIGRATION_LOCK: i64 = 0x666f_6c69_6f00;
@@ -35,11 +38,12 @@ ALTER TABLE folio_chunks ADD CONSTRAINT folio_chunks_document_id_idx_key
     UNIQUE (document_id, idx) INCLUDE (key);
 "#;
 
-/// Versions 8 and 9: postings made by an earlier analyser (version 3's
+/// Versions 8, 9 and 12: postings made by an earlier analyser (version 3's
 /// tokens of two or more word characters and Lucene's stop words; version 8
 /// analyses each text in its language and marks its chunks' languages;
-/// version 9 adds identifiers as terms of their own) are made again from
-/// stored text, nothing embedded again. The work is resumable:
+/// version 9 adds identifiers as terms of their own), or kept a row per
+/// posting (before version 12), are made again from stored text, nothing
+/// embedded again. The work is resumable:
 /// it commits a batch at a time, each batch with its place in
 /// `folio_meta.reanalysis` (`chunks:<last key>`, then `documents:<last
 /// id>`), and the schema version is recorded only when the last batch is
@@ -104,9 +108,43 @@ fn record_place(tx: &Transaction<'_>, place: &Place) -> Result<()> {
 /// Starts a re-analysis inside the migration's transaction: the old
 /// postings go and the place is set to the first chunk.
 fn start_reanalysis(tx: &Transaction<'_>) -> Result<()> {
-    wait(tx.batch_execute("TRUNCATE folio_postings; TRUNCATE folio_document_postings;"))
-        .map_err(pg_err("re-analysing postings"))?;
+    wait(tx.batch_execute(
+        "TRUNCATE folio_term_blocks; UPDATE folio_documents SET lexicon = '{}' WHERE lexicon <> '{}';",
+    ))
+    .map_err(pg_err("re-analysing postings"))?;
     record_place(tx, &Place::Chunks(i64::MIN))
+}
+
+/// Adds terms to the documents' lexicons (`(id, term)` pairs), and sets
+/// their term counts where given.
+fn extend_lexicons(
+    tx: &Transaction<'_>,
+    pairs: &BTreeSet<(String, String)>,
+    counts: Option<(&[String], &[i32])>,
+) -> Result<()> {
+    let context = "re-analysing postings";
+    let (ids, terms): (Vec<&str>, Vec<&str>) = pairs
+        .iter()
+        .map(|(id, term)| (id.as_str(), term.as_str()))
+        .unzip();
+    wait(tx.execute(
+        "UPDATE folio_documents d
+         SET lexicon = ARRAY(SELECT DISTINCT t FROM unnest(d.lexicon || u.terms) AS t ORDER BY t)
+         FROM (SELECT id, array_agg(term) AS terms FROM unnest($1::text[], $2::text[]) AS x(id, term)
+               GROUP BY id) u
+         WHERE d.id = u.id",
+        &[&ids, &terms],
+    ))
+    .map_err(pg_err(context))?;
+    if let Some((ids, counts)) = counts {
+        wait(tx.execute(
+            "UPDATE folio_documents d SET terms = u.terms
+             FROM unnest($1::text[], $2::int4[]) AS u(id, terms) WHERE d.id = u.id",
+            &[&ids, &counts],
+        ))
+        .map_err(pg_err(context))?;
+    }
+    Ok(())
 }
 
 /// Runs the re-analysis from its recorded place to the end, one committed
@@ -154,7 +192,7 @@ fn run_reanalysis(client: &mut Client, batch: i64) -> Result<(usize, usize)> {
 fn reanalyse_chunks(tx: &Transaction<'_>, after: i64, batch: i64) -> Result<(usize, Option<i64>)> {
     let context = "re-analysing postings";
     let rows = wait(tx.query(
-        "SELECT key, library_id, context || text FROM folio_chunks
+        "SELECT key, library_id, document_id, context || text FROM folio_chunks
          WHERE key > $1 ORDER BY key LIMIT $2",
         &[&after, &batch],
     ))
@@ -163,18 +201,32 @@ fn reanalyse_chunks(tx: &Transaction<'_>, after: i64, batch: i64) -> Result<(usi
         return Ok((0, None));
     };
     let last = last.get(0);
-    let mut postings = Postings::default();
+    let mut pending = Pending::default();
+    let mut lexicons = BTreeSet::new();
     let (mut keys, mut counts) = (
         Vec::with_capacity(rows.len()),
         Vec::with_capacity(rows.len()),
     );
     for row in &rows {
-        let terms = analysis::chunk_term_counts(row.get::<_, &str>(2));
-        postings.add(row.get(1), row.get(0), &terms);
-        keys.push(row.get::<_, i64>(0));
+        let key: i64 = row.get(0);
+        let terms = analysis::chunk_term_counts(row.get::<_, &str>(3));
+        pending.add(
+            (row.get(1), Unit::Chunk, blocks::chunk_block(key)),
+            key,
+            &terms,
+        );
+        let document: &str = row.get(2);
+        lexicons.extend(
+            terms
+                .0
+                .iter()
+                .map(|(t, _)| (document.to_string(), t.clone())),
+        );
+        keys.push(key);
         counts.push(terms.1 as i32);
     }
-    postings.write(tx)?;
+    pending.flush(tx)?;
+    extend_lexicons(tx, &lexicons, None)?;
     wait(tx.execute(
         "UPDATE folio_chunks c SET terms = u.terms
          FROM unnest($1::int8[], $2::int4[]) AS u(key, terms) WHERE c.key = u.key",
@@ -236,120 +288,40 @@ CREATE TABLE IF NOT EXISTS folio_originals (
 CREATE INDEX IF NOT EXISTS folio_originals_by_library ON folio_originals (library_id);
 "#;
 
-/// Version 11: each term's document frequency, kept by the database as
-/// postings are written and removed, so a search reads a few rows a term
-/// where it counted the term's postings (a common term's, most of the
-/// library). Statement-level triggers on both postings tables add one row
-/// per (library, term) a statement touched, `entries` its postings added
-/// (negative: removed), so concurrent writers only ever insert and never
-/// wait for each other's rows; `settle` sums a term's rows into one after
-/// writes commit. A term's frequency in any snapshot is the sum of its
-/// rows, exact as the postings themselves.
-///
-/// Also: a chunk's vector is kept inline in its row (storage MAIN, as
-/// pgvector advises), where it went to the TOAST table (EXTERNAL, the
+/// Version 11: a chunk's vector is kept inline in its row (storage MAIN,
+/// as pgvector advises), where it went to the TOAST table (EXTERNAL, the
 /// type's default) and each exact distance or rescoring fetched it from
 /// there: a hybrid search under a 10 % filter at 100,000 chunks measured
 /// 47 → 31 ms. Rows written before keep their vectors where they are until
-/// written again.
-const SCHEMA_V11_TABLES: &str = r#"
+/// written again. (Version 11 also kept each term's document frequency by
+/// triggers on the postings tables; version 12's blocks count their own.)
+const SCHEMA_V11: &str = r#"
 ALTER TABLE folio_chunks ALTER COLUMN embedding SET STORAGE MAIN;
-CREATE TABLE IF NOT EXISTS folio_term_counts (
+"#;
+
+/// Version 12: postings packed in blocks (`blocks`), made again from the
+/// stored text (the re-analysis); the tables of a row per posting, and
+/// version 11's kept counts with their triggers, go.
+const SCHEMA_V12: &str = r#"
+CREATE TABLE IF NOT EXISTS folio_term_blocks (
     library_id bigint NOT NULL,
     unit smallint NOT NULL,
     term text COLLATE "C" NOT NULL,
-    entries bigint NOT NULL,
-    settled boolean NOT NULL DEFAULT false
-);
-CREATE INDEX IF NOT EXISTS folio_term_counts_by_term
-    ON folio_term_counts (library_id, unit, term) INCLUDE (entries);
-CREATE INDEX IF NOT EXISTS folio_term_counts_unsettled
-    ON folio_term_counts (library_id, unit, term) WHERE NOT settled;
-CREATE OR REPLACE FUNCTION folio_count_added() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    INSERT INTO folio_term_counts (library_id, unit, term, entries)
-        SELECT library_id, TG_ARGV[0]::smallint, term, count(*) FROM added GROUP BY library_id, term;
-    RETURN NULL;
-END $$;
-CREATE OR REPLACE FUNCTION folio_count_removed() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    INSERT INTO folio_term_counts (library_id, unit, term, entries)
-        SELECT library_id, TG_ARGV[0]::smallint, term, -count(*) FROM removed GROUP BY library_id, term;
-    RETURN NULL;
-END $$;
-CREATE OR REPLACE FUNCTION folio_count_changed() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    INSERT INTO folio_term_counts (library_id, unit, term, entries)
-        SELECT library_id, TG_ARGV[0]::smallint, term, sum(n) FROM (
-            SELECT library_id, term, 1 AS n FROM added
-            UNION ALL SELECT library_id, term, -1 FROM removed) c
-        GROUP BY library_id, term HAVING sum(n) <> 0;
-    RETURN NULL;
-END $$;
-CREATE OR REPLACE FUNCTION folio_count_emptied() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    DELETE FROM folio_term_counts WHERE unit = TG_ARGV[0]::smallint;
-    RETURN NULL;
-END $$;
+    block bigint NOT NULL,
+    entries integer NOT NULL,
+    postings bytea NOT NULL,
+    PRIMARY KEY (library_id, unit, term, block)
+) WITH (toast_tuple_target = 8160);
+ALTER TABLE folio_term_blocks ALTER COLUMN postings SET STORAGE EXTERNAL;
+ALTER TABLE folio_documents ADD COLUMN IF NOT EXISTS block bigint;
+ALTER TABLE folio_documents ADD COLUMN IF NOT EXISTS lexicon text[] NOT NULL DEFAULT '{}';
+UPDATE folio_documents d
+   SET block = COALESCE((SELECT min(c.key) FROM folio_chunks c WHERE c.document_id = d.id), 0) >> 10
+ WHERE block IS NULL;
+ALTER TABLE folio_documents ALTER COLUMN block SET NOT NULL;
+DROP TABLE IF EXISTS folio_postings, folio_document_postings, folio_term_counts;
+DROP FUNCTION IF EXISTS folio_count_added, folio_count_removed, folio_count_changed, folio_count_emptied;
 "#;
-
-/// Version 11's statements: its tables and functions, then each postings
-/// table's triggers, then the counts of the postings it already holds.
-fn schema_v11() -> String {
-    let mut sql = SCHEMA_V11_TABLES.to_string();
-    sql.push_str("DELETE FROM folio_term_counts;\n");
-    for unit in [Unit::Chunk, Unit::Document] {
-        let (table, unit) = (unit.postings(), unit.code());
-        sql.push_str(&format!(
-            "CREATE OR REPLACE TRIGGER {table}_added AFTER INSERT ON {table}
-                 REFERENCING NEW TABLE AS added
-                 FOR EACH STATEMENT EXECUTE FUNCTION folio_count_added('{unit}');
-             CREATE OR REPLACE TRIGGER {table}_removed AFTER DELETE ON {table}
-                 REFERENCING OLD TABLE AS removed
-                 FOR EACH STATEMENT EXECUTE FUNCTION folio_count_removed('{unit}');
-             CREATE OR REPLACE TRIGGER {table}_changed AFTER UPDATE ON {table}
-                 REFERENCING OLD TABLE AS removed NEW TABLE AS added
-                 FOR EACH STATEMENT EXECUTE FUNCTION folio_count_changed('{unit}');
-             CREATE OR REPLACE TRIGGER {table}_emptied AFTER TRUNCATE ON {table}
-                 FOR EACH STATEMENT EXECUTE FUNCTION folio_count_emptied('{unit}');
-             INSERT INTO folio_term_counts (library_id, unit, term, entries, settled)
-                 SELECT library_id, {unit}, term, count(*), true FROM {table}
-                 GROUP BY library_id, term;\n"
-        ));
-    }
-    sql
-}
-
-/// The advisory lock key of settling term counts ("folio" and 1).
-const SETTLE_LOCK: i64 = 0x666f_6c69_6f01;
-
-/// Sums each term's count rows written since the last settling into one,
-/// unless another session is settling (its rows, or the next write's
-/// settling, cover these). Rows of writes not yet committed are not seen
-/// and stay as they are, so the sums stay exact whatever runs meanwhile.
-pub(crate) fn settle(client: &mut Client) -> Result<()> {
-    let context = "settling term counts";
-    let tx = wait(client.transaction()).map_err(pg_err(context))?;
-    let locked: bool = wait(tx.query_one("SELECT pg_try_advisory_xact_lock($1)", &[&SETTLE_LOCK]))
-        .map_err(pg_err(context))?
-        .get(0);
-    if locked {
-        wait(tx.batch_execute(
-            "WITH touched AS (
-                 SELECT DISTINCT library_id, unit, term FROM folio_term_counts WHERE NOT settled),
-             gone AS (
-                 DELETE FROM folio_term_counts c USING touched t
-                 WHERE c.library_id = t.library_id AND c.unit = t.unit AND c.term = t.term
-                 RETURNING c.library_id, c.unit, c.term, c.entries)
-             INSERT INTO folio_term_counts (library_id, unit, term, entries, settled)
-                 SELECT library_id, unit, term, sum(entries), true FROM gone
-                 GROUP BY library_id, unit, term HAVING sum(entries) <> 0",
-        ))
-        .map_err(pg_err(context))?;
-    }
-    wait(tx.commit()).map_err(pg_err(context))?;
-    Ok(())
-}
 
 /// Version 5: access keys, by name and by the key's SHA-256 (never the
 /// key).
@@ -372,7 +344,7 @@ fn analyse_documents(
 ) -> Result<(usize, Option<String>)> {
     let context = "analysing whole documents";
     let rows = wait(tx.query(
-        "SELECT id, library_id, title, text FROM folio_documents
+        "SELECT id, library_id, title, text, block FROM folio_documents
          WHERE id > $1 ORDER BY id LIMIT $2",
         &[&after, &batch],
     ))
@@ -381,7 +353,8 @@ fn analyse_documents(
         return Ok((0, None));
     };
     let last: String = last.get(0);
-    let mut postings = Postings::default();
+    let mut pending = Pending::default();
+    let mut lexicons = BTreeSet::new();
     let (mut ids, mut counts) = (
         Vec::with_capacity(rows.len()),
         Vec::with_capacity(rows.len()),
@@ -390,18 +363,14 @@ fn analyse_documents(
         let id: &str = row.get(0);
         let terms = analysis::term_counts(&analysis::document_text(row.get(2), row.get(3)));
         if let Some(key) = analysis::document_key(id) {
-            postings.add(row.get(1), key as i64, &terms);
+            pending.add((row.get(1), Unit::Document, row.get(4)), key as i64, &terms);
         }
+        lexicons.extend(terms.0.iter().map(|(t, _)| (id.to_string(), t.clone())));
         ids.push(id.to_string());
         counts.push(terms.1 as i32);
     }
-    postings.write_documents(tx)?;
-    wait(tx.execute(
-        "UPDATE folio_documents d SET terms = u.terms
-         FROM unnest($1::text[], $2::int4[]) AS u(id, terms) WHERE d.id = u.id",
-        &[&ids, &counts],
-    ))
-    .map_err(pg_err(context))?;
+    pending.flush(tx)?;
+    extend_lexicons(tx, &lexicons, Some((&ids, &counts)))?;
     Ok((rows.len(), Some(last)))
 }
 
@@ -607,16 +576,22 @@ pub(crate) fn migrate_in_batches(client: &mut Client, display: &str, batch: i64)
                 .map_err(pg_err("upgrading the schema to version 10"))?;
         }
         if version < 11 {
-            wait(tx.batch_execute(&schema_v11()))
+            wait(tx.batch_execute(SCHEMA_V11))
                 .map_err(pg_err("upgrading the schema to version 11"))?;
         }
-        // Versions 8 and 9 analyse text anew (in its language; with
-        // identifiers): every posting of a database of an earlier version
-        // is made again, in batches of their own after this transaction
-        // (`run_reanalysis`); until the last one, the recorded version
-        // stays below version 9.
+        if version < 12 {
+            wait(tx.batch_execute(SCHEMA_V12))
+                .map_err(pg_err("upgrading the schema to version 12"))?;
+        }
+        // Versions 8, 9 and 12 analyse text anew (in its language; with
+        // identifiers; into blocks): every posting of a database of an
+        // earlier version is made again, in batches of their own after
+        // this transaction (`run_reanalysis`); until the last one, the
+        // recorded version stays one below. A re-analysis an earlier folio
+        // left part way wrote the tables version 12 dropped: it starts
+        // again.
         if (1..REANALYSED_AT).contains(&version) {
-            if reanalysis_place(&tx)?.is_none() {
+            if version < REANALYSED_AT - 1 || reanalysis_place(&tx)?.is_none() {
                 start_reanalysis(&tx)?;
             }
             record_version_number(&tx, REANALYSED_AT - 1)?;
@@ -626,7 +601,6 @@ pub(crate) fn migrate_in_batches(client: &mut Client, display: &str, batch: i64)
     }
     wait(tx.commit()).map_err(pg_err("preparing the database"))?;
     let (chunks, documents) = run_reanalysis(client, batch)?;
-    settle(client)?;
     if chunks + documents > 0 {
         tracing::info!(
             chunks,

@@ -495,12 +495,16 @@ fn a_version_1_database_is_upgraded_in_place() {
     let pool = Pool::new(&database.url).unwrap();
     let mut conn = pool.get().unwrap();
     let row = wait(conn.client().query_one(
-        "SELECT value, pg_get_indexdef('folio_postings_pkey'::regclass) FROM folio_meta WHERE key = 'schema_version'",
+        "SELECT value, to_regclass('folio_postings') IS NULL FROM folio_meta WHERE key = 'schema_version'",
         &[],
     ))
     .unwrap();
     assert_eq!(row.get::<_, String>(0), SCHEMA_VERSION.to_string());
-    assert!(row.get::<_, String>(1).contains("INCLUDE (tf, norm)"));
+    assert!(row.get::<_, bool>(1), "a row per posting is gone");
+    assert_eq!(
+        blocks_against_text(&database, library_key(&database, &lib())),
+        Vec::<String>::new()
+    );
 }
 
 // Issue 13: postings made by analyser version 1 ("about" a stop word) are
@@ -524,12 +528,12 @@ fn a_version_2_database_is_re_analysed_and_its_documents_indexed_whole() {
         )
         .unwrap();
     drop(store);
-    database.run(
-        "DELETE FROM folio_postings WHERE term = 'about';
-         UPDATE folio_chunks SET terms = terms - 1;
+    downgrade(
+        &database,
+        2,
+        "UPDATE folio_chunks SET terms = terms - 1;
          DROP TABLE folio_document_postings;
-         ALTER TABLE folio_documents DROP COLUMN terms;
-         UPDATE folio_meta SET value = '2' WHERE key = 'schema_version';",
+         ALTER TABLE folio_documents DROP COLUMN terms;",
     );
     let store = database.store();
     let hits = store
@@ -594,12 +598,15 @@ fn a_version_7_database_is_analysed_again_in_each_language() {
         )
         .unwrap();
     drop(store);
-    // A version 7 database, its postings gone: whatever is found comes
-    // from the migration's analysis.
-    database.run(
-        "DELETE FROM folio_postings;
-         DELETE FROM folio_document_postings;
-         UPDATE folio_meta SET value = '7' WHERE key = 'schema_version';",
+    // A version 7 database, its postings gone, part way through a
+    // re-analysis an earlier folio left (into the tables version 12
+    // drops): whatever is found comes from the migration's analysis, made
+    // again from the start.
+    downgrade(
+        &database,
+        7,
+        "INSERT INTO folio_meta (key, value)
+             SELECT 'reanalysis', 'chunks:' || max(key) FROM folio_chunks;",
     );
     let store = database.store();
     for (query, source) in [("检索", "zh.txt"), ("Handschrift", "de.txt")] {
@@ -608,7 +615,7 @@ fn a_version_7_database_is_analysed_again_in_each_language() {
     let pool = Pool::new(&database.url).unwrap();
     let mut conn = pool.get().unwrap();
     let markers: Vec<String> = wait(conn.client().query(
-        "SELECT DISTINCT term FROM folio_postings WHERE term LIKE E'\\x01%' ORDER BY term",
+        "SELECT DISTINCT term FROM folio_term_blocks WHERE term LIKE E'\\x01%' ORDER BY term",
         &[],
     ))
     .unwrap()
@@ -624,9 +631,8 @@ fn a_version_7_database_is_analysed_again_in_each_language() {
     );
     let library = library_key(&database, &lib());
     assert_eq!(
-        term_counts(&database, library),
-        (0, 0, 0),
-        "document frequencies follow a re-analysis"
+        blocks_against_text(&database, library),
+        Vec::<String>::new()
     );
 }
 
@@ -666,19 +672,38 @@ fn an_interrupted_reanalysis_goes_on_from_its_place() {
     .map(|row| row.get(0))
     .collect();
     assert_eq!(keys.len(), 3);
-    // A process upgrading a version 7 database died after its first batch:
-    // the first chunk's postings are made (with a posting a restart would
-    // lose), the rest are gone, and its place is recorded.
+    // A process upgrading a version 11 database died after its first
+    // batch: the first chunk's postings are made (with a posting a restart
+    // would lose), the rest are not, and its place is recorded.
     database.run(&format!(
-        "DELETE FROM folio_postings WHERE chunk_key > {first};
-         INSERT INTO folio_postings (library_id, term, chunk_key, tf, norm)
-             SELECT library_id, 'kept', {first}, 1, 1 FROM folio_postings
-             WHERE chunk_key = {first} LIMIT 1;
-         DELETE FROM folio_document_postings;
-         UPDATE folio_meta SET value = '7' WHERE key = 'schema_version';
+        "TRUNCATE folio_term_blocks;
+         UPDATE folio_documents SET lexicon = '{{}}';
+         UPDATE folio_meta SET value = '11' WHERE key = 'schema_version';
          INSERT INTO folio_meta (key, value) VALUES ('reanalysis', 'chunks:{first}');",
         first = keys[0]
     ));
+    {
+        let text: String = wait(conn.client().query_one(
+            "SELECT context || text FROM folio_chunks WHERE key = $1",
+            &[&keys[0]],
+        ))
+        .unwrap()
+        .get(0);
+        let (mut terms, length) = folio_lexical::chunk_term_counts(&text);
+        terms.push(("kept".to_string(), 1));
+        let mut pending = crate::blocks::Pending::default();
+        let library = library_key(&database, &lib());
+        pending.add(
+            (
+                library,
+                crate::lexical::Unit::Chunk,
+                crate::blocks::chunk_block(keys[0]),
+            ),
+            keys[0],
+            &(terms, length),
+        );
+        pending.flush(conn.client()).unwrap();
+    }
     // A read-only folio will not open it until the work is done.
     assert!(PostgresStore::connect_read_only(&database.url).is_err());
     crate::schema::migrate_in_batches(conn.client(), "test", 1).unwrap();
@@ -695,18 +720,12 @@ fn an_interrupted_reanalysis_goes_on_from_its_place() {
         [("schema_version".to_string(), SCHEMA_VERSION.to_string())]
     );
     let kept: i64 = wait(conn.client().query_one(
-        "SELECT count(*) FROM folio_postings WHERE term = 'kept'",
+        "SELECT count(*) FROM folio_term_blocks WHERE term = 'kept'",
         &[],
     ))
     .unwrap()
     .get(0);
-    assert_eq!(kept, 1, "the finished batch was done again");
-    let library = library_key(&database, &lib());
-    assert_eq!(
-        term_counts(&database, library),
-        (0, 0, 0),
-        "document frequencies follow a resumed re-analysis"
-    );
+    assert_eq!(kept, 1, "the finished batch was not done again");
     let store = PostgresStore::connect_read_only(&database.url).unwrap();
     for (query, source) in [
         ("Handschrift", "a.txt"),
@@ -909,10 +928,10 @@ fn a_claim_on_a_silently_dropped_connection_is_not_held() {
     assert!(started.elapsed() < std::time::Duration::from_secs(30));
 }
 
-/// Version 10 only adds the table of kept source bytes: a version 9
-/// database gains it and keeps its postings as they are (no re-analysis).
+/// Version 10 adds the table of kept source bytes: a version 9 database
+/// gains it (and its postings are packed in blocks, version 12).
 #[test]
-fn version_9_gains_the_originals_table_without_a_reanalysis() {
+fn version_9_gains_the_originals_table() {
     let database = TestDatabase::new();
     let store = database.store();
     store.create_library(&lib(), &space()).unwrap();
@@ -925,12 +944,7 @@ fn version_9_gains_the_originals_table_without_a_reanalysis() {
     drop(store);
     // A version 9 database: no originals table; a marker posting that a
     // re-analysis would drop.
-    database.run(
-        "DROP TABLE folio_originals;
-         INSERT INTO folio_postings (library_id, term, chunk_key, tf, norm)
-             SELECT library_id, 'zz-kept-marker', chunk_key, tf, norm FROM folio_postings LIMIT 1;
-         UPDATE folio_meta SET value = '9' WHERE key = 'schema_version';",
-    );
+    downgrade(&database, 9, "DROP TABLE folio_originals;");
     let store = database.store();
     let mut kept = document(&lib(), "b.pdf", &["gamma"], &[1], json!({}));
     kept.original = Some(b"%PDF-1.7".to_vec());
@@ -942,36 +956,110 @@ fn version_9_gains_the_originals_table_without_a_reanalysis() {
     let pool = Pool::new(&database.url).unwrap();
     let mut conn = pool.get().unwrap();
     let rows = wait(conn.client().query(
-        "SELECT (SELECT value FROM folio_meta WHERE key = 'schema_version'),
-                (SELECT count(*) FROM folio_postings WHERE term = 'zz-kept-marker')",
+        "SELECT value FROM folio_meta WHERE key = 'schema_version'",
         &[],
     ))
     .unwrap();
     assert_eq!(rows[0].get::<_, String>(0), SCHEMA_VERSION.to_string());
     assert_eq!(
-        rows[0].get::<_, i64>(1),
-        1,
-        "the postings were analysed again"
+        blocks_against_text(&database, library_key(&database, &lib())),
+        Vec::<String>::new()
     );
 }
 
-/// (terms whose kept document frequencies differ from their postings,
-/// count rows not yet settled, terms with more than one row) of a library.
-fn term_counts(database: &TestDatabase, library: i64) -> (i64, i64, i64) {
+/// Makes this folio's database one of an earlier `version` as far as
+/// postings go: tables of a row per posting (empty), no blocks, no
+/// lexicons; `extra` runs before the version is set.
+fn downgrade(database: &TestDatabase, version: i64, extra: &str) {
+    database.run(&format!(
+        "DROP TABLE folio_term_blocks;
+         ALTER TABLE folio_documents DROP COLUMN block, DROP COLUMN lexicon;
+         CREATE TABLE folio_postings (library_id bigint NOT NULL, term text COLLATE \"C\" NOT NULL,
+             chunk_key bigint NOT NULL, tf integer NOT NULL, norm integer NOT NULL,
+             PRIMARY KEY (library_id, term, chunk_key) INCLUDE (tf, norm));
+         CREATE INDEX folio_postings_by_chunk ON folio_postings (chunk_key);
+         CREATE TABLE folio_document_postings (library_id bigint NOT NULL,
+             term text COLLATE \"C\" NOT NULL, document_key bigint NOT NULL, tf integer NOT NULL,
+             norm integer NOT NULL, PRIMARY KEY (library_id, term, document_key) INCLUDE (tf, norm));
+         {extra}
+         UPDATE folio_meta SET value = '{version}' WHERE key = 'schema_version';"
+    ));
+}
+
+/// Where a library's blocks differ from the postings its stored text
+/// gives, the analyser run afresh over each chunk's and each document's
+/// text: postings missing, unexpected or other, rows miscounted or in the
+/// wrong block (empty when they agree).
+fn blocks_against_text(database: &TestDatabase, library: i64) -> Vec<String> {
+    use std::collections::BTreeMap;
     let pool = Pool::new(&database.url).unwrap();
     let mut conn = pool.get().unwrap();
     let client = conn.client();
-    let drift: i64 = wait(client.query_one(crate::TERM_COUNT_DRIFT, &[&library]))
-        .unwrap()
-        .get(0);
-    let row = wait(client.query_one(
-        "SELECT (SELECT count(*) FROM folio_term_counts WHERE library_id = $1 AND NOT settled),
-                (SELECT count(*) FROM (SELECT 1 FROM folio_term_counts WHERE library_id = $1
-                                       GROUP BY unit, term HAVING count(*) > 1) t)",
+    let mut expected: BTreeMap<(i16, String, i64), (i32, i32)> = BTreeMap::new();
+    let mut put = |unit: i16, key: i64, (terms, length): (Vec<(String, u32)>, usize)| {
+        let norm = folio_lexical::scored_length(length) as i32;
+        for (term, tf) in terms {
+            expected.insert((unit, term, key), (tf as i32, norm));
+        }
+    };
+    for row in wait(client.query(
+        "SELECT key, context || text FROM folio_chunks WHERE library_id = $1",
         &[&library],
     ))
-    .unwrap();
-    (drift, row.get(0), row.get(1))
+    .unwrap()
+    {
+        put(0, row.get(0), folio_lexical::chunk_term_counts(row.get(1)));
+    }
+    let mut document_blocks = HashMap::new();
+    for row in wait(client.query(
+        "SELECT id, title, text, block FROM folio_documents WHERE library_id = $1",
+        &[&library],
+    ))
+    .unwrap()
+    {
+        let key = folio_lexical::document_key(row.get(0)).unwrap() as i64;
+        document_blocks.insert(key, row.get::<_, i64>(3));
+        let text = folio_lexical::document_text(row.get(1), row.get(2));
+        put(1, key, folio_lexical::term_counts(&text));
+    }
+    let mut problems = Vec::new();
+    let mut actual = BTreeMap::new();
+    for row in wait(client.query(
+        "SELECT unit, term, block, entries, postings FROM folio_term_blocks WHERE library_id = $1",
+        &[&library],
+    ))
+    .unwrap()
+    {
+        let (unit, term, block): (i16, String, i64) = (row.get(0), row.get(1), row.get(2));
+        let entries = crate::blocks::entries(row.get(4)).unwrap();
+        if entries.len() != row.get::<_, i32>(3) as usize {
+            problems.push(format!("{unit} {term} {block}: miscounted"));
+        }
+        for (key, tf, norm) in entries {
+            let home = match unit {
+                0 => crate::blocks::chunk_block(key),
+                _ => document_blocks.get(&key).copied().unwrap_or(-1),
+            };
+            if home != block {
+                problems.push(format!("{unit} {term} {key}: in block {block}, not {home}"));
+            }
+            actual.insert((unit, term.clone(), key), (tf, norm));
+        }
+    }
+    for (posting, value) in &expected {
+        match actual.get(posting) {
+            None => problems.push(format!("{posting:?}: missing")),
+            Some(found) if found != value => {
+                problems.push(format!("{posting:?}: {found:?}, not {value:?}"))
+            }
+            Some(_) => {}
+        }
+    }
+    for posting in actual.keys().filter(|p| !expected.contains_key(*p)) {
+        problems.push(format!("{posting:?}: unexpected"));
+    }
+    problems.truncate(10);
+    problems
 }
 
 fn library_key(database: &TestDatabase, name: &LibraryName) -> i64 {
@@ -997,11 +1085,12 @@ fn words(seed: usize, n: usize) -> String {
         .join(" ")
 }
 
-// Issue 49: each term's document frequency is kept by the database as
-// postings are written and removed; it must equal a count of the postings
-// after every kind of write, from one writer or several at once.
+// Issue 49: postings are packed in blocks, each row read, changed and
+// written back by the transaction that writes or removes a document; the
+// blocks must hold exactly the postings the library's text gives after
+// every kind of write, from one writer or several at once.
 #[test]
-fn kept_document_frequencies_follow_every_write() {
+fn blocks_follow_every_write() {
     let database = TestDatabase::new();
     let store = database.store();
     let (a, b) = (lib(), LibraryName::new("other").unwrap());
@@ -1023,15 +1112,20 @@ fn kept_document_frequencies_follow_every_write() {
         .put_documents((0..10).map(|i| doc(&b, i, i + 3)).collect(), false)
         .unwrap();
     let (ka, kb) = (library_key(&database, &a), library_key(&database, &b));
-    assert_eq!(term_counts(&database, ka), (0, 0, 0), "after a first write");
+    let none = Vec::<String>::new();
+    assert_eq!(
+        blocks_against_text(&database, ka),
+        none,
+        "after a first write"
+    );
     // A document removed, one written again with other words.
     store
         .delete_document(&DocumentId::derive(&a, "d3.txt"))
         .unwrap();
     store.put_documents(vec![doc(&a, 4, 100)], false).unwrap();
     assert_eq!(
-        term_counts(&database, ka),
-        (0, 0, 0),
+        blocks_against_text(&database, ka),
+        none,
         "after a delete and a change"
     );
     // One batch writing a document twice: its first postings go with it.
@@ -1039,12 +1133,13 @@ fn kept_document_frequencies_follow_every_write() {
         .put_documents(vec![doc(&a, 5, 300), doc(&a, 5, 301)], false)
         .unwrap();
     assert_eq!(
-        term_counts(&database, ka),
-        (0, 0, 0),
+        blocks_against_text(&database, ka),
+        none,
         "a document twice in a batch"
     );
     assert!(store.verify(&a).unwrap().problems.is_empty());
-    // Four writers at once, their documents sharing every term.
+    // Four writers at once, their documents sharing every term, writing new
+    // documents and changing the same ones.
     std::thread::scope(|scope| {
         for writer in 0..4 {
             let url = database.url.clone();
@@ -1053,66 +1148,83 @@ fn kept_document_frequencies_follow_every_write() {
                 let store = PostgresStore::connect(&url).unwrap();
                 for i in 0..6 {
                     let n = 100 + writer * 10 + i;
-                    store.put_documents(vec![doc(&a, n, n)], false).unwrap();
+                    store
+                        .put_documents(vec![doc(&a, n, n), doc(&a, i, n)], false)
+                        .unwrap();
                 }
             });
         }
     });
-    let (drift, _, _) = term_counts(&database, ka);
-    assert_eq!(drift, 0, "after concurrent writers");
-    let info = store.library(&a).unwrap();
-    assert_eq!(info.document_count, 30 - 1 + 24);
-    // The next write settles whatever a busy moment left unsettled.
-    store.put_documents(vec![doc(&a, 200, 200)], false).unwrap();
-    assert_eq!(term_counts(&database, ka), (0, 0, 0), "settled again");
     assert_eq!(
-        term_counts(&database, kb),
-        (0, 0, 0),
+        blocks_against_text(&database, ka),
+        none,
+        "after concurrent writers"
+    );
+    let info = store.library(&a).unwrap();
+    assert_eq!(
+        info.document_count,
+        30 + 24,
+        "d3 written again by the writers"
+    );
+    assert_eq!(
+        blocks_against_text(&database, kb),
+        none,
         "the other library untouched"
     );
-    // A library deleted leaves no counts.
+    // A library deleted leaves no blocks.
     store.delete_library(&b).unwrap();
     let pool = Pool::new(&database.url).unwrap();
     let mut conn = pool.get().unwrap();
     let left: i64 = wait(conn.client().query_one(
-        "SELECT count(*) FROM folio_term_counts WHERE library_id = $1",
+        "SELECT count(*) FROM folio_term_blocks WHERE library_id = $1",
         &[&kb],
     ))
     .unwrap()
     .get(0);
     assert_eq!(left, 0);
-    // Lexical scores read the kept frequencies: a term in fewer documents
-    // weighs more, as counted.
+    // Lexical scores read the blocks' counts: every document holding a
+    // term is found.
     let hits = store
         .lexical_documents(&a, "saffron", &Filter::default(), 100, Bm25::default())
         .unwrap();
-    let holding: i64 = wait(conn.client().query_one(
-        "SELECT count(DISTINCT document_key) FROM folio_document_postings WHERE library_id = $1 AND term = 'saffron'",
-        &[&ka],
-    ))
-    .unwrap()
-    .get(0);
-    assert_eq!(hits.len() as i64, holding);
+    let holding = (0..200)
+        .filter_map(|i| {
+            store
+                .document(&DocumentId::derive(&a, &format!("d{i}.txt")))
+                .ok()
+        })
+        .filter(|d| d.text.contains("saffron"))
+        .count();
+    assert!(holding > 0);
+    assert_eq!(hits.len(), holding);
     assert!(store.verify(&a).unwrap().problems.is_empty());
-    // A count that drifts from its postings is named by `verify`.
-    wait(
-        conn.client()
-            .batch_execute("DELETE FROM folio_term_counts WHERE term = 'saffron' AND unit = 0"),
-    )
-    .unwrap();
-    let problems = store.verify(&a).unwrap().problems;
+    // A row whose count is not its postings', and chunks whose postings
+    // are gone, are named by `verify`.
+    let mut problems = |sql: &str| {
+        wait(conn.client().batch_execute(sql)).unwrap();
+        store.verify(&a).unwrap().problems
+    };
+    let miscounted = problems(
+        "UPDATE folio_term_blocks SET entries = entries + 1 WHERE term = 'saffron' AND unit = 0",
+    );
     assert!(
-        problems
+        miscounted
             .iter()
-            .any(|p| p.contains("document frequencies of 1 terms")),
-        "{problems:?}"
+            .any(|p| p.contains("1 rows of the lexical index count other than their postings")),
+        "{miscounted:?}"
+    );
+    let gone = problems("DELETE FROM folio_term_blocks WHERE unit = 0");
+    assert!(
+        gone.iter()
+            .any(|p| p.contains("missing from the lexical index")),
+        "{gone:?}"
     );
 }
 
-/// A version 10 database gains its kept document frequencies, counted
-/// from the postings it holds, without a re-analysis.
+/// A version 11 database (a row per posting, kept counts) has its
+/// postings packed in blocks from its stored text; deletes then find them.
 #[test]
-fn a_version_10_database_counts_its_terms_once() {
+fn a_version_11_database_packs_its_postings_in_blocks() {
     let database = TestDatabase::new();
     let store = database.store();
     store.create_library(&lib(), &space()).unwrap();
@@ -1133,43 +1245,41 @@ fn a_version_10_database_counts_its_terms_once() {
         )
         .unwrap();
     drop(store);
-    database.run(
-        "DROP TABLE folio_term_counts;
-         DROP TRIGGER folio_postings_added ON folio_postings;
-         DROP TRIGGER folio_postings_removed ON folio_postings;
-         DROP TRIGGER folio_postings_changed ON folio_postings;
-         DROP TRIGGER folio_postings_emptied ON folio_postings;
-         DROP TRIGGER folio_document_postings_added ON folio_document_postings;
-         DROP TRIGGER folio_document_postings_removed ON folio_document_postings;
-         DROP TRIGGER folio_document_postings_changed ON folio_document_postings;
-         DROP TRIGGER folio_document_postings_emptied ON folio_document_postings;
+    downgrade(
+        &database,
+        11,
+        "CREATE TABLE folio_term_counts (library_id bigint NOT NULL, unit smallint NOT NULL,
+             term text COLLATE \"C\" NOT NULL, entries bigint NOT NULL,
+             settled boolean NOT NULL DEFAULT false);
          INSERT INTO folio_postings (library_id, term, chunk_key, tf, norm)
-             SELECT library_id, 'zz-kept-marker', chunk_key, tf, norm FROM folio_postings LIMIT 1;
-         ALTER TABLE folio_chunks ALTER COLUMN embedding SET STORAGE EXTERNAL;
-         UPDATE folio_meta SET value = '10' WHERE key = 'schema_version';",
+             SELECT library_id, 'zz-old-marker', key, 1, 1 FROM folio_chunks;",
     );
     let store = database.store();
     let key = library_key(&database, &lib());
-    assert_eq!(term_counts(&database, key), (0, 0, 0));
+    assert_eq!(blocks_against_text(&database, key), Vec::<String>::new());
     let pool = Pool::new(&database.url).unwrap();
     let mut conn = pool.get().unwrap();
-    let storage: i8 = wait(conn.client().query_one(
-        "SELECT attstorage FROM pg_attribute
-         WHERE attrelid = 'folio_chunks'::regclass AND attname = 'embedding'",
+    let row = wait(conn.client().query_one(
+        "SELECT a.attstorage, to_regclass('folio_postings') IS NULL,
+                to_regclass('folio_term_counts') IS NULL
+         FROM pg_attribute a WHERE a.attrelid = 'folio_chunks'::regclass AND a.attname = 'embedding'",
         &[],
     ))
-    .unwrap()
-    .get(0);
-    assert_eq!(storage as u8, b'm', "vectors kept inline in their rows");
-    let marker: i64 = wait(conn.client().query_one(
-        "SELECT sum(entries)::bigint FROM folio_term_counts WHERE term = 'zz-kept-marker'",
-        &[],
-    ))
-    .unwrap()
-    .get(0);
+    .unwrap();
     assert_eq!(
-        marker, 1,
-        "counted from the postings kept, not analysed again"
+        row.get::<_, i8>(0) as u8,
+        b'm',
+        "vectors kept inline in their rows"
+    );
+    assert!(
+        row.get::<_, bool>(1) && row.get::<_, bool>(2),
+        "the old tables are gone"
     );
     assert!(store.verify(&lib()).unwrap().problems.is_empty());
+    for i in [0, 5, 11] {
+        store
+            .delete_document(&DocumentId::derive(&lib(), &format!("v{i}.txt")))
+            .unwrap();
+    }
+    assert_eq!(blocks_against_text(&database, key), Vec::<String>::new());
 }
