@@ -40,7 +40,9 @@ pub(crate) fn chunk_block(key: i64) -> i64 {
 }
 
 /// SQL for a new document's block: the range of the newest chunk key.
-pub(crate) const NEW_DOCUMENT_BLOCK: &str = "(SELECT last_value FROM folio_chunks_key_seq) >> 10";
+pub(crate) fn new_document_block() -> String {
+    format!("(SELECT last_value FROM folio_chunks_key_seq) >> {BLOCK_BITS}")
+}
 
 /// The advisory lock class of writing a library's blocks ("foli"), with
 /// the library id as the second key (two-key locks never meet one-key

@@ -55,6 +55,10 @@ const CACHED_POSTINGS_MIN: usize = if cfg!(test) { 10 } else { 5_000 };
 /// The memory the kept postings may take (16 bytes a posting).
 const CACHED_POSTINGS_BYTES: usize = 64 << 20;
 
+/// Chunks whose documents' chunk lists may be kept in memory (12 bytes
+/// each).
+const CACHED_CHUNKS: usize = 2_000_000;
+
 /// What is ranked: chunks (their postings in `folio_postings`) or whole
 /// documents (`folio_document_postings`, keyed by document key).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -91,6 +95,9 @@ pub struct Statistics {
     /// (library, unit, term) → the term's postings, for common terms
     postings: HashMap<(i64, Unit, String), Arc<Postings>>,
     postings_bytes: usize,
+    /// (library, document key) → its chunks' (key, index), in key order
+    chunk_lists: HashMap<(i64, u64), Arc<[(i64, i32)]>>,
+    chunk_list_entries: usize,
 }
 
 /// One term's postings: chunk keys with term frequency and coded length.
@@ -165,52 +172,16 @@ fn best_chunks(
     s: &Search<'_>,
     ranked: &[(u64, f32)],
 ) -> Result<HashMap<u64, ChunkId>> {
-    let (cache, library_id, query, filter, bm25) =
-        (s.cache, s.library_id, s.query, s.filter, s.bm25);
+    let (cache, library_id, query, bm25) = (s.cache, s.library_id, s.query, s.bm25);
     let generation = s.generation;
-    let mut q = Query::default();
-    let documents = q.bind(
-        ranked
-            .iter()
-            .map(|(key, _)| format!("{key:016x}"))
-            .collect::<Vec<_>>(),
-    );
-    // Document ids name their library: unfiltered, the chunks come from
-    // the (document_id, idx) index alone, which carries their keys.
-    // The ranked documents passed a filter on documents alone already.
-    let sql = if !crate::filter::has_chunk_conditions(filter) {
-        format!(
-            "SELECT c.key, c.document_id, c.idx FROM folio_chunks c WHERE c.document_id = ANY({documents}::text[])"
-        )
-    } else {
-        let clause = crate::filter::where_clause(filter, &mut q);
-        format!(
-            "SELECT c.key, c.document_id, c.idx FROM folio_chunks c JOIN folio_documents d ON d.id = c.document_id
-             WHERE c.library_id = {library_id} AND c.document_id = ANY({documents}::text[]){clause}"
-        )
-    };
-    // Chunk key → (document key, chunk id).
-    let mut owner: HashMap<i64, (u64, ChunkId)> = HashMap::new();
-    for row in wait(tx.query(&sql, &q.refs())).map_err(pg_err("lexical search"))? {
-        let document: String = row.try_get(1).map_err(row_err)?;
-        let index: i32 = row.try_get(2).map_err(row_err)?;
-        if let (Some(key), Some(id)) = (
-            analysis::document_key(&document),
-            DocumentId::parse(&document),
-        ) {
-            owner.insert(
-                row.try_get(0).map_err(row_err)?,
-                (key, ChunkId::new(&id, index as u32)),
-            );
-        }
-    }
-    let mut scores: HashMap<i64, f64> = owner.keys().map(|key| (*key, 0.0)).collect();
+    let lists = chunk_lists(tx, s, ranked)?;
+    let mut scores: HashMap<i64, f64> = HashMap::new();
     let counted =
         analysis::query_readings(query, &languages(tx, cache, generation, library_id, query)?);
     let terms: Vec<String> = counted.terms.iter().map(|(term, _)| term.clone()).collect();
     let (_, n, total, frequencies) =
         statistics(tx, cache, generation, Unit::Chunk, library_id, &terms)?;
-    if n > 0 && !owner.is_empty() {
+    if n > 0 && !lists.is_empty() {
         let n = n as f64;
         let scorer = Scorer {
             k1: f64::from(bm25.k1),
@@ -218,7 +189,10 @@ fn best_chunks(
             avgdl: (total as f64 / n).max(1.0),
         };
         let weighted = weigh(counted, frequencies, n);
-        let keys: Vec<i64> = owner.keys().copied().collect();
+        let keys: Vec<i64> = lists
+            .values()
+            .flat_map(|list| list.iter().map(|(key, _)| *key))
+            .collect();
         read_postings(
             tx,
             Unit::Chunk,
@@ -230,22 +204,98 @@ fn best_chunks(
             &mut scores,
         )?;
     }
-    let mut best: HashMap<u64, (i64, f64)> = HashMap::new();
-    for (key, score) in scores {
-        let document = owner[&key].0;
-        // Ranked in f32, as the embedded store ranks.
-        let score = f64::from(score as f32);
-        match best.get(&document) {
-            Some(&(old, top)) if top > score || (top == score && old < key) => {}
-            _ => {
-                best.insert(document, (key, score));
+    let mut best = HashMap::with_capacity(lists.len());
+    for (document, list) in lists {
+        // In key order: a later chunk wins only with a higher score
+        // (ranked in f32, as the embedded store ranks).
+        let score = |key: i64| f64::from(scores.get(&key).copied().unwrap_or(0.0) as f32);
+        let Some(&(mut choice)) = list.first() else {
+            continue;
+        };
+        let mut top = score(choice.0);
+        for &(key, index) in &list[1..] {
+            let value = score(key);
+            if value > top {
+                (choice, top) = ((key, index), value);
+            }
+        }
+        if let Some(id) = DocumentId::parse(&format!("{document:016x}")) {
+            best.insert(document, ChunkId::new(&id, choice.1 as u32));
+        }
+    }
+    Ok(best)
+}
+
+/// Each ranked document's chunks that `filter` allows, as (key, index) in
+/// key order. Unfiltered lists are kept in memory until the next write (a
+/// document's chunks change only when it is written again).
+fn chunk_lists(
+    tx: &Transaction<'_>,
+    s: &Search<'_>,
+    ranked: &[(u64, f32)],
+) -> Result<HashMap<u64, Arc<[(i64, i32)]>>> {
+    let (library_id, filter) = (s.library_id, s.filter);
+    // The ranked documents passed a filter on documents alone already.
+    let kept = !crate::filter::has_chunk_conditions(filter);
+    let mut lists = HashMap::with_capacity(ranked.len());
+    let mut missing = Vec::new();
+    {
+        let cache = s.cache.lock().unwrap_or_else(|p| p.into_inner());
+        let current = kept && cache.generation == s.generation;
+        for (document, _) in ranked {
+            match current
+                .then(|| cache.chunk_lists.get(&(library_id, *document)))
+                .flatten()
+            {
+                Some(list) => {
+                    lists.insert(*document, list.clone());
+                }
+                None => missing.push(format!("{document:016x}")),
             }
         }
     }
-    Ok(best
-        .into_iter()
-        .filter_map(|(document, (key, _))| owner.remove(&key).map(|(_, chunk)| (document, chunk)))
-        .collect())
+    if missing.is_empty() {
+        return Ok(lists);
+    }
+    let mut q = Query::default();
+    let documents = q.bind(missing);
+    // Document ids name their library: unfiltered, the chunks come from
+    // the (document_id, idx) index alone, which carries their keys.
+    let sql = if kept {
+        format!(
+            "SELECT c.key, c.document_id, c.idx FROM folio_chunks c WHERE c.document_id = ANY({documents}::text[])"
+        )
+    } else {
+        let clause = crate::filter::where_clause(filter, &mut q);
+        format!(
+            "SELECT c.key, c.document_id, c.idx FROM folio_chunks c JOIN folio_documents d ON d.id = c.document_id
+             WHERE c.library_id = {library_id} AND c.document_id = ANY({documents}::text[]){clause}"
+        )
+    };
+    let mut read: HashMap<u64, Vec<(i64, i32)>> = HashMap::new();
+    for row in wait(tx.query(&sql, &q.refs())).map_err(pg_err("lexical search"))? {
+        let document: &str = row.try_get(1).map_err(row_err)?;
+        if let Some(key) = analysis::document_key(document) {
+            read.entry(key).or_default().push((
+                row.try_get(0).map_err(row_err)?,
+                row.try_get(2).map_err(row_err)?,
+            ));
+        }
+    }
+    let mut cache = s.cache.lock().unwrap_or_else(|p| p.into_inner());
+    let keep = kept && cache.generation == s.generation;
+    for (document, mut list) in read {
+        list.sort_unstable();
+        let list: Arc<[(i64, i32)]> = list.into();
+        if keep && cache.chunk_list_entries + list.len() <= CACHED_CHUNKS {
+            cache.chunk_list_entries += list.len();
+            cache
+                .chunk_lists
+                .insert((library_id, document), list.clone());
+        }
+        lists.insert(document, list);
+    }
+    Ok(lists)
 }
 
 /// The languages a query is analysed in (`analysis::query_languages`),

@@ -325,7 +325,7 @@ fn insert_document(
                                           terms, lexicon, block)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, {})
              RETURNING block",
-            blocks::NEW_DOCUMENT_BLOCK
+            blocks::new_document_block()
         ),
         &[
             &d.id.as_str(),

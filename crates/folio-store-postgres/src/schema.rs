@@ -56,15 +56,19 @@ const REANALYSIS: &str = "reanalysis";
 enum Place {
     /// Chunks after this key are still to do.
     Chunks(i64),
-    /// Chunks are done; documents after this id are still to do.
-    Documents(String),
+    /// Chunks are done; documents after this (block, id) are still to
+    /// do, taken in block order so each block is written once.
+    Documents(i64, String),
 }
 
 impl Place {
     fn parse(text: &str) -> Option<Place> {
         match text.split_once(':')? {
             ("chunks", key) => key.parse().ok().map(Place::Chunks),
-            ("documents", id) => Some(Place::Documents(id.to_string())),
+            ("documents", place) => {
+                let (block, id) = place.split_once(':')?;
+                Some(Place::Documents(block.parse().ok()?, id.to_string()))
+            }
             _ => None,
         }
     }
@@ -72,7 +76,7 @@ impl Place {
     fn record(&self) -> String {
         match self {
             Place::Chunks(key) => format!("chunks:{key}"),
-            Place::Documents(id) => format!("documents:{id}"),
+            Place::Documents(block, id) => format!("documents:{block}:{id}"),
         }
     }
 }
@@ -165,15 +169,15 @@ fn run_reanalysis(client: &mut Client, batch: i64) -> Result<(usize, usize)> {
                 chunks += done;
                 let next = match last {
                     Some(key) => Place::Chunks(key),
-                    None => Place::Documents(String::new()),
+                    None => Place::Documents(i64::MIN, String::new()),
                 };
                 record_place(&tx, &next)?;
             }
-            Some(Place::Documents(after)) => {
-                let (done, last) = analyse_documents(&tx, &after, (batch / 4).max(1))?;
+            Some(Place::Documents(block, id)) => {
+                let (done, last) = analyse_documents(&tx, (block, &id), (batch / 4).max(1))?;
                 documents += done;
                 match last {
-                    Some(id) => record_place(&tx, &Place::Documents(id))?,
+                    Some((block, id)) => record_place(&tx, &Place::Documents(block, id))?,
                     None => {
                         wait(tx.execute("DELETE FROM folio_meta WHERE key = $1", &[&REANALYSIS]))
                             .map_err(pg_err("re-analysing postings"))?;
@@ -310,14 +314,14 @@ CREATE TABLE IF NOT EXISTS folio_term_blocks (
     block bigint NOT NULL,
     entries integer NOT NULL,
     postings bytea NOT NULL,
-    PRIMARY KEY (library_id, unit, term, block)
+    PRIMARY KEY (library_id, unit, term, block) INCLUDE (entries)
 ) WITH (toast_tuple_target = 8160);
 ALTER TABLE folio_term_blocks ALTER COLUMN postings SET STORAGE EXTERNAL;
 ALTER TABLE folio_documents ADD COLUMN IF NOT EXISTS block bigint;
 ALTER TABLE folio_documents ADD COLUMN IF NOT EXISTS lexicon text[] NOT NULL DEFAULT '{}';
 UPDATE folio_documents d
    SET block = COALESCE((SELECT min(c.key) FROM folio_chunks c WHERE c.document_id = d.id), 0) >> 10
- WHERE block IS NULL;
+ WHERE block IS NULL; -- blocks::BLOCK_BITS
 ALTER TABLE folio_documents ALTER COLUMN block SET NOT NULL;
 DROP TABLE IF EXISTS folio_postings, folio_document_postings, folio_term_counts;
 DROP FUNCTION IF EXISTS folio_count_added, folio_count_removed, folio_count_changed, folio_count_emptied;
@@ -334,25 +338,26 @@ CREATE TABLE IF NOT EXISTS folio_access_keys (
 );
 "#;
 
-/// Fills the document postings and term counts (version 4's, made again
-/// for version 8) of the documents after id `after`, at most `batch` of
-/// them. Returns how many, and the last id (None when none were left).
+/// Fills the whole-document postings (version 4's, made again for
+/// versions 8 and 12) of the documents after `after` in (block, id) order,
+/// at most `batch` of them. Returns how many, and the last (block, id)
+/// (None when none were left).
 fn analyse_documents(
     tx: &Transaction<'_>,
-    after: &str,
+    (block, after): (i64, &str),
     batch: i64,
-) -> Result<(usize, Option<String>)> {
+) -> Result<(usize, Option<(i64, String)>)> {
     let context = "analysing whole documents";
     let rows = wait(tx.query(
         "SELECT id, library_id, title, text, block FROM folio_documents
-         WHERE id > $1 ORDER BY id LIMIT $2",
-        &[&after, &batch],
+         WHERE (block, id) > ($1, $2) ORDER BY block, id LIMIT $3",
+        &[&block, &after, &batch],
     ))
     .map_err(pg_err(context))?;
     let Some(last) = rows.last() else {
         return Ok((0, None));
     };
-    let last: String = last.get(0);
+    let last = (last.get(4), last.get(0));
     let mut pending = Pending::default();
     let mut lexicons = BTreeSet::new();
     let (mut ids, mut counts) = (
