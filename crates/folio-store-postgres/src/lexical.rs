@@ -108,12 +108,39 @@ struct Postings {
     norms: Vec<i32>,
 }
 
-/// A query term with its BM25 weight (idf × count in the query).
+/// A query term with its BM25 weight (idf × count in the query) and its
+/// postings.
 struct Weighted {
     term: String,
     weight: f64,
     frequency: i64,
+    postings: Arc<Postings>,
 }
+
+/// Hashes a key with one multiplication (Fibonacci hashing): scores are
+/// kept per chunk or document key, thousands a search, where the default
+/// hasher's rounds showed in profiles.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for byte in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(*byte)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+
+    fn write_i64(&mut self, n: i64) {
+        self.0 = (n as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+/// Scores by key.
+type Scores = HashMap<i64, f64, std::hash::BuildHasherDefault<KeyHasher>>;
 
 /// BM25 of one term occurrence, as the embedded store computes it.
 struct Scorer {
@@ -175,12 +202,10 @@ fn best_chunks(
     let (cache, library_id, query, bm25) = (s.cache, s.library_id, s.query, s.bm25);
     let generation = s.generation;
     let lists = chunk_lists(tx, s, ranked)?;
-    let mut scores: HashMap<i64, f64> = HashMap::new();
+    let mut scores = Scores::default();
     let counted =
         analysis::query_readings(query, &languages(tx, cache, generation, library_id, query)?);
-    let terms: Vec<String> = counted.terms.iter().map(|(term, _)| term.clone()).collect();
-    let (_, n, total, frequencies) =
-        statistics(tx, cache, generation, Unit::Chunk, library_id, &terms)?;
+    let (_, n, total, _) = statistics(tx, cache, generation, Unit::Chunk, library_id, &[])?;
     if n > 0 && !lists.is_empty() {
         let n = n as f64;
         let scorer = Scorer {
@@ -188,21 +213,15 @@ fn best_chunks(
             b: f64::from(bm25.b),
             avgdl: (total as f64 / n).max(1.0),
         };
-        let weighted = weigh(counted, frequencies, n);
-        let keys: Vec<i64> = lists
+        let read = postings(tx, (cache, generation), Unit::Chunk, library_id, &counted)?;
+        let mut keys: Vec<i64> = lists
             .values()
             .flat_map(|list| list.iter().map(|(key, _)| *key))
             .collect();
-        read_postings(
-            tx,
-            Unit::Chunk,
-            library_id,
-            &weighted,
-            Some(&keys),
-            (cache, generation),
-            &scorer,
-            &mut scores,
-        )?;
+        keys.sort_unstable();
+        for term in weigh(counted, read, n) {
+            add(&term, Some(&keys), &scorer, &mut scores);
+        }
     }
     let mut best = HashMap::with_capacity(lists.len());
     for (document, list) in lists {
@@ -332,24 +351,26 @@ pub fn chunk_languages(
         .collect())
 }
 
-/// Query terms with their BM25 weights (idf × count), those the library
-/// holds; a word's readings in several languages are weighed by the sum
-/// of their document frequencies (`QueryTerms::shared_frequencies`).
-fn weigh(readings: analysis::QueryTerms, frequencies: Vec<i64>, n: f64) -> Vec<Weighted> {
-    let own: Vec<u64> = frequencies.iter().map(|df| (*df).max(0) as u64).collect();
+/// Query terms with their BM25 weights (idf × count) and postings, those
+/// the library holds; a word's readings in several languages are weighed
+/// by the sum of their document frequencies
+/// (`QueryTerms::shared_frequencies`).
+fn weigh(readings: analysis::QueryTerms, postings: Vec<Arc<Postings>>, n: f64) -> Vec<Weighted> {
+    let own: Vec<u64> = postings.iter().map(|p| p.keys.len() as u64).collect();
     let shared = readings.shared_frequencies(&own);
     readings
         .terms
         .into_iter()
-        .zip(frequencies)
+        .zip(postings)
         .zip(shared)
-        .filter(|((_, df), _)| *df > 0)
-        .map(|(((term, count), df), shared)| {
+        .filter(|((_, postings), _)| !postings.keys.is_empty())
+        .map(|(((term, count), postings), shared)| {
             let shared = (shared as f64).min(n);
             Weighted {
                 weight: f64::from(count) * (1.0 + (n - shared + 0.5) / (shared + 0.5)).ln(),
                 term,
-                frequency: df,
+                frequency: postings.keys.len() as i64,
+                postings,
             }
         })
         .collect()
@@ -369,9 +390,7 @@ fn rank(tx: &Transaction<'_>, s: &Search<'_>, unit: Unit) -> Result<Vec<(u64, f3
     if counted.terms.is_empty() {
         return Ok(Vec::new());
     }
-    let terms: Vec<String> = counted.terms.iter().map(|(term, _)| term.clone()).collect();
-    let (generation, n, total, frequencies) =
-        statistics(tx, cache, s.generation, unit, library_id, &terms)?;
+    let (generation, n, total, _) = statistics(tx, cache, s.generation, unit, library_id, &[])?;
     if n == 0 {
         return Ok(Vec::new());
     }
@@ -381,7 +400,15 @@ fn rank(tx: &Transaction<'_>, s: &Search<'_>, unit: Unit) -> Result<Vec<(u64, f3
         b: f64::from(bm25.b),
         avgdl: (total as f64 / n).max(1.0),
     };
-    let mut weighted = weigh(counted, frequencies, n);
+    // A filter is its keys, read once: postings are then read (or found
+    // in memory) as without a filter and kept to them.
+    let allowed = allowed_keys(tx, unit, library_id, filter)?;
+    if allowed.as_ref().is_some_and(|keys| keys.is_empty()) {
+        return Ok(Vec::new());
+    }
+    let within = allowed.as_deref();
+    let read = postings(tx, (cache, generation), unit, library_id, &counted)?;
+    let mut weighted = weigh(counted, read, n);
     if weighted.is_empty() {
         return Ok(Vec::new());
     }
@@ -396,60 +423,32 @@ fn rank(tx: &Transaction<'_>, s: &Search<'_>, unit: Unit) -> Result<Vec<(u64, f3
         essential += 1;
     }
     let (rare, common) = weighted.split_at(essential);
-    // A filter is its keys, read once: postings are then read (or found
-    // in memory) as without a filter and kept to them.
-    let allowed = allowed_keys(tx, unit, library_id, filter)?;
-    if allowed.as_ref().is_some_and(|keys| keys.is_empty()) {
-        return Ok(Vec::new());
+    let mut scores = Scores::default();
+    for term in rare {
+        add(term, within, &scorer, &mut scores);
     }
-    let within = allowed.as_deref();
-    let mut scores: HashMap<i64, f64> = HashMap::new();
-    read_postings(
-        tx,
-        unit,
-        library_id,
-        rare,
-        within,
-        (cache, generation),
-        &scorer,
-        &mut scores,
-    )?;
     if !common.is_empty() {
         let bound: f64 = common.iter().map(|t| t.weight * (scorer.k1 + 1.0)).sum();
         let floor = kth(&scores, k).unwrap_or(0.0);
-        let candidates: Vec<i64> = scores
+        let mut candidates: Vec<i64> = scores
             .iter()
             .filter(|(_, s)| **s + bound >= floor)
             .map(|(key, _)| *key)
             .collect();
         if candidates.len() * common.len() <= MAX_LOOKUPS {
-            let mut full: HashMap<i64, f64> =
-                candidates.iter().map(|key| (*key, scores[key])).collect();
-            read_postings(
-                tx,
-                unit,
-                library_id,
-                common,
-                Some(&candidates),
-                (cache, generation),
-                &scorer,
-                &mut full,
-            )?;
+            candidates.sort_unstable();
+            let mut full: Scores = candidates.iter().map(|key| (*key, scores[key])).collect();
+            for term in common {
+                add(term, Some(&candidates), &scorer, &mut full);
+            }
             if full.len() >= k && kth(&full, k).is_some_and(|kth| kth > bound) {
                 CANDIDATE_ANSWERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 return Ok(top(full, k));
             }
         }
-        read_postings(
-            tx,
-            unit,
-            library_id,
-            common,
-            within,
-            (cache, generation),
-            &scorer,
-            &mut scores,
-        )?;
+        for term in common {
+            add(term, within, &scorer, &mut scores);
+        }
     }
     Ok(top(scores, k))
 }
@@ -492,109 +491,108 @@ fn allowed_keys(
     Ok(Some(keys))
 }
 
-/// Adds the terms' BM25 contributions to `scores`: over all their
-/// postings, or only those of the `only` keys. A term's postings are read
-/// whole, its blocks in one go, and a common term's are kept in memory
-/// until the next write.
-#[allow(clippy::too_many_arguments)]
-fn read_postings(
-    tx: &Transaction<'_>,
-    unit: Unit,
-    library_id: i64,
-    terms: &[Weighted],
-    only: Option<&[i64]>,
-    (cache, generation): (&Mutex<Statistics>, i64),
-    scorer: &Scorer,
-    scores: &mut HashMap<i64, f64>,
-) -> Result<()> {
-    let only: Option<Vec<i64>> = only.map(|keys| {
-        let mut keys = keys.to_vec();
-        keys.sort_unstable();
-        keys
-    });
-    let mut add = |weight: f64, postings: &Postings| {
-        let mut score = |i: usize| {
-            *scores.entry(postings.keys[i]).or_insert(0.0) +=
-                scorer.score(weight, postings.tfs[i], postings.norms[i]);
-        };
-        match &only {
-            None => (0..postings.keys.len()).for_each(&mut score),
-            // Both sorted: each key is looked for after the last one found.
-            Some(keys) => {
-                let mut from = 0;
-                for key in keys {
-                    from += postings.keys[from..].partition_point(|k| k < key);
-                    if postings.keys.get(from) == Some(key) {
-                        score(from);
-                    }
+/// Adds a term's BM25 contributions to `scores`: over all its postings,
+/// or only those of the `only` keys (sorted).
+fn add(term: &Weighted, only: Option<&[i64]>, scorer: &Scorer, scores: &mut Scores) {
+    let postings = &term.postings;
+    let mut score = |i: usize| {
+        *scores.entry(postings.keys[i]).or_insert(0.0) +=
+            scorer.score(term.weight, postings.tfs[i], postings.norms[i]);
+    };
+    match only {
+        None => (0..postings.keys.len()).for_each(&mut score),
+        // Both sorted: each key is looked for after the last one found.
+        Some(keys) => {
+            let mut from = 0;
+            for key in keys {
+                from += postings.keys[from..].partition_point(|k| k < key);
+                if postings.keys.get(from) == Some(key) {
+                    score(from);
                 }
             }
         }
-    };
-    // Taken from the cache under its lock, scored after it is released.
-    let kept: Vec<Option<Arc<Postings>>> = {
+    }
+}
+
+/// Each query term's postings (whole, in key order), in the order of
+/// `readings`: from memory, or the blocks of those not there read in one
+/// statement. Their counts are the terms' document frequencies, kept with
+/// the statistics; a common term's postings are kept in memory until the
+/// next write.
+fn postings(
+    tx: &Transaction<'_>,
+    (cache, generation): (&Mutex<Statistics>, i64),
+    unit: Unit,
+    library_id: i64,
+    readings: &analysis::QueryTerms,
+) -> Result<Vec<Arc<Postings>>> {
+    let terms: Vec<&str> = readings
+        .terms
+        .iter()
+        .map(|(term, _)| term.as_str())
+        .collect();
+    let mut found: HashMap<&str, Arc<Postings>> = HashMap::new();
+    let mut missing = Vec::new();
+    {
         let cache = cache.lock().unwrap_or_else(|p| p.into_inner());
         let current = cache.generation == generation;
-        terms
-            .iter()
-            .map(|term| {
-                current
-                    .then(|| cache.postings.get(&(library_id, unit, term.term.clone())))
-                    .flatten()
-                    .cloned()
-            })
-            .collect()
-    };
-    let mut missing = Vec::new();
-    for (term, kept) in terms.iter().zip(kept) {
-        match kept {
-            Some(postings) => {
-                CACHED_POSTINGS_READ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                add(term.weight, &postings);
+        for term in &terms {
+            let kept = current
+                .then(|| cache.postings.get(&(library_id, unit, term.to_string())))
+                .flatten();
+            match kept {
+                Some(postings) => {
+                    CACHED_POSTINGS_READ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    found.insert(term, postings.clone());
+                }
+                None => missing.push(*term),
             }
-            None => missing.push(term.term.as_str()),
         }
     }
-    if missing.is_empty() {
-        return Ok(());
-    }
-    let weights: HashMap<&str, f64> = terms.iter().map(|w| (w.term.as_str(), w.weight)).collect();
-    let rows = wait(tx.query(
-        "SELECT term, postings FROM folio_term_blocks
-         WHERE library_id = $1 AND unit = $2 AND term = ANY($3) ORDER BY term, block",
-        &[&library_id, &unit.code(), &missing],
-    ))
-    .map_err(pg_err("lexical search"))?;
-    let mut rows = rows.iter().peekable();
-    while let Some(first) = rows.peek() {
-        let term: String = first.try_get(0).map_err(row_err)?;
-        let mut postings = Postings::default();
-        while let Some(row) = rows.next_if(|row| row.get::<_, &str>(0) == term) {
-            crate::blocks::decode(row.try_get(1).map_err(row_err)?, |(key, tf, norm)| {
-                postings.keys.push(key);
-                postings.tfs.push(tf);
-                postings.norms.push(norm);
-            })?;
+    if !missing.is_empty() {
+        let rows = wait(tx.query(
+            "SELECT term, postings FROM folio_term_blocks
+             WHERE library_id = $1 AND unit = $2 AND term = ANY($3) ORDER BY term, block",
+            &[&library_id, &unit.code(), &missing],
+        ))
+        .map_err(pg_err("lexical search"))?;
+        let mut read: HashMap<String, Postings> = HashMap::new();
+        let mut rows = rows.iter().peekable();
+        while let Some(first) = rows.peek() {
+            let term: String = first.try_get(0).map_err(row_err)?;
+            let mut postings = Postings::default();
+            while let Some(row) = rows.next_if(|row| row.get::<_, &str>(0) == term) {
+                crate::blocks::decode(row.try_get(1).map_err(row_err)?, |(key, tf, norm)| {
+                    postings.keys.push(key);
+                    postings.tfs.push(tf);
+                    postings.norms.push(norm);
+                })?;
+            }
+            read.insert(term, sorted(postings));
         }
-        let postings = sorted(postings);
-        add(
-            weights.get(term.as_str()).copied().unwrap_or(0.0),
-            &postings,
-        );
-        if postings.keys.len() >= CACHED_POSTINGS_MIN {
-            let bytes = postings.keys.len() * 16;
-            let mut cache = cache.lock().unwrap_or_else(|p| p.into_inner());
-            if cache.generation == generation
-                && cache.postings_bytes + bytes <= CACHED_POSTINGS_BYTES
-            {
-                cache.postings_bytes += bytes;
+        let mut cache = cache.lock().unwrap_or_else(|p| p.into_inner());
+        let current = cache.generation == generation;
+        for term in missing {
+            let postings = Arc::new(read.remove(term).unwrap_or_default());
+            if current {
+                let count = postings.keys.len();
                 cache
-                    .postings
-                    .insert((library_id, unit, term), Arc::new(postings));
+                    .frequencies
+                    .insert((library_id, unit, term.to_string()), count as i64);
+                let bytes = count * 16;
+                if count >= CACHED_POSTINGS_MIN
+                    && cache.postings_bytes + bytes <= CACHED_POSTINGS_BYTES
+                {
+                    cache.postings_bytes += bytes;
+                    cache
+                        .postings
+                        .insert((library_id, unit, term.to_string()), postings.clone());
+                }
             }
+            found.insert(term, postings);
         }
     }
-    Ok(())
+    Ok(terms.iter().map(|term| found[term].clone()).collect())
 }
 
 /// Postings in key order (a chunk term's blocks are; a document term's
@@ -613,7 +611,7 @@ fn sorted(postings: Postings) -> Postings {
 }
 
 /// The k-th best score, if there are k.
-fn kth(scores: &HashMap<i64, f64>, k: usize) -> Option<f64> {
+fn kth(scores: &Scores, k: usize) -> Option<f64> {
     if scores.len() < k || k == 0 {
         return None;
     }
@@ -624,7 +622,7 @@ fn kth(scores: &HashMap<i64, f64>, k: usize) -> Option<f64> {
 
 /// The `k` best (chunk key, score), best first, ties by key, ranked as the
 /// embedded store ranks (in f32).
-fn top(scores: HashMap<i64, f64>, k: usize) -> Vec<(u64, f32)> {
+fn top(scores: Scores, k: usize) -> Vec<(u64, f32)> {
     analysis::top_k(
         scores
             .into_iter()
