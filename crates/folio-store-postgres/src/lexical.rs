@@ -25,7 +25,7 @@ use folio_store::{Bm25, Hit, Result};
 use tokio_postgres::Transaction;
 
 use crate::filter::Query;
-use crate::pool::{pg_err, wait};
+use crate::pool::{Statements, pg_err, wait};
 use crate::row_err;
 
 /// Postings scored in full before the remaining (common) terms are only
@@ -160,6 +160,8 @@ impl Scorer {
 /// One lexical search's request.
 pub struct Search<'a> {
     pub cache: &'a Mutex<Statistics>,
+    /// The statements prepared on the search's connection.
+    pub statements: std::cell::RefCell<&'a mut Statements>,
     /// The write generation, read before the transaction took its snapshot
     /// (`generation_before`).
     pub generation: i64,
@@ -213,7 +215,7 @@ fn best_chunks(
             b: f64::from(bm25.b),
             avgdl: (total as f64 / n).max(1.0),
         };
-        let read = postings(tx, (cache, generation), Unit::Chunk, library_id, &counted)?;
+        let read = postings(tx, s, Unit::Chunk, &counted)?;
         let mut keys: Vec<i64> = lists
             .values()
             .flat_map(|list| list.iter().map(|(key, _)| *key))
@@ -276,23 +278,28 @@ fn chunk_lists(
     if missing.is_empty() {
         return Ok(lists);
     }
-    let mut q = Query::default();
-    let documents = q.bind(missing);
     // Document ids name their library: unfiltered, the chunks come from
     // the (document_id, idx) index alone, which carries their keys.
-    let sql = if kept {
-        format!(
-            "SELECT c.key, c.document_id, c.idx FROM folio_chunks c WHERE c.document_id = ANY({documents}::text[])"
-        )
+    let rows = if kept {
+        let statement = s.statements.borrow_mut().prepared(
+            tx,
+            "SELECT c.key, c.document_id, c.idx FROM folio_chunks c WHERE c.document_id = ANY($1::text[])",
+            "lexical search",
+        )?;
+        wait(tx.query(&statement, &[&missing]))
     } else {
+        let mut q = Query::default();
+        let documents = q.bind(missing);
         let clause = crate::filter::where_clause(filter, &mut q);
-        format!(
+        let sql = format!(
             "SELECT c.key, c.document_id, c.idx FROM folio_chunks c JOIN folio_documents d ON d.id = c.document_id
              WHERE c.library_id = {library_id} AND c.document_id = ANY({documents}::text[]){clause}"
-        )
-    };
+        );
+        wait(tx.query(&sql, &q.refs()))
+    }
+    .map_err(pg_err("lexical search"))?;
     let mut read: HashMap<u64, Vec<(i64, i32)>> = HashMap::new();
-    for row in wait(tx.query(&sql, &q.refs())).map_err(pg_err("lexical search"))? {
+    for row in rows {
         let document: &str = row.try_get(1).map_err(row_err)?;
         if let Some(key) = analysis::document_key(document) {
             read.entry(key).or_default().push((
@@ -390,7 +397,7 @@ fn rank(tx: &Transaction<'_>, s: &Search<'_>, unit: Unit) -> Result<Vec<(u64, f3
     if counted.terms.is_empty() {
         return Ok(Vec::new());
     }
-    let (generation, n, total, _) = statistics(tx, cache, s.generation, unit, library_id, &[])?;
+    let (_, n, total, _) = statistics(tx, cache, s.generation, unit, library_id, &[])?;
     if n == 0 {
         return Ok(Vec::new());
     }
@@ -407,7 +414,7 @@ fn rank(tx: &Transaction<'_>, s: &Search<'_>, unit: Unit) -> Result<Vec<(u64, f3
         return Ok(Vec::new());
     }
     let within = allowed.as_deref();
-    let read = postings(tx, (cache, generation), unit, library_id, &counted)?;
+    let read = postings(tx, s, unit, &counted)?;
     let mut weighted = weigh(counted, read, n);
     if weighted.is_empty() {
         return Ok(Vec::new());
@@ -521,11 +528,11 @@ fn add(term: &Weighted, only: Option<&[i64]>, scorer: &Scorer, scores: &mut Scor
 /// next write.
 fn postings(
     tx: &Transaction<'_>,
-    (cache, generation): (&Mutex<Statistics>, i64),
+    s: &Search<'_>,
     unit: Unit,
-    library_id: i64,
     readings: &analysis::QueryTerms,
 ) -> Result<Vec<Arc<Postings>>> {
+    let (cache, generation, library_id) = (s.cache, s.generation, s.library_id);
     let terms: Vec<&str> = readings
         .terms
         .iter()
@@ -550,12 +557,14 @@ fn postings(
         }
     }
     if !missing.is_empty() {
-        let rows = wait(tx.query(
+        let statement = s.statements.borrow_mut().prepared(
+            tx,
             "SELECT term, postings FROM folio_term_blocks
              WHERE library_id = $1 AND unit = $2 AND term = ANY($3) ORDER BY term, block",
-            &[&library_id, &unit.code(), &missing],
-        ))
-        .map_err(pg_err("lexical search"))?;
+            "lexical search",
+        )?;
+        let rows = wait(tx.query(&statement, &[&library_id, &unit.code(), &missing]))
+            .map_err(pg_err("lexical search"))?;
         let mut read: HashMap<String, Postings> = HashMap::new();
         let mut rows = rows.iter().peekable();
         while let Some(first) = rows.peek() {

@@ -195,6 +195,9 @@ fn create_hnsw(client: &impl GenericClient, library_id: i64, dim: u32) -> Result
     wait(client.batch_execute(&sql)).map_err(pg_err("creating a vector index"))
 }
 
+/// Reads the write generation.
+const GENERATION: &str = "SELECT last_value FROM folio_generation";
+
 /// Moves the write generation (read by caches in every process).
 fn bump_generation(client: &impl GenericClient) -> Result<()> {
     wait(client.execute("SELECT nextval('folio_generation')", &[]))
@@ -206,11 +209,9 @@ fn bump_generation(client: &impl GenericClient) -> Result<()> {
 /// commit, so a value cached under one generation is never served after a
 /// commit that could change it.
 pub(crate) fn generation(client: &impl GenericClient) -> Result<i64> {
-    Ok(
-        wait(client.query_one("SELECT last_value FROM folio_generation", &[]))
-            .map_err(pg_err("reading the write generation"))?
-            .get(0),
-    )
+    Ok(wait(client.query_one(GENERATION, &[]))
+        .map_err(pg_err("reading the write generation"))?
+        .get(0))
 }
 
 fn library_row(client: &impl GenericClient, name: &LibraryName) -> Result<LibraryRow> {
@@ -528,7 +529,16 @@ impl PostgresStore {
     /// The library's row (as `library_row`), from the cache when nothing
     /// was written since it was read.
     fn library_row(&self, client: &impl GenericClient, name: &LibraryName) -> Result<LibraryRow> {
-        let now = generation(client)?;
+        self.library_row_at(client, name, generation(client)?)
+    }
+
+    /// `library_row` with the generation already read.
+    fn library_row_at(
+        &self,
+        client: &impl GenericClient,
+        name: &LibraryName,
+        now: i64,
+    ) -> Result<LibraryRow> {
         {
             let cache = self.libraries.lock().unwrap_or_else(|p| p.into_inner());
             if let Some(row) = cache.1.get(name).filter(|_| cache.0 == now) {
@@ -556,10 +566,15 @@ impl PostgresStore {
         bm25: Bm25,
     ) -> Result<Vec<Hit>> {
         let mut conn = self.pool.get()?;
-        let client = conn.client();
-        let library_id = self.library_row(client, library)?.id;
+        let (client, statements) = conn.split();
         // Before the snapshot (see `lexical::statistics`).
-        let generation = generation(client)?;
+        let generation: i64 = wait(client.query_one(
+            &statements.prepared(&*client, GENERATION, "lexical search")?,
+            &[],
+        ))
+        .map_err(pg_err("lexical search"))?
+        .get(0);
+        let library_id = self.library_row_at(&*client, library, generation)?.id;
         let tx = wait(
             client
                 .build_transaction()
@@ -570,6 +585,7 @@ impl PostgresStore {
         .map_err(pg_err("lexical search"))?;
         let search = lexical::Search {
             cache: &self.statistics,
+            statements: std::cell::RefCell::new(statements),
             generation,
             library_id,
             query,
@@ -1017,10 +1033,15 @@ impl Store for PostgresStore {
 
     fn query_language(&self, library: &LibraryName, query: &str) -> Result<QueryLanguage> {
         let mut conn = self.pool.get()?;
-        let client = conn.client();
-        let library_id = self.library_row(client, library)?.id;
+        let (client, statements) = conn.split();
         // Before the snapshot (see `lexical::statistics`).
-        let generation = generation(client)?;
+        let generation: i64 = wait(client.query_one(
+            &statements.prepared(&*client, GENERATION, "lexical search")?,
+            &[],
+        ))
+        .map_err(pg_err("lexical search"))?
+        .get(0);
+        let library_id = self.library_row_at(&*client, library, generation)?.id;
         let tx = wait(client.build_transaction().read_only(true).start())
             .map_err(pg_err("reading the query's language"))?;
         let chunks = lexical::chunk_languages(&tx, &self.statistics, generation, library_id)?;

@@ -9,13 +9,14 @@
 //! return to the pool; the next request opens a new one, so the process
 //! recovers by itself when the server comes back.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 
 use folio_store::{Result, StoreError};
-use tokio_postgres::{Client, Config, NoTls};
+use tokio_postgres::{Client, Config, GenericClient, NoTls, Statement};
 
 /// Idle connections kept for reuse.
 const IDLE_MAX: usize = 16;
@@ -25,7 +26,7 @@ pub struct Pool {
     /// The server as logs and errors may name it: no password.
     pub display: String,
     runtime: Option<tokio::runtime::Runtime>,
-    idle: Mutex<Vec<Client>>,
+    idle: Mutex<Vec<(Client, Statements)>>,
     /// Whether pgvector has iterative index scans (0.8 and newer): one of
     /// the `SCANS_*` values, known once a connection saw the extension.
     iterative: AtomicU8,
@@ -34,6 +35,30 @@ pub struct Pool {
 const SCANS_UNKNOWN: u8 = 0;
 const SCANS_ITERATIVE: u8 = 1;
 const SCANS_PLAIN: u8 = 2;
+
+/// Statements prepared on one connection, by their text: a statement run
+/// again costs one round trip where an unprepared one costs two (parse
+/// and describe, then bind and execute). Only fixed texts (no values
+/// written into them) are kept, so their number is bounded.
+#[derive(Default)]
+pub struct Statements(HashMap<&'static str, Statement>);
+
+impl Statements {
+    /// The statement of `sql`, prepared on this connection the first time.
+    pub fn prepared(
+        &mut self,
+        client: &impl GenericClient,
+        sql: &'static str,
+        context: &'static str,
+    ) -> Result<Statement> {
+        if let Some(statement) = self.0.get(sql) {
+            return Ok(statement.clone());
+        }
+        let statement = wait(client.prepare(sql)).map_err(pg_err(context))?;
+        self.0.insert(sql, statement.clone());
+        Ok(statement)
+    }
+}
 
 /// Runs a future to completion on this thread.
 pub fn wait<F: Future>(future: F) -> F::Output {
@@ -283,21 +308,22 @@ impl Pool {
         let reused = {
             let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
             let mut found = None;
-            while let Some(client) = idle.pop() {
+            while let Some((client, statements)) = idle.pop() {
                 if !client.is_closed() {
-                    found = Some(client);
+                    found = Some((client, statements));
                     break;
                 }
             }
             found
         };
-        let client = match reused {
-            Some(client) => client,
-            None => self.connect()?,
+        let (client, statements) = match reused {
+            Some(reused) => reused,
+            None => (self.connect()?, Statements::default()),
         };
         Ok(Pooled {
             pool: self,
             client: Some(client),
+            statements,
         })
     }
 }
@@ -315,11 +341,20 @@ impl Drop for Pool {
 pub struct Pooled<'a> {
     pool: &'a Pool,
     client: Option<Client>,
+    statements: Statements,
 }
 
 impl Pooled<'_> {
     pub fn client(&mut self) -> &mut Client {
         self.client.as_mut().expect("present until drop")
+    }
+
+    /// The connection with the statements prepared on it.
+    pub fn split(&mut self) -> (&mut Client, &mut Statements) {
+        (
+            self.client.as_mut().expect("present until drop"),
+            &mut self.statements,
+        )
     }
 
     /// The connection, never to return to the pool: its session (and what
@@ -339,7 +374,7 @@ impl Drop for Pooled<'_> {
         }
         let mut idle = self.pool.idle.lock().unwrap_or_else(|p| p.into_inner());
         if idle.len() < IDLE_MAX {
-            idle.push(client);
+            idle.push((client, std::mem::take(&mut self.statements)));
         }
     }
 }
