@@ -31,8 +31,9 @@ use tokio_postgres::GenericClient;
 use crate::lexical::Unit;
 use crate::pool::{pg_err, wait};
 
-/// Chunk keys per chunk block (as a shift).
-pub(crate) const BLOCK_BITS: u32 = 10;
+/// Chunk keys per chunk block (as a shift; four in unit tests, so their
+/// documents span blocks).
+pub(crate) const BLOCK_BITS: u32 = if cfg!(test) { 2 } else { 10 };
 
 /// The block of a chunk key.
 pub(crate) fn chunk_block(key: i64) -> i64 {
@@ -156,20 +157,20 @@ impl Pending {
         }
     }
 
-    /// Removes the postings of `key` under `terms` (those it may have),
-    /// written before or added to this batch.
+    /// Removes the postings of `keys` (all of one block) under `terms`
+    /// (those they may have), written before or added to this batch.
     pub(crate) fn remove(
         &mut self,
         (library_id, unit, block): (i64, Unit, i64),
-        key: i64,
+        keys: &BTreeSet<i64>,
         terms: &[String],
     ) {
         for term in terms {
             let row = (library_id, unit.code(), term.clone(), block);
             if let Some(added) = self.adds.get_mut(&row) {
-                added.retain(|entry| entry.0 != key);
+                added.retain(|entry| !keys.contains(&entry.0));
             }
-            self.removes.entry(row).or_default().insert(key);
+            self.removes.entry(row).or_default().extend(keys);
         }
     }
 

@@ -266,8 +266,12 @@ fn remove_document_rows(
         let (library_id, block, lexicon): (i64, i64, Vec<String>) =
             (row.get(0), row.get(1), row.get(2));
         if let Some(key) = analysis::document_key(id) {
-            pending.remove((library_id, Unit::Document, block), key as i64, &lexicon);
+            let keys = std::collections::BTreeSet::from([key as i64]);
+            pending.remove((library_id, Unit::Document, block), &keys, &lexicon);
         }
+        // A document's chunks share one block or a few.
+        let mut chunks: std::collections::BTreeMap<i64, std::collections::BTreeSet<i64>> =
+            Default::default();
         for row in wait(client.query(
             "SELECT key FROM folio_chunks WHERE document_id = $1",
             &[&id],
@@ -275,11 +279,13 @@ fn remove_document_rows(
         .map_err(pg_err(context))?
         {
             let key: i64 = row.get(0);
-            pending.remove(
-                (library_id, Unit::Chunk, blocks::chunk_block(key)),
-                key,
-                &lexicon,
-            );
+            chunks
+                .entry(blocks::chunk_block(key))
+                .or_default()
+                .insert(key);
+        }
+        for (block, keys) in chunks {
+            pending.remove((library_id, Unit::Chunk, block), &keys, &lexicon);
         }
     }
     for sql in [

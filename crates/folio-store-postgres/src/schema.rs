@@ -306,7 +306,9 @@ ALTER TABLE folio_chunks ALTER COLUMN embedding SET STORAGE MAIN;
 /// Version 12: postings packed in blocks (`blocks`), made again from the
 /// stored text (the re-analysis); the tables of a row per posting, and
 /// version 11's kept counts with their triggers, go.
-const SCHEMA_V12: &str = r#"
+fn schema_v12() -> String {
+    format!(
+        r#"
 CREATE TABLE IF NOT EXISTS folio_term_blocks (
     library_id bigint NOT NULL,
     unit smallint NOT NULL,
@@ -318,14 +320,18 @@ CREATE TABLE IF NOT EXISTS folio_term_blocks (
 ) WITH (toast_tuple_target = 8160);
 ALTER TABLE folio_term_blocks ALTER COLUMN postings SET STORAGE EXTERNAL;
 ALTER TABLE folio_documents ADD COLUMN IF NOT EXISTS block bigint;
-ALTER TABLE folio_documents ADD COLUMN IF NOT EXISTS lexicon text[] NOT NULL DEFAULT '{}';
+ALTER TABLE folio_documents ADD COLUMN IF NOT EXISTS lexicon text[] NOT NULL DEFAULT '{{}}';
 UPDATE folio_documents d
-   SET block = COALESCE((SELECT min(c.key) FROM folio_chunks c WHERE c.document_id = d.id), 0) >> 10
- WHERE block IS NULL; -- blocks::BLOCK_BITS
+   SET block = COALESCE((SELECT min(c.key) FROM folio_chunks c WHERE c.document_id = d.id), 0)
+               >> {BLOCK_BITS}
+ WHERE block IS NULL;
 ALTER TABLE folio_documents ALTER COLUMN block SET NOT NULL;
 DROP TABLE IF EXISTS folio_postings, folio_document_postings, folio_term_counts;
 DROP FUNCTION IF EXISTS folio_count_added, folio_count_removed, folio_count_changed, folio_count_emptied;
-"#;
+"#,
+        BLOCK_BITS = blocks::BLOCK_BITS
+    )
+}
 
 /// Version 5: access keys, by name and by the key's SHA-256 (never the
 /// key).
@@ -585,7 +591,7 @@ pub(crate) fn migrate_in_batches(client: &mut Client, display: &str, batch: i64)
                 .map_err(pg_err("upgrading the schema to version 11"))?;
         }
         if version < 12 {
-            wait(tx.batch_execute(SCHEMA_V12))
+            wait(tx.batch_execute(&schema_v12()))
                 .map_err(pg_err("upgrading the schema to version 12"))?;
         }
         // Versions 8, 9 and 12 analyse text anew (in its language; with

@@ -1205,7 +1205,8 @@ fn blocks_follow_every_write() {
         store.verify(&a).unwrap().problems
     };
     let miscounted = problems(
-        "UPDATE folio_term_blocks SET entries = entries + 1 WHERE term = 'saffron' AND unit = 0",
+        "UPDATE folio_term_blocks SET entries = entries + 1 WHERE ctid =
+             (SELECT ctid FROM folio_term_blocks WHERE term = 'saffron' AND unit = 0 LIMIT 1)",
     );
     assert!(
         miscounted
