@@ -96,9 +96,12 @@ pub struct Statistics {
     postings: HashMap<(i64, Unit, String), Arc<Postings>>,
     postings_bytes: usize,
     /// (library, document key) → its chunks' (key, index), in key order
-    chunk_lists: HashMap<(i64, u64), Arc<[(i64, i32)]>>,
+    chunk_lists: HashMap<(i64, u64), ChunkList>,
     chunk_list_entries: usize,
 }
+
+/// A document's chunks as (key, index), in key order.
+type ChunkList = Arc<[(i64, i32)]>;
 
 /// One term's postings: chunk keys with term frequency and coded length.
 #[derive(Default)]
@@ -254,7 +257,7 @@ fn chunk_lists(
     tx: &Transaction<'_>,
     s: &Search<'_>,
     ranked: &[(u64, f32)],
-) -> Result<HashMap<u64, Arc<[(i64, i32)]>>> {
+) -> Result<HashMap<u64, ChunkList>> {
     let (library_id, filter) = (s.library_id, s.filter);
     // The ranked documents passed a filter on documents alone already.
     let kept = !crate::filter::has_chunk_conditions(filter);
@@ -312,7 +315,7 @@ fn chunk_lists(
     let keep = kept && cache.generation == s.generation;
     for (document, mut list) in read {
         list.sort_unstable();
-        let list: Arc<[(i64, i32)]> = list.into();
+        let list: ChunkList = list.into();
         if keep && cache.chunk_list_entries + list.len() <= CACHED_CHUNKS {
             cache.chunk_list_entries += list.len();
             cache
