@@ -1,20 +1,23 @@
-//! BM25 over the postings table, equal to the embedded store's scores.
+//! BM25 over the postings blocks (`blocks`), equal to the embedded
+//! store's scores.
 //!
-//! The server reads postings (an index-only scan of the covering primary
-//! key) and sends each term's as three arrays; folio scores them here, as
-//! the embedded store does, which is several times faster than aggregating
-//! in SQL. Two more costs are avoided on a large library:
+//! The server sends each query term's blocks, in one statement per unit;
+//! folio decodes and scores them here, as the embedded store does. Costs
+//! avoided on a large library:
 //!
-//! - **Statistics** (chunk count, total length, each term's document
-//!   frequency) are counted once per write generation and kept in memory:
-//!   a common term's frequency is a count over most of the library.
-//! - **Common terms** are read only where they can matter (MaxScore): the
-//!   rarest terms (up to [`ESSENTIAL_POSTINGS`] postings) are scored in
-//!   full; a common term adds at most `weight × (k1 + 1)`, so it is looked
-//!   up only for chunks whose partial score plus that bound can reach the
-//!   k-th partial score. The answer is exact when the k-th final score
-//!   exceeds what the common terms alone could give a chunk without any
-//!   rare term; otherwise the common terms are read in full as well.
+//! - **Statistics** (chunk count, total length) are counted once per write
+//!   generation and kept in memory; a term's document frequency is the
+//!   length of its postings.
+//! - **Common terms** are kept in memory until the next write, and scored
+//!   only where they can matter (MaxScore): the rarest terms (up to
+//!   [`ESSENTIAL_POSTINGS`] postings) are scored in full; a common term
+//!   adds at most `weight × (k1 + 1)`, so it is scored only for keys whose
+//!   partial score plus that bound can reach the k-th partial score. The
+//!   answer is exact when the k-th final score exceeds what the common
+//!   terms alone could give a key without any rare term; otherwise the
+//!   common terms are scored in full as well.
+//! - **Chunk lists** of a grouped search's ranked documents are kept in
+//!   memory until the next write.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -29,11 +32,11 @@ use crate::pool::{Statements, pg_err, wait};
 use crate::row_err;
 
 /// Postings scored in full before the remaining (common) terms are only
-/// looked up for candidates (small in tests, so their corpora take both
+/// scored for candidates (small in tests, so their corpora take both
 /// paths).
 const ESSENTIAL_POSTINGS: i64 = if cfg!(test) { 40 } else { 30_000 };
 
-/// Candidate look-ups (candidates × common terms) beyond which reading the
+/// Candidate look-ups (candidates × common terms) beyond which scoring the
 /// common terms' postings in full is cheaper.
 const MAX_LOOKUPS: usize = if cfg!(test) { 1_000_000 } else { 20_000 };
 
@@ -59,8 +62,8 @@ const CACHED_POSTINGS_BYTES: usize = 64 << 20;
 /// each).
 const CACHED_CHUNKS: usize = 2_000_000;
 
-/// What is ranked: chunks (their postings in `folio_postings`) or whole
-/// documents (`folio_document_postings`, keyed by document key).
+/// What is ranked: chunks (keyed by chunk key) or whole documents (keyed
+/// by document key), each with postings blocks of their own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Unit {
     Chunk,

@@ -44,7 +44,7 @@ use tokio_postgres::{GenericClient, Row};
 use crate::filter::{Query, has_chunk_conditions, where_clause};
 use crate::lexical::Unit;
 pub use crate::pool::redact;
-use crate::pool::{Pool, pg_err, wait};
+use crate::pool::{Pool, Statements, pg_err, wait};
 pub use crate::schema::SCHEMA_VERSION;
 use crate::vector::Vector;
 
@@ -532,6 +532,25 @@ impl PostgresStore {
         &self.pool.display
     }
 
+    /// The write generation, read before a search's snapshot (see
+    /// `lexical::statistics`), and the library's id.
+    fn generation_and_library(
+        &self,
+        client: &impl GenericClient,
+        statements: &mut Statements,
+        library: &LibraryName,
+    ) -> Result<(i64, i64)> {
+        let context = "reading the write generation";
+        let generation: i64 =
+            wait(client.query_one(&statements.prepared(client, GENERATION, context)?, &[]))
+                .map_err(pg_err(context))?
+                .get(0);
+        Ok((
+            generation,
+            self.library_row_at(client, library, generation)?.id,
+        ))
+    }
+
     /// The library's row (as `library_row`), from the cache when nothing
     /// was written since it was read.
     fn library_row(&self, client: &impl GenericClient, name: &LibraryName) -> Result<LibraryRow> {
@@ -573,14 +592,8 @@ impl PostgresStore {
     ) -> Result<Vec<Hit>> {
         let mut conn = self.pool.get()?;
         let (client, statements) = conn.split();
-        // Before the snapshot (see `lexical::statistics`).
-        let generation: i64 = wait(client.query_one(
-            &statements.prepared(&*client, GENERATION, "lexical search")?,
-            &[],
-        ))
-        .map_err(pg_err("lexical search"))?
-        .get(0);
-        let library_id = self.library_row_at(&*client, library, generation)?.id;
+        let (generation, library_id) =
+            self.generation_and_library(&*client, statements, library)?;
         let tx = wait(
             client
                 .build_transaction()
@@ -1040,14 +1053,8 @@ impl Store for PostgresStore {
     fn query_language(&self, library: &LibraryName, query: &str) -> Result<QueryLanguage> {
         let mut conn = self.pool.get()?;
         let (client, statements) = conn.split();
-        // Before the snapshot (see `lexical::statistics`).
-        let generation: i64 = wait(client.query_one(
-            &statements.prepared(&*client, GENERATION, "lexical search")?,
-            &[],
-        ))
-        .map_err(pg_err("lexical search"))?
-        .get(0);
-        let library_id = self.library_row_at(&*client, library, generation)?.id;
+        let (generation, library_id) =
+            self.generation_and_library(&*client, statements, library)?;
         let tx = wait(client.build_transaction().read_only(true).start())
             .map_err(pg_err("reading the query's language"))?;
         let chunks = lexical::chunk_languages(&tx, &self.statistics, generation, library_id)?;
