@@ -192,14 +192,8 @@ impl Pending {
             &[&BLOCK_LOCK, &libraries],
         ))
         .map_err(pg_err(context))?;
-        let (mut ids, mut units, mut terms, mut blocks) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        for (library_id, unit, term, block) in &touched {
-            ids.push(*library_id);
-            units.push(*unit);
-            terms.push(term.as_str());
-            blocks.push(*block);
-        }
+        let touched: Vec<&BlockKey> = touched.into_iter().collect();
+        let (ids, units, terms, blocks) = columns(&touched);
         let mut held: BTreeMap<BlockKey, Vec<Entry>> = BTreeMap::new();
         for row in wait(client.query(
             "SELECT b.library_id, b.unit, b.term, b.block, b.postings FROM folio_term_blocks b
@@ -217,7 +211,7 @@ impl Pending {
         }
         let (mut changed, mut counts, mut bytes) = (Vec::new(), Vec::new(), Vec::new());
         let mut emptied = Vec::new();
-        for row in touched {
+        for &row in &touched {
             let mut entries = held.remove(row).unwrap_or_default();
             if let Some(gone) = removes.get(row) {
                 entries.retain(|entry| !gone.contains(&entry.0));
@@ -235,14 +229,6 @@ impl Pending {
                 bytes.push(encode(&entries));
                 changed.push(row);
             }
-        }
-        fn columns<'a>(rows: &[&'a BlockKey]) -> (Vec<i64>, Vec<i16>, Vec<&'a str>, Vec<i64>) {
-            (
-                rows.iter().map(|row| row.0).collect(),
-                rows.iter().map(|row| row.1).collect(),
-                rows.iter().map(|row| row.2.as_str()).collect(),
-                rows.iter().map(|row| row.3).collect(),
-            )
         }
         if !changed.is_empty() {
             let (ids, units, terms, blocks) = columns(&changed);
@@ -270,6 +256,20 @@ impl Pending {
     }
 }
 
+/// Block rows' keys as the columns an `unnest` takes.
+fn columns<'a>(rows: &[&'a BlockKey]) -> (Vec<i64>, Vec<i16>, Vec<&'a str>, Vec<i64>) {
+    (
+        rows.iter().map(|row| row.0).collect(),
+        rows.iter().map(|row| row.1).collect(),
+        rows.iter().map(|row| row.2.as_str()).collect(),
+        rows.iter().map(|row| row.3).collect(),
+    )
+}
+
+/// Block rows `verify` reads at a time (a few in unit tests, so their
+/// libraries take several pages).
+const VERIFY_PAGE: i64 = if cfg!(test) { 7 } else { 10_000 };
+
 /// What is wrong with a library's blocks: chunks or documents with terms
 /// and no postings, postings of keys nothing has, rows whose count is not
 /// their postings', chunk postings outside their block, rows that do not
@@ -279,30 +279,41 @@ pub(crate) fn verify(client: &impl GenericClient, library_id: i64) -> Result<Vec
     let mut problems = Vec::new();
     let (mut chunk_keys, mut document_keys) = (HashSet::new(), HashSet::new());
     let (mut miscounted, mut misplaced, mut unreadable) = (0usize, 0usize, 0usize);
-    for row in wait(client.query(
-        "SELECT unit, block, entries, postings FROM folio_term_blocks WHERE library_id = $1",
-        &[&library_id],
-    ))
-    .map_err(pg_err(context))?
-    {
-        let (unit, block, count): (i16, i64, i32) = (row.get(0), row.get(1), row.get(2));
-        let Ok(entries) = entries(row.get(3)) else {
-            unreadable += 1;
-            continue;
+    // A page at a time, in key order: a large library's blocks need not
+    // fit in memory at once.
+    let mut after: (i16, String, i64) = (i16::MIN, String::new(), i64::MIN);
+    loop {
+        let rows = wait(client.query(
+            "SELECT unit, term, block, entries, postings FROM folio_term_blocks
+             WHERE library_id = $1 AND (unit, term, block) > ($2, $3, $4)
+             ORDER BY unit, term, block LIMIT $5",
+            &[&library_id, &after.0, &after.1, &after.2, &VERIFY_PAGE],
+        ))
+        .map_err(pg_err(context))?;
+        let Some(last) = rows.last() else {
+            break;
         };
-        if entries.len() != count as usize {
-            miscounted += 1;
+        after = (last.get(0), last.get(1), last.get(2));
+        for row in &rows {
+            let (unit, block, count): (i16, i64, i32) = (row.get(0), row.get(2), row.get(3));
+            let Ok(entries) = entries(row.get(4)) else {
+                unreadable += 1;
+                continue;
+            };
+            if entries.len() != count as usize {
+                miscounted += 1;
+            }
+            let keys = if unit == Unit::Chunk.code() {
+                misplaced += entries
+                    .iter()
+                    .filter(|entry| chunk_block(entry.0) != block)
+                    .count();
+                &mut chunk_keys
+            } else {
+                &mut document_keys
+            };
+            keys.extend(entries.iter().map(|entry| entry.0));
         }
-        let keys = if unit == Unit::Chunk.code() {
-            misplaced += entries
-                .iter()
-                .filter(|entry| chunk_block(entry.0) != block)
-                .count();
-            &mut chunk_keys
-        } else {
-            &mut document_keys
-        };
-        keys.extend(entries.iter().map(|entry| entry.0));
     }
     for (n, what) in [
         (unreadable, "rows of the lexical index do not decode"),

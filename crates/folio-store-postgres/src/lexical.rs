@@ -119,8 +119,14 @@ struct Postings {
 struct Weighted {
     term: String,
     weight: f64,
-    frequency: i64,
     postings: Arc<Postings>,
+}
+
+impl Weighted {
+    /// The term's document frequency: its postings.
+    fn frequency(&self) -> i64 {
+        self.postings.keys.len() as i64
+    }
 }
 
 /// Hashes a key with one multiplication (Fibonacci hashing): scores are
@@ -213,7 +219,7 @@ fn best_chunks(
     let mut scores = Scores::default();
     let counted =
         analysis::query_readings(query, &languages(tx, cache, generation, library_id, query)?);
-    let (_, n, total, _) = statistics(tx, cache, generation, Unit::Chunk, library_id, &[])?;
+    let (n, total, _) = statistics(tx, cache, generation, Unit::Chunk, library_id, &[])?;
     if n > 0 && !lists.is_empty() {
         let n = n as f64;
         let scorer = Scorer {
@@ -355,8 +361,7 @@ pub fn chunk_languages(
         .into_iter()
         .map(analysis::language_marker)
         .collect();
-    let (_, _, _, frequencies) =
-        statistics(tx, cache, generation, Unit::Chunk, library_id, &markers)?;
+    let (_, _, frequencies) = statistics(tx, cache, generation, Unit::Chunk, library_id, &markers)?;
     Ok(analysis::Language::ALL
         .into_iter()
         .zip(frequencies)
@@ -382,7 +387,6 @@ fn weigh(readings: analysis::QueryTerms, postings: Vec<Arc<Postings>>, n: f64) -
             Weighted {
                 weight: f64::from(count) * (1.0 + (n - shared + 0.5) / (shared + 0.5)).ln(),
                 term,
-                frequency: postings.keys.len() as i64,
                 postings,
             }
         })
@@ -403,7 +407,7 @@ fn rank(tx: &Transaction<'_>, s: &Search<'_>, unit: Unit) -> Result<Vec<(u64, f3
     if counted.terms.is_empty() {
         return Ok(Vec::new());
     }
-    let (_, n, total, _) = statistics(tx, cache, s.generation, unit, library_id, &[])?;
+    let (n, total, _) = statistics(tx, cache, s.generation, unit, library_id, &[])?;
     if n == 0 {
         return Ok(Vec::new());
     }
@@ -425,14 +429,14 @@ fn rank(tx: &Transaction<'_>, s: &Search<'_>, unit: Unit) -> Result<Vec<(u64, f3
     if weighted.is_empty() {
         return Ok(Vec::new());
     }
-    weighted.sort_by(|a, b| a.frequency.cmp(&b.frequency).then(a.term.cmp(&b.term)));
+    weighted.sort_by(|a, b| a.frequency().cmp(&b.frequency()).then(a.term.cmp(&b.term)));
     let mut essential = 0;
     let mut postings = 0;
     for term in &weighted {
-        if essential > 0 && postings + term.frequency > ESSENTIAL_POSTINGS {
+        if essential > 0 && postings + term.frequency() > ESSENTIAL_POSTINGS {
             break;
         }
-        postings += term.frequency;
+        postings += term.frequency();
         essential += 1;
     }
     let (rare, common) = weighted.split_at(essential);
@@ -689,7 +693,7 @@ fn statistics(
     unit: Unit,
     library_id: i64,
     terms: &[String],
-) -> Result<(i64, i64, i64, Vec<i64>)> {
+) -> Result<(i64, i64, Vec<i64>)> {
     let (library, mut known, missing) = {
         let mut cache = cache.lock().unwrap_or_else(|p| p.into_inner());
         if cache.generation != generation || cache.frequencies.len() > MAX_CACHED_TERMS {
@@ -753,5 +757,5 @@ fn statistics(
         }
     }
     let frequencies = terms.iter().map(|term| known[term]).collect();
-    Ok((generation, library.0, library.1, frequencies))
+    Ok((library.0, library.1, frequencies))
 }

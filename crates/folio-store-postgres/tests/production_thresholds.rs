@@ -130,8 +130,8 @@ fn lexical_search_at_production_thresholds_ranks_as_the_embedded_store() {
     assert_eq!(first, second);
     same_ranking(query, &second, &search(&embedded, query));
     // A filter on documents alone: its keys are read once and the terms'
-    // postings (from memory, read whole or probed) kept to them, ranking
-    // as the embedded store does, chunks and whole documents.
+    // postings (from memory or read whole) kept to them, ranking as the
+    // embedded store does, chunks and whole documents.
     let quarter = Filter {
         conditions: vec![folio_core::Condition::Equals {
             field: "part".into(),
