@@ -408,7 +408,7 @@ async fn serve_http(
         }
     };
     let shared = Shared::new(std::sync::Arc::new(engine), options)?;
-    shared.start_watches();
+    shared.start_background();
     // stdio clients on the same data directory attach to this process.
     let owner = if _owner_lock.is_some() {
         Some(folio_server::owner::Owner::start(shared.clone())?)

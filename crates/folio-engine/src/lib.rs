@@ -622,6 +622,16 @@ impl Engine {
         Ok(self.store.flush()?)
     }
 
+    /// Reads ahead what each library's first searches would read, into the
+    /// store's bounded caches (`Store::warm`): a server calls it as it
+    /// starts, off its request path.
+    pub fn warm(&self) -> Result<()> {
+        for library in self.store.libraries()? {
+            self.store.warm(&library.name)?;
+        }
+        Ok(())
+    }
+
     /// For a process that writes and then exits (`folio ingest`, `folio
     /// sync`): the embedded store's derived indexes wait for `settle`
     /// (`EmbeddedStore::start_bulk`), so a large ingest never holds its

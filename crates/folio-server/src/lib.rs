@@ -64,11 +64,24 @@ impl Shared {
         }))
     }
 
-    /// Starts the folder watches of the process that holds the engine (a
-    /// read-only server watches nothing).
-    pub fn start_watches(&self) {
+    /// Starts the background work of the process that holds the engine:
+    /// its folder watches (a read-only server watches nothing), and a
+    /// read-ahead of what the libraries' first searches would read
+    /// (`Engine::warm`), so that they answer as later ones do.
+    pub fn start_background(&self) {
         if !self.options.read_only {
             ops::watch::start(self.engine.clone(), &self.options.watches);
+        }
+        let engine = self.engine.clone();
+        let warming = std::thread::Builder::new()
+            .name("folio-warm".into())
+            .spawn(move || {
+                if let Err(e) = engine.warm() {
+                    tracing::warn!("warming the libraries' caches failed: {e}");
+                }
+            });
+        if let Err(e) = warming {
+            tracing::warn!("could not start warming the libraries' caches: {e}");
         }
     }
 }

@@ -62,6 +62,9 @@ const CACHED_POSTINGS_BYTES: usize = 64 << 20;
 /// each).
 const CACHED_CHUNKS: usize = 2_000_000;
 
+/// Common terms whose postings a warm-up reads in one statement.
+const WARM_BATCH: usize = 32;
+
 /// What is ranked: chunks (keyed by chunk key) or whole documents (keyed
 /// by document key), each with postings blocks of their own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -310,6 +313,18 @@ fn chunk_lists(
         wait(tx.query(&sql, &q.refs()))
     }
     .map_err(pg_err("lexical search"))?;
+    let read = chunk_lists_of(&rows)?;
+    lists.extend(keep_chunk_lists(
+        s.cache,
+        kept.then_some(s.generation),
+        library_id,
+        read,
+    ));
+    Ok(lists)
+}
+
+/// Rows of (key, document id, index) as each document's chunk list.
+fn chunk_lists_of(rows: &[tokio_postgres::Row]) -> Result<HashMap<u64, Vec<(i64, i32)>>> {
     let mut read: HashMap<u64, Vec<(i64, i32)>> = HashMap::new();
     for row in rows {
         let document: &str = row.try_get(1).map_err(row_err)?;
@@ -320,20 +335,89 @@ fn chunk_lists(
             ));
         }
     }
-    let mut cache = s.cache.lock().unwrap_or_else(|p| p.into_inner());
-    let keep = kept && cache.generation == s.generation;
-    for (document, mut list) in read {
-        list.sort_unstable();
-        let list: ChunkList = list.into();
-        if keep && cache.chunk_list_entries + list.len() <= CACHED_CHUNKS {
-            cache.chunk_list_entries += list.len();
-            cache
-                .chunk_lists
-                .insert((library_id, document), list.clone());
+    Ok(read)
+}
+
+/// Each document's chunk list in key order, kept in memory (within its
+/// bound) when read unfiltered in snapshot `generation` and the cache is
+/// of that generation.
+fn keep_chunk_lists(
+    cache: &Mutex<Statistics>,
+    generation: Option<i64>,
+    library_id: i64,
+    read: HashMap<u64, Vec<(i64, i32)>>,
+) -> HashMap<u64, ChunkList> {
+    let mut cache = cache.lock().unwrap_or_else(|p| p.into_inner());
+    let keep = generation.is_some_and(|g| cache.generation == g);
+    read.into_iter()
+        .map(|(document, mut list)| {
+            list.sort_unstable();
+            let list: ChunkList = list.into();
+            if keep && cache.chunk_list_entries + list.len() <= CACHED_CHUNKS {
+                cache.chunk_list_entries += list.len();
+                cache
+                    .chunk_lists
+                    .insert((library_id, document), list.clone());
+            }
+            (document, list)
+        })
+        .collect()
+}
+
+/// Reads ahead, in snapshot `generation`, what a library's first searches
+/// would read and keeps it as they would: its statistics and languages,
+/// its most common terms' postings (documents' first, most common first,
+/// as many as the cache's bound takes) and its documents' chunk lists
+/// (when they all fit). Searches then answer from memory from the first.
+pub fn warm(
+    tx: &Transaction<'_>,
+    cache: &Mutex<Statistics>,
+    statements: &mut Statements,
+    generation: i64,
+    library_id: i64,
+) -> Result<()> {
+    chunk_languages(tx, cache, generation, library_id)?;
+    for unit in [Unit::Document, Unit::Chunk] {
+        statistics(tx, cache, generation, unit, library_id, &[])?;
+        let common = wait(tx.query(
+            "SELECT term, sum(entries)::bigint FROM folio_term_blocks
+             WHERE library_id = $1 AND unit = $2 GROUP BY term HAVING sum(entries) >= $3
+             ORDER BY 2 DESC, 1",
+            &[&library_id, &unit.code(), &(CACHED_POSTINGS_MIN as i64)],
+        ))
+        .map_err(pg_err("warming the lexical index"))?;
+        // Those that fit in what the bound leaves, a statement per batch.
+        let mut room = {
+            let cache = cache.lock().unwrap_or_else(|p| p.into_inner());
+            CACHED_POSTINGS_BYTES.saturating_sub(cache.postings_bytes)
+        };
+        let mut fitting = Vec::new();
+        for row in &common {
+            let bytes = row.try_get::<_, i64>(1).map_err(row_err)? as usize * 16;
+            if bytes <= room {
+                room -= bytes;
+                fitting.push(row.try_get::<_, &str>(0).map_err(row_err)?);
+            }
         }
-        lists.insert(document, list);
+        for batch in fitting.chunks(WARM_BATCH) {
+            let read = read_postings(tx, statements, library_id, unit, batch)?;
+            keep_postings(cache, generation, library_id, unit, read);
+        }
     }
-    Ok(lists)
+    let (chunks, _, _) = statistics(tx, cache, generation, Unit::Chunk, library_id, &[])?;
+    let room = {
+        let cache = cache.lock().unwrap_or_else(|p| p.into_inner());
+        CACHED_CHUNKS.saturating_sub(cache.chunk_list_entries)
+    };
+    if chunks as usize <= room {
+        let rows = wait(tx.query(
+            "SELECT c.key, c.document_id, c.idx FROM folio_chunks c WHERE c.library_id = $1",
+            &[&library_id],
+        ))
+        .map_err(pg_err("warming the lexical index"))?;
+        keep_chunk_lists(cache, Some(generation), library_id, chunk_lists_of(&rows)?);
+    }
+    Ok(())
 }
 
 /// The languages a query is analysed in (`analysis::query_languages`),
@@ -548,7 +632,7 @@ fn postings(
         .iter()
         .map(|(term, _)| term.as_str())
         .collect();
-    let mut found: HashMap<&str, Arc<Postings>> = HashMap::new();
+    let mut found: HashMap<String, Arc<Postings>> = HashMap::new();
     let mut missing = Vec::new();
     {
         let cache = cache.lock().unwrap_or_else(|p| p.into_inner());
@@ -560,44 +644,82 @@ fn postings(
             match kept {
                 Some(postings) => {
                     CACHED_POSTINGS_READ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    found.insert(term, postings.clone());
+                    found.insert(term.to_string(), postings.clone());
                 }
                 None => missing.push(*term),
             }
         }
     }
     if !missing.is_empty() {
-        let statement = s.statements.borrow_mut().prepared(
+        let read = read_postings(
             tx,
-            "SELECT term, postings FROM folio_term_blocks
-             WHERE library_id = $1 AND unit = $2 AND term = ANY($3) ORDER BY term, block",
-            "lexical search",
+            &mut s.statements.borrow_mut(),
+            library_id,
+            unit,
+            &missing,
         )?;
-        let rows = wait(tx.query(&statement, &[&library_id, &unit.code(), &missing]))
-            .map_err(pg_err("lexical search"))?;
-        let mut read: HashMap<String, Postings> = HashMap::new();
-        let mut rows = rows.iter().peekable();
-        while let Some(first) = rows.peek() {
-            let term: String = first.try_get(0).map_err(row_err)?;
-            let mut postings = Postings::default();
-            while let Some(row) = rows.next_if(|row| row.get::<_, &str>(0) == term) {
-                crate::blocks::decode(row.try_get(1).map_err(row_err)?, |(key, tf, norm)| {
-                    postings.keys.push(key);
-                    postings.tfs.push(tf);
-                    postings.norms.push(norm);
-                })?;
-            }
-            read.insert(term, sorted(postings));
+        found.extend(keep_postings(cache, generation, library_id, unit, read));
+    }
+    Ok(terms.iter().map(|term| found[*term].clone()).collect())
+}
+
+/// The postings of `terms` (whole, in key order), read in one statement;
+/// a term the library does not hold has none.
+fn read_postings(
+    tx: &Transaction<'_>,
+    statements: &mut Statements,
+    library_id: i64,
+    unit: Unit,
+    terms: &[&str],
+) -> Result<HashMap<String, Postings>> {
+    let statement = statements.prepared(
+        tx,
+        "SELECT term, postings FROM folio_term_blocks
+         WHERE library_id = $1 AND unit = $2 AND term = ANY($3) ORDER BY term, block",
+        "lexical search",
+    )?;
+    let rows = wait(tx.query(&statement, &[&library_id, &unit.code(), &terms]))
+        .map_err(pg_err("lexical search"))?;
+    let mut read: HashMap<String, Postings> = terms
+        .iter()
+        .map(|term| (term.to_string(), Postings::default()))
+        .collect();
+    let mut rows = rows.iter().peekable();
+    while let Some(first) = rows.peek() {
+        let term: String = first.try_get(0).map_err(row_err)?;
+        let mut postings = Postings::default();
+        while let Some(row) = rows.next_if(|row| row.get::<_, &str>(0) == term) {
+            crate::blocks::decode(row.try_get(1).map_err(row_err)?, |(key, tf, norm)| {
+                postings.keys.push(key);
+                postings.tfs.push(tf);
+                postings.norms.push(norm);
+            })?;
         }
-        let mut cache = cache.lock().unwrap_or_else(|p| p.into_inner());
-        let current = cache.generation == generation;
-        for term in missing {
-            let postings = Arc::new(read.remove(term).unwrap_or_default());
+        read.insert(term, sorted(postings));
+    }
+    Ok(read)
+}
+
+/// Records the frequencies of postings read in snapshot `generation`, and
+/// keeps a common term's postings in memory (while the cache is of that
+/// generation and within its bound).
+fn keep_postings(
+    cache: &Mutex<Statistics>,
+    generation: i64,
+    library_id: i64,
+    unit: Unit,
+    read: HashMap<String, Postings>,
+) -> HashMap<String, Arc<Postings>> {
+    let mut cache = cache.lock().unwrap_or_else(|p| p.into_inner());
+    let current = cache.generation == generation;
+    read.into_iter()
+        .map(|(term, postings)| {
+            let postings = Arc::new(postings);
             if current {
                 let count = postings.keys.len();
                 cache
                     .frequencies
-                    .insert((library_id, unit, term.to_string()), count as i64);
+                    .insert((library_id, unit, term.clone()), count as i64);
                 let bytes = count * 16;
                 if count >= CACHED_POSTINGS_MIN
                     && cache.postings_bytes + bytes <= CACHED_POSTINGS_BYTES
@@ -605,13 +727,12 @@ fn postings(
                     cache.postings_bytes += bytes;
                     cache
                         .postings
-                        .insert((library_id, unit, term.to_string()), postings.clone());
+                        .insert((library_id, unit, term.clone()), postings.clone());
                 }
             }
-            found.insert(term, postings);
-        }
-    }
-    Ok(terms.iter().map(|term| found[term].clone()).collect())
+            (term, postings)
+        })
+        .collect()
 }
 
 /// Postings in key order (a chunk term's blocks are; a document term's

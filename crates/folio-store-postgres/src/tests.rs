@@ -441,9 +441,40 @@ fn large_libraries_use_the_hnsw_index_and_keep_filtered_recall() {
         store.pool.iterative_scans(),
         "pgvector 0.8 scans iteratively under a filter"
     );
+    // A 2 % filter: its documents hold fewer than EXACT_MAX chunks, so one
+    // statement counts and scans them exactly. The oracle: cosine over the
+    // vectors the documents were given, the filter's best 10.
+    let query = axis(0, 0.0);
+    let cosine = |i: usize| -> f32 {
+        let v = axis(i % 3, (i % 97) as f32 / 97.0);
+        v.iter().zip(&query).map(|(a, b)| a * b).sum()
+    };
+    let tag_of = |hit: &Hit| {
+        let (id, _) = ChunkId::parse(hit.chunk.as_str()).unwrap();
+        store.document(&id).unwrap().metadata["tag"].clone()
+    };
+    let best = |tagged: &dyn Fn(usize) -> bool| {
+        let mut scores: Vec<f32> = (0..total).filter(|i| tagged(*i)).map(cosine).collect();
+        scores.sort_by(|a, b| b.total_cmp(a));
+        scores.truncate(10);
+        scores
+    };
     let rare = Filter::from_json(&json!({"tag": "rare"})).unwrap();
-    let hits = store.dense(&lib(), &axis(0, 0.0), &rare, 10).unwrap();
+    let hits = store.dense(&lib(), &query, &rare, 10).unwrap();
     assert_eq!(hits.len(), 10, "a 2 % filter still fills k");
+    for (hit, want) in hits.iter().zip(best(&|i| i % 50 == 0)) {
+        assert!((hit.score - want).abs() < 1e-5, "{hits:?}");
+        assert_eq!(tag_of(hit), json!("rare"));
+    }
+    // A 98 % filter holds more than EXACT_MAX chunks: the index is walked
+    // under it.
+    let common = Filter::from_json(&json!({"tag": "common"})).unwrap();
+    let hits = store.dense(&lib(), &query, &common, 10).unwrap();
+    assert_eq!(hits.len(), 10);
+    for (hit, want) in hits.iter().zip(best(&|i| i % 50 != 0)) {
+        assert!((hit.score - want).abs() < 1e-3, "{hits:?}");
+        assert_eq!(tag_of(hit), json!("common"));
+    }
     let graph = store.dense_graph(&lib(), &axis(1, 0.0), 10).unwrap();
     assert_eq!(graph.len(), 10);
     assert!(graph.windows(2).all(|w| w[0].score >= w[1].score));

@@ -157,6 +157,21 @@ fn lexical_search_at_production_thresholds_ranks_as_the_embedded_store() {
             assert_eq!(document.metadata["part"], serde_json::json!(1), "{query}");
         }
     }
+    // A server reads ahead as it starts (`Store::warm`): a second store on
+    // the same database, warmed, answers its first search of common terms
+    // from memory, as the embedded store ranks.
+    let warmed = PostgresStore::connect(&database.url).unwrap();
+    warmed.warm(&library).unwrap();
+    let query = "glacier monsoon sediment";
+    let (_, cached_before) = folio_store_postgres::lexical_paths();
+    let first = search(&warmed, query);
+    let (_, cached_after) = folio_store_postgres::lexical_paths();
+    assert_eq!(
+        cached_after - cached_before,
+        3,
+        "the warmed store read its common terms again"
+    );
+    same_ranking(query, &first, &search(&embedded, query));
     drop(embedded);
     let _ = std::fs::remove_dir_all(&dir);
 }

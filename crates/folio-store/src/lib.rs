@@ -485,6 +485,15 @@ pub trait Store: Send + Sync {
         bm25: Bm25,
     ) -> Result<Vec<Hit>>;
 
+    /// Reads ahead what the library's first searches would read, into the
+    /// store's bounded caches, so that they answer as later ones do: a
+    /// server calls it as it starts. Nothing by default (the embedded
+    /// store's indexes are memory-mapped or loaded on first use).
+    fn warm(&self, library: &LibraryName) -> Result<()> {
+        let _ = library;
+        Ok(())
+    }
+
     /// Nearest chunks by cosine similarity among those that pass `filter`,
     /// best first. `EmbeddingMismatch` when `vector` has the wrong dimension.
     fn dense(

@@ -511,7 +511,7 @@ pub async fn run_stdio(config: EngineConfig, options: ServeOptions, wait: Durati
             Role::Owner(engine, lock) => {
                 owner_lock = Some(lock);
                 let shared = Shared::new(Arc::from(engine), options.clone())?;
-                shared.start_watches();
+                shared.start_background();
                 let started = Owner::start(shared.clone())?;
                 let (ours, theirs) = tokio::io::duplex(1 << 20);
                 tokio::spawn(session(shared, theirs, started.sessions.clone()));
@@ -647,7 +647,7 @@ async fn write_line<W: AsyncWrite + Unpin + ?Sized>(to: &mut W, line: &str) -> s
 /// on a database server every process writes to): no lock, no socket.
 pub async fn run_stdio_direct(engine: Engine, options: ServeOptions) -> Result<()> {
     let shared = Shared::new(Arc::new(engine), options)?;
-    shared.start_watches();
+    shared.start_background();
     let sessions = Arc::new(Sessions::default());
     session(
         shared.clone(),
