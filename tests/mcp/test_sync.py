@@ -73,7 +73,12 @@ def test_a_served_folder_stays_indexed(data, tmp_path):
                 result = await c.call_tool("search", {"library": "notes", "query": "figs", "mode": "lexical"})
                 if not result.is_error and result.structured_content["hits"]:
                     break
-                assert time.time() - started < 60, "the first pass never came"
+                if time.time() - started >= 60:
+                    # What the watch did, and what the library holds, say
+                    # which side failed.
+                    info = await ok(c, "server_info")
+                    listed = await c.call_tool("list_documents", {"library": "notes"})
+                    raise AssertionError(f"the first pass never came: watches {info['watches']}, documents {listed.structured_content}")
                 time.sleep(0.2)
             info = await ok(c, "server_info")
             assert [(w["folder"], w["library"], w["state"]) for w in info["watches"]] == [(str(folder), "notes", "watching")]

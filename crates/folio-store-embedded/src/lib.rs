@@ -87,7 +87,10 @@ struct LibraryIndex {
     id: i64,
     dim: usize,
     dir: PathBuf,
-    lexical: Option<Lexical>,
+    /// Set once the library has a lexical index to read: a search that
+    /// opens a new library while another thread or process writes its
+    /// first document finds none yet, and a later catch-up attaches it.
+    lexical: std::sync::OnceLock<Lexical>,
     vectors: Vectors,
     /// The chunks the vector index's keys name (see `directory`).
     directory: RwLock<Directory>,
@@ -267,7 +270,7 @@ impl Drop for WriteSession<'_> {
         // here stay closed once the lock is released.
         let _conn = store.conn();
         for index in &store.open_indexes() {
-            if let Some(lexical) = &index.lexical {
+            if let Some(lexical) = index.lexical.get() {
                 lexical.close_writer();
             }
         }
@@ -368,7 +371,7 @@ impl EmbeddedStore {
         let _write = self.begin_quiet_write()?;
         let conn = self.conn();
         for index in &indexes {
-            if let Some(lexical) = &index.lexical {
+            if let Some(lexical) = index.lexical.get() {
                 let head = log_head(&conn, index.id)?;
                 lexical.ensure_writer()?;
                 let mut marks = index.marks.lock().unwrap_or_else(|p| p.into_inner());
@@ -587,10 +590,9 @@ impl EmbeddedStore {
                 std::fs::create_dir_all(&dir)
                     .map_err(|e| StoreError::io(dir.display().to_string(), e))?;
                 let dim = library.space.dim as usize;
-                let lexical_dir = lexical::lexical_dir(&dir);
-                let mut lexical = Lexical::open(&lexical_dir, self.may_write())?;
-                if lexical.is_none() && self.try_repair_lexical(conn, library.id, &dir, false) {
-                    lexical = Lexical::open(&lexical_dir, false)?;
+                let lexical = std::sync::OnceLock::new();
+                if let Some(opened) = self.open_lexical(conn, library.id, &dir)? {
+                    let _ = lexical.set(opened);
                 }
                 let deferred = need != Need::All && self.is_bulk();
                 let (vectors, mark) = match deferred {
@@ -645,7 +647,7 @@ impl EmbeddedStore {
     fn check_counts(&self, conn: &Connection, index: &LibraryIndex) -> Result<()> {
         let head = log_head(conn, index.id)?;
         let mut marks = index.marks.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(lexical) = &index.lexical
+        if let Some(lexical) = index.lexical.get()
             && marks.lexical == head
             && !lexical_matches(conn, index.id, lexical)?
         {
@@ -724,12 +726,36 @@ impl EmbeddedStore {
         Ok(())
     }
 
+    /// The library's lexical index: opened to write when this thread may
+    /// write, else as committed (repaired first when there is none and the
+    /// write lock is free); None when there is none yet.
+    fn open_lexical(
+        &self,
+        conn: &Connection,
+        library_id: i64,
+        dir: &Path,
+    ) -> Result<Option<Lexical>> {
+        let lexical_dir = lexical::lexical_dir(dir);
+        let lexical = Lexical::open(&lexical_dir, self.may_write())?;
+        if lexical.is_none() && self.try_repair_lexical(conn, library_id, dir, false) {
+            return Lexical::open(&lexical_dir, false);
+        }
+        Ok(lexical)
+    }
+
     /// Replays change-log entries newer than what each derived index
     /// covers; a deferred vector index is loaded first when `need` is all.
     fn catch_up(&self, conn: &Connection, index: &LibraryIndex, need: Need) -> Result<()> {
         let head = log_head(conn, index.id)?;
         let mut marks = index.marks.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(lexical) = &index.lexical {
+        if index.lexical.get().is_none()
+            && let Some(opened) = self.open_lexical(conn, index.id, &index.dir)?
+        {
+            // Under the marks' lock: no other catch-up attaches one meanwhile.
+            let _ = index.lexical.set(opened);
+            marks.lexical = 0;
+        }
+        if let Some(lexical) = index.lexical.get() {
             if self.may_write() {
                 if !(need == Need::Write && self.is_bulk()) {
                     lexical.ensure_writer()?;
@@ -1773,7 +1799,7 @@ impl Store for EmbeddedStore {
             let row = Self::library_row(&conn, library)?;
             self.index_for(&conn, &row, Need::Lexical)?
         };
-        let (query, library) = match &index.lexical {
+        let (query, library) = match index.lexical.get() {
             Some(lexical) => lexical.query_language(query)?,
             None => (
                 folio_lexical::query_languages(query, &[])[0],
@@ -1801,7 +1827,7 @@ impl Store for EmbeddedStore {
             let allowed = self.allowed_keys(&conn, &index, filter)?;
             (index, allowed)
         };
-        let Some(lexical) = &index.lexical else {
+        let Some(lexical) = index.lexical.get() else {
             return Ok(Vec::new());
         };
         // Scored without holding the database connection, so concurrent
@@ -1827,7 +1853,7 @@ impl Store for EmbeddedStore {
             let chunks = self.allowed_keys(&conn, &index, filter)?;
             (index, documents, chunks)
         };
-        let Some(lexical) = &index.lexical else {
+        let Some(lexical) = index.lexical.get() else {
             return Ok(Vec::new());
         };
         // Scored without the database connection (as above).
@@ -1984,7 +2010,7 @@ impl Store for EmbeddedStore {
             "vectors": vectors,
             "vector_dim": index.dim,
             "vector_memory_bytes": index.vectors.memory_bytes(),
-            "lexical_chunks": index.lexical.as_ref().map(|l| l.len()).transpose()?.unwrap_or(0),
+            "lexical_chunks": index.lexical.get().map(|l| l.len()).transpose()?.unwrap_or(0),
             "lexical_watermark": marks.lexical,
             "vector_watermark": marks.vectors,
             "disk_bytes": dir_size(&index.dir),
@@ -2374,7 +2400,7 @@ impl Store for EmbeddedStore {
                 ));
             }
         };
-        match &index.lexical {
+        match index.lexical.get() {
             Some(lexical) => {
                 // What is committed now, not the snapshot last searched.
                 lexical.reload()?;

@@ -1197,7 +1197,7 @@ fn a_bulk_write_indexes_lexically_when_it_settles() {
     assert_eq!(lexical_sources(&reader, "cherries").len(), 299);
     assert_eq!(lexical_sources(&reader, "bananas"), ids(&["b.txt"]));
     let index = open_index(&reader);
-    assert!(lexical_matches(&reader.conn(), 1, index.lexical.as_ref().unwrap()).unwrap());
+    assert!(lexical_matches(&reader.conn(), 1, index.lexical.get().unwrap()).unwrap());
 }
 
 // A bulk writer that dies before it settles releases its mark with its
@@ -1322,7 +1322,7 @@ fn a_lexical_build_cut_short_goes_on_from_its_place() {
     assert_eq!(lexical_sources(&store, "elderberries"), ids(&[&new]));
     assert_eq!(lexical_sources(&store, "apples"), ids(&["a.txt"]));
     let index = open_index(&store);
-    assert!(lexical_matches(&store.conn(), 1, index.lexical.as_ref().unwrap()).unwrap());
+    assert!(lexical_matches(&store.conn(), 1, index.lexical.get().unwrap()).unwrap());
 }
 
 // Issue 33: a write deletes a document's old lexical entries only when the
@@ -1370,7 +1370,7 @@ fn a_document_deletes_its_lexical_entries_only_when_it_held_chunks() {
         held.push(chunks_of_a());
         // Live: each write replays its own entry.
         let index = open_index(&store);
-        let lexical = index.lexical.as_ref().unwrap();
+        let lexical = index.lexical.get().unwrap();
         let (chunks, documents) = source_counts(&store.conn(), 1).unwrap();
         assert_eq!(
             (lexical.len().unwrap(), lexical.document_count().unwrap()),
@@ -1474,4 +1474,55 @@ fn hits_name_the_live_chunks_after_replacements_and_deletes() {
     // And a reader opened now (its directory read whole from the database).
     let fresh = EmbeddedStore::open(dir.path(), Access::ReadOnly).unwrap();
     assert_eq!(named_chunks(&fresh, words), live);
+}
+
+// A server's search opened a new library's indexes while another thread
+// or process held the write lock for the library's first document: with
+// no lexical index on disk yet and none to repair, the library was kept
+// without one, and its lexical search found nothing for the life of the
+// process (a watched folder's first file, searched for as it was indexed).
+#[test]
+fn a_library_first_searched_before_its_lexical_index_exists_gets_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = EmbeddedStore::open(
+        dir.path(),
+        Access::Shared {
+            lock_wait: Duration::from_secs(5),
+        },
+    )
+    .unwrap();
+    store.create_library(&lib(), &space()).unwrap();
+    let search = |query: &str| {
+        store
+            .lexical(&lib(), query, &Filter::default(), 10, Bm25::default())
+            .unwrap()
+    };
+    {
+        // Another writer holds the lock: nothing may be created or repaired.
+        let _held = WriteLock::try_acquire(dir.path()).unwrap().unwrap();
+        assert!(search("figs").is_empty());
+    }
+    store
+        .put_documents(
+            vec![document(
+                &lib(),
+                "a.md",
+                &["figs are sweet"],
+                &[0],
+                json!({}),
+            )],
+            false,
+        )
+        .unwrap();
+    assert_eq!(
+        search("figs").len(),
+        1,
+        "the write's lexical index is searched"
+    );
+    // A reader in another process sees it too.
+    let reader = EmbeddedStore::open(dir.path(), Access::ReadOnly).unwrap();
+    let hits = reader
+        .lexical(&lib(), "sweet", &Filter::default(), 10, Bm25::default())
+        .unwrap();
+    assert_eq!(hits.len(), 1);
 }
