@@ -627,7 +627,13 @@ impl Engine {
     /// starts, off its request path.
     pub fn warm(&self) -> Result<()> {
         for library in self.store.libraries()? {
+            let started = std::time::Instant::now();
             self.store.warm(&library.name)?;
+            tracing::debug!(
+                library = %library.name,
+                ms = started.elapsed().as_millis() as u64,
+                "read the library's caches ahead"
+            );
         }
         Ok(())
     }
