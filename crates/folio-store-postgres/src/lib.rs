@@ -464,6 +464,15 @@ fn insert_mentions(
 }
 
 /// Resolves (key, score) rows of a search to hits, best first.
+/// One dense search of a library: its query vector, filter and depth.
+#[derive(Clone, Copy)]
+struct DenseSearch<'a> {
+    row: &'a LibraryRow,
+    vector: &'a [f32],
+    filter: &'a Filter,
+    k: usize,
+}
+
 /// A lateral join from the documents `d` to their chunks' keys and
 /// `distance` to the query: the filter's documents first, then each one's
 /// chunks through the (document, index) key, where their rows lie together
@@ -603,6 +612,37 @@ impl PostgresStore {
         k: usize,
         bm25: Bm25,
     ) -> Result<Vec<Hit>> {
+        self.in_snapshot(
+            library,
+            "lexical search",
+            |tx, statements, generation, library_id| {
+                let search = lexical::Search {
+                    cache: &self.statistics,
+                    statements: std::cell::RefCell::new(statements),
+                    generation,
+                    library_id,
+                    query,
+                    filter,
+                    k,
+                    bm25,
+                };
+                match unit {
+                    lexical::Unit::Chunk => lexical::search(tx, &search),
+                    lexical::Unit::Document => lexical::search_documents(tx, &search),
+                }
+            },
+        )
+    }
+
+    /// Runs `work` in one read-only snapshot (repeatable read) with the
+    /// connection's prepared statements, the write generation read just
+    /// before the snapshot was taken, and the library's id.
+    fn in_snapshot<T>(
+        &self,
+        library: &LibraryName,
+        context: &'static str,
+        work: impl FnOnce(&tokio_postgres::Transaction<'_>, &mut Statements, i64, i64) -> Result<T>,
+    ) -> Result<T> {
         let mut conn = self.pool.get()?;
         let (client, statements) = conn.split();
         let (generation, library_id) =
@@ -614,34 +654,24 @@ impl PostgresStore {
                 .read_only(true)
                 .start(),
         )
-        .map_err(pg_err("lexical search"))?;
-        let search = lexical::Search {
-            cache: &self.statistics,
-            statements: std::cell::RefCell::new(statements),
-            generation,
-            library_id,
-            query,
-            filter,
-            k,
-            bm25,
-        };
-        let hits = match unit {
-            lexical::Unit::Chunk => lexical::search(&tx, &search)?,
-            lexical::Unit::Document => lexical::search_documents(&tx, &search)?,
-        };
-        wait(tx.commit()).map_err(pg_err("lexical search"))?;
-        Ok(hits)
+        .map_err(pg_err(context))?;
+        let value = work(&tx, statements, generation, library_id)?;
+        wait(tx.commit()).map_err(pg_err(context))?;
+        Ok(value)
     }
 
     fn dense_scan(
         &self,
         client: &mut tokio_postgres::Client,
-        row: &LibraryRow,
-        vector: &[f32],
-        filter: &Filter,
-        k: usize,
+        search: &DenseSearch<'_>,
         exact: bool,
     ) -> Result<Vec<Hit>> {
+        let DenseSearch {
+            row,
+            vector,
+            filter,
+            k,
+        } = *search;
         let dim = row.info.space.dim;
         let mut q = Query::default();
         let v = q.bind(Vector(vector.to_vec()));
@@ -695,11 +725,14 @@ impl PostgresStore {
     fn dense_exact_within(
         &self,
         client: &mut tokio_postgres::Client,
-        row: &LibraryRow,
-        vector: &[f32],
-        filter: &Filter,
-        k: usize,
+        search: &DenseSearch<'_>,
     ) -> Result<Option<Vec<Hit>>> {
+        let DenseSearch {
+            row,
+            vector,
+            filter,
+            k,
+        } = *search;
         let mut q = Query::default();
         let v = q.bind(Vector(vector.to_vec()));
         let limit = q.bind(k as i64);
@@ -1146,20 +1179,13 @@ impl Store for PostgresStore {
     }
 
     fn warm(&self, library: &LibraryName) -> Result<()> {
-        let mut conn = self.pool.get()?;
-        let (client, statements) = conn.split();
-        let (generation, library_id) =
-            self.generation_and_library(&*client, statements, library)?;
-        let tx = wait(
-            client
-                .build_transaction()
-                .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
-                .read_only(true)
-                .start(),
+        self.in_snapshot(
+            library,
+            "warming the lexical index",
+            |tx, statements, generation, library_id| {
+                lexical::warm(tx, &self.statistics, statements, generation, library_id)
+            },
         )
-        .map_err(pg_err("warming the lexical index"))?;
-        lexical::warm(&tx, &self.statistics, statements, generation, library_id)?;
-        wait(tx.commit()).map_err(pg_err("warming the lexical index"))
     }
 
     fn dense(
@@ -1181,18 +1207,24 @@ impl Store for PostgresStore {
         if k == 0 {
             return Ok(Vec::new());
         }
+        let search = DenseSearch {
+            row: &row,
+            vector,
+            filter,
+            k,
+        };
         let exact = row.info.chunk_count as i64 <= EXACT_MAX
             || !filter.is_empty() && !self.pool.iterative_scans();
         if exact || filter.is_empty() {
-            return self.dense_scan(client, &row, vector, filter, k, exact);
+            return self.dense_scan(client, &search, exact);
         }
         // A selective filter leaves few candidates: they are scanned exactly.
         // On documents alone, their chunk counts say so in the scan's own
         // statement.
         if !has_chunk_conditions(filter) {
-            return match self.dense_exact_within(client, &row, vector, filter, k)? {
+            return match self.dense_exact_within(client, &search)? {
                 Some(hits) => Ok(hits),
-                None => self.dense_scan(client, &row, vector, filter, k, false),
+                None => self.dense_scan(client, &search, false),
             };
         }
         let mut q = Query::default();
@@ -1206,7 +1238,7 @@ impl Store for PostgresStore {
         let candidates: i64 = wait(client.query_one(&sql, &q.refs()))
             .map_err(pg_err("dense search"))?
             .get(0);
-        self.dense_scan(client, &row, vector, filter, k, candidates <= EXACT_MAX)
+        self.dense_scan(client, &search, candidates <= EXACT_MAX)
     }
 
     fn chunk_texts(&self, library: &LibraryName) -> Result<Vec<(ChunkId, String)>> {
@@ -1515,7 +1547,14 @@ impl Store for PostgresStore {
         let mut conn = self.pool.get()?;
         let client = conn.client();
         let row = self.library_row(client, library)?;
-        self.dense_scan(client, &row, vector, &Filter::default(), k, false)
+        let everything = Filter::default();
+        let search = DenseSearch {
+            row: &row,
+            vector,
+            filter: &everything,
+            k,
+        };
+        self.dense_scan(client, &search, false)
     }
 
     fn size_bytes(&self) -> Result<u64> {
