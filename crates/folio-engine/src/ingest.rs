@@ -1558,7 +1558,8 @@ impl Engine {
     }
 
     /// Records `locator` as one more source of `twin`, and fills citation
-    /// fields the twin lacks from the new source's metadata.
+    /// fields the twin lacks from the new source's metadata. The twin's own
+    /// source comes first, the others in order, whichever was found first.
     fn add_locator(
         &self,
         twin: &folio_core::DocumentSummary,
@@ -1574,6 +1575,9 @@ impl Engine {
             && !list.iter().any(|l| l.as_str() == Some(locator))
         {
             list.push(Value::String(locator.to_string()));
+            if let Some((_, others)) = list.split_first_mut() {
+                others.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
+            }
             changed = true;
         }
         if changed {
@@ -1771,6 +1775,11 @@ impl Engine {
         locator: &str,
         metadata: &Map<String, Value>,
     ) -> Result<Option<DocumentId>> {
+        // An ingest's workers join twins at once: each reads the twin and
+        // writes it back under this lock, or one's locator overwrote
+        // another's.
+        static JOINING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _joining = JOINING.lock().unwrap_or_else(|p| p.into_inner());
         let Some(twin) = self.twin(library, hash, doi)? else {
             return Ok(None);
         };
