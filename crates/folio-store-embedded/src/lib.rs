@@ -590,10 +590,6 @@ impl EmbeddedStore {
                 std::fs::create_dir_all(&dir)
                     .map_err(|e| StoreError::io(dir.display().to_string(), e))?;
                 let dim = library.space.dim as usize;
-                let lexical = std::sync::OnceLock::new();
-                if let Some(opened) = self.open_lexical(conn, library.id, &dir)? {
-                    let _ = lexical.set(opened);
-                }
                 let deferred = need != Need::All && self.is_bulk();
                 let (vectors, mark) = match deferred {
                     true => (Vectors::new(dim)?, 0),
@@ -614,7 +610,8 @@ impl EmbeddedStore {
                     id: library.id,
                     dim,
                     dir,
-                    lexical,
+                    // Opened by the catch-up below (`open_lexical`).
+                    lexical: std::sync::OnceLock::new(),
                     vectors,
                     directory: RwLock::new(directory),
                     marks: Mutex::new(marks),
@@ -753,7 +750,6 @@ impl EmbeddedStore {
         {
             // Under the marks' lock: no other catch-up attaches one meanwhile.
             let _ = index.lexical.set(opened);
-            marks.lexical = 0;
         }
         if let Some(lexical) = index.lexical.get() {
             if self.may_write() {

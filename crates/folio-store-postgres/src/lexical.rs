@@ -377,8 +377,12 @@ pub fn warm(
     library_id: i64,
 ) -> Result<()> {
     chunk_languages(tx, cache, generation, library_id)?;
+    let mut chunks = 0;
     for unit in [Unit::Document, Unit::Chunk] {
-        statistics(tx, cache, generation, unit, library_id, &[])?;
+        let (entries, _, _) = statistics(tx, cache, generation, unit, library_id, &[])?;
+        if unit == Unit::Chunk {
+            chunks = entries;
+        }
         let common = wait(tx.query(
             "SELECT term, sum(entries)::bigint FROM folio_term_blocks
              WHERE library_id = $1 AND unit = $2 GROUP BY term HAVING sum(entries) >= $3
@@ -404,7 +408,6 @@ pub fn warm(
             keep_postings(cache, generation, library_id, unit, read);
         }
     }
-    let (chunks, _, _) = statistics(tx, cache, generation, Unit::Chunk, library_id, &[])?;
     let room = {
         let cache = cache.lock().unwrap_or_else(|p| p.into_inner());
         CACHED_CHUNKS.saturating_sub(cache.chunk_list_entries)

@@ -463,7 +463,6 @@ fn insert_mentions(
     Ok(())
 }
 
-/// Resolves (key, score) rows of a search to hits, best first.
 /// One dense search of a library: its query vector, filter and depth.
 #[derive(Clone, Copy)]
 struct DenseSearch<'a> {
@@ -486,6 +485,7 @@ fn chunks_of_documents(distance: &str, library_id: i64) -> String {
     )
 }
 
+/// Resolves (key, score) rows of a search to hits, best first.
 fn hits_from(rows: Vec<Row>) -> Result<Vec<Hit>> {
     let mut hits = Vec::with_capacity(rows.len());
     for row in rows {
@@ -1138,14 +1138,13 @@ impl Store for PostgresStore {
     }
 
     fn query_language(&self, library: &LibraryName, query: &str) -> Result<QueryLanguage> {
-        let mut conn = self.pool.get()?;
-        let (client, statements) = conn.split();
-        let (generation, library_id) =
-            self.generation_and_library(&*client, statements, library)?;
-        let tx = wait(client.build_transaction().read_only(true).start())
-            .map_err(pg_err("reading the query's language"))?;
-        let chunks = lexical::chunk_languages(&tx, &self.statistics, generation, library_id)?;
-        wait(tx.commit()).map_err(pg_err("reading the query's language"))?;
+        let chunks = self.in_snapshot(
+            library,
+            "reading the query's language",
+            |tx, _, generation, library_id| {
+                lexical::chunk_languages(tx, &self.statistics, generation, library_id)
+            },
+        )?;
         let own = folio_lexical::query_languages(query, &chunks)
             .first()
             .copied()
