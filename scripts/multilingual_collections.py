@@ -17,6 +17,15 @@ data the package registries serve, as BEIR directories:
   Arabic text with its diacritics): the first twelve words of each quoted
   saying, without diacritics (as people type them), are the query, the
   hadith the document, among all 4,053.
+- Debian's package descriptions and their translations (the Debian
+  Description Translation Project's `Translation-L` files of bookworm's
+  main area, fetched from deb.debian.org): short passages translated
+  paragraph by paragraph, as parallel collections are. A package's
+  one-line summary is the query, its long description the document,
+  among every translated description of that language (`ddtp-L`); the
+  same questions over the same descriptions in English (`ddtp-L-en`),
+  and the English summaries over them (`ddtp-en-L`), to compare a model
+  across languages with itself on text that says the same thing.
 
 Deterministic for a seed; downloads with `apt-get download` and
 `pip download` into TARGET/downloads when they are not there.
@@ -26,7 +35,11 @@ Deterministic for a seed; downloads with `apt-get download` and
 """
 
 import argparse
+import bz2
 import gzip
+import hashlib
+import lzma
+import urllib.request
 import json
 import random
 import re
@@ -219,6 +232,67 @@ def hadiths(target, queries_per_set, seed):
     write(target / "ar", corpus, queries, qrels)
 
 
+DDTP = {"de": "de", "fr": "fr", "es": "es", "ru": "ru", "ja": "ja", "zh": "zh_CN", "it": "it"}
+DDTP_URL = "http://deb.debian.org/debian/dists/bookworm/main/i18n/Translation-{}.{}"
+
+
+def descriptions(target, code):
+    """{md5 of the English description: (summary, long description)} of one
+    Translation file, fetched once into TARGET/downloads/ddtp."""
+    folder = target / "downloads" / "ddtp"
+    folder.mkdir(parents=True, exist_ok=True)
+    suffix, opener = ("xz", lzma.open) if code == "en" else ("bz2", bz2.open)
+    path = folder / f"Translation-{code}.{suffix}"
+    if not path.exists():
+        urllib.request.urlretrieve(DDTP_URL.format(code, suffix), path)
+    found = {}
+    with opener(path, "rt", encoding="utf-8") as f:
+        for stanza in f.read().split("\n\n"):
+            md5 = re.search(r"^Description-md5: (\w+)", stanza, re.M)
+            text = re.search(r"^Description-(?!md5)\w+: (.*)((?:\n .*)*)", stanza, re.M)
+            if not md5 or not text:
+                continue
+            lines = [line[1:] for line in text.group(2).split("\n")[1:]]
+            body = "\n".join("" if line == "." else line for line in lines).strip()
+            found[md5.group(1)] = (text.group(1).strip(), body)
+    return found
+
+
+def package_descriptions(target, queries_per_set, seed, most):
+    english = descriptions(target, "en")
+    for language, code in DDTP.items():
+        translated = descriptions(target, code)
+        # Descriptions translated and long enough to say something, each
+        # summary and each text once (packages of one source share them).
+        both = {
+            k: v
+            for k, v in translated.items()
+            if k in english and len(english[k][1].split()) >= 20 and v[1] != english[k][1]
+        }
+        for side in (english, translated):
+            for part in (0, 1):
+                counts = {}
+                for k in both:
+                    counts[side[k][part]] = counts.get(side[k][part], 0) + 1
+                both = {k: v for k, v in both.items() if counts[side[k][part]] == 1}
+        keys = sorted(both, key=lambda k: hashlib.sha1(k.encode()).hexdigest())
+        eligible = [k for k in keys if enough(language, translated[k][0]) and enough("en", english[k][0])]
+        rng = random.Random(seed)
+        asked = sorted(rng.sample(eligible, min(queries_per_set, len(eligible))))
+        rest = [k for k in keys if k not in set(asked)]
+        keys = sorted(asked + rng.sample(rest, min(max(most - len(asked), 0), len(rest))))
+        qrels = [(f"q{i}", k) for i, k in enumerate(asked)]
+        sets = (
+            (f"ddtp-{language}", translated, translated),
+            (f"ddtp-{language}-en", translated, english),
+            (f"ddtp-en-{language}", english, english),
+        )
+        for name, questions, documents in sets:
+            corpus = [{"_id": k, "title": "", "text": documents[k][1]} for k in keys]
+            queries = [{"_id": f"q{i}", "text": questions[k][0]} for i, k in enumerate(asked)]
+            write(target / name, corpus, queries, qrels)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("target")
@@ -226,8 +300,13 @@ def main():
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--paired-pages", type=int, default=400, help="pages of the paired sets")
     parser.add_argument("--paired-queries", type=int, default=100)
+    parser.add_argument("--descriptions", type=int, default=5000, help="documents of a package descriptions' set, at most")
+    parser.add_argument("--only-descriptions", action="store_true", help="the package descriptions' sets alone")
     args = parser.parse_args()
     target = Path(args.target)
+    package_descriptions(target, args.queries, args.seed, args.descriptions)
+    if args.only_descriptions:
+        return
     man_root = download(target, [p for ps in PACKAGES.values() for p in ps])
     found = {language: pages(man_root, language) for language in PACKAGES}
     for language in PACKAGES:

@@ -26,7 +26,9 @@
 //! part number finds the row holding it, not every row holding its letters
 //! or its number. No word term holds those signs, so the two never meet.
 
-use std::sync::OnceLock;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
 
 use folio_core::script::is_arabic_mark;
 use regex::Regex;
@@ -35,6 +37,7 @@ use tantivy::tokenizer::{
     TextAnalyzer, Token, TokenStream, Tokenizer,
 };
 
+use crate::compounds;
 use crate::language::{Language, Script, is_kana_or_hangul, script_of};
 
 /// Words of Chinese text too common to tell passages apart: particles,
@@ -44,6 +47,17 @@ const CHINESE_STOP_WORDS: [&str; 40] = [
     "其", "于", "以", "为", "这", "那", "个", "着", "吗", "呢", "吧", "啊", "将", "并", "但", "从",
     "对", "由", "所", "因", "则", "该", "又", "即",
 ];
+
+/// German words whose compound parts are known, per thread (German text
+/// repeats its words), by the word as written.
+const REMEMBERED_WORDS: usize = 1 << 16;
+
+/// The terms of a compound's parts (none for a word that is no compound).
+type Parts = Arc<[Box<str>]>;
+
+thread_local! {
+    static PARTS: RefCell<HashMap<Box<str>, Parts>> = RefCell::new(HashMap::new());
+}
 
 /// Runs of word characters.
 fn words() -> &'static Regex {
@@ -238,6 +252,50 @@ impl Words {
         !self.term.is_empty()
     }
 
+    /// The terms of the two parts of a German compound (`word` as it is
+    /// written), those that are not the whole word's term (`self.term`,
+    /// kept) nor stop words: "Dateisystem" is "dateisystem", and "datei"
+    /// and "system" besides, so either word finds the other's compounds.
+    fn compound_parts(&mut self, word: &str, mut each: impl FnMut(&str)) {
+        if word.chars().nth(5).is_none() {
+            return;
+        }
+        let parts = PARTS.with_borrow_mut(|known| {
+            if let Some(parts) = known.get(word) {
+                return parts.clone();
+            }
+            let parts = self.parts_of(word);
+            if known.len() >= REMEMBERED_WORDS {
+                known.clear();
+            }
+            known.insert(word.into(), parts.clone());
+            parts
+        });
+        for part in parts.iter() {
+            each(part);
+        }
+    }
+
+    /// `compound_parts`, found anew.
+    fn parts_of(&mut self, word: &str) -> Parts {
+        let lower = word.to_lowercase();
+        let Some((first, second)) = compounds::split(&lower) else {
+            return Arc::new([]);
+        };
+        let whole = std::mem::take(&mut self.term);
+        let mut parts: Vec<Box<str>> = Vec::with_capacity(2);
+        for part in [first, second] {
+            if self.word(part, Script::Latin, Language::German)
+                && self.term != whole
+                && parts.iter().all(|p| **p != *self.term)
+            {
+                parts.push(self.term.as_str().into());
+            }
+        }
+        self.term = whole;
+        parts.into()
+    }
+
     /// Analyses `text` in `language`, calling `each` with every term and
     /// its byte offsets.
     fn analyse(
@@ -259,6 +317,9 @@ impl Words {
                     Run::Word(language) => {
                         if run.chars().nth(1).is_some() && self.word(run, script, language) {
                             each(&self.term, start, end);
+                            if script == Script::Latin && language == Language::German {
+                                self.compound_parts(run, |part| each(part, start, end));
+                            }
                         }
                     }
                     Run::Segmented => segment(run, false, |word, from, to| {
@@ -347,6 +408,15 @@ impl Words {
                             } else if self.word(run, script, *language) {
                                 alternatives.push(vec![self.term.clone()]);
                             }
+                        }
+                        // A German compound's parts are words of the
+                        // query besides it, as they are of the texts.
+                        if latin.contains(&Language::German)
+                            && self.word(run, script, Language::German)
+                        {
+                            let mut parts = Vec::new();
+                            self.compound_parts(run, |part| parts.push((part.to_string(), 1.0)));
+                            add(&mut counted, parts);
                         }
                     }
                     _ => {

@@ -15,6 +15,7 @@ use tantivy::tokenizer::{
 };
 
 mod analysis;
+mod compounds;
 mod language;
 
 pub use analysis::QueryTerms;
@@ -142,7 +143,8 @@ pub fn analyzer_in(language: Language) -> TextAnalyzer {
 /// An index of another version is rebuilt from the source of truth before
 /// it is searched (the embedded store keeps each version's index in a
 /// folder of its own; the PostgreSQL backend re-analyses in
-/// a migration). 6 adds identifiers ("XA-4645", "IL-6", "10.1038/x1")
+/// a migration). 7 adds the two parts of a German compound as terms
+/// beside it ("Dateisystem": "dateisystem", "datei", "system"). 6 adds identifiers ("XA-4645", "IL-6", "10.1038/x1")
 /// as terms of their own beside their runs. 5 analyses each text in its language (stemmers and stop
 /// words of 17 languages, Chinese words, pairs of Japanese and Korean
 /// characters) and records each chunk's language. 4 records each entry's length in terms, so collection
@@ -150,7 +152,7 @@ pub fn analyzer_in(language: Language) -> TextAnalyzer {
 /// per document (its whole text) beside the chunks'. 2 changed the analyser: version 1 split on every
 /// non-alphanumeric character, kept one-character tokens and removed
 /// Snowball's 174 English stop words.
-pub const INDEX_VERSION: u32 = 6;
+pub const INDEX_VERSION: u32 = 7;
 
 /// A document's whole text as the lexical index scores it: its title, then
 /// its text (the title once, when the text already opens with it), as a
@@ -615,6 +617,34 @@ mod tests {
         assert_eq!(
             query_terms_in("数据库检索", &[Language::Chinese]),
             [("数据库".to_string(), 1.0), ("检索".to_string(), 1.0)]
+        );
+    }
+
+    #[test]
+    fn a_german_compound_is_a_term_and_its_parts_are_terms() {
+        assert_eq!(
+            analyze_in("Das Dateisystem", Language::German),
+            ["dateisystem", "datei", "system"]
+        );
+        // A part that is a stop word, or the word's own term, is no more.
+        assert_eq!(analyze_in("Bibliothek", Language::German), ["bibliothek"]);
+        // The query has them too, once each, in a library holding German.
+        assert_eq!(
+            query_terms_in("Systemdatei", &[Language::German]),
+            [
+                ("system".to_string(), 1.0),
+                ("datei".to_string(), 1.0),
+                ("systemdatei".to_string(), 1.0),
+            ]
+        );
+        // Only German words are cut.
+        assert_eq!(
+            analyze_in("Dateisystem", Language::English),
+            ["dateisystem"]
+        );
+        assert_eq!(
+            query_terms_in("Dateisystem", &[Language::English]),
+            [("dateisystem".to_string(), 1.0)]
         );
     }
 

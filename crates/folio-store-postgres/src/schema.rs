@@ -14,12 +14,13 @@ use crate::lexical::Unit;
 use crate::pool::{describe, pg_err, wait};
 
 /// Bump when the schema changes; `migrate` refuses newer databases.
-pub const SCHEMA_VERSION: i64 = 12;
+pub const SCHEMA_VERSION: i64 = 13;
 
 /// The last version whose upgrade analyses every text anew: a database
 /// below it is re-analysed (recorded one below it until that is done).
-/// Version 12 packs postings in blocks, made from the stored text.
-const REANALYSED_AT: i64 = 12;
+/// Version 12 packs postings in blocks, made from the stored text; 13
+/// adds the parts of German compounds as terms.
+const REANALYSED_AT: i64 = 13;
 
 /// The advisory lock key of migrations ("folio" in ASCII).
 const MIGRATION_LOCK: i64 = 0x666f_6c69_6f00;
@@ -38,11 +39,12 @@ ALTER TABLE folio_chunks ADD CONSTRAINT folio_chunks_document_id_idx_key
     UNIQUE (document_id, idx) INCLUDE (key);
 "#;
 
-/// Versions 8, 9 and 12: postings made by an earlier analyser (version 3's
-/// tokens of two or more word characters and Lucene's stop words; version 8
-/// analyses each text in its language and marks its chunks' languages;
-/// version 9 adds identifiers as terms of their own), or kept a row per
-/// posting (before version 12), are made again from stored text, nothing
+/// Versions 8, 9, 12 and 13: postings made by an earlier analyser (version
+/// 3's tokens of two or more word characters and Lucene's stop words;
+/// version 8 analyses each text in its language and marks its chunks'
+/// languages; version 9 adds identifiers as terms of their own; version 13
+/// the parts of German compounds), or kept a row per posting (before
+/// version 12), are made again from stored text, nothing
 /// embedded again. The work is resumable:
 /// it commits a batch at a time, each batch with its place in
 /// `folio_meta.reanalysis` (`chunks:<last key>`, then `documents:<last
@@ -594,8 +596,8 @@ pub(crate) fn migrate_in_batches(client: &mut Client, display: &str, batch: i64)
             wait(tx.batch_execute(&schema_v12()))
                 .map_err(pg_err("upgrading the schema to version 12"))?;
         }
-        // Versions 8, 9 and 12 analyse text anew (in its language; with
-        // identifiers; into blocks): every posting of a database of an
+        // Versions 8, 9, 12 and 13 analyse text anew (in its language;
+        // with identifiers; into blocks; with compounds' parts): every posting of a database of an
         // earlier version is made again, in batches of their own after
         // this transaction (`run_reanalysis`); until the last one, the
         // recorded version stays one below. A re-analysis an earlier folio

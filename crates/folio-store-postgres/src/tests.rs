@@ -703,14 +703,15 @@ fn an_interrupted_reanalysis_goes_on_from_its_place() {
     .map(|row| row.get(0))
     .collect();
     assert_eq!(keys.len(), 3);
-    // A process upgrading a version 11 database died after its first
-    // batch: the first chunk's postings are made (with a posting a restart
-    // would lose), the rest are not, and its place is recorded.
+    // A process upgrading a database of the version before died after its
+    // first batch: the first chunk's postings are made (with a posting a
+    // restart would lose), the rest are not, and its place is recorded.
     database.run(&format!(
         "TRUNCATE folio_term_blocks;
          UPDATE folio_documents SET lexicon = '{{}}';
-         UPDATE folio_meta SET value = '11' WHERE key = 'schema_version';
+         UPDATE folio_meta SET value = '{before}' WHERE key = 'schema_version';
          INSERT INTO folio_meta (key, value) VALUES ('reanalysis', 'chunks:{first}');",
+        before = SCHEMA_VERSION - 1,
         first = keys[0]
     ));
     {

@@ -148,6 +148,7 @@ pub fn run(make: &dyn Fn() -> Box<dyn Store>) {
     invalid_writes_change_nothing(&*make());
     lexical_search_stems_and_ranks(&*make());
     a_word_weighs_the_same_in_every_language(&*make());
+    a_german_compound_and_its_parts_find_each_other(&*make());
     documents_rank_by_their_whole_text(&*make());
     dense_search_ranks_by_cosine(&*make());
     filters_apply_before_ranking(&*make());
@@ -942,6 +943,59 @@ pub fn lexical_search_stems_and_ranks(store: &dyn Store) {
         store.lexical(&lib("nope"), "x", &Filter::default(), 10, Bm25::default()),
         Err(StoreError::LibraryNotFound(_))
     ));
+}
+
+/// A German compound is its two words as well: "Datei" finds the text of
+/// a "Dateisystem", and "Systemdatei" the texts of a "Datei" and of a
+/// "System", on every backend alike.
+pub fn a_german_compound_and_its_parts_find_each_other(store: &dyn Store) {
+    let name = lib("compounds");
+    store.create_library(&name, &space()).unwrap();
+    let texts = [
+        (
+            "pruefen.txt",
+            "Das Werkzeug prüft und repariert ein beschädigtes Dateisystem auf der \
+             Festplatte, bevor es wieder eingehängt wird.",
+        ),
+        (
+            "liste.txt",
+            "Die Liste zeigt jede Datei im Verzeichnis mit ihrer Größe und mit dem \
+             Datum ihrer letzten Änderung an.",
+        ),
+        (
+            "dienst.txt",
+            "Der Dienst startet das Netzwerk beim Hochfahren des Rechners und meldet \
+             jeden Fehler an das Protokoll.",
+        ),
+    ];
+    let documents = texts
+        .iter()
+        .enumerate()
+        .map(|(i, (source, text))| document(&name, source, &[text], &[i], json!({})))
+        .collect();
+    store.put_documents(documents, false).unwrap();
+    let found = |query: &str| {
+        let hits = store
+            .lexical(&name, query, &Filter::default(), 10, Bm25::default())
+            .unwrap();
+        let mut found = sources(store, &hits);
+        found.sort();
+        found
+    };
+    assert_eq!(found("Datei"), ["liste.txt", "pruefen.txt"]);
+    assert_eq!(found("Systemdatei"), ["liste.txt", "pruefen.txt"]);
+    assert_eq!(found("Netzwerkdienst"), ["dienst.txt"]);
+    // The compound itself ranks the text holding it first.
+    let hits = store
+        .lexical(
+            &name,
+            "Dateisystem",
+            &Filter::default(),
+            10,
+            Bm25::default(),
+        )
+        .unwrap();
+    assert_eq!(sources(store, &hits)[0], "pruefen.txt", "{hits:?}");
 }
 
 /// In a library of two languages a query is read in both, but a word
