@@ -182,3 +182,21 @@ def test_questions_in_other_languages_find_english_papers_with_a_multilingual_mo
             assert libraries["libraries"][0]["model"] == model_id, libraries
 
     run(go())
+
+    # A question in another script than its library's (Chinese over these
+    # English papers) is ranked with the model leading (lexical weight
+    # 0.3): BM25 matches only the words the two share. A German question
+    # shares more and keeps the even fusion.
+    def scores(query, *fusion):
+        done = subprocess.run([BIN, "search", query, "--library", "papers", "--json", *fusion],
+                              env=folio_env(data, config), capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        found = json.loads(done.stdout)
+        found = found["hits"] if isinstance(found, dict) else found
+        return [(h["source"].rsplit("/", 1)[-1], round(h["score"], 5)) for h in found]
+
+    weighted = ("--fusion", "weighted", "--lexical-weight")
+    chinese = "全文 search engine 的倒排索引是如何建立的？"
+    assert scores(chinese) == scores(chinese, *weighted, "0.3") != scores(chinese, *weighted, "0.5")
+    german = "Wie baut eine Suchmaschine ihren Index auf?"
+    assert scores(german) == scores(german, *weighted, "0.5") != scores(german, *weighted, "0.3")

@@ -199,6 +199,16 @@ const OTHER_CHUNKS_PER_DOCUMENT: usize = 3;
 /// "Every language"), BM25 alone or at 0.5 both rank below this.
 const FOREIGN_LATIN_LEXICAL_WEIGHT: f32 = 0.8;
 
+/// The lexical weight of a hybrid search whose model reads many languages,
+/// for a query in another script than most of its library (a Chinese
+/// question over English text, an English one over Chinese text): BM25
+/// matches only the few words the two share, the model's ranking carries
+/// the question. Measured on the package descriptions and manual pages,
+/// Chinese over English and English over Chinese (docs/benchmarks.md,
+/// "Languages"); a German question over English text shares more words
+/// and keeps the even fusion.
+const ACROSS_SCRIPTS_LEXICAL_WEIGHT: f32 = 0.3;
+
 /// Whether the language of an ISO 639-1 code is written in a script other
 /// than the Latin (not so for a language folio does not tell).
 fn in_another_script(code: &str) -> bool {
@@ -360,6 +370,18 @@ impl Engine {
                 lexical_weight.map_or(self.config.fusion, |lexical_weight| Fusion::Weighted {
                     lexical_weight,
                 })
+            }
+            // A model of many languages over a library in another script
+            // than the query's: the model leads.
+            None if request.mode == Mode::Hybrid => {
+                let language = self.store.query_language(&request.library, query)?;
+                if folio_lexical::in_script_of(query, &language.library) {
+                    self.config.fusion
+                } else {
+                    Fusion::Weighted {
+                        lexical_weight: ACROSS_SCRIPTS_LEXICAL_WEIGHT,
+                    }
+                }
             }
             None => self.config.fusion,
         };

@@ -343,6 +343,33 @@ pub fn in_latin_script(text: &str) -> bool {
     latin >= other
 }
 
+/// Whether most words of `text` are in the script `language` (an ISO
+/// 639-1 code) is written in: a Chinese question over English text is
+/// not, a German one is, and so is a Chinese question naming a program or
+/// two ("Python 的 XML 解析库": each Han or kana character counts as a
+/// word, as each stands for about one). A text without words, or a
+/// language folio does not tell, is taken as Latin.
+pub fn in_script_of(text: &str, language: &str) -> bool {
+    let script = Language::from_tag(language).map_or(language::Script::Latin, |l| l.script());
+    let (mut same, mut other) = (0usize, 0usize);
+    let mut previous = None;
+    for c in text.chars() {
+        let current = c.is_alphabetic().then(|| language::script_of(c));
+        if let Some(s) = current
+            && (previous != current
+                || matches!(s, language::Script::Cjk | language::Script::Unspaced))
+        {
+            if s == script {
+                same += 1;
+            } else {
+                other += 1;
+            }
+        }
+        previous = current;
+    }
+    same >= other
+}
+
 /// The term that marks a chunk of `language` in a backend's postings:
 /// no analysed word starts with a control character.
 pub fn language_marker(language: Language) -> String {
@@ -618,6 +645,21 @@ mod tests {
             query_terms_in("数据库检索", &[Language::Chinese]),
             [("数据库".to_string(), 1.0), ("检索".to_string(), 1.0)]
         );
+    }
+
+    #[test]
+    fn a_query_is_in_the_script_of_a_language_by_its_words() {
+        assert!(in_script_of("Wie prüft man ein Dateisystem?", "en"));
+        assert!(!in_script_of("文件系统检查工具", "en"));
+        assert!(in_script_of("文件系统检查工具", "zh"));
+        assert!(in_script_of("ファイルシステムの検査", "ja"));
+        // Two program names in a Chinese question: still Chinese.
+        assert!(in_script_of("Python 的 XML 解析库", "zh"));
+        assert!(!in_script_of("Python 的 XML 解析库", "en"));
+        assert!(!in_script_of("проверка файловой системы", "de"));
+        // No words, or a language folio does not tell: Latin.
+        assert!(in_script_of("2024 — 42", "en"));
+        assert!(in_script_of("filesystem check", "xx"));
     }
 
     #[test]
