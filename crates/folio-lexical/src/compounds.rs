@@ -95,7 +95,7 @@ fn cut(word: &str) -> Option<usize> {
         let ends = probability(b's', without_joining_s(first)).unwrap_or(-1.0);
         let begins = probability(b'p', without_joining_s(second)).unwrap_or(-1.0);
         // The rarest n-gram of three letters or more from the cut on.
-        let three = starts.get(cut + 3).map_or(word.len(), |end| end - at);
+        let three = starts.get(cut + 3).map_or(second.len(), |end| end - at);
         let mut inside: Option<f64> = None;
         walk(b'i', second, |read, p| {
             if read >= three && second.is_char_boundary(read) {
@@ -124,6 +124,8 @@ mod tests {
         );
         assert_eq!(split("zugriffsrechte"), Some(("zugriffs", "rechte")));
         assert_eq!(split("kriegsführung"), Some(("kriegs", "führung")));
+        // A last part of three letters: its one n-gram ends the word.
+        assert_eq!(split("aktionstyp"), Some(("aktions", "typ")));
     }
 
     #[test]
