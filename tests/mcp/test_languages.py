@@ -43,10 +43,21 @@ QUERIES = [
 ]
 
 
-def folio(data, *args):
-    done = subprocess.run([BIN, *args, "--json"], env=folio_env(data), capture_output=True, text=True)
+def folio(data, *args, config=None):
+    done = subprocess.run([BIN, *args, "--json"], env=folio_env(data, config), capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
+
+
+def scores(data, library, query, *fusion, config=None):
+    """The CLI's hits for `query` (file name, score), with a fusion when
+    one is named."""
+    found = folio(data, "search", query, "--library", library, *fusion, config=config)
+    found = found["hits"] if isinstance(found, dict) else found
+    return [(h["source"].rsplit("/", 1)[-1], round(h["score"], 5)) for h in found]
+
+
+WEIGHTED = ("--fusion", "weighted", "--lexical-weight")
 
 
 def test_a_library_in_seven_languages(data, tmp_path):
@@ -102,16 +113,13 @@ def test_a_library_in_seven_languages(data, tmp_path):
     # The default model knows English only: a German question is ranked
     # with BM25 leading (lexical weight 0.8), an English one at the usual
     # 0.5.
-    def scores(query, *fusion):
-        found = folio(data, "search", query, "--library", "polyglot", *fusion)
-        found = found["hits"] if isinstance(found, dict) else found
-        return [(h["source"].rsplit("/", 1)[-1], round(h["score"], 5)) for h in found]
+    def polyglot(query, *fusion):
+        return scores(data, "polyglot", query, *fusion)
 
-    weighted = ("--fusion", "weighted", "--lexical-weight")
     german = "die alten Handschriften der Bibliothek"
-    assert scores(german) == scores(german, *weighted, "0.8") != scores(german, *weighted, "0.5")
+    assert polyglot(german) == polyglot(german, *WEIGHTED, "0.8") != polyglot(german, *WEIGHTED, "0.5")
     english = "the old manuscripts of the library"
-    assert scores(english) == scores(english, *weighted, "0.5") != scores(english, *weighted, "0.8")
+    assert polyglot(english) == polyglot(english, *WEIGHTED, "0.5") != polyglot(english, *WEIGHTED, "0.8")
 
     # Nor can it read a library written mostly in another script: there an
     # English question (an untranslated title, a term) is ranked by BM25
@@ -124,13 +132,8 @@ def test_a_library_in_seven_languages(data, tmp_path):
     (russian / "en.md").write_text(DOCUMENTS["en.md"], encoding="utf-8")
     folio(data, "ingest", str(russian), "--library", "russian")
 
-    def russian_scores(query, *fusion):
-        found = folio(data, "search", query, "--library", "russian", *fusion)
-        found = found["hits"] if isinstance(found, dict) else found
-        return [(h["source"].rsplit("/", 1)[-1], round(h["score"], 5)) for h in found]
-
-    alone = russian_scores(english, *weighted, "1.0")
-    assert russian_scores(english) == alone != russian_scores(english, *weighted, "0.5")
+    alone = scores(data, "russian", english, *WEIGHTED, "1.0")
+    assert scores(data, "russian", english) == alone != scores(data, "russian", english, *WEIGHTED, "0.5")
 
 
 HOME = Path(os.environ.get("FOLIO_HOME") or Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local/share") / "folio")
@@ -187,16 +190,10 @@ def test_questions_in_other_languages_find_english_papers_with_a_multilingual_mo
     # English papers) is ranked with the model leading (lexical weight
     # 0.3): BM25 matches only the words the two share. A German question
     # shares more and keeps the even fusion.
-    def scores(query, *fusion):
-        done = subprocess.run([BIN, "search", query, "--library", "papers", "--json", *fusion],
-                              env=folio_env(data, config), capture_output=True, text=True)
-        assert done.returncode == 0, done.stderr
-        found = json.loads(done.stdout)
-        found = found["hits"] if isinstance(found, dict) else found
-        return [(h["source"].rsplit("/", 1)[-1], round(h["score"], 5)) for h in found]
+    def papers(query, *fusion):
+        return scores(data, "papers", query, *fusion, config=config)
 
-    weighted = ("--fusion", "weighted", "--lexical-weight")
     chinese = "全文 search engine 的倒排索引是如何建立的？"
-    assert scores(chinese) == scores(chinese, *weighted, "0.3") != scores(chinese, *weighted, "0.5")
+    assert papers(chinese) == papers(chinese, *WEIGHTED, "0.3") != papers(chinese, *WEIGHTED, "0.5")
     german = "Wie baut eine Suchmaschine ihren Index auf?"
-    assert scores(german) == scores(german, *weighted, "0.5") != scores(german, *weighted, "0.3")
+    assert papers(german) == papers(german, *WEIGHTED, "0.5") != papers(german, *WEIGHTED, "0.3")

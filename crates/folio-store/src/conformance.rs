@@ -945,6 +945,17 @@ pub fn lexical_search_stems_and_ranks(store: &dyn Store) {
     ));
 }
 
+/// Writes one document of one chunk per (source, text), each chunk with
+/// its own axis vector.
+fn put_texts(store: &dyn Store, name: &LibraryName, texts: &[(&str, &str)]) {
+    let documents = texts
+        .iter()
+        .enumerate()
+        .map(|(i, (source, text))| document(name, source, &[text], &[i], json!({})))
+        .collect();
+    store.put_documents(documents, false).unwrap();
+}
+
 /// A German compound is its two words as well: "Datei" finds the text of
 /// a "Dateisystem", and "Systemdatei" the texts of a "Datei" and of a
 /// "System", on every backend alike.
@@ -968,12 +979,7 @@ pub fn a_german_compound_and_its_parts_find_each_other(store: &dyn Store) {
              jeden Fehler an das Protokoll.",
         ),
     ];
-    let documents = texts
-        .iter()
-        .enumerate()
-        .map(|(i, (source, text))| document(&name, source, &[text], &[i], json!({})))
-        .collect();
-    store.put_documents(documents, false).unwrap();
+    put_texts(store, &name, &texts);
     let found = |query: &str| {
         let hits = store
             .lexical(&name, query, &Filter::default(), 10, Bm25::default())
@@ -1027,12 +1033,7 @@ pub fn a_word_weighs_the_same_in_every_language(store: &dyn Store) {
              is done with the work, and it is then ready for the next run of the tool.",
         ),
     ];
-    let documents = texts
-        .iter()
-        .enumerate()
-        .map(|(i, (source, text))| document(&name, source, &[text], &[i], json!({})))
-        .collect();
-    store.put_documents(documents, false).unwrap();
+    put_texts(store, &name, &texts);
     let hits = store
         .lexical(
             &name,
