@@ -513,16 +513,18 @@ pub fn check(client: &mut Client, display: &str) -> Result<()> {
         std::cmp::Ordering::Less if version == 0 => Err(StoreError::io(
             "database schema",
             format!(
-                "the database on {display} holds no folio schema, and a read-only folio creates \
-                 nothing: open it once without --read-only"
+                "the database on {display} holds no folio schema, and a folio that only reads \
+                 (a search, a --read-only server) creates nothing: run a command that writes \
+                 once (`folio ingest`, or `folio serve` without --read-only)"
             ),
         )),
         std::cmp::Ordering::Less => Err(StoreError::io(
             "database schema",
             format!(
                 "the database on {display} has folio schema version {version} and this folio \
-                 needs {SCHEMA_VERSION}; a read-only folio does not migrate: open it once \
-                 without --read-only to upgrade it"
+                 needs {SCHEMA_VERSION}; a folio that only reads (a search, a --read-only \
+                 server) does not migrate: run a command that writes once (`folio ingest`, or \
+                 `folio serve` without --read-only) to upgrade it"
             ),
         )),
     }
