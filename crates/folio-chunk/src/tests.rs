@@ -83,6 +83,31 @@ fn headings_start_new_chunks_and_form_section_paths() {
 }
 
 #[test]
+fn a_document_of_headings_alone_is_its_headings() {
+    let (_, drafts) = run(
+        vec![
+            Block::new(BlockKind::Heading(1), "Meeting notes", None),
+            Block::new(BlockKind::Heading(2), "Agenda", None),
+            Block::new(BlockKind::Paragraph, "  ", None),
+        ],
+        CFG,
+    );
+    assert_eq!(drafts.len(), 1, "{drafts:?}");
+    assert!(drafts[0].text.contains("Meeting notes"), "{drafts:?}");
+    assert!(drafts[0].text.contains("Agenda"), "{drafts:?}");
+    // With a paragraph anywhere, headings stay the sections' paths only.
+    let (_, drafts) = run(
+        vec![
+            Block::new(BlockKind::Heading(1), "Meeting notes", None),
+            Block::new(BlockKind::Paragraph, words(5, "a"), None),
+        ],
+        CFG,
+    );
+    assert_eq!(drafts.len(), 1);
+    assert!(!drafts[0].text.contains("Meeting notes"), "{drafts:?}");
+}
+
+#[test]
 fn small_blocks_pack_together_up_to_the_target() {
     let blocks = (0..10)
         .map(|i| Block::new(BlockKind::Paragraph, words(9, &format!("p{i}w")), None))

@@ -295,6 +295,33 @@ fn ingest_search_get_and_delete_end_to_end() {
     let out = f.run(&["get", &id]);
     assert_eq!(code(&out), 1);
     assert!(stderr(&out).contains("does not exist"));
+
+    // A note of headings alone (a title, an outline) is indexed by them.
+    f.file(
+        "notes/stub.md",
+        b"# Quarterly planning\n\n## Open questions\n",
+    );
+    let report = f.json(&["ingest", &f.path("notes/stub.md"), "--library", "notes"]);
+    assert_eq!(
+        (report["indexed"].as_u64(), report["failed"].as_u64()),
+        (Some(1), Some(0)),
+        "{report:#}"
+    );
+    let response = f.json(&[
+        "search",
+        "quarterly planning",
+        "--library",
+        "notes",
+        "--mode",
+        "lexical",
+    ]);
+    assert!(
+        hits(&response)[0]["source"]
+            .as_str()
+            .unwrap()
+            .ends_with("notes/stub.md"),
+        "{response:#}"
+    );
 }
 
 #[test]
