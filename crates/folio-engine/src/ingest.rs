@@ -1286,7 +1286,15 @@ impl Engine {
             }
             EngineError::new(ErrorCode::EmptyContent, reason)
         };
-        if structured.is_empty() {
+        // A document of headings alone is indexed by them, unless its
+        // extraction left something unread (an image without OCR): then it
+        // is refused with the reason, so that an ingest once the reason is
+        // gone reads it whole rather than skipping it as unchanged.
+        let headings_only = structured.blocks.iter().all(|b| {
+            matches!(b.kind, folio_core::structured::BlockKind::Heading(_))
+                || b.text.trim().is_empty()
+        });
+        if structured.is_empty() || (headings_only && !warnings.is_empty()) {
             return Err(empty());
         }
         let rendered = structured.render();
