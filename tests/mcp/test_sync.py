@@ -182,7 +182,7 @@ def test_a_folder_that_cannot_be_watched_is_polled_and_said_so(data, tmp_path):
 
 
 def test_a_watched_file_that_keeps_failing_stays_listed_as_failing(data, tmp_path):
-    """A file that fails (a note of headings only: no text to index) is not
+    """A file that fails (a note of blank lines: no text to index) is not
     read again while it is unchanged; later passes still list it, with its
     reason, under the watch's failing files in server_info (before, only the
     pass that first read it did, and the next pass emptied the list)."""
@@ -194,7 +194,7 @@ def test_a_watched_file_that_keeps_failing_stays_listed_as_failing(data, tmp_pat
     folder = tmp_path / "watched"
     folder.mkdir()
     (folder / "a.md").write_text("# A\n\nAlpha apples.")
-    (folder / "empty.md").write_text("# Only a heading\n")
+    (folder / "empty.md").write_text("\n   \n\n")
     port = free_port()
     server = subprocess.Popen([BIN, "serve", "--http", f"127.0.0.1:{port}", "--watch", f"{folder}=notes"],
                               env=folio_env(data), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
