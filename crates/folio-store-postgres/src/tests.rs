@@ -414,12 +414,15 @@ fn large_libraries_use_the_hnsw_index_and_keep_filtered_recall() {
     let database = TestDatabase::new();
     let store = database.store();
     store.create_library(&lib(), &space()).unwrap();
-    // Enough chunks for the index path; 2 % of them tagged "rare".
+    // Enough chunks for the index path; 2 % of them tagged "rare". Every
+    // vector its own (copies of one vector make cliques an HNSW walk can
+    // be caught in, far from the query).
     let total = (EXACT_MAX as usize) + 500;
+    let tilt_of = |i: usize| i as f32 / total as f32;
     let mut batch = Vec::new();
     for i in 0..total {
         let tag = if i % 50 == 0 { "rare" } else { "common" };
-        let tilt = (i % 97) as f32 / 97.0;
+        let tilt = tilt_of(i);
         let mut doc = document(
             &lib(),
             &format!("n{i}"),
@@ -446,7 +449,7 @@ fn large_libraries_use_the_hnsw_index_and_keep_filtered_recall() {
     // vectors the documents were given, the filter's best 10.
     let query = axis(0, 0.0);
     let cosine = |i: usize| -> f32 {
-        let v = axis(i % 3, (i % 97) as f32 / 97.0);
+        let v = axis(i % 3, tilt_of(i));
         v.iter().zip(&query).map(|(a, b)| a * b).sum()
     };
     let tag_of = |hit: &Hit| {
