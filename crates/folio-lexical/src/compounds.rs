@@ -4,7 +4,8 @@
 //! seldom stand inside a word. The probabilities are CharSplit's, learnt
 //! from German text, as charsplit-fst 0.1.4 ships them (MIT OR
 //! Apache-2.0), in hundredths, in one map bundled with the analyser
-//! (`data/german-compounds.fst`, made by `scripts/german_compounds.sh`).
+//! (`german-compounds.fst`, made outside the repository by
+//! `scripts/german_compounds.sh`, which `scripts/setup.sh` runs; `build.rs`).
 //!
 //! "dateisystem" is "datei" and "system"; "entwicklungsdateien" is
 //! "entwicklungs" and "dateien" (the joining "s" is the stemmer's to
@@ -14,7 +15,7 @@ use std::sync::OnceLock;
 
 use tantivy_fst::raw::{Fst, Output};
 
-static DATA: &[u8] = include_bytes!("../data/german-compounds.fst");
+static DATA: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/german-compounds.fst"));
 
 /// The least score of a cut: at 0.8, three German sets (manual pages,
 /// package descriptions, the paired pages) ranked better than at 0.0 or

@@ -1,9 +1,11 @@
-//! Makes `data/german-compounds.fst`, the n-gram probabilities German
-//! compounds are split by, from the three maps of charsplit-fst 0.1.4
-//! (MIT OR Apache-2.0; CharSplit's probabilities, by Don Tuggener, MIT):
+//! Makes `german-compounds.fst`, the n-gram probabilities German compounds
+//! are split by (`folio-lexical` bundles it at build time), from the three
+//! maps of charsplit-fst 0.1.4 (MIT OR Apache-2.0; CharSplit's
+//! probabilities, by Don Tuggener, MIT: Tuggener, D. (2016), *Incremental
+//! Coreference Resolution for German*, University of Zurich):
 //! `scripts/german_compounds.sh` fetches them and runs this.
 //!
-//!     cargo run --release -p folio-lexical --example compounds_data -- DATA_DIR OUT
+//!     cargo run --release -p folio-compounds-data -- DATA_DIR OUT
 //!
 //! One map of keys `i`, `p` or `s` (infix, prefix, suffix) followed by the
 //! n-gram, each with its probability in hundredths: half the size of the
