@@ -328,19 +328,8 @@ fn sections(
     let mut path: Vec<(u8, String)> = Vec::new();
     let mut current = Section::new(Vec::new());
     let mut tables = 0u32;
-    let mut headings: Vec<Unit> = Vec::new();
     for (block, &(start, end)) in text.blocks.iter().zip(&rendered.spans) {
         if let BlockKind::Heading(level) = block.kind {
-            if !block.text.trim().is_empty() {
-                let (start, end) = (doc.byte(start as usize), doc.byte(end as usize));
-                headings.push(Unit {
-                    start,
-                    end,
-                    tokens: count_within(counter, doc.slice(start, end), max_tokens),
-                    page: block.page,
-                    row: None,
-                });
-            }
             if !current.units.is_empty() {
                 out.push(std::mem::replace(&mut current, Section::new(Vec::new())));
             }
@@ -389,10 +378,23 @@ fn sections(
     }
     // A document of headings alone (a note's title, an outline not yet
     // written) is its headings: found by them, not refused as empty.
-    if out.is_empty() && !headings.is_empty() {
+    if out.is_empty() {
         let mut outline = Section::new(Vec::new());
-        outline.units = headings;
-        out.push(outline);
+        for (block, &(start, end)) in text.blocks.iter().zip(&rendered.spans) {
+            if matches!(block.kind, BlockKind::Heading(_)) && !block.text.trim().is_empty() {
+                let (start, end) = (doc.byte(start as usize), doc.byte(end as usize));
+                outline.units.push(Unit {
+                    start,
+                    end,
+                    tokens: count_within(counter, doc.slice(start, end), max_tokens),
+                    page: block.page,
+                    row: None,
+                });
+            }
+        }
+        if !outline.units.is_empty() {
+            out.push(outline);
+        }
     }
     out
 }
