@@ -18,6 +18,7 @@ pub mod catalog;
 mod encoder;
 mod error;
 pub mod hub;
+mod mapped_graph;
 mod model;
 mod onnx_encoder;
 mod openai;

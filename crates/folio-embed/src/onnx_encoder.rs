@@ -124,25 +124,38 @@ pub(crate) fn session(
         path: onnx.display().to_string(),
         reason: e,
     };
-    let mut builder = Session::builder(environment).map_err(|e| fail(e.to_string()))?;
-    for (key, value) in entries {
-        builder = builder
-            .with_config_entry(key, value)
-            .map_err(|e| fail(e.to_string()))?;
+    let build = |graph: &Path| -> Result<Session, EmbedError> {
+        let mut builder = Session::builder(environment).map_err(|e| fail(e.to_string()))?;
+        for (key, value) in entries {
+            builder = builder
+                .with_config_entry(key, value)
+                .map_err(|e| fail(e.to_string()))?;
+        }
+        builder
+            .with_optimization_level(GraphOptimizationLevel::All)
+            .map_err(|e| fail(e.to_string()))?
+            .with_intra_threads(threads.max(1))
+            .map_err(|e| fail(e.to_string()))?
+            // No memory pattern: it plans one block per input shape, and
+            // batch shapes vary with every batch, so the CPU arena kept
+            // growing with blocks it could not reuse (a 30,000-note ingest
+            // peaked at 695 MB with it and 437 MB without; encoder speed
+            // the same, benchmarks.md).
+            .with_memory_pattern(false)
+            .map_err(|e| fail(e.to_string()))?
+            .commit_from_file(graph)
+            .map_err(|e| fail(e.to_string()))
+    };
+    // The weights mapped, not copied into the process (`mapped_graph`);
+    // a copy that does not load leaves the graph loaded as it is.
+    let mapped = crate::mapped_graph::mapped(&onnx);
+    if mapped != onnx {
+        match build(&mapped) {
+            Ok(session) => return Ok(session),
+            Err(e) => tracing::info!(graph = %mapped.display(), "loading the graph as it is: {e}"),
+        }
     }
-    builder
-        .with_optimization_level(GraphOptimizationLevel::All)
-        .map_err(|e| fail(e.to_string()))?
-        .with_intra_threads(threads.max(1))
-        .map_err(|e| fail(e.to_string()))?
-        // No memory pattern: it plans one block per input shape, and batch
-        // shapes vary with every batch, so the CPU arena kept growing with
-        // blocks it could not reuse (a 30,000-note ingest peaked at 695 MB
-        // with it and 437 MB without; encoder speed the same, benchmarks.md).
-        .with_memory_pattern(false)
-        .map_err(|e| fail(e.to_string()))?
-        .commit_from_file(&onnx)
-        .map_err(|e| fail(e.to_string()))
+    build(&onnx)
 }
 
 /// Runs a BERT-family graph on one padded batch (input ids, attention

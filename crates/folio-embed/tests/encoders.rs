@@ -532,3 +532,33 @@ fn the_multilingual_use_runs_on_onnx_runtime_only() {
         "{refused}"
     );
 }
+
+/// The encoder's weights are mapped from folio's graph cache, not copied
+/// into the process: the default graph holds them inside it, so the
+/// session loads a copy whose weights lie in `graph.onnx.data`, and the
+/// vectors are those of candle's independent forward pass over the
+/// safetensors, as ever (`onnx_and_candle_agree_and_rank_by_meaning`; the
+/// int8 graph's, exactly those of its fixture).
+#[test]
+fn the_encoder_maps_its_weights_instead_of_copying_them() {
+    let onnx = OnnxEncoder::load(&model_dir(), &ModelConfig::default(), &runtime(), 2).unwrap();
+    let candle = CandleEncoder::load(&model_dir(), &ModelConfig::default()).unwrap();
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+    let mapped: Vec<&str> = maps
+        .lines()
+        .filter(|l| l.ends_with("/graph.onnx.data"))
+        .collect();
+    assert!(!mapped.is_empty(), "no mapped weights:\n{maps}");
+    let graphs = home().join("graphs");
+    assert!(
+        mapped
+            .iter()
+            .all(|l| l.contains(&*graphs.to_string_lossy())),
+        "{mapped:?}"
+    );
+    let a = onnx.embed_passages(&TEXTS).unwrap();
+    let b = candle.embed_passages(&TEXTS).unwrap();
+    for (x, y) in a.iter().zip(&b) {
+        assert!(cosine(x, y) > 0.9999, "{}", cosine(x, y));
+    }
+}
