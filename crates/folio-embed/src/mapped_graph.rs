@@ -319,29 +319,30 @@ fn put_len(out: &mut Vec<u8>, number: u64, payload: &[u8]) {
 /// The model with its graph's initializers' bytes moved to `data`. Fields
 /// are kept in their order; a rewritten message is re-framed.
 fn rewrite_model(model: &[u8], data: &mut DataFile) -> Result<Vec<u8>, &'static str> {
-    let mut out = Vec::with_capacity(1 << 20);
     let mut graphs = 0;
-    for field in fields(model)? {
-        if field.number == MODEL_GRAPH && field.wire == LEN {
-            graphs += 1;
-            let graph = rewrite_graph(field.payload, data)?;
-            put_len(&mut out, MODEL_GRAPH, &graph);
-        } else {
-            out.extend_from_slice(field.whole);
-        }
-    }
+    let out = rewrite_fields(model, MODEL_GRAPH, |graph| {
+        graphs += 1;
+        rewrite_fields(graph, GRAPH_INITIALIZER, |tensor| {
+            rewrite_tensor(tensor, data)
+        })
+    })?;
     if graphs != 1 {
         return Err("a model without its one graph");
     }
     Ok(out)
 }
 
-fn rewrite_graph(graph: &[u8], data: &mut DataFile) -> Result<Vec<u8>, &'static str> {
-    let mut out = Vec::with_capacity(1 << 20);
-    for field in fields(graph)? {
-        if field.number == GRAPH_INITIALIZER && field.wire == LEN {
-            let tensor = rewrite_tensor(field.payload, data)?;
-            put_len(&mut out, GRAPH_INITIALIZER, &tensor);
+/// `message` with each length-delimited field `number` replaced by what
+/// `rewrite` makes of its payload, and every other field as it was.
+fn rewrite_fields(
+    message: &[u8],
+    number: u64,
+    mut rewrite: impl FnMut(&[u8]) -> Result<Vec<u8>, &'static str>,
+) -> Result<Vec<u8>, &'static str> {
+    let mut out = Vec::with_capacity(message.len().min(1 << 20));
+    for field in fields(message)? {
+        if field.number == number && field.wire == LEN {
+            put_len(&mut out, number, &rewrite(field.payload)?);
         } else {
             out.extend_from_slice(field.whole);
         }
