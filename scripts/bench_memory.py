@@ -22,12 +22,14 @@ import json
 import os
 import random
 import subprocess
+import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def throughput_module():
+    sys.dont_write_bytecode = True  # no __pycache__ left in scripts/
     spec = importlib.util.spec_from_file_location("bench_throughput", os.path.join(HERE, "bench_throughput.py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
