@@ -2,19 +2,20 @@
 //!
 //! A graph with its weights inside (the hub's `onnx/model.onnx`, the export
 //! of `scripts/export_onnx.py`) is parsed into the process's own memory:
-//! the default model's fp32 graph added 120 MB of anonymous memory to every
-//! folio process that embedded, more than the rest of a small server. The
-//! same weights in a file beside the graph (ONNX's external data) are
+//! the default model's fp32 graph added about 120 MB of anonymous memory to
+//! every folio process that embedded, more than the rest of a small server.
+//! The same weights in a file beside the graph (ONNX's external data) are
 //! memory-mapped by ONNX Runtime, read-only and shared with the page cache:
 //! the word-embedding table, half of a small model, then costs only the
-//! rows a text uses (docs/benchmarks.md, "Memory of the encoder").
+//! rows texts use (docs/benchmarks-history.md, "Memory of the encoder").
 //!
 //! So a graph is loaded through a copy in folio's home (`graphs/`, beside
-//! the models) with each weight moved to `graph.onnx.data`: the same tensors, byte for byte, so the same
-//! vectors. The copy is made once, keyed by the graph's path, and made
-//! again when the graph's length or modification time change. The model's
-//! own folder (the hub's cache is shared with Python) is never written.
-//! Anything that fails leaves the graph loaded as it is.
+//! the models) with each weight moved to `graph.onnx.data`: the same
+//! tensors, byte for byte, so the same vectors. The copy is made once,
+//! keyed by the graph's path, and made again when the graph's length or
+//! modification time change. The model's own folder (the hub's cache is
+//! shared with Python) is never written. Anything that fails leaves the
+//! graph loaded as it is.
 
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
@@ -118,7 +119,10 @@ pub fn mapped_in(graph: &Path, cache: &Path) -> std::io::Result<Option<PathBuf>>
     let dir = cache.join(key);
     let copy = dir.join("graph.onnx");
     let stamp = stamp(&source)?;
-    if fs::read_to_string(dir.join("source")).is_ok_and(|s| s == stamp) && copy.exists() {
+    if fs::read_to_string(dir.join("source")).is_ok_and(|s| s == stamp)
+        && copy.exists()
+        && dir.join(DATA_FILE).exists()
+    {
         return Ok(Some(copy));
     }
     let bytes = fs::read(&source)?;
