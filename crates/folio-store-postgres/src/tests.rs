@@ -414,15 +414,21 @@ fn large_libraries_use_the_hnsw_index_and_keep_filtered_recall() {
     let database = TestDatabase::new();
     let store = database.store();
     store.create_library(&lib(), &space()).unwrap();
-    // Enough chunks for the index path; 2 % of them tagged "rare". Every
-    // vector its own (copies of one vector make cliques an HNSW walk can
-    // be caught in, far from the query).
+    // Enough chunks for the index path; 2 % of them tagged "rare". The
+    // vectors lie on a circle, each at its own angle (golden-ratio steps),
+    // so each has its own similarity to the query and the graph is one
+    // connected ring. Clusters along orthogonal axes were flaky: a walk
+    // entering one whose every point is orthogonal to the query finds no
+    // way out (all at one distance) and returns it.
     let total = (EXACT_MAX as usize) + 500;
-    let tilt_of = |i: usize| i as f32 / total as f32;
+    let angle_of = |i: usize| std::f32::consts::TAU * (i as f32 * 0.618_034).fract();
+    let on_circle = |i: usize| {
+        let angle = angle_of(i);
+        vec![angle.cos(), angle.sin(), 0.0, 0.0]
+    };
     let mut batch = Vec::new();
     for i in 0..total {
         let tag = if i % 50 == 0 { "rare" } else { "common" };
-        let tilt = tilt_of(i);
         let mut doc = document(
             &lib(),
             &format!("n{i}"),
@@ -430,7 +436,7 @@ fn large_libraries_use_the_hnsw_index_and_keep_filtered_recall() {
             &[i % 3],
             json!({"tag": tag}),
         );
-        doc.vectors[0] = axis(i % 3, tilt);
+        doc.vectors[0] = on_circle(i);
         batch.push(doc);
         if batch.len() == 2_000 {
             store
@@ -448,10 +454,7 @@ fn large_libraries_use_the_hnsw_index_and_keep_filtered_recall() {
     // statement counts and scans them exactly. The oracle: cosine over the
     // vectors the documents were given, the filter's best 10.
     let query = axis(0, 0.0);
-    let cosine = |i: usize| -> f32 {
-        let v = axis(i % 3, tilt_of(i));
-        v.iter().zip(&query).map(|(a, b)| a * b).sum()
-    };
+    let cosine = |i: usize| -> f32 { on_circle(i).iter().zip(&query).map(|(a, b)| a * b).sum() };
     let tag_of = |hit: &Hit| {
         let (id, _) = ChunkId::parse(hit.chunk.as_str()).unwrap();
         store.document(&id).unwrap().metadata["tag"].clone()
