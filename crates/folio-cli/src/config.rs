@@ -329,12 +329,11 @@ fn home() -> PathBuf {
     env("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from)
 }
 
-/// `$XDG_DATA_HOME/folio`, by default `~/.local/share/folio`.
+/// `$FOLIO_HOME`, else `$XDG_DATA_HOME/folio`, by default
+/// `~/.local/share/folio` (`folio_core::folio_home`; relative to the
+/// working folder when not even `HOME` is set).
 pub fn folio_home() -> PathBuf {
-    env("FOLIO_HOME")
-        .map(PathBuf::from)
-        .or_else(|| env("XDG_DATA_HOME").map(|d| PathBuf::from(d).join("folio")))
-        .unwrap_or_else(|| home().join(".local/share/folio"))
+    folio_core::folio_home().unwrap_or_else(|| home().join(".local/share/folio"))
 }
 
 /// `$XDG_CONFIG_HOME/folio/config.toml`.

@@ -38,7 +38,8 @@ const ALIGN: u64 = 64;
 /// its weights are outside it already, when it is small, or when no copy
 /// can be made (the reason is logged).
 pub fn mapped(graph: &Path) -> PathBuf {
-    let Some(cache) = cache_root() else {
+    // `graphs` in folio's home, beside its models.
+    let Some(cache) = folio_core::folio_home().map(|home| home.join("graphs")) else {
         return graph.to_path_buf();
     };
     match mapped_in(graph, &cache) {
@@ -53,19 +54,6 @@ pub fn mapped(graph: &Path) -> PathBuf {
             graph.to_path_buf()
         }
     }
-}
-
-/// `graphs` in folio's home, beside its models: `$FOLIO_HOME`, else
-/// `$XDG_DATA_HOME/folio`, else `~/.local/share/folio`.
-fn cache_root() -> Option<PathBuf> {
-    let env = |name| std::env::var_os(name).filter(|v| !v.is_empty());
-    let home = env("FOLIO_HOME").map(PathBuf::from).or_else(|| {
-        env("XDG_DATA_HOME")
-            .map(PathBuf::from)
-            .or_else(|| env("HOME").map(|h| PathBuf::from(h).join(".local/share")))
-            .map(|d| d.join("folio"))
-    })?;
-    Some(home.join("graphs"))
 }
 
 /// What a copy was made from: the graph's length and modification time,
@@ -119,11 +107,17 @@ pub fn mapped_in(graph: &Path, cache: &Path) -> std::io::Result<Option<PathBuf>>
     let dir = cache.join(key);
     let copy = dir.join("graph.onnx");
     let stamp = stamp(&source)?;
-    if fs::read_to_string(dir.join("source")).is_ok_and(|s| s == stamp)
-        && copy.exists()
-        && dir.join(DATA_FILE).exists()
-    {
+    let fresh = || {
+        fs::read_to_string(dir.join("source")).is_ok_and(|s| s == stamp)
+            && copy.exists()
+            && dir.join(DATA_FILE).exists()
+    };
+    if fresh() {
         return Ok(Some(copy));
+    }
+    // A graph smaller than what is worth mapping holds less of it inline.
+    if fs::metadata(&source)?.len() < WORTH_MAPPING as u64 {
+        return Ok(None);
     }
     let bytes = fs::read(&source)?;
     fs::create_dir_all(cache)?;
@@ -161,7 +155,6 @@ pub fn mapped_in(graph: &Path, cache: &Path) -> std::io::Result<Option<PathBuf>>
     }
     // Another thread or process may have put a fresh copy in place
     // meanwhile: then this one is dropped. A stale one is replaced.
-    let fresh = || fs::read_to_string(dir.join("source")).is_ok_and(|s| s == stamp);
     if fs::rename(&part, &dir).is_err() {
         if !fresh() {
             let _ = fs::remove_dir_all(&dir);
