@@ -11,6 +11,8 @@ use std::sync::Mutex;
 pub use folio_lexical::{INDEX_VERSION, document_key, document_text, top_k};
 use folio_lexical::{Language, analyzer, query_readings, term_count};
 use folio_store::{Bm25, StoreError};
+
+use crate::postings_files::PostingsFiles;
 use tantivy::postings::Postings;
 use tantivy::query::{
     Bm25StatisticsProvider, BooleanQuery, BoostQuery, EnableScoring, Occur, Query, TermQuery,
@@ -19,8 +21,8 @@ use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, STRING, Schema, TextFieldIndexing, TextOptions,
 };
 use tantivy::{
-    DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TERMINATED, TantivyDocument,
-    Term,
+    DocSet, Index, IndexReader, IndexSettings, IndexWriter, ReloadPolicy, Searcher, TERMINATED,
+    TantivyDocument, Term,
 };
 
 const ANALYZER: &str = "folio";
@@ -222,12 +224,17 @@ impl Lexical {
         if !exists && !writable {
             return Ok(None);
         }
-        let index = if exists {
-            Index::open_in_dir(dir).map_err(err("opening the lexical index"))?
-        } else {
+        if !exists {
             std::fs::create_dir_all(dir)
                 .map_err(|e| StoreError::io(dir.display().to_string(), e))?;
-            Index::create_in_dir(dir, schema).map_err(err("creating the lexical index"))?
+        }
+        let files =
+            PostingsFiles::open(dir).map_err(|e| StoreError::io("opening the lexical index", e))?;
+        let index = if exists {
+            Index::open(files).map_err(err("opening the lexical index"))?
+        } else {
+            Index::create(files, schema, IndexSettings::default())
+                .map_err(err("creating the lexical index"))?
         };
         index.tokenizers().register(ANALYZER, analyzer());
         let reader = index

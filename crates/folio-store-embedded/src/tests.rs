@@ -180,6 +180,97 @@ fn rebuild_repins_the_space_and_swaps_vectors() {
     ));
 }
 
+// Issue 49: an index that grows to `PACKED_MIN` vectors is rebuilt from
+// the database with 4-bit codes, saved so, and loaded so again (no second
+// rebuild); searched exhaustively and through the graph it still answers
+// the exact top 10 with their exact similarities, before and after reopening.
+#[test]
+fn a_library_grown_large_holds_4_bit_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = writable(dir.path());
+    let mut space = space();
+    space.dim = 64;
+    store.create_library(&lib(), &space).unwrap();
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % 2000) as f32 / 1000.0 - 1.0
+    };
+    let mut unit = |n: usize| -> Vec<f32> {
+        let v: Vec<f32> = (0..n).map(|_| next()).collect();
+        let length = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.iter().map(|x| x / length).collect()
+    };
+    let mut all: Vec<(ChunkId, Vec<f32>)> = Vec::new();
+    let mut put = |from: usize, to: usize, all: &mut Vec<(ChunkId, Vec<f32>)>| {
+        let docs: Vec<_> = (from..to)
+            .map(|i| {
+                let mut d = document(&lib(), &format!("{i}.txt"), &["x"], &[0], json!({}));
+                let v = unit(64);
+                all.push((ChunkId::new(&d.document.id, 0), v.clone()));
+                d.vectors = vec![v];
+                d.space = space.clone();
+                d
+            })
+            .collect();
+        store.put_documents(docs, false).unwrap();
+    };
+    let codes = |store: &EmbeddedStore| store.stats(&lib()).unwrap().index["vector_codes"].clone();
+    put(0, vectors::PACKED_MIN - 10, &mut all);
+    assert_eq!(codes(&store), "i8");
+    put(vectors::PACKED_MIN - 10, vectors::PACKED_MIN + 10, &mut all);
+    assert_eq!(codes(&store), "4-bit");
+    let saved = std::fs::read_to_string(store.index_dir(1).join("vectors.json")).unwrap();
+    assert!(saved.contains("\"packed\":true"), "{saved}");
+    let queries: Vec<Vec<f32>> = (0..20).map(|_| unit(64)).collect();
+    let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
+    let answers = |store: &EmbeddedStore| -> Vec<(Vec<Hit>, Vec<Hit>)> {
+        queries
+            .iter()
+            .map(|q| {
+                (
+                    store.dense(&lib(), q, &Filter::default(), 10).unwrap(),
+                    store.dense_graph(&lib(), q, 10).unwrap(),
+                )
+            })
+            .collect()
+    };
+    let before = answers(&store);
+    let mut found = 0;
+    for (q, (exhaustive, graph)) in queries.iter().zip(&before) {
+        let mut truth: Vec<(f32, &ChunkId)> = all.iter().map(|(c, v)| (dot(q, v), c)).collect();
+        truth.sort_by(|a, b| b.0.total_cmp(&a.0));
+        for hits in [exhaustive, graph] {
+            found += hits
+                .iter()
+                .filter(|h| truth[..10].iter().any(|t| *t.1 == h.chunk))
+                .count();
+            for hit in hits {
+                let v = &all.iter().find(|(c, _)| *c == hit.chunk).unwrap().1;
+                assert!((hit.score - dot(q, v)).abs() < 1e-5);
+            }
+        }
+    }
+    let recall = found as f64 / (queries.len() * 20) as f64;
+    assert!(recall >= 0.99, "recall@10 {recall}");
+    let file = store.index_dir(1).join("vectors.usearch");
+    let written = std::fs::metadata(&file).unwrap().modified().unwrap();
+    drop(store);
+    let store = writable(dir.path());
+    assert_eq!(codes(&store), "4-bit");
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().modified().unwrap(),
+        written
+    );
+    let after = answers(&store);
+    for ((a, b), (c, d)) in before.iter().zip(&after) {
+        let keys = |hits: &[Hit]| hits.iter().map(|h| h.chunk.clone()).collect::<Vec<_>>();
+        assert_eq!((keys(a), keys(b)), (keys(c), keys(d)));
+    }
+}
+
 #[test]
 fn many_vectors_use_the_graph_with_high_recall() {
     let dir = tempfile::tempdir().unwrap();
