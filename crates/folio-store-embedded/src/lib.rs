@@ -1099,7 +1099,8 @@ impl EmbeddedStore {
     /// The best `k` of the vector index's answer (best first, scored from
     /// its codes) as hits: the first `Vectors::exact_rescored` rescored by their
     /// exact cosine similarity from the f32 vectors the database keeps, the
-    /// rest as the codes scored them (within about 10⁻³), all re-sorted.
+    /// rest as the codes scored them (within about 10⁻³ for i8 codes, 6·10⁻³
+    /// for 4-bit ones), all re-sorted.
     /// Reading a stored vector costs a row read; the first places are where
     /// order decides what a page shows.
     fn rescored_hits(
@@ -2498,10 +2499,10 @@ impl Store for EmbeddedStore {
 /// in their first 30 (test `quantised_candidates_hold_the_exact_neighbours`;
 /// `folio bench search` kept the same recall@10 at 100,000 and 1,000,000
 /// chunks with 30 as with 100).
+///
 /// An index of 4-bit codes (`vectors::PACKED_MIN`) has twice as many
-/// rescored: among a scan's first 30 by 4-bit codes were 0.98–0.99 of the
-/// exact top 10 of a tight cluster, among its first 60 all (test
-/// `packed_codes_hold_the_exact_neighbours`).
+/// rescored: the exact top 10 of a tight cluster were 0.98 of its first 30,
+/// 0.995 of its first 60 (test `packed_codes_hold_the_exact_neighbours`).
 pub(crate) const EXACT_RESCORED: usize = 30;
 pub(crate) const EXACT_RESCORED_PACKED: usize = 60;
 
