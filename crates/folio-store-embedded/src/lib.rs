@@ -181,8 +181,10 @@ struct CachedFilter {
 }
 
 impl FilterCache {
-    /// At most this many keys over all entries (about 40 MiB).
-    const MAX_KEYS: usize = 2_000_000;
+    /// At most this many keys over all entries (about 20 MiB: ten filters
+    /// that each allow a tenth of a million chunks, a hundred at 100,000;
+    /// twice as many held 5 % of a million-chunk server's memory).
+    const MAX_KEYS: usize = 1_000_000;
 
     fn get(
         &mut self,
