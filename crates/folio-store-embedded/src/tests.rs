@@ -180,6 +180,31 @@ fn rebuild_repins_the_space_and_swaps_vectors() {
     ));
 }
 
+/// A store with an empty library of `dim`-dimensional vectors, and a
+/// deterministic generator (xorshift from `seed`) of components in [-1, 1).
+fn vector_library(
+    dir: &Path,
+    dim: u32,
+    seed: u64,
+) -> (
+    EmbeddedStore,
+    folio_core::EmbeddingSpace,
+    impl FnMut() -> f32,
+) {
+    let store = writable(dir);
+    let mut space = space();
+    space.dim = dim;
+    store.create_library(&lib(), &space).unwrap();
+    let mut state = seed;
+    let next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % 2000) as f32 / 1000.0 - 1.0
+    };
+    (store, space, next)
+}
+
 // Issue 49: an index that grows to `PACKED_MIN` vectors is rebuilt from
 // the database with 4-bit codes, saved so, and loaded so again (no second
 // rebuild); searched exhaustively and through the graph it still answers
@@ -187,17 +212,7 @@ fn rebuild_repins_the_space_and_swaps_vectors() {
 #[test]
 fn a_library_grown_large_holds_4_bit_codes() {
     let dir = tempfile::tempdir().unwrap();
-    let store = writable(dir.path());
-    let mut space = space();
-    space.dim = 64;
-    store.create_library(&lib(), &space).unwrap();
-    let mut state = 0x9E37_79B9_7F4A_7C15u64;
-    let mut next = || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state % 2000) as f32 / 1000.0 - 1.0
-    };
+    let (store, space, mut next) = vector_library(dir.path(), 64, 0x9E37_79B9_7F4A_7C15);
     let mut unit = |n: usize| -> Vec<f32> {
         let v: Vec<f32> = (0..n).map(|_| next()).collect();
         let length = v.iter().map(|x| x * x).sum::<f32>().sqrt();
@@ -274,18 +289,8 @@ fn a_library_grown_large_holds_4_bit_codes() {
 #[test]
 fn many_vectors_use_the_graph_with_high_recall() {
     let dir = tempfile::tempdir().unwrap();
-    let store = writable(dir.path());
-    let mut space = space();
-    space.dim = 16;
-    store.create_library(&lib(), &space).unwrap();
     // Deterministic pseudo-random unit vectors.
-    let mut state = 0x2545F4914F6CDD1Du64;
-    let mut next = || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state % 2000) as f32 / 1000.0 - 1.0
-    };
+    let (store, space, mut next) = vector_library(dir.path(), 16, 0x2545F4914F6CDD1D);
     let mut docs = Vec::new();
     let mut all: Vec<(ChunkId, Vec<f32>)> = Vec::new();
     for i in 0..3000 {

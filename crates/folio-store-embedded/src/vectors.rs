@@ -14,7 +14,8 @@
 //! by 4-bit codes were 0.999 of the exact top 10 of 200,000 clustered 384-d
 //! vectors, 1.00 by i8 codes (`docs/benchmarks-history.md`). A candidate's
 //! score is its codes' cosine with the f32 query (within about 6·10⁻³), and
-//! the store rescores the first `EXACT_RESCORED` from the f32 vectors.
+//! the store rescores the first 60 (`EXACT_RESCORED_PACKED`) from the f32
+//! vectors.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -95,12 +96,17 @@ impl std::ops::Deref for Graph {
 impl Graph {
     /// A new empty index of `dim`-dimensional vectors, packed or not.
     fn new(dim: usize, packed: bool) -> Result<Self, StoreError> {
+        let mut graph = Graph::without_metric(dim, packed)?;
+        graph.set_metric();
+        Ok(graph)
+    }
+
+    /// `new` but for the metric, which a file loaded into it replaces.
+    fn without_metric(dim: usize, packed: bool) -> Result<Self, StoreError> {
         let packed = packed && dim.is_multiple_of(2);
         let stored = if packed { dim / 2 } else { dim };
         let index = Index::new(&options(stored)).map_err(err("creating the vector index"))?;
-        let mut graph = Graph { index, packed };
-        graph.set_metric();
-        Ok(graph)
+        Ok(Graph { index, packed })
     }
 
     /// Gives a packed index its metric: once made, and again once loaded
@@ -237,7 +243,7 @@ impl Vectors {
         if meta.dim != dim || (meta.packed && !dim.is_multiple_of(2)) {
             return None;
         }
-        let mut graph = Graph::new(dim, meta.packed).ok()?;
+        let mut graph = Graph::without_metric(dim, meta.packed).ok()?;
         graph.load(path.to_str()?).ok()?;
         // A saved file carries the settings it was saved with.
         graph.change_expansion_search(EXPANSION_SEARCH);
@@ -676,8 +682,10 @@ fn packed_metric(bytes: usize) -> Box<dyn Fn(*const i8, *const i8) -> f32 + Send
 fn stored_codes<'a>(codes: *const i8, bytes: usize) -> &'a [i8] {
     // SAFETY: usearch calls an index's metric only with pointers to two of
     // its vectors (stored, or the query being searched or added), each of
-    // `dimensions()` i8 values, alive for the call; `bytes` is the index's
-    // dimensions (`Graph::new`), and the slice does not outlive the call.
+    // `dimensions()` i8 values, alive for the call: it refuses a query or a
+    // vector of another length before computing any distance. `bytes` is
+    // the index's dimensions (`Graph::set_metric`), and the slice does not
+    // outlive the call.
     unsafe { std::slice::from_raw_parts(codes, bytes) }
 }
 
