@@ -91,11 +91,11 @@ impl Directory for PostingsFiles {
             io::ErrorKind::NotFound => OpenReadError::FileDoesNotExist(full.clone()),
             _ => OpenReadError::wrap_io_error(e, full.clone()),
         };
-        let file = File::open(&full).map_err(io_error)?;
-        let len = file.metadata().map_err(io_error)?.len();
+        let len = std::fs::metadata(&full).map_err(io_error)?.len();
         if len <= self.read_from {
             return self.mapped.get_file_handle(path);
         }
+        let file = File::open(&full).map_err(io_error)?;
         Ok(Arc::new(ReadFile {
             file,
             len: len as usize,

@@ -129,11 +129,11 @@ impl Graph {
     }
 
     /// A query or a vector as this index stores it.
-    fn encode(&self, vector: &[f32]) -> Encoded {
+    fn encode<'a>(&self, vector: &'a [f32]) -> Encoded<'a> {
         match self.codes() {
             Codes::Packed => Encoded::Codes(packed_codes(vector)),
             Codes::Bytes => Encoded::Codes(codes(vector)),
-            Codes::Floats => Encoded::Floats(vector.to_vec()),
+            Codes::Floats => Encoded::Floats(vector),
         }
     }
 }
@@ -148,9 +148,9 @@ enum Codes {
     Packed,
 }
 
-/// A vector as an index stores it.
-enum Encoded {
-    Floats(Vec<f32>),
+/// A vector as an index stores it (an f32 index's as it is).
+enum Encoded<'a> {
+    Floats(&'a [f32]),
     Codes(Vec<i8>),
 }
 
@@ -402,7 +402,7 @@ impl Vectors {
                 if !index.contains(*key) {
                     match index.encode(vector) {
                         Encoded::Codes(codes) => index.add(*key, &codes),
-                        Encoded::Floats(vector) => index.add(*key, &vector),
+                        Encoded::Floats(vector) => index.add(*key, vector),
                     }
                     .map_err(err("adding to the vector index"))?;
                 }
@@ -483,7 +483,7 @@ impl Vectors {
             (Some(allowed), Codes::Packed, _) if allowed.len() <= EXACT_FILTERED_MAX => {
                 let mut keys: Vec<u64> = allowed.iter().copied().collect();
                 keys.sort_unstable();
-                let scored = scan::<i8>(&index, keys, |codes| cosine_with_packed(query, codes))?;
+                let scored = scan::<i8>(&index, keys, packed_scorer(query))?;
                 return Ok(crate::lexical::top_k(scored, k));
             }
             (Some(allowed), Codes::Floats, _) if allowed.len() <= EXACT_FILTERED_MAX => {
@@ -529,7 +529,7 @@ fn candidates(index: &Graph, k: usize) -> usize {
 
 /// The best `k` of an index's matches, best first: a quantised index's
 /// rescored from their codes against the f32 query (`cosine_with_codes`,
-/// `cosine_with_packed`), an f32 index's as it scored them.
+/// `packed_scorer`), an f32 index's as it scored them.
 fn rescored(
     index: &Graph,
     query: &[f32],
@@ -543,9 +543,7 @@ fn rescored(
             return Ok(scored);
         }
         Codes::Bytes => scan::<i8>(index, matches.keys, |codes| cosine_with_codes(query, codes))?,
-        Codes::Packed => scan::<i8>(index, matches.keys, |codes| {
-            cosine_with_packed(query, codes)
-        })?,
+        Codes::Packed => scan::<i8>(index, matches.keys, packed_scorer(query))?,
     };
     Ok(crate::lexical::top_k(scored, k))
 }
@@ -555,7 +553,7 @@ fn rescored(
 fn scan<T: usearch::VectorType + Default + Clone>(
     index: &Index,
     keys: impl IntoIterator<Item = u64>,
-    score: impl Fn(&[T]) -> f32,
+    mut score: impl FnMut(&[T]) -> f32,
 ) -> Result<Vec<(u64, f32)>, StoreError> {
     let keys = keys.into_iter();
     let mut buffer = vec![T::default(); index.dimensions()];
@@ -578,7 +576,7 @@ fn graph_search(index: &Graph, query: &[f32], k: usize) -> Result<Vec<(u64, f32)
     let wanted = candidates(index, k);
     let matches = match index.encode(query) {
         Encoded::Codes(codes) => index.search(&codes, wanted),
-        Encoded::Floats(query) => index.search(&query, wanted),
+        Encoded::Floats(query) => index.search(query, wanted),
     };
     rescored(index, query, matches.map_err(err("vector search"))?, k)
 }
@@ -689,31 +687,19 @@ fn stored_codes<'a>(codes: *const i8, bytes: usize) -> &'a [i8] {
     unsafe { std::slice::from_raw_parts(codes, bytes) }
 }
 
-/// The cosine of an f32 query of unit length and a vector's 4-bit codes
-/// (scaled per vector, so only their direction counts).
-fn cosine_with_packed(query: &[f32], codes: &[i8]) -> f32 {
-    const LANES: usize = 16;
-    let (mut product, mut norm) = ([0f32; LANES], [0f32; LANES]);
-    let head = (codes.len().min(query.len() / 2)) / LANES * LANES;
-    for (q, c) in query[..head * 2]
-        .chunks_exact(2 * LANES)
-        .zip(codes[..head].chunks_exact(LANES))
-    {
-        for lane in 0..LANES {
-            let (low, high) = unpacked(c[lane]);
-            let (low, high) = (f32::from(low), f32::from(high));
-            product[lane] += q[2 * lane] * low + q[2 * lane + 1] * high;
-            norm[lane] += low * low + high * high;
-        }
+/// Scores 4-bit codes as `cosine_with_codes` scores i8 ones, against the
+/// f32 query: each vector's codes unpacked into one buffer kept between
+/// calls (the scan's candidates allocate nothing).
+fn packed_scorer(query: &[f32]) -> impl FnMut(&[i8]) -> f32 + '_ {
+    let mut levels = Vec::with_capacity(query.len() + 1);
+    move |codes| {
+        levels.clear();
+        levels.extend(codes.iter().flat_map(|&byte| {
+            let (low, high) = unpacked(byte);
+            [low, high]
+        }));
+        cosine_with_codes(query, &levels)
     }
-    let (mut product, mut norm) = (product.iter().sum::<f32>(), norm.iter().sum::<f32>());
-    for (q, &c) in query[head * 2..].chunks(2).zip(&codes[head..]) {
-        let (low, high) = unpacked(c);
-        let (low, high) = (f32::from(low), f32::from(high));
-        product += q[0] * low + q.get(1).map_or(0.0, |q| q * high);
-        norm += low * low + high * high;
-    }
-    product / norm.sqrt().max(f32::MIN_POSITIVE)
 }
 
 /// (key, cosine similarity) pairs from usearch's inner-product distances.
@@ -986,7 +972,7 @@ mod tests {
             let query: Vec<f32> = vector.iter().map(|x| x / length).collect();
             let b_float: Vec<f32> = b.iter().map(|&l| l as f32).collect();
             let expected = dot(&query, &b_float) / dot(&b_float, &b_float).sqrt();
-            let got = cosine_with_packed(&query, &packed_b);
+            let got = packed_scorer(&query)(&packed_b);
             assert!((got - expected).abs() < 1e-5, "{dim}: {got} vs {expected}");
         }
         // Every component at ±7 over 24,000 bytes: past a 16-bit lane's range
