@@ -7,7 +7,8 @@ its top `--depth` documents (100, the depth of folio's served search), fused
 per document by a 50/50 min-max sum (a document missing from one list
 scores 0 there) and by RRF (k 60). Prints nDCG@10 of each input, each
 fusion and, with --hybrid-run, of folio's served hybrid
-(`folio eval --run FILE`) on the same queries.
+(`folio eval --run FILE`) on the same queries, with the served hybrid
+compared to the min-max fusion query by query (`bm25_reference.paired`).
 
     folio eval DIR --mode dense --run /tmp/dense-run.json
     folio eval DIR --mode lexical --run /tmp/lexical-run.json
@@ -22,7 +23,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bm25_reference import default_split, ndcg, read_qrels, retrieve  # noqa: E402
+from bm25_reference import default_split, ndcg, paired, read_qrels, retrieve  # noqa: E402
 
 
 def minmax(scores):
@@ -67,6 +68,7 @@ def main():
     totals = {lexical_name: 0.0, "dense": 0.0, "minmax_50_50": 0.0, "rrf_60": 0.0}
     if hybrid_run is not None:
         totals["served_hybrid"] = 0.0
+    served, plain = [], []
     for query, hits in ranked_queries:
         lexical = top(dict(hits), args.depth)
         dense = top(dense_run[query], args.depth)
@@ -81,10 +83,14 @@ def main():
         totals["minmax_50_50"] += ndcg(ranked(fused), judgements)
         totals["rrf_60"] += ndcg(ranked(rrf), judgements)
         if hybrid_run is not None:
-            totals["served_hybrid"] += ndcg(ranked(hybrid_run.get(query, {})), judgements)
+            served.append(ndcg(ranked(hybrid_run.get(query, {})), judgements))
+            plain.append(ndcg(ranked(fused), judgements))
+            totals["served_hybrid"] += served[-1]
     n = len(ranked_queries)
+    # The served hybrid against the 50/50 min-max fusion, query by query.
+    comparison = {"served_against_minmax": paired(served, plain)} if served else {}
     print(json.dumps({"split": split, "queries": n, "depth": args.depth,
-                      **{f"ndcg_at_10_{k}": v / n for k, v in totals.items()}}, indent=1))
+                      **{f"ndcg_at_10_{k}": v / n for k, v in totals.items()}, **comparison}, indent=1))
 
 
 if __name__ == "__main__":

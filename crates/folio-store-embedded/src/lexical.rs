@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::Mutex;
 
 pub use folio_lexical::{INDEX_VERSION, document_key, document_text, top_k};
-use folio_lexical::{Language, analyzer, query_readings, term_count};
+use folio_lexical::{Language, analyzer, query_readings};
 use folio_store::{Bm25, StoreError};
 
 use crate::postings_files::PostingsFiles;
@@ -63,7 +63,6 @@ struct Fields {
     text: Field,
     whole: Field,
     kind: Field,
-    length: Field,
     language: Field,
 }
 
@@ -87,7 +86,10 @@ fn schema() -> (Schema, Fields) {
         TextOptions::default().set_indexing_options(indexing),
     );
     let kind = builder.add_text_field("kind", STRING);
-    let length = builder.add_u64_field("length", FAST);
+    // Each entry's length in terms, once written for BM25's statistics,
+    // which now come from the lengths the scorer reads (`Lexical::counts`).
+    // Kept in the schema every index holds: a field is known by its place.
+    builder.add_u64_field("length", FAST);
     let language = builder.add_text_field("language", STRING);
     (
         builder.build(),
@@ -98,7 +100,6 @@ fn schema() -> (Schema, Fields) {
             text,
             whole,
             kind,
-            length,
             language,
         },
     )
@@ -357,13 +358,10 @@ impl Lexical {
                 doc
             };
             for (key, text) in &document.chunks {
-                // Counted here and analysed again as tantivy indexes it, as
-                // a whole text is: the text waits in tantivy's queue of up
-                // to 10,000 entries, where tokens (an allocation each)
-                // would take several times its size. A settling bulk write
-                // stages faster than tantivy indexes.
+                // Analysed as tantivy indexes it: the text waits in
+                // tantivy's queue of up to 10,000 entries, where tokens (an
+                // allocation each) would take several times its size.
                 let mut doc = entry();
-                doc.add_u64(fields.length, term_count(text) as u64);
                 doc.add_text(fields.language, folio_lexical::detect(text).code());
                 doc.add_text(fields.text, text);
                 doc.add_u64(fields.key, *key);
@@ -372,11 +370,9 @@ impl Lexical {
                     .map_err(err("adding to the lexical index"))?;
             }
             if let (Some(text), Some(_)) = (&document.text, doc_key) {
-                // Counted, then analysed again as tantivy indexes it (the
-                // field's tokenizer is the same analyser): a document's
-                // tokens are never held all at once.
+                // Analysed as tantivy indexes it: a document's tokens are
+                // never held all at once.
                 let mut doc = entry();
-                doc.add_u64(fields.length, term_count(text) as u64);
                 doc.add_text(fields.whole, text);
                 doc.add_text(fields.kind, DOCUMENT_KIND);
                 writer
@@ -607,38 +603,39 @@ impl Lexical {
         let counting = err("counting lexical entries");
         let (mut documents, mut chunk_terms, mut document_terms) = (0u64, 0u64, 0u64);
         for segment in searcher.segment_readers() {
-            let inverted = segment
-                .inverted_index(self.fields.kind)
+            // Lengths as the scorer reads them: tantivy keeps each entry's
+            // length in one byte, rounded down (up to 11 % short), so the
+            // average they are divided by is taken over the same rounded
+            // lengths (a chunk entry has no whole text, a document entry no
+            // chunk text: each field's lengths are its own entries').
+            let texts = segment
+                .get_fieldnorms_reader(self.fields.text)
                 .map_err(&counting)?;
+            let wholes = segment
+                .get_fieldnorms_reader(self.fields.whole)
+                .map_err(&counting)?;
+            let mut count = |doc: u32| {
+                chunk_terms += u64::from(texts.fieldnorm(doc));
+                document_terms += u64::from(wholes.fieldnorm(doc));
+            };
             match segment.alive_bitset() {
-                // Without deletes tantivy's own totals are exact.
                 None => {
-                    documents += inverted
+                    documents += segment
+                        .inverted_index(self.fields.kind)
+                        .map_err(&counting)?
                         .doc_freq(&marker)
                         .map_err(|e| StoreError::io("counting lexical entries", e))?
                         as u64;
-                    chunk_terms += segment
-                        .inverted_index(self.fields.text)
-                        .map_err(&counting)?
-                        .total_num_tokens();
-                    document_terms += segment
-                        .inverted_index(self.fields.whole)
-                        .map_err(&counting)?
-                        .total_num_tokens();
+                    (0..segment.max_doc()).for_each(&mut count);
                 }
-                // With deletes, only live entries count: their lengths are
-                // summed by kind (a chunk entry has a chunk key).
+                // With deletes, only live entries count (a document entry
+                // has no chunk key).
                 Some(_) => {
-                    let fast = segment.fast_fields();
-                    let keys = fast.u64("key").map_err(&counting)?;
-                    let lengths = fast.u64("length").map_err(&counting)?;
+                    let keys = segment.fast_fields().u64("key").map_err(&counting)?;
                     for doc in segment.doc_ids_alive() {
-                        let length = lengths.first(doc).unwrap_or(0);
-                        if keys.first(doc).is_some() {
-                            chunk_terms += length;
-                        } else {
+                        count(doc);
+                        if keys.first(doc).is_none() {
                             documents += 1;
-                            document_terms += length;
                         }
                     }
                 }
@@ -1304,6 +1301,84 @@ mod tests {
             assert!(scope.allowed.is_none_or(|a| a.contains(pk)));
         }
         pruned.len()
+    }
+
+    // Issue 48: past 40 terms tantivy keeps a length rounded down (to
+    // 8 % short at 100 terms), and the length a score divides by the
+    // average is the rounded one; the average is taken over the same
+    // rounded lengths, as the formula's ratio compares like with like
+    // (with exact averages, long texts ranked above their due: Russian
+    // manual pages 0.005 below a BM25 of exact lengths). Checked against
+    // the formula computed here from the texts, for chunks and for whole
+    // documents, before and after a deletion.
+    #[test]
+    fn lengths_and_their_average_are_the_ones_the_scorer_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let lexical = Lexical::open(dir.path(), true).unwrap().unwrap();
+        let text = |n: usize, word: &str| -> String {
+            let mut words: Vec<String> = (0..n).map(|i| format!("w{i}x")).collect();
+            words[n / 2] = word.to_string();
+            words.join(" ")
+        };
+        // 45, 101, 300 and 1,000 terms: each rounded down by another share.
+        let sizes = [45usize, 101, 300, 1000];
+        let batch: LexicalBatch = sizes
+            .iter()
+            .enumerate()
+            .map(|(d, &n)| {
+                let body = text(n, if d == 3 { "pear" } else { "quince" });
+                LexicalDocument {
+                    id: id(0, d as u64),
+                    text: Some(body.clone()),
+                    chunks: vec![(d as u64 + 1, body)],
+                    replaces: false,
+                }
+            })
+            .collect();
+        lexical.apply(&batch, 1).unwrap();
+        let check = |live: &[usize]| {
+            let searcher = lexical.reader.searcher();
+            let rounded: Vec<f32> = sizes
+                .iter()
+                .map(|&n| folio_lexical::scored_length(n) as f32)
+                .collect();
+            assert!(rounded[1] < 101.0 && rounded[3] < 1000.0, "{rounded:?}");
+            let average = live.iter().map(|&d| rounded[d]).sum::<f32>() / live.len() as f32;
+            let n = live.len() as f32;
+            let with_quince = live.iter().filter(|&&d| d != 3).count() as f32;
+            let idf = (1.0 + (n - with_quince + 0.5) / (with_quince + 0.5)).ln();
+            for unit in [Unit::Chunk, Unit::Document] {
+                for bm25 in [Bm25::default(), Bm25 { k1: 0.9, b: 0.4 }] {
+                    let ranked = lexical
+                        .rank(&searcher, unit, "quince", None, 10, bm25)
+                        .unwrap();
+                    assert_eq!(ranked.len(), live.iter().filter(|&&d| d != 3).count());
+                    for (key, score) in ranked {
+                        let d = match unit {
+                            Unit::Chunk => key as usize - 1,
+                            Unit::Document => (0..4)
+                                .find(|&d| document_key(&id(0, d as u64)) == Some(key))
+                                .unwrap(),
+                        };
+                        let expected = idf * (bm25.k1 + 1.0)
+                            / (1.0 + bm25.k1 * (1.0 - bm25.b + bm25.b * rounded[d] / average));
+                        assert!(
+                            (score - expected).abs() < 1e-4,
+                            "{unit:?} {d}: {score} vs {expected}"
+                        );
+                    }
+                }
+            }
+        };
+        check(&[0, 1, 2, 3]);
+        let deleted = LexicalDocument {
+            id: id(0, 1),
+            text: None,
+            chunks: Vec::new(),
+            replaces: true,
+        };
+        lexical.apply(&vec![deleted], 2).unwrap();
+        check(&[0, 2, 3]);
     }
 
     // Issue 13: a document's lexical score is BM25 over its whole text with

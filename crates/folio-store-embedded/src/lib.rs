@@ -115,6 +115,9 @@ struct Marks {
     /// nothing has searched its vectors since. `vectors` and
     /// `saved` mean nothing until it is loaded.
     deferred: bool,
+    /// A copy of the vector index with 4-bit codes is being built
+    /// (`EmbeddedStore::pack_vectors`).
+    packing: bool,
 }
 
 /// What a caller of `EmbeddedStore::index` needs current.
@@ -391,6 +394,9 @@ impl EmbeddedStore {
             changed += self.load_vectors(&conn, index, &mut marks)?;
         }
         drop(conn);
+        for index in &indexes {
+            self.pack_vectors(index)?;
+        }
         self.save_vectors(true)?;
         Ok(changed)
     }
@@ -608,6 +614,7 @@ impl EmbeddedStore {
                     saved: mark,
                     unsaved_chunks: 0,
                     deferred,
+                    packing: false,
                 };
                 let index = Arc::new(LibraryIndex {
                     id: library.id,
@@ -704,34 +711,7 @@ impl EmbeddedStore {
             .vectors
             .clear(expected >= vectors::PACKED_MIN as u64)?;
         fill_directory(conn, index.id, &mut index.directory())?;
-        let mut stmt = conn
-            .prepare(
-                "SELECT c.key, c.vector FROM chunks c JOIN documents d ON d.id = c.document_id
-                 WHERE d.library_id = ?",
-            )
-            .map_err(sql_err("rebuilding the vector index"))?;
-        let mut rows = stmt
-            .query([index.id])
-            .map_err(sql_err("rebuilding the vector index"))?;
-        let mut items = Vec::with_capacity(1024);
-        while let Some(row) = rows
-            .next()
-            .map_err(sql_err("rebuilding the vector index"))?
-        {
-            items.push((
-                row.get::<_, i64>(0)
-                    .map_err(sql_err("rebuilding the vector index"))? as u64,
-                rows::vector_from_bytes(
-                    &row.get::<_, Vec<u8>>(1)
-                        .map_err(sql_err("rebuilding the vector index"))?,
-                ),
-            ));
-            if items.len() == 1024 {
-                index.vectors.add(&items)?;
-                items.clear();
-            }
-        }
-        index.vectors.add(&items)?;
+        fill_vectors(conn, index.id, &index.vectors)?;
         marks.saved = 0;
         marks.unsaved_chunks = expected.max(1);
         if self.may_write() {
@@ -823,6 +803,7 @@ impl EmbeddedStore {
             saved: mark,
             unsaved_chunks: 0,
             deferred: false,
+            packing: marks.packing,
         };
         let head = log_head(conn, index.id)?;
         let replayed = self.catch_up_vectors(conn, index, marks, head)?;
@@ -842,49 +823,8 @@ impl EmbeddedStore {
         if marks.vectors >= head {
             return Ok(0);
         }
-        let removed = removed_keys(conn, index.id, marks.vectors, head)?;
-        index.vectors.remove(&removed)?;
-        index.directory().remove(&removed);
-        let mut added = 0u64;
-        // Batched across documents, so large replays insert in parallel.
-        let mut pending = Vec::new();
-        for (document, _) in changed_since(conn, index.id, marks.vectors, head)? {
-            let mut stmt = conn
-                .prepare_cached("SELECT key, idx, vector FROM chunks WHERE document_id = ?")
-                .map_err(sql_err("replaying the change log"))?;
-            let mut directory = index.directory();
-            let items = stmt
-                .query_map([&document], |r| {
-                    let key = r.get::<_, i64>(0)? as u64;
-                    directory.insert(key, &document, r.get(1)?);
-                    Ok((key, rows::vector_from_bytes(&r.get::<_, Vec<u8>>(2)?)))
-                })
-                .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
-                .map_err(sql_err("replaying the change log"))?;
-            drop(directory);
-            added += items.len() as u64;
-            pending.extend(items);
-            if pending.len() >= 4096 {
-                index.vectors.add(&pending)?;
-                pending.clear();
-            }
-        }
-        index.vectors.add(&pending)?;
+        let changed = replay_vectors(conn, index, &index.vectors, marks.vectors, head)?;
         marks.vectors = head;
-        let changed = added + removed.len() as u64;
-        // An index that new chunks took to `PACKED_MIN` is rebuilt with
-        // 4-bit codes, once, by the writer (a reader, or a library merely
-        // opened, keeps the codes its file holds).
-        if added > 0 && self.may_write() && index.vectors.wants_packing() {
-            tracing::info!(
-                library_id = index.id,
-                chunks = index.vectors.len(),
-                "the vector index has grown large; rebuilding it with 4-bit codes"
-            );
-            let expected = chunk_count(conn, index.id)?;
-            self.rebuild_vectors(conn, index, marks, head, expected)?;
-            return Ok(changed);
-        }
         marks.unsaved_chunks += changed;
         if self.may_write() && marks.unsaved_chunks >= SAVE_EVERY_CHUNKS {
             index.vectors.save(&index.dir, head)?;
@@ -892,6 +832,70 @@ impl EmbeddedStore {
             marks.unsaved_chunks = 0;
         }
         Ok(changed)
+    }
+
+    /// Rebuilds a vector index that has grown to `vectors::PACKED_MIN`
+    /// vectors with 4-bit codes (issue 49), once, by the writer, without
+    /// stopping searches: a copy is built from a snapshot of the database on
+    /// a connection of its own while searches go on over the 8-bit index;
+    /// then, under the store's connection and the marks, what the log holds
+    /// since the snapshot is replayed onto the copy, which takes the index's
+    /// place and is saved. A reader, or a library merely opened, keeps what
+    /// its file holds. Nothing when another thread is already packing it.
+    fn pack_vectors(&self, index: &LibraryIndex) -> Result<()> {
+        if !self.may_write() || !index.vectors.wants_packing() {
+            return Ok(());
+        }
+        {
+            let mut marks = index.marks.lock().unwrap_or_else(|p| p.into_inner());
+            if marks.deferred || marks.packing {
+                return Ok(());
+            }
+            marks.packing = true;
+        }
+        tracing::info!(
+            library_id = index.id,
+            chunks = index.vectors.len(),
+            "the vector index has grown large; rebuilding it with 4-bit codes"
+        );
+        let packed = self
+            .build_packed(index)
+            .and_then(|(built, from)| self.swap_packed(index, built, from));
+        index
+            .marks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .packing = false;
+        packed
+    }
+
+    /// The copy `pack_vectors` builds: every vector of the library as one
+    /// read transaction sees them, and the log's head it saw.
+    fn build_packed(&self, index: &LibraryIndex) -> Result<(Vectors, i64)> {
+        let mut conn = Connection::open(self.dir.join("folio.sqlite"))
+            .map_err(sql_err("opening the database"))?;
+        let snapshot = conn
+            .transaction()
+            .map_err(sql_err("rebuilding the vector index"))?;
+        let from = log_head(&snapshot, index.id)?;
+        let built = Vectors::with_codes(index.dim, true)?;
+        fill_vectors(&snapshot, index.id, &built)?;
+        Ok((built, from))
+    }
+
+    /// Brings `built` (as of log entry `from`) up to the log's head and puts
+    /// it in the index's place, saved.
+    fn swap_packed(&self, index: &LibraryIndex, built: Vectors, from: i64) -> Result<()> {
+        let conn = self.conn();
+        let mut marks = index.marks.lock().unwrap_or_else(|p| p.into_inner());
+        let head = log_head(&conn, index.id)?;
+        replay_vectors(&conn, index, &built, from, head)?;
+        index.vectors.replace(built);
+        marks.vectors = head;
+        index.vectors.save(&index.dir, head)?;
+        marks.saved = head;
+        marks.unsaved_chunks = 0;
+        Ok(())
     }
 
     /// Brings a library's lexical index up to the log's head on behalf of a
@@ -1461,6 +1465,81 @@ fn removed_keys(conn: &Connection, library_id: i64, from: i64, to: i64) -> Resul
     Ok(keys.into_iter().collect())
 }
 
+/// Adds every vector of the library to `target`, in batches.
+fn fill_vectors(conn: &Connection, library_id: i64, target: &Vectors) -> Result<()> {
+    let mut stmt = conn
+        .prepare(
+            "SELECT c.key, c.vector FROM chunks c JOIN documents d ON d.id = c.document_id
+             WHERE d.library_id = ?",
+        )
+        .map_err(sql_err("rebuilding the vector index"))?;
+    let mut rows = stmt
+        .query([library_id])
+        .map_err(sql_err("rebuilding the vector index"))?;
+    let mut items = Vec::with_capacity(1024);
+    while let Some(row) = rows
+        .next()
+        .map_err(sql_err("rebuilding the vector index"))?
+    {
+        items.push((
+            row.get::<_, i64>(0)
+                .map_err(sql_err("rebuilding the vector index"))? as u64,
+            rows::vector_from_bytes(
+                &row.get::<_, Vec<u8>>(1)
+                    .map_err(sql_err("rebuilding the vector index"))?,
+            ),
+        ));
+        if items.len() == 1024 {
+            target.add(&items)?;
+            items.clear();
+        }
+    }
+    target.add(&items)
+}
+
+/// Applies the change log's entries in (from, to] to `target` (the
+/// library's vector index, or a copy being built to replace it) and to the
+/// library's chunk directory: removed keys leave, each changed document's
+/// chunks are (re)added. Idempotent: keys already present are kept, keys
+/// absent are not removed. Returns the chunks added or removed.
+fn replay_vectors(
+    conn: &Connection,
+    index: &LibraryIndex,
+    target: &Vectors,
+    from: i64,
+    to: i64,
+) -> Result<u64> {
+    let removed = removed_keys(conn, index.id, from, to)?;
+    target.remove(&removed)?;
+    index.directory().remove(&removed);
+    let mut added = 0u64;
+    // Batched across documents, so large replays insert in parallel.
+    let mut pending = Vec::new();
+    for (document, _) in changed_since(conn, index.id, from, to)? {
+        let mut stmt = conn
+            .prepare_cached("SELECT key, idx, vector FROM chunks WHERE document_id = ?")
+            .map_err(sql_err("replaying the change log"))?;
+        let mut directory = index.directory();
+        let items = stmt
+            .query_map([&document], |r| {
+                let key = r.get::<_, i64>(0)? as u64;
+                directory.insert(key, &document, r.get(1)?);
+                Ok((key, rows::vector_from_bytes(&r.get::<_, Vec<u8>>(2)?)))
+            })
+            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+            .map_err(sql_err("replaying the change log"))?;
+        drop(directory);
+        added += items.len() as u64;
+        pending.extend(items);
+        if pending.len() >= 4096 {
+            target.add(&pending)?;
+            pending.clear();
+        }
+    }
+    target.add(&pending)?;
+    Ok(added + removed.len() as u64)
+}
+
 /// Deletes a document's chunks and row inside `tx`; returns the removed keys.
 fn remove_document_rows(tx: &Connection, id: &str) -> Result<Vec<u64>> {
     let mut stmt = tx
@@ -1665,8 +1744,15 @@ impl Store for EmbeddedStore {
             outcomes.push(outcome);
         }
         tx.commit().map_err(sql_err("committing documents"))?;
+        let mut indexes = Vec::new();
         for row in libraries.values().filter(|r| touched.contains(&r.id)) {
-            self.index_for(&conn, row, Need::Write)?;
+            indexes.push(self.index_for(&conn, row, Need::Write)?);
+        }
+        // Searches use the connection: it is free while an index grown
+        // large is packed.
+        drop(conn);
+        for index in indexes {
+            self.pack_vectors(&index)?;
         }
         Ok(outcomes)
     }

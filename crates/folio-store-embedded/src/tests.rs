@@ -286,6 +286,106 @@ fn a_library_grown_large_holds_4_bit_codes() {
     }
 }
 
+// Packing builds its copy of a large index while searches and writes go
+// on over the 8-bit one (it takes no lock a search takes): what the log gains between the copy's snapshot
+// and its swap (a document deleted, one replaced, one added) is in the
+// packed index and its chunk directory when it takes the index's place,
+// and nothing the database no longer holds is.
+#[test]
+fn an_index_packed_while_its_library_changes_holds_what_the_database_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, space, mut next) = vector_library(dir.path(), 64, 0x5851_F42D_4C95_7F2D);
+    let mut unit = move || -> Vec<f32> {
+        let v: Vec<f32> = (0..64).map(|_| next()).collect();
+        let length = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.iter().map(|x| x / length).collect()
+    };
+    let make = |name: &str, text: &str, vector: Vec<f32>| {
+        let mut d = document(&lib(), name, &[text], &[0], json!({}));
+        d.vectors = vec![vector];
+        d.space = space.clone();
+        d
+    };
+    let mut vectors: Vec<Vec<f32>> = Vec::new();
+    let mut put_range = |from: usize, to: usize, vectors: &mut Vec<Vec<f32>>| {
+        let docs: Vec<_> = (from..to)
+            .map(|i| {
+                vectors.push(unit());
+                make(&format!("{i}.txt"), "x", vectors[i].clone())
+            })
+            .collect();
+        store.put_documents(docs, false).unwrap();
+    };
+    put_range(0, vectors::PACKED_MIN - 10, &mut vectors);
+    let index = store.indexes.read().unwrap().get(&1).cloned().unwrap();
+    // As `pack_vectors` marks it: later writes leave the packing to it.
+    index.marks.lock().unwrap().packing = true;
+    put_range(vectors::PACKED_MIN - 10, vectors::PACKED_MIN + 10, &mut vectors);
+    let codes = |store: &EmbeddedStore| store.stats(&lib()).unwrap().index["vector_codes"].clone();
+    assert_eq!(codes(&store), "i8");
+
+    // The copy is built with neither the store's connection nor the
+    // index's marks, which every search takes.
+    let (built, from) = {
+        let _connection = store.conn();
+        let _marks = index.marks.lock().unwrap();
+        let (sender, receiver) = std::sync::mpsc::channel();
+        std::thread::scope(|scope| {
+            scope.spawn(|| sender.send(store.build_packed(&index)).unwrap());
+            receiver
+                .recv_timeout(Duration::from_secs(120))
+                .unwrap_or_else(|_| {
+                    eprintln!("building the packed copy waited for a lock searches hold");
+                    std::process::abort()
+                })
+                .unwrap()
+        })
+    };
+    let id = |name: &str| DocumentId::derive(&lib(), name);
+    store.delete_document(&id("0.txt")).unwrap();
+    let replaced = unit();
+    let added = unit();
+    store
+        .put_documents(
+            vec![
+                make("1.txt", "y", replaced.clone()),
+                make("new.txt", "z", added.clone()),
+            ],
+            false,
+        )
+        .unwrap();
+    // Searches meanwhile read the 8-bit index, changes and all.
+    let first = |store: &EmbeddedStore, v: &[f32]| {
+        store.dense(&lib(), v, &Filter::default(), 1).unwrap()[0].clone()
+    };
+    assert_eq!(first(&store, &added).chunk, ChunkId::new(&id("new.txt"), 0));
+    assert_eq!(codes(&store), "i8");
+
+    store.swap_packed(&index, built, from).unwrap();
+    index.marks.lock().unwrap().packing = false;
+    assert_eq!(codes(&store), "4-bit");
+    let expected = vectors::PACKED_MIN + 10;
+    let check = |store: &EmbeddedStore| {
+        assert_eq!(store.indexes.read().unwrap()[&1].vectors.len(), expected);
+        for (name, vector) in [("new.txt", &added), ("1.txt", &replaced), ("7.txt", &vectors[7])] {
+            let hit = first(store, vector);
+            assert_eq!(hit.chunk, ChunkId::new(&id(name), 0), "{name}");
+            assert!(hit.score > 0.999, "{name}: {}", hit.score);
+        }
+        let deleted = ChunkId::new(&id("0.txt"), 0);
+        let near = store.dense_graph(&lib(), &vectors[0], 10).unwrap();
+        assert!(near.iter().all(|h| h.chunk != deleted));
+        let old = first(store, &vectors[1]);
+        assert!(old.score < 0.999, "the replaced vector is gone: {}", old.score);
+    };
+    check(&store);
+    drop(index);
+    drop(store);
+    let store = writable(dir.path());
+    assert_eq!(codes(&store), "4-bit");
+    check(&store);
+}
+
 #[test]
 fn many_vectors_use_the_graph_with_high_recall() {
     let dir = tempfile::tempdir().unwrap();

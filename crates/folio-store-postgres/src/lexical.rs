@@ -5,9 +5,9 @@
 //! folio decodes and scores them here, as the embedded store does. Costs
 //! avoided on a large library:
 //!
-//! - **Statistics** (chunk count, total length) are counted once per write
-//!   generation and kept in memory; a term's document frequency is the
-//!   length of its postings.
+//! - **Statistics** (chunk count, total length as the scorer reads
+//!   lengths) are counted once per write generation and kept in memory; a
+//!   term's document frequency is the length of its postings.
 //! - **Common terms** are kept in memory until the next write, and scored
 //!   only where they can matter (MaxScore): the rarest terms (up to
 //!   [`ESSENTIAL_POSTINGS`] postings) are scored in full; a common term
@@ -845,15 +845,22 @@ fn statistics(
     let library = match library {
         Some(counts) => counts,
         None => {
-            let row = wait(tx.query_one(
+            // Lengths as the scorer reads them (`analysis::scored_length`,
+            // tantivy's one byte, rounded down), and their average over
+            // the same rounded lengths, as the embedded store counts.
+            let rows = wait(tx.query(
                 &format!(
-                    "SELECT count(*), COALESCE(sum(terms), 0)::bigint FROM {} WHERE library_id = $1",
+                    "SELECT terms, count(*) FROM {} WHERE library_id = $1 GROUP BY terms",
                     unit.rows()
                 ),
                 &[&library_id],
             ))
             .map_err(pg_err("lexical search"))?;
-            (row.get(0), row.get(1))
+            rows.iter().fold((0i64, 0i64), |(n, total), row| {
+                let (terms, count): (i32, i64) = (row.get(0), row.get(1));
+                let length = analysis::scored_length(terms.max(0) as usize);
+                (n + count, total + count * i64::from(length))
+            })
         }
     };
     if !missing.is_empty() {

@@ -219,12 +219,16 @@ fn bm25_scores_equal_the_embedded_store() {
 /// BM25 as Lucene and bm25s define it, computed here from the analysed
 /// text alone: idf ln(1 + (N - df + 0.5) / (df + 0.5)), a repeated query
 /// term counted as often as the query has it, the stored (quantised)
-/// chunk length against the exact average length.
+/// chunk length against the average of the stored lengths.
 fn reference_bm25(chunks: &[(String, String)], query: &str, bm25: Bm25) -> Vec<(String, f32)> {
     use folio_lexical::{analyze, scored_length};
     let analysed: Vec<Vec<String>> = chunks.iter().map(|(_, text)| analyze(text)).collect();
     let n = analysed.len() as f64;
-    let avgdl = analysed.iter().map(Vec::len).sum::<usize>() as f64 / n;
+    let avgdl = analysed
+        .iter()
+        .map(|terms| f64::from(scored_length(terms.len())))
+        .sum::<f64>()
+        / n;
     let mut scores = Vec::new();
     for ((key, _), terms) in chunks.iter().zip(&analysed) {
         let dl = f64::from(scored_length(terms.len()));
