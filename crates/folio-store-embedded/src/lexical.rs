@@ -1377,7 +1377,7 @@ mod tests {
             chunks: Vec::new(),
             replaces: true,
         };
-        lexical.apply(&vec![deleted], 2).unwrap();
+        lexical.apply(&[deleted], 2).unwrap();
         check(&[0, 2, 3]);
     }
 

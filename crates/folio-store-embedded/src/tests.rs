@@ -320,7 +320,11 @@ fn an_index_packed_while_its_library_changes_holds_what_the_database_holds() {
     let index = store.indexes.read().unwrap().get(&1).cloned().unwrap();
     // As `pack_vectors` marks it: later writes leave the packing to it.
     index.marks.lock().unwrap().packing = true;
-    put_range(vectors::PACKED_MIN - 10, vectors::PACKED_MIN + 10, &mut vectors);
+    put_range(
+        vectors::PACKED_MIN - 10,
+        vectors::PACKED_MIN + 10,
+        &mut vectors,
+    );
     let codes = |store: &EmbeddedStore| store.stats(&lib()).unwrap().index["vector_codes"].clone();
     assert_eq!(codes(&store), "i8");
 
@@ -367,7 +371,11 @@ fn an_index_packed_while_its_library_changes_holds_what_the_database_holds() {
     let expected = vectors::PACKED_MIN + 10;
     let check = |store: &EmbeddedStore| {
         assert_eq!(store.indexes.read().unwrap()[&1].vectors.len(), expected);
-        for (name, vector) in [("new.txt", &added), ("1.txt", &replaced), ("7.txt", &vectors[7])] {
+        for (name, vector) in [
+            ("new.txt", &added),
+            ("1.txt", &replaced),
+            ("7.txt", &vectors[7]),
+        ] {
             let hit = first(store, vector);
             assert_eq!(hit.chunk, ChunkId::new(&id(name), 0), "{name}");
             assert!(hit.score > 0.999, "{name}: {}", hit.score);
@@ -376,7 +384,11 @@ fn an_index_packed_while_its_library_changes_holds_what_the_database_holds() {
         let near = store.dense_graph(&lib(), &vectors[0], 10).unwrap();
         assert!(near.iter().all(|h| h.chunk != deleted));
         let old = first(store, &vectors[1]);
-        assert!(old.score < 0.999, "the replaced vector is gone: {}", old.score);
+        assert!(
+            old.score < 0.999,
+            "the replaced vector is gone: {}",
+            old.score
+        );
     };
     check(&store);
     drop(index);
