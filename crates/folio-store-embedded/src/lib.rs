@@ -395,7 +395,7 @@ impl EmbeddedStore {
         }
         drop(conn);
         for index in &indexes {
-            self.pack_vectors(index)?;
+            self.pack_vectors(index);
         }
         self.save_vectors(true)?;
         Ok(changed)
@@ -842,14 +842,16 @@ impl EmbeddedStore {
     /// since the snapshot is replayed onto the copy, which takes the index's
     /// place and is saved. A reader, or a library merely opened, keeps what
     /// its file holds. Nothing when another thread is already packing it.
-    fn pack_vectors(&self, index: &LibraryIndex) -> Result<()> {
+    /// A failure is logged and leaves the 8-bit index serving (the next
+    /// write tries again): the write that called it has committed.
+    fn pack_vectors(&self, index: &LibraryIndex) {
         if !self.may_write() || !index.vectors.wants_packing() {
-            return Ok(());
+            return;
         }
         {
             let mut marks = index.marks.lock().unwrap_or_else(|p| p.into_inner());
             if marks.deferred || marks.packing {
-                return Ok(());
+                return;
             }
             marks.packing = true;
         }
@@ -866,7 +868,9 @@ impl EmbeddedStore {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .packing = false;
-        packed
+        if let Err(e) = packed {
+            tracing::warn!(library_id = index.id, error = %e, "the vector index could not be rebuilt with 4-bit codes; it keeps its 8-bit codes for now");
+        }
     }
 
     /// The copy `pack_vectors` builds: every vector of the library as one
@@ -892,6 +896,9 @@ impl EmbeddedStore {
         replay_vectors(&conn, index, &built, from, head)?;
         index.vectors.replace(built);
         marks.vectors = head;
+        // Until it is saved, the file holds the 8-bit index of an earlier
+        // mark, which a reopening replays as any other.
+        marks.unsaved_chunks = (index.vectors.len() as u64).max(1);
         index.vectors.save(&index.dir, head)?;
         marks.saved = head;
         marks.unsaved_chunks = 0;
@@ -1752,7 +1759,7 @@ impl Store for EmbeddedStore {
         // large is packed.
         drop(conn);
         for index in indexes {
-            self.pack_vectors(&index)?;
+            self.pack_vectors(&index);
         }
         Ok(outcomes)
     }
