@@ -1307,8 +1307,9 @@ mod tests {
     // 8 % short at 100 terms), and the length a score divides by the
     // average is the rounded one; the average is taken over the same
     // rounded lengths, as the formula's ratio compares like with like
-    // (with exact averages, long texts ranked above their due: Russian
-    // manual pages 0.005 below a BM25 of exact lengths). Checked against
+    // (with exact averages, long texts ranked above their due: the
+    // reference BM25 of Russian manual pages lost 0.006 by it in
+    // `scripts/bm25_rounded_lengths.py`). Checked against
     // the formula computed here from the texts, for chunks and for whole
     // documents, before and after a deletion.
     #[test]
