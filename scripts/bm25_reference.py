@@ -48,6 +48,11 @@ def read_qrels(directory, split):
     return qrels
 
 
+def ranked(scores):
+    """A run's {doc: score} as doc ids, best first (ties by id)."""
+    return [d for d, _ in sorted(scores.items(), key=lambda x: (-x[1], x[0]))]
+
+
 def paired(ours, theirs, rounds=20000, seed=7):
     """Per-query scores of two systems on the same queries compared: the
     mean difference (ours − theirs), queries won and lost, a two-sided
@@ -178,19 +183,18 @@ def main():
     if args.against:
         run = json.load(open(args.against))
         ranked_queries = [(q, hits) for q, hits in ranked_queries if q in run]
-        ours = [ndcg([d for d, _ in sorted(run[q].items(), key=lambda x: (-x[1], x[0]))], qrels[q])
-                for q, _ in ranked_queries]
+        ours = [ndcg(ranked(run[q]), qrels[q]) for q, _ in ranked_queries]
         theirs = [ndcg([d for d, _ in hits], qrels[q]) for q, hits in ranked_queries]
         print(json.dumps({"split": split, "queries": len(ours), "ndcg_at_10_run": sum(ours) / len(ours),
                           "ndcg_at_10_reference": sum(theirs) / len(theirs), **paired(ours, theirs)}, indent=1))
         return
     totals = {"ndcg_at_10": 0.0, "recall_at_100": 0.0, "mrr_at_10": 0.0}
     for query, hits in ranked_queries:
-        ranked = [doc for doc, _ in hits]
+        docs = [doc for doc, _ in hits]
         judged = qrels[query]
-        totals["ndcg_at_10"] += ndcg(ranked, judged)
-        totals["recall_at_100"] += len(set(ranked[:100]) & set(judged)) / len(judged)
-        totals["mrr_at_10"] += next((1 / (i + 1) for i, d in enumerate(ranked[:10]) if d in judged), 0.0)
+        totals["ndcg_at_10"] += ndcg(docs, judged)
+        totals["recall_at_100"] += len(set(docs[:100]) & set(judged)) / len(judged)
+        totals["mrr_at_10"] += next((1 / (i + 1) for i, d in enumerate(docs[:10]) if d in judged), 0.0)
     n = len(ranked_queries)
     documents = sum(1 for _ in open(Path(args.directory) / "corpus.jsonl") if _.strip())
     print(json.dumps({"split": split, "documents": documents, "queries": n,

@@ -44,14 +44,7 @@ def main():
     queries = {q["_id"]: q["text"] for q in read_jsonl(directory / "queries.jsonl")}
     qrels = read_qrels(directory, default_split(directory))
     ids = [d["_id"] for d in corpus]
-    if args.language == "en":
-        import bm25s
-        import Stemmer
-        stemmer = Stemmer.Stemmer("english")
-        tokenize = lambda texts: bm25s.tokenize(texts, stopwords="en", stemmer=stemmer,  # noqa: E731
-                                                show_progress=False, return_ids=False)
-    else:
-        tokenize = tokenizer(args.language)
+    tokenize = tokenizer(args.language)
     documents = tokenize([(d.get("title") or "") + " " + d["text"] for d in corpus])
     frequencies = [Counter(d) for d in documents]
     exact = [len(d) for d in documents]

@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bm25_reference import default_split, ndcg, paired, read_qrels, retrieve  # noqa: E402
+from bm25_reference import default_split, ndcg, paired, ranked, read_qrels, retrieve  # noqa: E402
 
 
 def minmax(scores):
@@ -32,10 +32,6 @@ def minmax(scores):
     lo, hi = min(scores.values()), max(scores.values())
     span = hi - lo
     return {d: (s - lo) / span if span > 0 else 1.0 for d, s in scores.items()}
-
-
-def ranked(scores):
-    return [d for d, _ in sorted(scores.items(), key=lambda x: (-x[1], x[0]))]
 
 
 def top(run, depth):

@@ -19,14 +19,13 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bm25_reference import default_split, ndcg, paired, read_qrels  # noqa: E402
+from bm25_reference import default_split, ndcg, paired, ranked, read_qrels  # noqa: E402
 
 
 def per_query(directory, run_path):
     qrels = read_qrels(directory, default_split(directory))
     run = json.load(open(run_path))
-    return {q: ndcg([d for d, _ in sorted(run.get(q, {}).items(), key=lambda x: (-x[1], x[0]))], judged)
-            for q, judged in qrels.items()}
+    return {q: ndcg(ranked(run.get(q, {})), judged) for q, judged in qrels.items()}
 
 
 def main():

@@ -205,6 +205,18 @@ fn vector_library(
     (store, space, next)
 }
 
+/// A unit vector of `n` components drawn from `next`.
+fn unit_vector(next: &mut impl FnMut() -> f32, n: usize) -> Vec<f32> {
+    let v: Vec<f32> = (0..n).map(|_| next()).collect();
+    let length = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.iter().map(|x| x / length).collect()
+}
+
+/// What the library's vector index holds for each vector (`folio inspect`).
+fn vector_codes(store: &EmbeddedStore) -> serde_json::Value {
+    store.stats(&lib()).unwrap().index["vector_codes"].clone()
+}
+
 // Issue 49: an index that grows to `PACKED_MIN` vectors is rebuilt from
 // the database with 4-bit codes, saved so, and loaded so again (no second
 // rebuild); searched exhaustively and through the graph it still answers
@@ -213,11 +225,7 @@ fn vector_library(
 fn a_library_grown_large_holds_4_bit_codes() {
     let dir = tempfile::tempdir().unwrap();
     let (store, space, mut next) = vector_library(dir.path(), 64, 0x9E37_79B9_7F4A_7C15);
-    let mut unit = |n: usize| -> Vec<f32> {
-        let v: Vec<f32> = (0..n).map(|_| next()).collect();
-        let length = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-        v.iter().map(|x| x / length).collect()
-    };
+    let mut unit = |n: usize| unit_vector(&mut next, n);
     let mut all: Vec<(ChunkId, Vec<f32>)> = Vec::new();
     let mut put = |from: usize, to: usize, all: &mut Vec<(ChunkId, Vec<f32>)>| {
         let docs: Vec<_> = (from..to)
@@ -232,11 +240,10 @@ fn a_library_grown_large_holds_4_bit_codes() {
             .collect();
         store.put_documents(docs, false).unwrap();
     };
-    let codes = |store: &EmbeddedStore| store.stats(&lib()).unwrap().index["vector_codes"].clone();
     put(0, vectors::PACKED_MIN - 10, &mut all);
-    assert_eq!(codes(&store), "i8");
+    assert_eq!(vector_codes(&store), "i8");
     put(vectors::PACKED_MIN - 10, vectors::PACKED_MIN + 10, &mut all);
-    assert_eq!(codes(&store), "4-bit");
+    assert_eq!(vector_codes(&store), "4-bit");
     let saved = std::fs::read_to_string(store.index_dir(1).join("vectors.json")).unwrap();
     assert!(saved.contains("\"packed\":true"), "{saved}");
     let queries: Vec<Vec<f32>> = (0..20).map(|_| unit(64)).collect();
@@ -274,7 +281,7 @@ fn a_library_grown_large_holds_4_bit_codes() {
     let written = std::fs::metadata(&file).unwrap().modified().unwrap();
     drop(store);
     let store = writable(dir.path());
-    assert_eq!(codes(&store), "4-bit");
+    assert_eq!(vector_codes(&store), "4-bit");
     assert_eq!(
         std::fs::metadata(&file).unwrap().modified().unwrap(),
         written
@@ -287,19 +294,15 @@ fn a_library_grown_large_holds_4_bit_codes() {
 }
 
 // Packing builds its copy of a large index while searches and writes go
-// on over the 8-bit one (it takes no lock a search takes): what the log gains between the copy's snapshot
-// and its swap (a document deleted, one replaced, one added) is in the
-// packed index and its chunk directory when it takes the index's place,
-// and nothing the database no longer holds is.
+// on over the 8-bit one (it takes no lock a search takes): what the log
+// gains between the copy's snapshot and its swap (a document deleted, one
+// replaced, one added) is in the packed index and its chunk directory when
+// it takes the index's place, and nothing the database no longer holds is.
 #[test]
 fn an_index_packed_while_its_library_changes_holds_what_the_database_holds() {
     let dir = tempfile::tempdir().unwrap();
     let (store, space, mut next) = vector_library(dir.path(), 64, 0x5851_F42D_4C95_7F2D);
-    let mut unit = move || -> Vec<f32> {
-        let v: Vec<f32> = (0..64).map(|_| next()).collect();
-        let length = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-        v.iter().map(|x| x / length).collect()
-    };
+    let mut unit = move || unit_vector(&mut next, 64);
     let make = |name: &str, text: &str, vector: Vec<f32>| {
         let mut d = document(&lib(), name, &[text], &[0], json!({}));
         d.vectors = vec![vector];
@@ -325,8 +328,7 @@ fn an_index_packed_while_its_library_changes_holds_what_the_database_holds() {
         vectors::PACKED_MIN + 10,
         &mut vectors,
     );
-    let codes = |store: &EmbeddedStore| store.stats(&lib()).unwrap().index["vector_codes"].clone();
-    assert_eq!(codes(&store), "i8");
+    assert_eq!(vector_codes(&store), "i8");
 
     // The copy is built with neither the store's connection nor the
     // index's marks, which every search takes.
@@ -363,11 +365,11 @@ fn an_index_packed_while_its_library_changes_holds_what_the_database_holds() {
         store.dense(&lib(), v, &Filter::default(), 1).unwrap()[0].clone()
     };
     assert_eq!(first(&store, &added).chunk, ChunkId::new(&id("new.txt"), 0));
-    assert_eq!(codes(&store), "i8");
+    assert_eq!(vector_codes(&store), "i8");
 
     store.swap_packed(&index, built, from).unwrap();
     index.marks.lock().unwrap().packing = false;
-    assert_eq!(codes(&store), "4-bit");
+    assert_eq!(vector_codes(&store), "4-bit");
     let expected = vectors::PACKED_MIN + 10;
     let check = |store: &EmbeddedStore| {
         assert_eq!(store.indexes.read().unwrap()[&1].vectors.len(), expected);
@@ -394,7 +396,7 @@ fn an_index_packed_while_its_library_changes_holds_what_the_database_holds() {
     drop(index);
     drop(store);
     let store = writable(dir.path());
-    assert_eq!(codes(&store), "4-bit");
+    assert_eq!(vector_codes(&store), "4-bit");
     check(&store);
 }
 
@@ -407,9 +409,7 @@ fn many_vectors_use_the_graph_with_high_recall() {
     let mut all: Vec<(ChunkId, Vec<f32>)> = Vec::new();
     for i in 0..3000 {
         let mut d = document(&lib(), &format!("{i}.txt"), &["x"], &[0], json!({}));
-        let mut v: Vec<f32> = (0..16).map(|_| next()).collect();
-        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-        v.iter_mut().for_each(|x| *x /= n);
+        let v = unit_vector(&mut next, 16);
         all.push((ChunkId::new(&d.document.id, 0), v.clone()));
         d.vectors = vec![v];
         d.space = space.clone();
