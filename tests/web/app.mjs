@@ -82,6 +82,9 @@ try {
   }
   await page.locator("#library-rows tr").first().waitFor();
   seen.libraries_ms = Date.now() - started;
+  // Every panel of the home view has its answer (history, audit, activity
+  // come after the libraries): which are shown is read from here on.
+  await page.locator('main[aria-busy="false"]').waitFor({ state: "attached" });
   seen.who = await page.locator("#who").textContent();
   seen.libraries = await page.locator("#library-rows th").allTextContents();
   // Each library's row, once its languages and schema are filled in.

@@ -272,7 +272,21 @@ async function start() {
   }
 }
 
+/** The home view: the libraries, then the panels that follow from them
+ * (formats, entities, keys, audit, history, activity). The view is marked
+ * busy until every panel has its answer, for assistive technology and for
+ * anything else that waits for the page to settle. */
 async function loadLibraries() {
+  const home = document.querySelector("main");
+  home.setAttribute("aria-busy", "true");
+  try {
+    await loadHome();
+  } finally {
+    home.setAttribute("aria-busy", "false");
+  }
+}
+
+async function loadHome() {
   const listed = await mcp.call("list_libraries", {});
   const rows = $("library-rows");
   const select = $("library");
