@@ -214,16 +214,24 @@ const LATIN_CANDIDATES: [whatlang::Lang; 22] = {
     ]
 };
 
+/// The language of `text`, detected from its opening (`SAMPLE` bytes);
+/// English when its opening does not tell (`detected`).
+pub fn detect(text: &str) -> Language {
+    detected(text).unwrap_or(Language::English)
+}
+
 /// The language of `text`, detected from its opening (`SAMPLE` bytes).
 /// Writing systems decide first: any kana makes a text Japanese, Hangul
 /// Korean, Han (a tenth of its letters or more) Chinese, even among Latin
 /// words (manuals keep commands and options in English); otherwise the
 /// script most of its letters are in: Cyrillic is read as Russian, Greek
-/// as Greek, Arabic as Arabic. Latin text is told apart by whatlang's
-/// trigram models; a text whose language is not found with confidence is
-/// English. Detections are remembered by the sample's hash, as a text is
-/// analysed more than once (counted, indexed, marked).
-pub fn detect(text: &str) -> Language {
+/// as Greek, Arabic as Arabic. Latin text is told apart by counts of
+/// function words, then whatlang's trigram models. `None` when the text
+/// has no letters, or is in the Latin script and neither decides with
+/// confidence (a heading, a short note, a row of a table, code).
+/// Detections are remembered by the sample's hash, as a text is analysed
+/// more than once (counted, indexed, marked).
+pub fn detected(text: &str) -> Option<Language> {
     let mut end = text.len().min(SAMPLE);
     while !text.is_char_boundary(end) {
         end -= 1;
@@ -236,7 +244,8 @@ pub fn detect(text: &str) -> Language {
         hasher.finish()
     };
     const SLOTS: usize = 4_096;
-    static CACHE: std::sync::Mutex<Vec<(u64, Language)>> = std::sync::Mutex::new(Vec::new());
+    static CACHE: std::sync::Mutex<Vec<(u64, Option<Language>)>> =
+        std::sync::Mutex::new(Vec::new());
     let slot = (key % SLOTS as u64) as usize;
     {
         let cache = CACHE.lock().unwrap_or_else(|p| p.into_inner());
@@ -249,13 +258,13 @@ pub fn detect(text: &str) -> Language {
     let language = detect_sample(sample);
     let mut cache = CACHE.lock().unwrap_or_else(|p| p.into_inner());
     if cache.is_empty() {
-        cache.resize(SLOTS, (0, Language::English));
+        cache.resize(SLOTS, (0, None));
     }
     cache[slot] = (key, language);
     language
 }
 
-fn detect_sample(sample: &str) -> Language {
+fn detect_sample(sample: &str) -> Option<Language> {
     let (mut latin, mut cyrillic, mut greek, mut arabic, mut han, mut kana, mut hangul, mut other) = (
         0usize, 0usize, 0usize, 0usize, 0usize, 0usize, 0usize, 0usize,
     );
@@ -273,23 +282,23 @@ fn detect_sample(sample: &str) -> Language {
     }
     let letters = latin + cyrillic + greek + arabic + han + kana + hangul + other;
     if letters == 0 {
-        return Language::English;
+        return None;
     }
     if kana > 0 && kana * 50 >= letters.max(50) {
-        return Language::Japanese;
+        return Some(Language::Japanese);
     }
     if hangul * 10 >= letters {
-        return Language::Korean;
+        return Some(Language::Korean);
     }
     if han * 10 >= letters {
-        return Language::Chinese;
+        return Some(Language::Chinese);
     }
     let most = [latin, cyrillic, greek, arabic, other]
         .into_iter()
         .max()
         .unwrap_or(0);
     if most != latin {
-        return if most == cyrillic {
+        return Some(if most == cyrillic {
             Language::Russian
         } else if most == greek {
             Language::Greek
@@ -297,25 +306,18 @@ fn detect_sample(sample: &str) -> Language {
             Language::Arabic
         } else {
             Language::Other
-        };
+        });
     }
     if let Some(language) = by_function_words(sample) {
-        return language;
+        return Some(language);
     }
     let mut end = sample.len().min(LATIN_SAMPLE);
     while !sample.is_char_boundary(end) {
         end -= 1;
     }
     let detector = whatlang::Detector::with_allowlist(LATIN_CANDIDATES.to_vec());
-    let Some(info) = detector.detect(&sample[..end]) else {
-        return Language::English;
-    };
-    let language = from_whatlang(info.lang());
-    if info.confidence() >= LATIN_CONFIDENCE {
-        language
-    } else {
-        Language::English
-    }
+    let info = detector.detect(&sample[..end])?;
+    (info.confidence() >= LATIN_CONFIDENCE).then(|| from_whatlang(info.lang()))
 }
 
 /// The commonest function words of each Latin-script language folio

@@ -19,7 +19,7 @@ mod compounds;
 mod language;
 
 pub use analysis::QueryTerms;
-pub use language::{Language, detect};
+pub use language::{Language, detect, detected};
 
 /// Lucene's English stop words (also Elasticsearch's and bm25s's default).
 /// Snowball's longer list removed words long natural-language requests
@@ -143,7 +143,8 @@ pub fn analyzer_in(language: Language) -> TextAnalyzer {
 /// An index of another version is rebuilt from the source of truth before
 /// it is searched (the embedded store keeps each version's index in a
 /// folder of its own; the PostgreSQL backend re-analyses in
-/// a migration). 7 adds the two parts of a German compound as terms
+/// a migration). 8 analyses a chunk whose text does not tell its
+/// language in its document's (`chunk_language`). 7 adds the two parts of a German compound as terms
 /// beside it ("Dateisystem": "dateisystem", "datei", "system"). 6 adds identifiers ("XA-4645", "IL-6", "10.1038/x1")
 /// as terms of their own beside their runs. 5 analyses each text in its language (stemmers and stop
 /// words of 17 languages, Chinese words, pairs of Japanese and Korean
@@ -152,7 +153,7 @@ pub fn analyzer_in(language: Language) -> TextAnalyzer {
 /// per document (its whole text) beside the chunks'. 2 changed the analyser: version 1 split on every
 /// non-alphanumeric character, kept one-character tokens and removed
 /// Snowball's 174 English stop words.
-pub const INDEX_VERSION: u32 = 7;
+pub const INDEX_VERSION: u32 = 8;
 
 /// A document's whole text as the lexical index scores it: its title, then
 /// its text (the title once, when the text already opens with it), as a
@@ -242,12 +243,45 @@ pub fn term_counts_in(text: &str, language: Language) -> (Vec<(String, u32)>, us
     (counts.into_iter().collect(), length)
 }
 
+/// The language a chunk is analysed in and recorded with: the one its
+/// text is in (`detected`); else, when the text does not tell (a heading,
+/// a short note, a row of a table, a synopsis), its document's language
+/// (`document`, a tag: the one its source names or detected from its
+/// opening) when that is one of the Latin script, as such a text is;
+/// else English.
+pub fn chunk_language(text: &str, document: Option<&str>) -> Language {
+    detected(text)
+        .or_else(|| {
+            document
+                .and_then(Language::from_tag)
+                .filter(|language| language.in_latin_script())
+        })
+        .unwrap_or(Language::English)
+}
+
+/// A chunk's text as the lexical index takes it when its language is not
+/// the one the analyser would detect (`chunk_language` fell back to its
+/// document's): its tokens, analysed in `language`.
+pub fn pre_tokenized(text: &str, language: Language) -> tantivy::tokenizer::PreTokenizedString {
+    let mut tokens = Vec::new();
+    let mut analyzer = analyzer_in(language);
+    let mut stream = analyzer.token_stream(text);
+    while stream.advance() {
+        tokens.push(stream.token().clone());
+    }
+    tantivy::tokenizer::PreTokenizedString {
+        text: text.to_string(),
+        tokens,
+    }
+}
+
 /// A chunk's postings for a backend that keeps its own: its analysed
-/// terms in its detected language, and that language's marker
+/// terms in its language (`chunk_language`, of its text and its
+/// document's language tag), and that language's marker
 /// (`language_marker`, counted in no length), so a query knows the
 /// languages a library holds.
-pub fn chunk_term_counts(text: &str) -> (Vec<(String, u32)>, usize) {
-    let language = detect(text);
+pub fn chunk_term_counts(text: &str, document: Option<&str>) -> (Vec<(String, u32)>, usize) {
+    let language = chunk_language(text, document);
     let (mut counts, length) = term_counts_in(text, language);
     counts.push((language_marker(language), 1));
     (counts, length)
@@ -602,7 +636,7 @@ mod tests {
         assert!(query.contains(&("xa-4645".to_string(), 1.0)), "{query:?}");
         assert!(query.contains(&("xa".to_string(), 1.0)), "{query:?}");
         // The terms a backend keeps for a chunk hold the identifier once.
-        let (counts, _) = chunk_term_counts("XA-4645 and XA-4645");
+        let (counts, _) = chunk_term_counts("XA-4645 and XA-4645", None);
         assert!(counts.contains(&("xa-4645".to_string(), 2)), "{counts:?}");
     }
 
@@ -691,10 +725,80 @@ mod tests {
     }
 
     #[test]
+    fn a_chunk_that_does_not_tell_its_language_takes_its_documents() {
+        // Too few words to tell: detection alone calls these English.
+        let note = "Wärmepumpen und Heizkörper.";
+        let table = "Libteam benötigt den Linux-Kernel 3.3 oder neuer.";
+        for text in [note, table, "3.3 4.1 | 12"] {
+            assert_eq!(detected(text), None, "{text}");
+            assert_eq!(detect(text), Language::English, "{text}");
+            assert_eq!(chunk_language(text, None), Language::English);
+            // In a German document (a tag of any form) they are German.
+            for tag in ["de", "de-DE", "German", "deu"] {
+                assert_eq!(
+                    chunk_language(text, Some(tag)),
+                    Language::German,
+                    "{text} {tag}"
+                );
+            }
+            assert_eq!(chunk_language(text, Some("en")), Language::English);
+            // A document's language of another script, or one folio does not
+            // know, is no language for Latin words.
+            assert_eq!(chunk_language(text, Some("zh")), Language::English);
+            assert_eq!(chunk_language(text, Some("tlh")), Language::English);
+        }
+        // A text that tells its own keeps it, whatever its document's.
+        let english = "The pump moves the heat of the ground into the house, and it is \
+                       cheaper to run than a boiler when the winter is mild.";
+        assert_eq!(chunk_language(english, Some("de")), Language::English);
+        assert_eq!(
+            chunk_language("大熊猫吃竹子。", Some("de")),
+            Language::Chinese
+        );
+        // Its postings are the German analysis, the German marker: the
+        // plural stems as the singular, the compound has its parts.
+        let (mut counts, length) = chunk_term_counts(note, Some("de"));
+        let mut german: Vec<(String, u32)> = Vec::new();
+        for term in analyze_in(note, Language::German) {
+            match german.iter_mut().find(|(t, _)| *t == term) {
+                Some((_, n)) => *n += 1,
+                None => german.push((term, 1)),
+            }
+        }
+        german.push((language_marker(Language::German), 1));
+        counts.sort();
+        german.sort();
+        assert_eq!(counts, german);
+        assert_eq!(length, analyze_in(note, Language::German).len());
+        assert!(
+            analyze_in("Wärmepumpe", Language::German)
+                .iter()
+                .all(|t| counts.iter().any(|(c, _)| c == t))
+        );
+        assert!(counts.iter().any(|(t, _)| t == "pump"), "{counts:?}");
+        // Read as English, the plural is a word of its own.
+        assert!(
+            !analyze_in(note, Language::English)
+                .contains(&analyze_in("Wärmepumpe", Language::English)[0])
+        );
+        // Pre-tokenized for the index, the same terms in the same order.
+        let tokens = pre_tokenized(note, Language::German);
+        assert_eq!(tokens.text, note);
+        assert_eq!(
+            tokens
+                .tokens
+                .iter()
+                .map(|t| t.text.clone())
+                .collect::<Vec<_>>(),
+            analyze_in(note, Language::German)
+        );
+    }
+
+    #[test]
     fn chunk_postings_carry_their_language() {
         let text = "Die Häuser der Stadt wurden im Krieg zerstört, und die Bäume im Park \
                     blühen trotzdem jedes Jahr wieder, wenn der Frühling kommt.";
-        let (counts, length) = chunk_term_counts(text);
+        let (counts, length) = chunk_term_counts(text, None);
         assert_eq!(length, analyze_in(text, Language::German).len());
         assert!(counts.contains(&(language_marker(Language::German), 1)));
         assert_eq!(

@@ -167,6 +167,10 @@ pub struct LexicalDocument {
     pub id: String,
     pub text: Option<String>,
     pub chunks: Vec<(u64, String)>,
+    /// The document's language tag (its metadata's `language`), in which a
+    /// chunk whose text does not tell its own is analysed
+    /// (`folio_lexical::chunk_language`).
+    pub language: Option<String>,
     /// The index may hold earlier entries of the document, deleted before
     /// the new ones are added. `false` spares the deletion: to look one up,
     /// a commit opens every segment, and late in a 100,000-file ingest
@@ -358,12 +362,22 @@ impl Lexical {
                 doc
             };
             for (key, text) in &document.chunks {
-                // Analysed as tantivy indexes it: the text waits in
-                // tantivy's queue of up to 10,000 entries, where tokens (an
-                // allocation each) would take several times its size.
                 let mut doc = entry();
-                doc.add_text(fields.language, folio_lexical::detect(text).code());
-                doc.add_text(fields.text, text);
+                let language = folio_lexical::chunk_language(text, document.language.as_deref());
+                doc.add_text(fields.language, language.code());
+                if language == folio_lexical::detect(text) {
+                    // Analysed as tantivy indexes it: the text waits in
+                    // tantivy's queue of up to 10,000 entries, where tokens
+                    // (an allocation each) would take several times its size.
+                    doc.add_text(fields.text, text);
+                } else {
+                    // In its document's language (a text too short or too
+                    // bare to tell its own: few, and small).
+                    doc.add_pre_tokenized_text(
+                        fields.text,
+                        folio_lexical::pre_tokenized(text, language),
+                    );
+                }
                 doc.add_u64(fields.key, *key);
                 writer
                     .add_document(doc)
@@ -1187,6 +1201,7 @@ mod tests {
                     text: Some(text.join(" ")),
                     chunks,
                     replaces: false,
+                    language: None,
                 });
             }
             lexical.apply(&batch, commit + 1).unwrap();
@@ -1198,6 +1213,7 @@ mod tests {
                 text: None,
                 chunks: vec![],
                 replaces: true,
+                language: None,
             })
             .collect();
         changes.push(LexicalDocument {
@@ -1205,6 +1221,7 @@ mod tests {
             text: Some("w0x w1x w1x w399x".into()),
             chunks: vec![(key + 1, "w0x w1x w1x w399x".into())],
             replaces: true,
+            language: None,
         });
         lexical.apply(&changes, 10).unwrap();
         lexical
@@ -1333,6 +1350,7 @@ mod tests {
                     text: Some(body.clone()),
                     chunks: vec![(d as u64 + 1, body)],
                     replaces: false,
+                    language: None,
                 }
             })
             .collect();
@@ -1377,6 +1395,7 @@ mod tests {
             text: None,
             chunks: Vec::new(),
             replaces: true,
+            language: None,
         };
         lexical.apply(&[deleted], 2).unwrap();
         check(&[0, 2, 3]);
@@ -1414,6 +1433,7 @@ mod tests {
                     })
                     .collect(),
                 replaces: false,
+                language: None,
             })
             .collect();
         lexical.apply(&batch, 1).unwrap();

@@ -1190,6 +1190,25 @@ fn remove_stale_lexical(index_dir: &Path) {
     }
 }
 
+/// A document's title and text, and its language tag when its metadata
+/// has one (a string): what the lexical index reads of it
+/// (`text_and_language`).
+const DOCUMENT_TEXT_AND_LANGUAGE: &str = "SELECT title, text,
+    CASE json_type(metadata, '$.language') WHEN 'text' THEN json_extract(metadata, '$.language') END
+    FROM documents WHERE id = ?";
+
+/// A row of `DOCUMENT_TEXT_AND_LANGUAGE`: the document's whole text as
+/// the lexical index scores it (`document_text`), and its language tag.
+fn text_and_language(row: &rusqlite::Row<'_>) -> rusqlite::Result<(String, Option<String>)> {
+    Ok((
+        lexical::document_text(
+            row.get::<_, Option<String>>(0)?.as_deref(),
+            &row.get::<_, String>(1)?,
+        ),
+        row.get(2)?,
+    ))
+}
+
 /// Hands `add` the whole text and current chunks (key, embedded text) of
 /// every document touched by log entries in (from, to], a few hundred
 /// documents at a time; a deleted document comes with neither.
@@ -1207,7 +1226,7 @@ fn for_each_changed_batch(
         )
         .map_err(sql_err("replaying the change log"))?;
     let mut text_of = conn
-        .prepare_cached("SELECT title, text FROM documents WHERE id = ?")
+        .prepare_cached(DOCUMENT_TEXT_AND_LANGUAGE)
         .map_err(sql_err("replaying the change log"))?;
     for slice in documents.chunks(LEXICAL_BATCH_DOCUMENTS) {
         let mut batch = Vec::with_capacity(slice.len());
@@ -1218,20 +1237,17 @@ fn for_each_changed_batch(
                 })
                 .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
                 .map_err(sql_err("replaying the change log"))?;
-            let text = text_of
-                .query_row([document], |r| {
-                    Ok(lexical::document_text(
-                        r.get::<_, Option<String>>(0)?.as_deref(),
-                        &r.get::<_, String>(1)?,
-                    ))
-                })
+            let (text, language) = text_of
+                .query_row([document], text_and_language)
                 .optional()
-                .map_err(sql_err("replaying the change log"))?;
+                .map_err(sql_err("replaying the change log"))?
+                .unzip();
             batch.push(LexicalDocument {
                 id: document.clone(),
                 text: text.filter(|_| !chunks.is_empty()),
                 chunks,
                 replaces: *existed,
+                language: language.flatten(),
             });
         }
         add(batch)?;
@@ -1385,7 +1401,7 @@ fn for_each_document_batch(
         )
         .map_err(sql_err("reading chunks"))?;
     let mut text_of = conn
-        .prepare_cached("SELECT title, text FROM documents WHERE id = ?")
+        .prepare_cached(DOCUMENT_TEXT_AND_LANGUAGE)
         .map_err(sql_err("reading documents"))?;
     let mut rows = stmt
         .query(params![library_id, after.unwrap_or_default()])
@@ -1401,13 +1417,8 @@ fn for_each_document_batch(
                 if batch.len() == LEXICAL_BATCH_DOCUMENTS {
                     add(std::mem::take(&mut batch))?;
                 }
-                let whole = text_of
-                    .query_row([&document], |r| {
-                        Ok(lexical::document_text(
-                            r.get::<_, Option<String>>(0)?.as_deref(),
-                            &r.get::<_, String>(1)?,
-                        ))
-                    })
+                let (whole, language) = text_of
+                    .query_row([&document], text_and_language)
                     .map_err(sql_err("reading documents"))?;
                 batch.push(LexicalDocument {
                     id: document,
@@ -1415,6 +1426,7 @@ fn for_each_document_batch(
                     chunks: vec![(key, text)],
                     // The rebuild has emptied the index.
                     replaces: false,
+                    language,
                 });
             }
         }

@@ -80,6 +80,24 @@ fn data_survives_reopen_and_lost_indexes_are_rebuilt() {
     assert_eq!(search_both(&writable(dir.path())), (2, 2));
 }
 
+/// A lexical index rebuilt from the database reads each document's
+/// language from its stored metadata, as the index written with the
+/// document did.
+#[test]
+fn a_rebuilt_lexical_index_reads_undecided_chunks_in_their_documents_language() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = writable(dir.path());
+    store.create_library(&lib(), &space()).unwrap();
+    store
+        .put_documents(conformance::short_notes(&lib()), false)
+        .unwrap();
+    conformance::short_notes_are_read_in_their_documents_language(&store, &lib());
+    drop(store);
+    std::fs::remove_dir_all(dir.path().join("indexes")).unwrap();
+    let store = writable(dir.path());
+    conformance::short_notes_are_read_in_their_documents_language(&store, &lib());
+}
+
 #[test]
 fn unsaved_vectors_are_replayed_from_the_log() {
     let dir = tempfile::tempdir().unwrap();

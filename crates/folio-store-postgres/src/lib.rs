@@ -313,9 +313,10 @@ fn insert_document(
     let text = clean(&d.text);
     let whole = analysis::term_counts(&analysis::document_text(title.as_deref(), &text));
     let chunks = &new.chunks;
+    let language = d.metadata.get("language").and_then(Value::as_str);
     let analysed: Vec<(Vec<(String, u32)>, usize)> = chunks
         .iter()
-        .map(|c| analysis::chunk_term_counts(&format!("{}{}", c.context, c.text)))
+        .map(|c| analysis::chunk_term_counts(&format!("{}{}", c.context, c.text), language))
         .collect();
     let lexicon: Vec<&str> = whole
         .0

@@ -14,13 +14,14 @@ use crate::lexical::Unit;
 use crate::pool::{describe, pg_err, wait};
 
 /// Bump when the schema changes; `migrate` refuses newer databases.
-pub const SCHEMA_VERSION: i64 = 13;
+pub const SCHEMA_VERSION: i64 = 14;
 
 /// The last version whose upgrade analyses every text anew: a database
 /// below it is re-analysed (recorded one below it until that is done).
 /// Version 12 packs postings in blocks, made from the stored text; 13
-/// adds the parts of German compounds as terms.
-const REANALYSED_AT: i64 = 13;
+/// adds the parts of German compounds as terms; 14 analyses a chunk whose
+/// text does not tell its language in its document's.
+const REANALYSED_AT: i64 = 14;
 
 /// The advisory lock key of migrations ("folio" in ASCII).
 const MIGRATION_LOCK: i64 = 0x666f_6c69_6f00;
@@ -39,11 +40,12 @@ ALTER TABLE folio_chunks ADD CONSTRAINT folio_chunks_document_id_idx_key
     UNIQUE (document_id, idx) INCLUDE (key);
 "#;
 
-/// Versions 8, 9, 12 and 13: postings made by an earlier analyser (version
-/// 3's tokens of two or more word characters and Lucene's stop words;
-/// version 8 analyses each text in its language and marks its chunks'
-/// languages; version 9 adds identifiers as terms of their own; version 13
-/// the parts of German compounds), or kept a row per posting (before
+/// Versions 8, 9, 12, 13 and 14: postings made by an earlier analyser
+/// (version 3's tokens of two or more word characters and Lucene's stop
+/// words; version 8 analyses each text in its language and marks its
+/// chunks' languages; version 9 adds identifiers as terms of their own;
+/// version 13 the parts of German compounds; version 14 reads a chunk
+/// that does not tell its language in its document's), or kept a row per posting (before
 /// version 12), are made again from stored text, nothing
 /// embedded again. The work is resumable:
 /// it commits a batch at a time, each batch with its place in
@@ -198,8 +200,10 @@ fn run_reanalysis(client: &mut Client, batch: i64) -> Result<(usize, usize)> {
 fn reanalyse_chunks(tx: &Transaction<'_>, after: i64, batch: i64) -> Result<(usize, Option<i64>)> {
     let context = "re-analysing postings";
     let rows = wait(tx.query(
-        "SELECT key, library_id, document_id, context || text FROM folio_chunks
-         WHERE key > $1 ORDER BY key LIMIT $2",
+        "SELECT c.key, c.library_id, c.document_id, c.context || c.text,
+                CASE jsonb_typeof(d.metadata -> 'language') WHEN 'string' THEN d.metadata ->> 'language' END
+         FROM folio_chunks c JOIN folio_documents d ON d.id = c.document_id
+         WHERE c.key > $1 ORDER BY c.key LIMIT $2",
         &[&after, &batch],
     ))
     .map_err(pg_err(context))?;
@@ -215,7 +219,7 @@ fn reanalyse_chunks(tx: &Transaction<'_>, after: i64, batch: i64) -> Result<(usi
     );
     for row in &rows {
         let key: i64 = row.get(0);
-        let terms = analysis::chunk_term_counts(row.get::<_, &str>(3));
+        let terms = analysis::chunk_term_counts(row.get::<_, &str>(3), row.get(4));
         pending.add(
             (row.get(1), Unit::Chunk, blocks::chunk_block(key)),
             key,
@@ -598,8 +602,9 @@ pub(crate) fn migrate_in_batches(client: &mut Client, display: &str, batch: i64)
             wait(tx.batch_execute(&schema_v12()))
                 .map_err(pg_err("upgrading the schema to version 12"))?;
         }
-        // Versions 8, 9, 12 and 13 analyse text anew (in its language;
-        // with identifiers; into blocks; with compounds' parts): every posting of a database of an
+        // Versions 8, 9, 12, 13 and 14 analyse text anew (in its language;
+        // with identifiers; into blocks; with compounds' parts; an undecided
+        // chunk in its document's language): every posting of a database of an
         // earlier version is made again, in batches of their own after
         // this transaction (`run_reanalysis`); until the last one, the
         // recorded version stays one below. A re-analysis an earlier folio

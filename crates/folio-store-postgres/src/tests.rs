@@ -677,6 +677,33 @@ fn a_version_7_database_is_analysed_again_in_each_language() {
     );
 }
 
+/// A version 13 database read a chunk that does not tell its language as
+/// English: it is analysed again, each such chunk in its document's
+/// language (read from the stored metadata). Its postings are emptied
+/// first, so whatever is found comes from the migration's analysis.
+#[test]
+fn a_version_13_database_reads_undecided_chunks_in_their_documents_language() {
+    let database = TestDatabase::new();
+    let store = database.store();
+    store.create_library(&lib(), &space()).unwrap();
+    store
+        .put_documents(conformance::short_notes(&lib()), false)
+        .unwrap();
+    drop(store);
+    database.run(
+        "TRUNCATE folio_term_blocks;
+         UPDATE folio_documents SET lexicon = '{}';
+         UPDATE folio_meta SET value = '13' WHERE key = 'schema_version';",
+    );
+    let store = database.store();
+    conformance::short_notes_are_read_in_their_documents_language(&store, &lib());
+    let library = library_key(&database, &lib());
+    assert_eq!(
+        blocks_against_text(&database, library),
+        Vec::<String>::new()
+    );
+}
+
 #[test]
 fn an_interrupted_reanalysis_goes_on_from_its_place() {
     let database = TestDatabase::new();
@@ -731,7 +758,7 @@ fn an_interrupted_reanalysis_goes_on_from_its_place() {
         ))
         .unwrap()
         .get(0);
-        let (mut terms, length) = folio_lexical::chunk_term_counts(&text);
+        let (mut terms, length) = folio_lexical::chunk_term_counts(&text, None);
         terms.push(("kept".to_string(), 1));
         let mut pending = crate::blocks::Pending::default();
         let library = library_key(&database, &lib());
@@ -1045,12 +1072,17 @@ fn blocks_against_text(database: &TestDatabase, library: i64) -> Vec<String> {
         }
     };
     for row in wait(client.query(
-        "SELECT key, context || text FROM folio_chunks WHERE library_id = $1",
+        "SELECT c.key, c.context || c.text, d.metadata ->> 'language' FROM folio_chunks c
+         JOIN folio_documents d ON d.id = c.document_id WHERE c.library_id = $1",
         &[&library],
     ))
     .unwrap()
     {
-        put(0, row.get(0), folio_lexical::chunk_term_counts(row.get(1)));
+        put(
+            0,
+            row.get(0),
+            folio_lexical::chunk_term_counts(row.get(1), row.get(2)),
+        );
     }
     let mut document_blocks = HashMap::new();
     for row in wait(client.query(

@@ -149,6 +149,7 @@ pub fn run(make: &dyn Fn() -> Box<dyn Store>) {
     lexical_search_stems_and_ranks(&*make());
     a_word_weighs_the_same_in_every_language(&*make());
     a_german_compound_and_its_parts_find_each_other(&*make());
+    a_chunk_that_does_not_tell_its_language_is_read_in_its_documents(&*make());
     documents_rank_by_their_whole_text(&*make());
     dense_search_ranks_by_cosine(&*make());
     filters_apply_before_ranking(&*make());
@@ -1002,6 +1003,77 @@ pub fn a_german_compound_and_its_parts_find_each_other(store: &dyn Store) {
         )
         .unwrap();
     assert_eq!(sources(store, &hits)[0], "pruefen.txt", "{hits:?}");
+}
+
+/// The texts of `a_chunk_that_does_not_tell_its_language_is_read_in_its_documents`:
+/// a German document (its source says so) whose second chunk is a note
+/// too bare to tell its language (a row of a list), and the same note
+/// alone, in a document that names none.
+pub fn short_notes(library: &LibraryName) -> Vec<NewDocument> {
+    // Undecided with its context (the source's name) before it, as the
+    // index reads it.
+    let note = "Heizung: Wärmepumpen, Heizkörper";
+    vec![
+        document(
+            library,
+            "haus.md",
+            &[
+                "Das Haus wurde im Jahr 1910 gebaut und hat dicke Mauern aus Ziegeln, die \
+                 im Winter die Wärme lange halten und im Sommer kühl bleiben.",
+                note,
+            ],
+            &[0, 1],
+            json!({"language": "de"}),
+        ),
+        document(library, "notiz.md", &[note], &[2], json!({})),
+    ]
+}
+
+/// What `short_notes` answers: a word of the note, or a part of its
+/// compound, finds the note of the German document (analysed in German:
+/// "Wärmepumpe" stems as "Wärmepumpen" does, "Pumpe" is a part of it),
+/// never the same note alone (analysed in English, the language of a text
+/// that tells none).
+pub fn short_notes_are_read_in_their_documents_language(store: &dyn Store, library: &LibraryName) {
+    let note = ChunkId::new(&DocumentId::derive(library, "haus.md"), 1);
+    for query in ["Wärmepumpe", "Pumpe"] {
+        let hits = store
+            .lexical(library, query, &Filter::default(), 10, Bm25::default())
+            .unwrap();
+        assert_eq!(
+            hits.first().map(|h| &h.chunk),
+            Some(&note),
+            "{query}: {hits:?}"
+        );
+        assert!(
+            !sources(store, &hits).contains(&"notiz.md".to_string()),
+            "{query}: {hits:?}"
+        );
+    }
+    // Each finds itself as written.
+    let hits = store
+        .lexical(
+            library,
+            "Wärmepumpen",
+            &Filter::default(),
+            10,
+            Bm25::default(),
+        )
+        .unwrap();
+    let mut found = sources(store, &hits);
+    found.sort();
+    found.dedup();
+    assert_eq!(found, ["haus.md", "notiz.md"], "{hits:?}");
+}
+
+/// A chunk whose text does not tell its language (a heading, a short
+/// note, a row of a table) is analysed in its document's, on every
+/// backend alike.
+pub fn a_chunk_that_does_not_tell_its_language_is_read_in_its_documents(store: &dyn Store) {
+    let name = lib("notes");
+    store.create_library(&name, &space()).unwrap();
+    store.put_documents(short_notes(&name), false).unwrap();
+    short_notes_are_read_in_their_documents_language(store, &name);
 }
 
 /// In a library of two languages a query is read in both, but a word
