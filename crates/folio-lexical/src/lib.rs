@@ -193,22 +193,24 @@ pub fn analyze(text: &str) -> Vec<String> {
 /// The analysed terms of `text` read as `language`.
 pub fn analyze_in(text: &str, language: Language) -> Vec<String> {
     let mut terms = Vec::new();
-    let mut analyzer = analyzer_in(language);
-    let mut stream = analyzer.token_stream(text);
-    while stream.advance() {
-        terms.push(stream.token().text.clone());
-    }
+    walk(analyzer_in(language), text, |token| {
+        terms.push(token.text.clone())
+    });
     terms
 }
 
-/// Calls `each` with every analysed token of `text`, in order: the one
-/// walk of the analyser that indexing, counting and postings share.
-pub fn for_each_token(text: &str, mut each: impl FnMut(&Token)) {
-    let mut analyzer = analyzer();
+/// Calls `each` with every token `analyzer` makes of `text`, in order.
+fn walk(mut analyzer: TextAnalyzer, text: &str, mut each: impl FnMut(&Token)) {
     let mut stream = analyzer.token_stream(text);
     while stream.advance() {
         each(stream.token());
     }
+}
+
+/// Calls `each` with every analysed token of `text`, in order: the one
+/// walk of the analyser that indexing, counting and postings share.
+pub fn for_each_token(text: &str, each: impl FnMut(&Token)) {
+    walk(analyzer(), text, each);
 }
 
 /// The distinct analysed terms of `text` with how often each occurs, and
@@ -234,12 +236,10 @@ pub fn term_counts(text: &str) -> (Vec<(String, u32)>, usize) {
 pub fn term_counts_in(text: &str, language: Language) -> (Vec<(String, u32)>, usize) {
     let mut counts: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
     let mut length = 0;
-    let mut analyzer = analyzer_in(language);
-    let mut stream = analyzer.token_stream(text);
-    while stream.advance() {
+    walk(analyzer_in(language), text, |token| {
         length += 1;
-        *counts.entry(stream.token().text.clone()).or_default() += 1;
-    }
+        *counts.entry(token.text.clone()).or_default() += 1;
+    });
     (counts.into_iter().collect(), length)
 }
 
@@ -264,11 +264,9 @@ pub fn chunk_language(text: &str, document: Option<&str>) -> Language {
 /// document's): its tokens, analysed in `language`.
 pub fn pre_tokenized(text: &str, language: Language) -> tantivy::tokenizer::PreTokenizedString {
     let mut tokens = Vec::new();
-    let mut analyzer = analyzer_in(language);
-    let mut stream = analyzer.token_stream(text);
-    while stream.advance() {
-        tokens.push(stream.token().clone());
-    }
+    walk(analyzer_in(language), text, |token| {
+        tokens.push(token.clone())
+    });
     tantivy::tokenizer::PreTokenizedString {
         text: text.to_string(),
         tokens,
