@@ -617,9 +617,12 @@ impl Tokenizer for Words {
     type TokenStream<'a> = WordsStream<'a>;
 
     fn token_stream<'a>(&'a mut self, text: &'a str) -> WordsStream<'a> {
-        let language = self.given.unwrap_or_else(|| crate::detect(text));
-        // English in the Latin script only: the one-pass analyser gives
-        // the same terms, faster.
+        // A text marked with its language (`crate::in_language`) is read in
+        // it, its offsets counted in the marked text.
+        let (language, text, shift) = match crate::language::marked(text) {
+            Some((language, rest)) => (language, rest, text.len() - rest.len()),
+            None => (self.given.unwrap_or_else(|| crate::detect(text)), text, 0),
+        };
         let mut tokens = std::mem::take(&mut self.tokens);
         let mut used = 0;
         let mut push = |term: &str, from: usize, to: usize| {
@@ -629,13 +632,16 @@ impl Tokenizer for Words {
             let token = &mut tokens[used];
             token.text.clear();
             token.text.push_str(term);
-            token.offset_from = from;
-            token.offset_to = to;
+            token.offset_from = shift + from;
+            token.offset_to = shift + to;
             token.position = used;
             token.position_length = 1;
             used += 1;
         };
+        // English in the Latin script only: the one-pass analyser gives
+        // the same terms, faster.
         if language == Language::English
+            && shift == 0
             && (text.is_ascii() || text.chars().all(|c| script_of(c) == Script::Latin))
         {
             identifiers(text, &mut push);

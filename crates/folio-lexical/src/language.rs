@@ -214,6 +214,25 @@ const LATIN_CANDIDATES: [whatlang::Lang; 22] = {
     ]
 };
 
+/// What marks a text with the language it is to be read in: the mark,
+/// the language's code, the mark again, then the text (`in_language`).
+const MARK: char = '\u{1}';
+
+/// `text` marked with the language the analyser is to read it in, for an
+/// index whose analyser receives the text alone (tantivy's).
+pub fn in_language(text: &str, language: Language) -> String {
+    format!("{MARK}{}{MARK}{text}", language.code())
+}
+
+/// The language a marked text (`in_language`) is to be read in, and the
+/// text after the mark.
+pub(crate) fn marked(text: &str) -> Option<(Language, &str)> {
+    let rest = text.strip_prefix(MARK)?;
+    let (code, text) = rest.split_once(MARK)?;
+    let language = Language::ALL.into_iter().find(|l| l.code() == code)?;
+    Some((language, text))
+}
+
 /// The language of `text`, detected from its opening (`SAMPLE` bytes);
 /// English when its opening does not tell (`detected`).
 pub fn detect(text: &str) -> Language {

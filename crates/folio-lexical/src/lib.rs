@@ -19,7 +19,7 @@ mod compounds;
 mod language;
 
 pub use analysis::QueryTerms;
-pub use language::{Language, detect, detected};
+pub use language::{Language, detect, detected, in_language};
 
 /// Lucene's English stop words (also Elasticsearch's and bm25s's default).
 /// Snowball's longer list removed words long natural-language requests
@@ -143,8 +143,8 @@ pub fn analyzer_in(language: Language) -> TextAnalyzer {
 /// An index of another version is rebuilt from the source of truth before
 /// it is searched (the embedded store keeps each version's index in a
 /// folder of its own; the PostgreSQL backend re-analyses in
-/// a migration). 8 analyses a chunk whose text does not tell its
-/// language in its document's (`chunk_language`). 7 adds the two parts of a German compound as terms
+/// a migration). 8 analyses a chunk or a whole text that does not tell
+/// its language in its document's (`text_language`). 7 adds the two parts of a German compound as terms
 /// beside it ("Dateisystem": "dateisystem", "datei", "system"). 6 adds identifiers ("XA-4645", "IL-6", "10.1038/x1")
 /// as terms of their own beside their runs. 5 analyses each text in its language (stemmers and stop
 /// words of 17 languages, Chinese words, pairs of Japanese and Korean
@@ -243,13 +243,15 @@ pub fn term_counts_in(text: &str, language: Language) -> (Vec<(String, u32)>, us
     (counts.into_iter().collect(), length)
 }
 
-/// The language a chunk is analysed in and recorded with: the one its
-/// text is in (`detected`); else, when the text does not tell (a heading,
-/// a short note, a row of a table, a synopsis), its document's language
-/// (`document`, a tag: the one its source names or detected from its
-/// opening) when that is one of the Latin script, as such a text is;
-/// else English.
-pub fn chunk_language(text: &str, document: Option<&str>) -> Language {
+/// The language a chunk, or a document's whole text, is analysed in (and
+/// a chunk recorded with): the one its text is in (`detected`); else,
+/// when the text does not tell (a heading, a short note, a row of a
+/// table, a synopsis), its document's language (`document`, a tag: the
+/// one its source names or detected from its opening) when that is one of
+/// the Latin script, as such a text is; else English. An index whose
+/// analyser receives text alone gets it marked (`in_language`) when it is
+/// not the one `detect` gives.
+pub fn text_language(text: &str, document: Option<&str>) -> Language {
     detected(text)
         .or_else(|| {
             document
@@ -259,27 +261,20 @@ pub fn chunk_language(text: &str, document: Option<&str>) -> Language {
         .unwrap_or(Language::English)
 }
 
-/// A chunk's text as the lexical index takes it when its language is not
-/// the one the analyser would detect (`chunk_language` fell back to its
-/// document's): its tokens, analysed in `language`.
-pub fn pre_tokenized(text: &str, language: Language) -> tantivy::tokenizer::PreTokenizedString {
-    let mut tokens = Vec::new();
-    walk(analyzer_in(language), text, |token| {
-        tokens.push(token.clone())
-    });
-    tantivy::tokenizer::PreTokenizedString {
-        text: text.to_string(),
-        tokens,
-    }
+/// A document's whole text's postings for a backend that keeps its own
+/// (`term_counts`), in its language (`text_language`, of the text and the
+/// document's language tag).
+pub fn document_term_counts(text: &str, document: Option<&str>) -> (Vec<(String, u32)>, usize) {
+    term_counts_in(text, text_language(text, document))
 }
 
 /// A chunk's postings for a backend that keeps its own: its analysed
-/// terms in its language (`chunk_language`, of its text and its
+/// terms in its language (`text_language`, of its text and its
 /// document's language tag), and that language's marker
 /// (`language_marker`, counted in no length), so a query knows the
 /// languages a library holds.
 pub fn chunk_term_counts(text: &str, document: Option<&str>) -> (Vec<(String, u32)>, usize) {
-    let language = chunk_language(text, document);
+    let language = text_language(text, document);
     let (mut counts, length) = term_counts_in(text, language);
     counts.push((language_marker(language), 1));
     (counts, length)
@@ -725,32 +720,32 @@ mod tests {
     #[test]
     fn a_chunk_that_does_not_tell_its_language_takes_its_documents() {
         // Too few words to tell: detection alone calls these English.
-        let note = "Wärmepumpen und Heizkörper.";
+        let note = "Heizung: Wärmepumpen, Heizkörper";
         let table = "Libteam benötigt den Linux-Kernel 3.3 oder neuer.";
         for text in [note, table, "3.3 4.1 | 12"] {
             assert_eq!(detected(text), None, "{text}");
             assert_eq!(detect(text), Language::English, "{text}");
-            assert_eq!(chunk_language(text, None), Language::English);
+            assert_eq!(text_language(text, None), Language::English);
             // In a German document (a tag of any form) they are German.
             for tag in ["de", "de-DE", "German", "deu"] {
                 assert_eq!(
-                    chunk_language(text, Some(tag)),
+                    text_language(text, Some(tag)),
                     Language::German,
                     "{text} {tag}"
                 );
             }
-            assert_eq!(chunk_language(text, Some("en")), Language::English);
+            assert_eq!(text_language(text, Some("en")), Language::English);
             // A document's language of another script, or one folio does not
             // know, is no language for Latin words.
-            assert_eq!(chunk_language(text, Some("zh")), Language::English);
-            assert_eq!(chunk_language(text, Some("tlh")), Language::English);
+            assert_eq!(text_language(text, Some("zh")), Language::English);
+            assert_eq!(text_language(text, Some("tlh")), Language::English);
         }
         // A text that tells its own keeps it, whatever its document's.
         let english = "The pump moves the heat of the ground into the house, and it is \
                        cheaper to run than a boiler when the winter is mild.";
-        assert_eq!(chunk_language(english, Some("de")), Language::English);
+        assert_eq!(text_language(english, Some("de")), Language::English);
         assert_eq!(
-            chunk_language("大熊猫吃竹子。", Some("de")),
+            text_language("大熊猫吃竹子。", Some("de")),
             Language::Chinese
         );
         // Its postings are the German analysis, the German marker: the
@@ -779,16 +774,37 @@ mod tests {
             !analyze_in(note, Language::English)
                 .contains(&analyze_in("Wärmepumpe", Language::English)[0])
         );
-        // Pre-tokenized for the index, the same terms in the same order.
-        let tokens = pre_tokenized(note, Language::German);
-        assert_eq!(tokens.text, note);
+        // Marked for an analyser that receives the text alone, the same
+        // terms in the same order, each at its word in the marked text.
+        let marked = in_language(note, Language::German);
+        let mut tokens = Vec::new();
+        for_each_token(&marked, |t| tokens.push(t.clone()));
         assert_eq!(
-            tokens
-                .tokens
-                .iter()
-                .map(|t| t.text.clone())
-                .collect::<Vec<_>>(),
+            tokens.iter().map(|t| t.text.clone()).collect::<Vec<_>>(),
             analyze_in(note, Language::German)
+        );
+        let words: Vec<&str> = tokens
+            .iter()
+            .map(|t| &marked[t.offset_from..t.offset_to])
+            .collect();
+        assert_eq!(words[..2], ["Heizung", "Wärmepumpen"]);
+        // Unmarked, the analyser reads it as English; a mark it does not
+        // know is text.
+        assert_eq!(analyze(note), analyze_in(note, Language::English));
+        let unknown = format!("\u{1}xx\u{1}{note}");
+        assert_eq!(analyze(&unknown), analyze_in(&unknown, Language::English));
+        // A whole document's postings follow the same rule.
+        let mut whole = document_term_counts(note, Some("de")).0;
+        let mut german = term_counts_in(note, Language::German).0;
+        whole.sort();
+        german.sort();
+        assert_eq!(whole, german);
+        assert_ne!(document_term_counts(note, None).0.len(), 0);
+        assert!(
+            !document_term_counts(note, None)
+                .0
+                .iter()
+                .any(|(t, _)| t == "pump")
         );
     }
 

@@ -362,22 +362,12 @@ impl Lexical {
                 doc
             };
             for (key, text) in &document.chunks {
+                // Analysed as tantivy indexes it: the text waits in
+                // tantivy's queue of up to 10,000 entries, where tokens (an
+                // allocation each) would take several times its size.
                 let mut doc = entry();
-                let language = folio_lexical::chunk_language(text, document.language.as_deref());
+                let language = Self::add_in_language(&mut doc, fields.text, text, document);
                 doc.add_text(fields.language, language.code());
-                if language == folio_lexical::detect(text) {
-                    // Analysed as tantivy indexes it: the text waits in
-                    // tantivy's queue of up to 10,000 entries, where tokens
-                    // (an allocation each) would take several times its size.
-                    doc.add_text(fields.text, text);
-                } else {
-                    // In its document's language (a text too short or too
-                    // bare to tell its own: few, and small).
-                    doc.add_pre_tokenized_text(
-                        fields.text,
-                        folio_lexical::pre_tokenized(text, language),
-                    );
-                }
                 doc.add_u64(fields.key, *key);
                 writer
                     .add_document(doc)
@@ -387,7 +377,7 @@ impl Lexical {
                 // Analysed as tantivy indexes it: a document's tokens are
                 // never held all at once.
                 let mut doc = entry();
-                doc.add_text(fields.whole, text);
+                Self::add_in_language(&mut doc, fields.whole, text, document);
                 doc.add_text(fields.kind, DOCUMENT_KIND);
                 writer
                     .add_document(doc)
@@ -395,6 +385,25 @@ impl Lexical {
             }
         }
         Ok(())
+    }
+
+    /// Adds `text` to `field` to be analysed in its language
+    /// (`folio_lexical::text_language`, of the text and its document's
+    /// tag): marked with it when the analyser would detect another.
+    /// Returns the language.
+    fn add_in_language(
+        doc: &mut TantivyDocument,
+        field: Field,
+        text: &str,
+        document: &LexicalDocument,
+    ) -> folio_lexical::Language {
+        let language = folio_lexical::text_language(text, document.language.as_deref());
+        if language == folio_lexical::detect(text) {
+            doc.add_text(field, text);
+        } else {
+            doc.add_text(field, folio_lexical::in_language(text, language));
+        }
+        language
     }
 
     /// Commits what is staged with the watermark, so a restart knows what

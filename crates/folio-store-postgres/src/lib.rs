@@ -311,9 +311,10 @@ fn insert_document(
     let metadata = clean_json(&Value::Object(d.metadata.clone()));
     let title = d.title.as_deref().map(clean);
     let text = clean(&d.text);
-    let whole = analysis::term_counts(&analysis::document_text(title.as_deref(), &text));
-    let chunks = &new.chunks;
     let language = d.metadata.get("language").and_then(Value::as_str);
+    let whole =
+        analysis::document_term_counts(&analysis::document_text(title.as_deref(), &text), language);
+    let chunks = &new.chunks;
     let analysed: Vec<(Vec<(String, u32)>, usize)> = chunks
         .iter()
         .map(|c| analysis::chunk_term_counts(&format!("{}{}", c.context, c.text), language))

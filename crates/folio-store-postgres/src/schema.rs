@@ -194,16 +194,22 @@ fn run_reanalysis(client: &mut Client, batch: i64) -> Result<(usize, usize)> {
     }
 }
 
+/// A document's language tag (`d.metadata`'s `language`, when a string):
+/// the language its texts that do not tell their own are read in.
+const LANGUAGE_TAG: &str =
+    "CASE jsonb_typeof(d.metadata -> 'language') WHEN 'string' THEN d.metadata ->> 'language' END";
+
 /// Analyses the chunks after key `after`, at most `batch` of them: their
 /// postings and term counts are written. Returns how many, and the last
 /// key (None when none were left).
 fn reanalyse_chunks(tx: &Transaction<'_>, after: i64, batch: i64) -> Result<(usize, Option<i64>)> {
     let context = "re-analysing postings";
     let rows = wait(tx.query(
-        "SELECT c.key, c.library_id, c.document_id, c.context || c.text,
-                CASE jsonb_typeof(d.metadata -> 'language') WHEN 'string' THEN d.metadata ->> 'language' END
-         FROM folio_chunks c JOIN folio_documents d ON d.id = c.document_id
-         WHERE c.key > $1 ORDER BY c.key LIMIT $2",
+        &format!(
+            "SELECT c.key, c.library_id, c.document_id, c.context || c.text, {LANGUAGE_TAG}
+             FROM folio_chunks c JOIN folio_documents d ON d.id = c.document_id
+             WHERE c.key > $1 ORDER BY c.key LIMIT $2"
+        ),
         &[&after, &batch],
     ))
     .map_err(pg_err(context))?;
@@ -361,8 +367,10 @@ fn analyse_documents(
 ) -> Result<(usize, Option<(i64, String)>)> {
     let context = "analysing whole documents";
     let rows = wait(tx.query(
-        "SELECT id, library_id, title, text, block FROM folio_documents
-         WHERE (block, id) > ($1, $2) ORDER BY block, id LIMIT $3",
+        &format!(
+            "SELECT id, library_id, title, text, block, {LANGUAGE_TAG} FROM folio_documents d
+             WHERE (block, id) > ($1, $2) ORDER BY block, id LIMIT $3"
+        ),
         &[&block, &after, &batch],
     ))
     .map_err(pg_err(context))?;
@@ -378,7 +386,10 @@ fn analyse_documents(
     );
     for row in &rows {
         let id: &str = row.get(0);
-        let terms = analysis::term_counts(&analysis::document_text(row.get(2), row.get(3)));
+        let terms = analysis::document_term_counts(
+            &analysis::document_text(row.get(2), row.get(3)),
+            row.get(5),
+        );
         if let Some(key) = analysis::document_key(id) {
             pending.add((row.get(1), Unit::Document, row.get(4)), key as i64, &terms);
         }

@@ -1086,7 +1086,8 @@ fn blocks_against_text(database: &TestDatabase, library: i64) -> Vec<String> {
     }
     let mut document_blocks = HashMap::new();
     for row in wait(client.query(
-        "SELECT id, title, text, block FROM folio_documents WHERE library_id = $1",
+        "SELECT id, title, text, block, metadata ->> 'language' FROM folio_documents
+         WHERE library_id = $1",
         &[&library],
     ))
     .unwrap()
@@ -1094,7 +1095,11 @@ fn blocks_against_text(database: &TestDatabase, library: i64) -> Vec<String> {
         let key = folio_lexical::document_key(row.get(0)).unwrap() as i64;
         document_blocks.insert(key, row.get::<_, i64>(3));
         let text = folio_lexical::document_text(row.get(1), row.get(2));
-        put(1, key, folio_lexical::term_counts(&text));
+        put(
+            1,
+            key,
+            folio_lexical::document_term_counts(&text, row.get(4)),
+        );
     }
     let mut problems = Vec::new();
     let mut actual = BTreeMap::new();

@@ -1007,11 +1007,12 @@ pub fn a_german_compound_and_its_parts_find_each_other(store: &dyn Store) {
 
 /// The texts of `a_chunk_that_does_not_tell_its_language_is_read_in_its_documents`:
 /// a German document (its source says so) whose second chunk is a note
-/// too bare to tell its language (a row of a list), and the same note
-/// alone, in a document that names none.
+/// too bare to tell its language (a row of a list); a German document that
+/// is such a note alone, so its whole text does not tell either; and the
+/// first note alone, in a document that names no language.
 pub fn short_notes(library: &LibraryName) -> Vec<NewDocument> {
-    // Undecided with its context (the source's name) before it, as the
-    // index reads it.
+    // Each undecided with its context (the source's name) before it, as
+    // the index reads it.
     let note = "Heizung: Wärmepumpen, Heizkörper";
     vec![
         document(
@@ -1025,30 +1026,45 @@ pub fn short_notes(library: &LibraryName) -> Vec<NewDocument> {
             &[0, 1],
             json!({"language": "de"}),
         ),
+        document(
+            library,
+            "zettel.md",
+            &["Keller: Wärmepumpen, Heizkörper"],
+            &[1],
+            json!({"language": "de"}),
+        ),
         document(library, "notiz.md", &[note], &[2], json!({})),
     ]
 }
 
-/// What `short_notes` answers: a word of the note, or a part of its
-/// compound, finds the note of the German document (analysed in German:
+/// What `short_notes` answers: a word of the notes, or a part of their
+/// compound, finds each note of a German document (analysed in German:
 /// "Wärmepumpe" stems as "Wärmepumpen" does, "Pumpe" is a part of it),
-/// never the same note alone (analysed in English, the language of a text
-/// that tells none).
+/// among chunks and among whole documents alike, never the note in a
+/// document that names no language (analysed in English, the language of
+/// a text that tells none).
 pub fn short_notes_are_read_in_their_documents_language(store: &dyn Store, library: &LibraryName) {
     let note = ChunkId::new(&DocumentId::derive(library, "haus.md"), 1);
+    let note_alone = ChunkId::new(&DocumentId::derive(library, "zettel.md"), 0);
     for query in ["Wärmepumpe", "Pumpe"] {
         let hits = store
             .lexical(library, query, &Filter::default(), 10, Bm25::default())
             .unwrap();
-        assert_eq!(
-            hits.first().map(|h| &h.chunk),
-            Some(&note),
-            "{query}: {hits:?}"
-        );
+        let mut first: Vec<&ChunkId> = hits.iter().take(2).map(|h| &h.chunk).collect();
+        first.sort();
+        let mut notes = vec![&note, &note_alone];
+        notes.sort();
+        assert_eq!(first, notes, "{query}: {hits:?}");
         assert!(
             !sources(store, &hits).contains(&"notiz.md".to_string()),
             "{query}: {hits:?}"
         );
+        let documents = store
+            .lexical_documents(library, query, &Filter::default(), 10, Bm25::default())
+            .unwrap();
+        let mut found = sources(store, &documents);
+        found.sort();
+        assert_eq!(found, ["haus.md", "zettel.md"], "{query}: {documents:?}");
     }
     // Each finds itself as written.
     let hits = store
@@ -1063,12 +1079,12 @@ pub fn short_notes_are_read_in_their_documents_language(store: &dyn Store, libra
     let mut found = sources(store, &hits);
     found.sort();
     found.dedup();
-    assert_eq!(found, ["haus.md", "notiz.md"], "{hits:?}");
+    assert_eq!(found, ["haus.md", "notiz.md", "zettel.md"], "{hits:?}");
 }
 
 /// A chunk whose text does not tell its language (a heading, a short
-/// note, a row of a table) is analysed in its document's, on every
-/// backend alike.
+/// note, a row of a list), or a document's whole text that does not, is
+/// analysed in its document's language, on every backend alike.
 pub fn a_chunk_that_does_not_tell_its_language_is_read_in_its_documents(store: &dyn Store) {
     let name = lib("notes");
     store.create_library(&name, &space()).unwrap();
