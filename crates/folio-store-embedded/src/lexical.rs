@@ -168,8 +168,8 @@ pub struct LexicalDocument {
     pub text: Option<String>,
     pub chunks: Vec<(u64, String)>,
     /// The document's language tag (its metadata's `language`), in which a
-    /// chunk whose text does not tell its own is analysed
-    /// (`folio_lexical::chunk_language`).
+    /// chunk, or the whole text, that does not tell its own is analysed
+    /// (`folio_lexical::text_language`).
     pub language: Option<String>,
     /// The index may hold earlier entries of the document, deleted before
     /// the new ones are added. `false` spares the deletion: to look one up,
