@@ -993,10 +993,13 @@ mod tests {
     // from f32), each scored within 3·10⁻² of its f32 similarity (6·10⁻³ on
     // average); exact and
     // filtered searches hold them too; saved and loaded, it answers the same.
+    // The graph is built by several threads, so it differs run to run: recall
+    // is measured over 100 queries (0.995 to 0.998 over a dozen builds; 20
+    // queries swung to 0.98 on one miss-prone build).
     #[test]
     fn packed_codes_hold_the_exact_neighbours() {
         let dim = 384;
-        let mut points = cluster(3_020, dim, 7);
+        let mut points = cluster(3_100, dim, 7);
         let queries = points.split_off(3_000);
         let vectors = Vectors::with_codes(dim, true).unwrap();
         let items: Vec<(u64, Vec<f32>)> = (0u64..).zip(points).collect();
