@@ -46,6 +46,14 @@ pub enum Format {
     Zip,
     /// A TAR archive (`.tar`, `.tar.gz`, `.tgz`): its members likewise.
     Tar,
+    /// A LaTeX source (`.tex`, `.ltx`).
+    Latex,
+    /// reStructuredText (`.rst`, `.rest`).
+    Rst,
+    /// An Org document (`.org`).
+    Org,
+    /// AsciiDoc (`.adoc`, `.asciidoc`).
+    Asciidoc,
 }
 
 impl Format {
@@ -72,6 +80,10 @@ impl Format {
             Format::Mbox => "mbox",
             Format::Zip => "zip",
             Format::Tar => "tar",
+            Format::Latex => "latex",
+            Format::Rst => "rst",
+            Format::Org => "org",
+            Format::Asciidoc => "asciidoc",
         }
     }
 
@@ -107,9 +119,11 @@ impl Format {
     /// The format a file extension names, if folio reads it.
     pub fn from_extension(ext: &str) -> Option<Format> {
         Some(match ext.to_ascii_lowercase().as_str() {
-            "txt" | "text" | "log" | "rst" | "org" | "tex" | "json" | "yaml" | "yml" | "toml" => {
-                Format::Text
-            }
+            "txt" | "text" | "log" | "json" | "yaml" | "yml" | "toml" => Format::Text,
+            "tex" | "ltx" | "latex" => Format::Latex,
+            "rst" | "rest" => Format::Rst,
+            "org" => Format::Org,
+            "adoc" | "asciidoc" => Format::Asciidoc,
             "csv" => Format::Csv,
             "tsv" | "tab" => Format::Tsv,
             "xlsx" | "xlsm" | "xlsb" => Format::Xlsx,
@@ -139,6 +153,12 @@ impl Format {
         Some(match essence.as_str() {
             "text/html" | "application/xhtml+xml" => Format::Html,
             "text/markdown" | "text/x-markdown" => Format::Markdown,
+            "text/x-tex" | "application/x-tex" | "application/x-latex" | "text/x-latex" => {
+                Format::Latex
+            }
+            "text/x-rst" | "text/prs.fallenstein.rst" => Format::Rst,
+            "text/x-org" | "text/org" => Format::Org,
+            "text/asciidoc" | "text/x-asciidoc" => Format::Asciidoc,
             "application/pdf" => Format::Pdf,
             "application/vnd.openxmlformats-officedocument.wordprocessingml.document" => {
                 Format::Docx

@@ -11,6 +11,7 @@ mod figures;
 mod format;
 mod html;
 mod image;
+mod latex;
 mod mail;
 mod markdown;
 mod notebook;
@@ -129,6 +130,7 @@ fn extract_unguarded(
     match format {
         Format::Text => text::decode(bytes).map(|t| text::extract_plain(&t)),
         Format::Markdown => text::decode(bytes).map(|t| markdown::extract(&t)),
+        Format::Latex => text::decode(bytes).map(|t| latex::extract(&t)),
         Format::Html => {
             let page = text::decode(bytes)?;
             html::check_depth(&page, Format::Html)?;
@@ -154,5 +156,8 @@ fn extract_unguarded(
         Format::Odt | Format::Odp => odf::extract(bytes, format, limits),
         Format::Ipynb => text::decode(bytes).and_then(|t| notebook::extract(&t)),
         Format::Zip | Format::Tar => archive::extract(bytes, format, limits),
+        Format::Rst | Format::Org | Format::Asciidoc => {
+            text::decode(bytes).map(|t| text::extract_plain(&t))
+        }
     }
 }
