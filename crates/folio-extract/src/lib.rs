@@ -19,6 +19,7 @@ mod odf;
 mod pdf;
 mod pptx;
 pub mod references;
+mod rst;
 mod rtf;
 mod tabular;
 mod text;
@@ -156,8 +157,7 @@ fn extract_unguarded(
         Format::Odt | Format::Odp => odf::extract(bytes, format, limits),
         Format::Ipynb => text::decode(bytes).and_then(|t| notebook::extract(&t)),
         Format::Zip | Format::Tar => archive::extract(bytes, format, limits),
-        Format::Rst | Format::Org | Format::Asciidoc => {
-            text::decode(bytes).map(|t| text::extract_plain(&t))
-        }
+        Format::Rst => text::decode(bytes).map(|t| rst::extract(&t)),
+        Format::Org | Format::Asciidoc => text::decode(bytes).map(|t| text::extract_plain(&t)),
     }
 }
