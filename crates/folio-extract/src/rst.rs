@@ -61,14 +61,15 @@ fn expand_tabs(line: &str) -> String {
     out
 }
 
-/// `.. |name| replace:: text` definitions.
+/// Substitution definitions: `.. |name| replace:: text` by their text, any
+/// other (`.. |badge| image:: …`) by nothing.
 fn substitutions(lines: &[&str]) -> HashMap<String, String> {
     let mut map = HashMap::new();
     for line in lines {
         if let Some(rest) = line.strip_prefix(".. |")
             && let Some((name, rest)) = rest.split_once('|')
-            && let Some(text) = rest.trim_start().strip_prefix("replace::")
         {
+            let text = rest.trim_start().strip_prefix("replace::").unwrap_or("");
             map.insert(name.to_string(), text.trim().to_string());
         }
     }
@@ -395,6 +396,10 @@ impl Reader {
             && (rest.is_empty() || rest.starts_with(' '))
         {
             return Some(self.explicit(lines, i, rest.trim()));
+        }
+        if trimmed.starts_with("__ ") {
+            // An anonymous target.
+            return Some(indented_block(lines, i + 1, 0).max(i + 1));
         }
         if trimmed.starts_with("+-") || trimmed.starts_with("+=") {
             return Some(self.grid_table(lines, i));
