@@ -16,6 +16,7 @@ mod mail;
 mod markdown;
 mod notebook;
 mod odf;
+mod org;
 mod pdf;
 mod pptx;
 pub mod references;
