@@ -3,6 +3,7 @@
 //! hands in the bytes, a name to guess the format from, and the limits.
 
 mod archive;
+mod asciidoc;
 mod container;
 mod docx;
 mod epub;
