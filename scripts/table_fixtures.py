@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes the office fixtures of folio-extract's tests with the usual
 Python writers (openpyxl, odfpy, python-docx, python-pptx with Pillow, and
-pandoc through pypandoc_binary for RTF and EPUB):
+pandoc through pypandoc_binary for RTF, EPUB, LaTeX, reStructuredText, Org
+and AsciiDoc):
 python3 scripts/table_fixtures.py DIR"""
 import datetime
 import sys
@@ -146,6 +147,51 @@ Two crates left the warehouse on Monday; the caf\u00e9 order waits.
     pypandoc.convert_text(markdown, "rtf", format="markdown", outputfile=str(path), extra_args=["--standalone"])
 
 
+MARKUP = """---
+title: Shipping memo
+author:
+- Lea Brandt
+- Jonas Weber
+date: 2026-03-02
+lang: de
+---
+
+# Shipments
+
+Two crates left the *warehouse* on Monday; the caf\u00e9 order waits for
+[the carrier](https://example.org/carrier) and `K-19`.
+
+- Crate K-17 was weighed twice.
+- Crate K-18 went by rail.
+
+## Weights
+
+| Crate | Weight (kg) |
+|-------|-------------|
+| K-17  | 212         |
+| K-18  | 198         |
+
+: Crates shipped
+
+```python
+print(weight("K-17"))
+```
+
+Привет from the Kyiv office.
+"""
+
+
+def markup(out):
+    """The same memo as pandoc writes it in LaTeX, reStructuredText, Org and
+    AsciiDoc."""
+    import pypandoc
+
+    for writer, name in [("latex", "memo.tex"), ("rst", "memo.rst"), ("org", "memo.org"),
+                         ("asciidoc", "memo.adoc")]:
+        pypandoc.convert_text(MARKUP, writer, format="markdown", outputfile=str(out / name),
+                              extra_args=["--standalone"])
+
+
 def pptx(path):
     from pptx import Presentation
     from pptx.util import Inches
@@ -258,5 +304,6 @@ if __name__ == "__main__":
     odt(out / "report.odt")
     odp(out / "slides.odp")
     rtf(out / "memo.rtf")
+    markup(out)
     pptx(out / "parts.pptx")
     figures(out)

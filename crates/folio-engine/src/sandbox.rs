@@ -326,11 +326,13 @@ pub fn extract(
     }
 }
 
-/// Plain text and Markdown up to this size are parsed in this process,
-/// on the parser thread: starting a worker (about 6 ms of CPU) costs more
-/// than parsing them, and a folder of notes is thousands of such files.
-/// Their parsers are folio's own line reader, pulldown-cmark and, for front
-/// matter, yaml-rust2: linear in their input, so 64 KiB bounds their memory
+/// Plain text, Markdown and the other markup of notes (LaTeX,
+/// reStructuredText, Org, AsciiDoc) up to this size are parsed in this
+/// process, on the parser thread: starting a worker (about 6 ms of CPU)
+/// costs more than parsing them, and a folder of notes is thousands of such
+/// files. Their parsers are folio's own readers, pulldown-cmark and, for
+/// front matter, yaml-rust2: linear in their input (folio's markup readers
+/// read at most 64 levels of nesting apart), so 64 KiB bounds their memory
 /// and time, and no nesting 64 KiB can spell exhausts the parser thread's
 /// 256 MiB stack. `[limits] require_sandbox` sends them to workers too.
 const SMALL_TEXT_BYTES: usize = 64 * 1024;
@@ -339,7 +341,12 @@ fn small_text(input: Input<'_>) -> bool {
     input.bytes.len() <= SMALL_TEXT_BYTES
         && matches!(
             folio_extract::detect(input),
-            Ok(Format::Text | Format::Markdown)
+            Ok(Format::Text
+                | Format::Markdown
+                | Format::Latex
+                | Format::Rst
+                | Format::Org
+                | Format::Asciidoc)
         )
 }
 

@@ -33,8 +33,15 @@ pub fn extract(text: &str) -> StructuredText {
     }
 }
 
+/// Blocks nested deeper than this (quotes in quotes, lists in lists) are
+/// read as one paragraph, not taken apart further: a hostile file cannot
+/// run the stack out.
+const MAX_DEPTH: usize = 64;
+
 #[derive(Default)]
 struct Reader {
+    /// How deep the block being read is nested.
+    depth: usize,
     blocks: Vec<Block>,
     metadata: Map<String, serde_json::Value>,
     attributes: HashMap<String, String>,
@@ -187,6 +194,17 @@ impl Reader {
     }
 
     fn read(&mut self, lines: &[&str]) {
+        if self.depth >= MAX_DEPTH {
+            let text: Vec<&str> = lines.iter().map(|l| l.trim()).collect();
+            self.push(BlockKind::Paragraph, &text.join("\n"));
+            return;
+        }
+        self.depth += 1;
+        self.read_lines(lines);
+        self.depth -= 1;
+    }
+
+    fn read_lines(&mut self, lines: &[&str]) {
         let mut i = 0;
         let mut paragraph: Vec<&str> = Vec::new();
         let mut item = false;
@@ -638,6 +656,11 @@ fn macros(text: &str) -> String {
     out
 }
 
+/// How far emphasis may reach for its closing marker (a phrase, not a
+/// page): no further, so that a long text full of unclosed markers reads
+/// in linear time.
+const REACH: usize = 300;
+
 /// `*strong*`, `_emphasis_`, `` `monospace` ``, `#mark#` and their doubled
 /// (unconstrained) forms without their markers.
 fn emphasis(text: &str) -> String {
@@ -652,11 +675,12 @@ fn emphasis(text: &str) -> String {
             let boundary = i == 0 || !chars[i - 1].is_alphanumeric();
             if (double || boundary)
                 && chars.get(i + width).is_some_and(|n| !n.is_whitespace())
-                && let Some(close) = (i + width..chars.len().saturating_sub(width - 1)).find(|&j| {
-                    chars[j..j + width].iter().all(|x| *x == c)
-                        && !chars[j - 1].is_whitespace()
-                        && (double || chars.get(j + 1).is_none_or(|n| !n.is_alphanumeric()))
-                })
+                && let Some(close) =
+                    (i + width..chars.len().saturating_sub(width - 1).min(i + REACH)).find(|&j| {
+                        chars[j..j + width].iter().all(|x| *x == c)
+                            && !chars[j - 1].is_whitespace()
+                            && (double || chars.get(j + 1).is_none_or(|n| !n.is_alphanumeric()))
+                    })
                 && close > i + width
             {
                 out.extend(&chars[i + width..close]);

@@ -59,6 +59,10 @@ pub fn extract(source: &str) -> StructuredText {
     }
 }
 
+/// Environments and groups nested deeper than this are read as text, not
+/// taken apart further (a hostile file cannot run the stack out).
+const MAX_DEPTH: usize = 64;
+
 /// Environments whose text is no markup.
 const VERBATIM: &[&str] = &[
     "verbatim",
@@ -139,23 +143,17 @@ fn env_end(source: &str, from: usize, name: &str) -> (usize, usize) {
     let begin = format!("\\begin{{{name}}}");
     let end = format!("\\end{{{name}}}");
     let mut depth = 1usize;
-    let mut at = from;
-    while at < source.len() {
-        let next_end = source[at..].find(&end).map(|i| at + i);
-        let next_begin = source[at..].find(&begin).map(|i| at + i);
-        match (next_begin, next_end) {
-            (Some(b), Some(e)) if b < e => {
-                depth += 1;
-                at = b + begin.len();
+    // One pass over the backslashes: nested environments cost no rescans.
+    for (at, _) in source[from..].match_indices('\\') {
+        let at = from + at;
+        let rest = &source[at..];
+        if rest.starts_with(&begin) {
+            depth += 1;
+        } else if rest.starts_with(&end) {
+            depth -= 1;
+            if depth == 0 {
+                return (at, at + end.len());
             }
-            (_, Some(e)) => {
-                depth -= 1;
-                if depth == 0 {
-                    return (e, e + end.len());
-                }
-                at = e + end.len();
-            }
-            (_, None) => break,
         }
     }
     (source.len(), source.len())
@@ -249,45 +247,86 @@ fn four_digit_year(text: &str) -> Option<i64> {
         .filter(|y| (1000..3000).contains(y))
 }
 
-/// The document's main language as `babel` (its last option) or
-/// `polyglossia` (`\setdefaultlanguage`, `\setmainlanguage`) names it, as
-/// an ISO 639-1 code when folio knows the name.
+/// The document's main language as `polyglossia` (`\setdefaultlanguage`,
+/// `\setmainlanguage`) or `babel` (`main=`, `\babelprovide[main]`, else its
+/// last language option, else the class's) names it, else as `hyperref`'s
+/// `pdflang`: an ISO 639-1 code where folio knows the name.
 fn language(preamble: &str) -> Option<String> {
     for name in ["setdefaultlanguage", "setmainlanguage"] {
         if let Some(language) = command_argument(preamble, name) {
             return Some(babel_code(language.trim()));
         }
     }
-    let mut from = 0;
-    while let Some(i) = preamble[from..].find("\\usepackage") {
-        let at = from + i + "\\usepackage".len();
-        from = at;
-        let at = skip_space(preamble, at);
-        let Some((options, end)) = bracket(preamble, at) else {
-            continue;
-        };
-        if group(preamble, skip_space(preamble, end))
-            .is_some_and(|(package, _)| package.trim() == "babel")
-        {
-            let options: Vec<&str> = options.split(',').map(str::trim).collect();
-            let main = options
-                .iter()
-                .find_map(|o| o.strip_prefix("main="))
-                .or_else(|| {
-                    options
-                        .iter()
-                        .rfind(|o| !o.contains('=') && !o.is_empty())
-                        .copied()
-                })?;
-            return Some(babel_code(main.trim()));
+    let last_language = |options: &str| {
+        options
+            .split(',')
+            .map(str::trim)
+            .rfind(|o| known_language(o).is_some())
+            .map(babel_code)
+    };
+    let (mut babel, mut class) = (None, None);
+    for (name, options, argument) in commands_with_options(preamble) {
+        match name {
+            "usepackage" if argument.split(',').any(|p| p.trim() == "babel") => {
+                if let Some(main) = options
+                    .split(',')
+                    .find_map(|o| o.trim().strip_prefix("main="))
+                {
+                    return Some(babel_code(main.trim()));
+                }
+                babel = babel.or(last_language(options));
+            }
+            "babelprovide" if options.split(',').any(|o| o.trim() == "main") => {
+                return Some(babel_code(argument.trim()));
+            }
+            "documentclass" => class = last_language(options),
+            _ => {}
         }
     }
-    None
+    babel.or(class).or_else(|| {
+        let at = preamble.find("pdflang")?;
+        let value = preamble[at + "pdflang".len()..]
+            .trim_start()
+            .strip_prefix('=')?;
+        let value = value.trim_start();
+        let value = group(value, 0).map_or_else(
+            || value.split([',', '}', '\n']).next().unwrap_or(""),
+            |(inner, _)| inner,
+        );
+        let value = value.trim();
+        (!value.is_empty()).then(|| babel_code(value))
+    })
+}
+
+/// Each `\usepackage`, `\documentclass` and `\babelprovide` with its
+/// options and argument, in order.
+fn commands_with_options(source: &str) -> Vec<(&str, &str, &str)> {
+    let mut found = Vec::new();
+    for (at, _) in source.match_indices('\\') {
+        let name = command_name(&source[at + 1..]);
+        if !matches!(name, "usepackage" | "documentclass" | "babelprovide") {
+            continue;
+        }
+        let next = skip_space(source, at + 1 + name.len());
+        let (options, next) = match bracket(source, next) {
+            Some((options, end)) => (options, skip_space(source, end)),
+            None => ("", next),
+        };
+        if let Some((argument, _)) = group(source, next) {
+            found.push((name, options, argument));
+        }
+    }
+    found
 }
 
 /// A `babel` or `polyglossia` language name as an ISO 639-1 code, where it
 /// is one of the common ones; else the name as given.
 fn babel_code(name: &str) -> String {
+    known_language(name).map_or_else(|| name.to_string(), str::to_string)
+}
+
+/// The ISO 639-1 code of a common `babel` or `polyglossia` language name.
+fn known_language(name: &str) -> Option<&'static str> {
     let code = match name.to_ascii_lowercase().as_str() {
         "english" | "american" | "british" | "usenglish" | "ukenglish" | "canadian"
         | "australian" | "newzealand" => "en",
@@ -314,9 +353,9 @@ fn babel_code(name: &str) -> String {
         "chinese" => "zh",
         "japanese" => "ja",
         "korean" => "ko",
-        _ => return name.to_string(),
+        _ => return None,
     };
-    code.to_string()
+    Some(code)
 }
 
 /// Where a block-level scan is: the body, a list (whose `\item`s start
@@ -367,6 +406,8 @@ struct Reader {
     figures: usize,
     /// Captions met in the float being read.
     captions: Vec<String>,
+    /// How many environments the scan is inside.
+    depth: usize,
 }
 
 impl Reader {
@@ -515,6 +556,17 @@ impl Reader {
     fn environment(&mut self, source: &str, name: &str, from: usize) -> usize {
         let (inner_end, end) = env_end(source, from, name);
         let inner = &source[from..inner_end];
+        if self.depth >= MAX_DEPTH {
+            self.current.push_str(inner);
+            return end;
+        }
+        self.depth += 1;
+        self.read_environment(name, inner);
+        self.depth -= 1;
+        end
+    }
+
+    fn read_environment(&mut self, name: &str, inner: &str) {
         let bare = name.trim_end_matches('*');
         match bare {
             "itemize" | "enumerate" | "description" | "list" | "compactitem" | "compactenum"
@@ -563,6 +615,23 @@ impl Reader {
                 self.flush();
                 self.end_float(float, before);
                 self.captions = outer;
+            }
+            "Highlighting" => {
+                // Code pandoc highlighted: token commands around its text,
+                // one line a line.
+                let lines: Vec<String> = skip_arguments(inner, 0)
+                    .trim_matches('\n')
+                    .lines()
+                    .map(|line| {
+                        let mut out = String::new();
+                        write_inline(line, &mut out, 1);
+                        out.trim_end().to_string()
+                    })
+                    .collect();
+                let code = lines.join("\n");
+                if !code.trim().is_empty() {
+                    self.push_block(Block::new(BlockKind::Code, code, None));
+                }
             }
             "comment" | "tikzpicture" | "pgfpicture" | "picture" | "filecontents" => {
                 self.flush();
@@ -637,7 +706,6 @@ impl Reader {
                 }
             }
         }
-        end
     }
 
     /// Gives a float's captions their place: the first table among the
@@ -718,6 +786,9 @@ fn table_rows(inner: &str, captions: &mut Vec<String>) -> Vec<Vec<String>> {
     let mut row: Vec<String> = Vec::new();
     let mut cell = String::new();
     let mut at = 0;
+    // Where the rows since a longtable's last `\endfirsthead`, `\endhead`
+    // or `\endfoot` start, and whether it had a first head.
+    let (mut section_start, mut first_head) = (0, false);
     let end_cell = |cell: &mut String, row: &mut Vec<String>| {
         row.push(inline(cell));
         cell.clear();
@@ -748,8 +819,19 @@ fn table_rows(inner: &str, captions: &mut Vec<String>) -> Vec<Vec<String>> {
                     at = skip_optionals(inner, after);
                     continue;
                 }
-                "hline" | "toprule" | "midrule" | "bottomrule" | "endhead" | "endfirsthead"
-                | "endfoot" | "endlastfoot" | "hdashline" | "noalign" | "rowcolor" | "hlineB" => {
+                "endfirsthead" | "endhead" | "endfoot" | "endlastfoot" => {
+                    // A longtable's first head stays; the head repeated on
+                    // later pages and the feet go.
+                    if name.contains("foot") || (name == "endhead" && first_head) {
+                        rows.truncate(section_start);
+                    }
+                    first_head |= name == "endfirsthead";
+                    section_start = rows.len();
+                    at = after;
+                    continue;
+                }
+                "hline" | "toprule" | "midrule" | "bottomrule" | "hdashline" | "noalign"
+                | "rowcolor" | "hlineB" => {
                     at = after;
                     if name == "noalign" || name == "rowcolor" {
                         at = skip_optionals(inner, skip_space(inner, at));
@@ -804,13 +886,13 @@ fn table_rows(inner: &str, captions: &mut Vec<String>) -> Vec<Vec<String>> {
                     let next = skip_optionals(inner, skip_space(inner, after));
                     if let Some((caption, e)) = group(inner, next) {
                         captions.push(inline(caption));
-                        // A longtable's caption ends its row with `\\`.
+                        // A longtable's caption ends its row (`\\`,
+                        // `\tabularnewline`).
                         let e = skip_space(inner, e);
-                        at = if inner[e..].starts_with("\\\\") {
-                            e + 2
-                        } else {
-                            e
-                        };
+                        at = ["\\\\", "\\tabularnewline"]
+                            .iter()
+                            .find(|end| inner[e..].starts_with(**end))
+                            .map_or(e, |end| e + end.len());
                         continue;
                     }
                 }
@@ -1026,7 +1108,7 @@ fn is_citation(name: &str) -> bool {
 /// composed, mathematics kept as its source, white space collapsed.
 pub(crate) fn inline(raw: &str) -> String {
     let mut out = String::with_capacity(raw.len());
-    write_inline(raw, &mut out);
+    write_inline(raw, &mut out, 0);
     let mut text = String::with_capacity(out.len());
     for word in out.split_whitespace() {
         if !text.is_empty() {
@@ -1039,13 +1121,17 @@ pub(crate) fn inline(raw: &str) -> String {
         .replace("( ", "(")
 }
 
-fn write_inline(raw: &str, out: &mut String) {
+fn write_inline(raw: &str, out: &mut String, depth: usize) {
+    if depth >= MAX_DEPTH {
+        out.push_str(raw);
+        return;
+    }
     let mut at = 0;
     while at < raw.len() {
         let rest = &raw[at..];
         let c = rest.chars().next().unwrap_or(' ');
         match c {
-            '\\' => at = command(raw, at, out),
+            '\\' => at = command(raw, at, out, depth),
             '{' | '}' => at += 1,
             '$' => {
                 let display = rest.starts_with("$$");
@@ -1093,7 +1179,7 @@ fn write_inline(raw: &str, out: &mut String) {
 
 /// Reads the command at `at` (its backslash) into `out`; returns where it
 /// ends.
-fn command(raw: &str, at: usize, out: &mut String) -> usize {
+fn command(raw: &str, at: usize, out: &mut String, depth: usize) -> usize {
     let name = command_name(&raw[at + 1..]);
     let after = at + 1 + name.len();
     if name.is_empty() {
@@ -1118,7 +1204,7 @@ fn command(raw: &str, at: usize, out: &mut String) -> usize {
         if let (Some(letter), None) = (chars.next(), chars.next()) {
             out.push_str(&compose(letter, accent));
         } else {
-            write_inline(base, out);
+            write_inline(base, out, depth + 1);
         }
         return end;
     }
@@ -1193,7 +1279,7 @@ fn command(raw: &str, at: usize, out: &mut String) -> usize {
             match group(raw, next) {
                 Some((_, end)) => match group(raw, skip_space(raw, end)) {
                     Some((text, end)) => {
-                        write_inline(text, out);
+                        write_inline(text, out, depth + 1);
                         end
                     }
                     None => end,
@@ -1206,7 +1292,7 @@ fn command(raw: &str, at: usize, out: &mut String) -> usize {
             match group(raw, skip_space(raw, next)) {
                 Some((text, end)) => {
                     out.push_str(" (");
-                    write_inline(text, out);
+                    write_inline(text, out, depth + 1);
                     out.push_str(") ");
                     end
                 }
@@ -1230,7 +1316,7 @@ fn command(raw: &str, at: usize, out: &mut String) -> usize {
             }
             match group(raw, skip_space(raw, next)) {
                 Some((text, end)) => {
-                    write_inline(text, out);
+                    write_inline(text, out, depth + 1);
                     end
                 }
                 None => next,

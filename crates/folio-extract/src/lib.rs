@@ -160,6 +160,7 @@ fn extract_unguarded(
         Format::Ipynb => text::decode(bytes).and_then(|t| notebook::extract(&t)),
         Format::Zip | Format::Tar => archive::extract(bytes, format, limits),
         Format::Rst => text::decode(bytes).map(|t| rst::extract(&t)),
-        Format::Org | Format::Asciidoc => text::decode(bytes).map(|t| text::extract_plain(&t)),
+        Format::Org => text::decode(bytes).map(|t| org::extract(&t)),
+        Format::Asciidoc => text::decode(bytes).map(|t| asciidoc::extract(&t)),
     }
 }

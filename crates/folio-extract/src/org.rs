@@ -49,8 +49,15 @@ const KEYWORDS: &[&str] = &[
     "SOMEDAY",
 ];
 
+/// Blocks nested deeper than this (quotes in quotes, lists in lists) are
+/// read as one paragraph, not taken apart further: a hostile file cannot
+/// run the stack out.
+const MAX_DEPTH: usize = 64;
+
 #[derive(Default)]
 struct Reader {
+    /// How deep the block being read is nested.
+    depth: usize,
     blocks: Vec<Block>,
     metadata: Map<String, serde_json::Value>,
     /// A `#+CAPTION:` waiting for the table (or figure) it precedes.
@@ -68,6 +75,17 @@ impl Reader {
     }
 
     fn read(&mut self, lines: &[&str]) {
+        if self.depth >= MAX_DEPTH {
+            let text: Vec<&str> = lines.iter().map(|l| l.trim()).collect();
+            self.push(BlockKind::Paragraph, &text.join("\n"));
+            return;
+        }
+        self.depth += 1;
+        self.read_lines(lines);
+        self.depth -= 1;
+    }
+
+    fn read_lines(&mut self, lines: &[&str]) {
         let mut i = 0;
         let mut paragraph: Vec<String> = Vec::new();
         // Whether `paragraph` is a list item's text.
@@ -320,7 +338,21 @@ impl Reader {
                     self.metadata.insert(key, value.into());
                 }
             }
-            "caption" => self.caption = Some(value),
+            "caption" => {
+                // Affiliated to what follows; right under a table that has
+                // none (as pandoc writes it), the table's.
+                let under_table = i > 0 && lines[i - 1].trim_start().starts_with('|');
+                match self.blocks.last_mut() {
+                    Some(table)
+                        if under_table
+                            && table.kind == BlockKind::Table
+                            && table.caption.is_none() =>
+                    {
+                        table.set_caption(&value)
+                    }
+                    _ => self.caption = Some(value),
+                }
+            }
             "todo" | "seq_todo" | "typ_todo" => {
                 self.keywords.extend(
                     value
@@ -486,6 +518,11 @@ fn strip_footnote_references(text: &str) -> String {
     out
 }
 
+/// How far emphasis may reach for its closing marker (a phrase, not a
+/// page): no further, so that a long text full of unclosed markers reads
+/// in linear time.
+const REACH: usize = 300;
+
 /// `*bold*`, `/italic/`, `_underline_`, `=verbatim=`, `~code~`,
 /// `+strike+` without their markers, where Org reads them as markup: the
 /// opening marker after a space, a quote or a bracket (or at the start),
@@ -503,7 +540,7 @@ fn strip_emphasis(text: &str) -> String {
                 .get(i + 1)
                 .is_some_and(|n| !n.is_whitespace() && *n != c);
         if opens
-            && let Some(close) = (i + 2..chars.len()).find(|&j| {
+            && let Some(close) = (i + 2..chars.len().min(i + REACH)).find(|&j| {
                 chars[j] == c
                     && !chars[j - 1].is_whitespace()
                     && chars

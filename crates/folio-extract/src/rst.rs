@@ -76,8 +76,15 @@ fn substitutions(lines: &[&str]) -> HashMap<String, String> {
     map
 }
 
+/// Blocks nested deeper than this (quotes in quotes, lists in lists) are
+/// read as one paragraph, not taken apart further: a hostile file cannot
+/// run the stack out.
+const MAX_DEPTH: usize = 64;
+
 #[derive(Default)]
 struct Reader {
+    /// How deep the block being read is nested.
+    depth: usize,
     blocks: Vec<Block>,
     metadata: Map<String, serde_json::Value>,
     /// Section title styles (adornment character, overlined) in the order
@@ -285,6 +292,17 @@ impl Reader {
     /// Reads `lines`; section titles count only where `sections` (a
     /// directive's content holds none).
     fn read(&mut self, lines: &[&str], sections: bool) {
+        if self.depth >= MAX_DEPTH {
+            let text: Vec<&str> = lines.iter().map(|l| l.trim()).collect();
+            self.push(BlockKind::Paragraph, text.join("\n"));
+            return;
+        }
+        self.depth += 1;
+        self.read_lines(lines, sections);
+        self.depth -= 1;
+    }
+
+    fn read_lines(&mut self, lines: &[&str], sections: bool) {
         let mut i = 0;
         let mut paragraph: Vec<&str> = Vec::new();
         while i < lines.len() {
@@ -655,8 +673,9 @@ impl Reader {
                 any = false;
                 continue;
             }
+            let chars: Vec<char> = line.chars().collect();
             for (c, window) in columns.windows(2).enumerate() {
-                let text = char_slice(line, window[0] + 1, window[1]);
+                let text = char_slice(&chars, window[0] + 1, window[1]);
                 let text = text.trim_end_matches('|').trim();
                 if !text.is_empty() {
                     if !cells[c].is_empty() {
@@ -715,6 +734,7 @@ impl Reader {
                 end += 1;
                 continue;
             }
+            let chars: Vec<char> = line.chars().collect();
             let cells: Vec<String> = columns
                 .iter()
                 .enumerate()
@@ -724,7 +744,7 @@ impl Reader {
                     } else {
                         *e
                     };
-                    char_slice(line, *s, e).trim().to_string()
+                    char_slice(&chars, *s, e).trim().to_string()
                 })
                 .collect();
             // A line whose first column is blank continues the row above.
@@ -783,10 +803,11 @@ fn is_simple_table_border(line: &str) -> bool {
 }
 
 /// The characters of `line` from column `start` to `end`.
-fn char_slice(line: &str, start: usize, end: usize) -> String {
-    line.chars()
-        .skip(start)
-        .take(end.saturating_sub(start))
+fn char_slice(line: &[char], start: usize, end: usize) -> String {
+    let end = end.min(line.len());
+    line.get(start.min(end)..end)
+        .unwrap_or(&[])
+        .iter()
         .collect()
 }
 
@@ -952,11 +973,15 @@ fn inline(text: &str, substitutions: &HashMap<String, String>) -> String {
         .to_string()
 }
 
-/// Where `needle` next starts in `chars` from `from`.
+/// How far inline markup may reach for its closing mark: no further, so
+/// that a long text full of unclosed marks reads in linear time.
+const REACH: usize = 1_000;
+
+/// Where `needle` next starts in `chars` from `from`, within `REACH`.
 fn find(chars: &[char], from: usize, needle: &str) -> Option<usize> {
     let needle: Vec<char> = needle.chars().collect();
-    (from..chars.len().saturating_sub(needle.len() - 1))
-        .find(|&j| chars[j..j + needle.len()] == needle[..])
+    let last = chars.len().saturating_sub(needle.len() - 1);
+    (from..last.min(from + REACH)).find(|&j| chars[j..j + needle.len()] == needle[..])
 }
 
 /// The text a reference or role shows: "Title" of "Title <target>", the

@@ -598,3 +598,131 @@ fn a_pdf_s_figures_are_the_images_on_its_text_pages() {
     let (_, text) = run_with(&fixture("figures.pdf"), "figures.pdf", &none).unwrap();
     assert!(text.figures.is_empty());
 }
+
+// The same memo as pandoc writes it in LaTeX, reStructuredText, Org and
+// AsciiDoc (scripts/table_fixtures.py): each reads as the Markdown pandoc
+// wrote it from — its title over its two sections, the paragraph without
+// markup, the list, the captioned table, the code, the Cyrillic line — with
+// its authors, date and language.
+#[test]
+fn markup_sources_read_as_the_document_they_were_written_from() {
+    let rows = "| Crate | Weight (kg) |\n| --- | --- |\n| K-17 | 212 |\n| K-18 | 198 |";
+    let mut expected = vec![
+        (BlockKind::Heading(1), "# Shipping memo".to_string()),
+        (BlockKind::Heading(2), "## Shipments".into()),
+        (
+            BlockKind::Paragraph,
+            "Two crates left the warehouse on Monday; the café order waits for the carrier and K-19."
+                .into(),
+        ),
+        (BlockKind::ListItem, "- Crate K-17 was weighed twice.".into()),
+        (BlockKind::ListItem, "- Crate K-18 went by rail.".into()),
+        (BlockKind::Heading(3), "### Weights".into()),
+        (BlockKind::Table, format!("Crates shipped\n\n{rows}")),
+        (BlockKind::Code, "```\nprint(weight(\"K-17\"))\n```".into()),
+        (BlockKind::Paragraph, "Привет from the Kyiv office.".into()),
+    ];
+    for (name, format) in [
+        ("memo.tex", Format::Latex),
+        ("memo.rst", Format::Rst),
+        ("memo.org", Format::Org),
+        ("memo.adoc", Format::Asciidoc),
+    ] {
+        let (found, text) = run(&fixture(name), name).unwrap();
+        assert_eq!(found, format, "{name}");
+        assert_eq!(text.title.as_deref(), Some("Shipping memo"), "{name}");
+        assert_eq!(
+            text.metadata["authors"],
+            serde_json::json!(["Lea Brandt", "Jonas Weber"]),
+            "{name}"
+        );
+        assert_eq!(text.metadata["year"], 2026, "{name}");
+        let blocks: Vec<(BlockKind, String)> = text
+            .blocks
+            .iter()
+            .map(|b| {
+                // Lines of a paragraph join as its words do.
+                let rendered = b.render();
+                let rendered = match b.kind {
+                    BlockKind::Paragraph | BlockKind::ListItem => rendered.replace('\n', " "),
+                    _ => rendered,
+                };
+                (b.kind, rendered)
+            })
+            .collect();
+        // LaTeX numbers its table as it sets it.
+        expected[6].1 = match format {
+            Format::Latex => format!("Table 1: Crates shipped\n\n{rows}"),
+            _ => format!("Crates shipped\n\n{rows}"),
+        };
+        assert_eq!(blocks, expected, "{name}");
+        // Only the formats that can say so name the language.
+        if matches!(format, Format::Latex | Format::Asciidoc) {
+            assert_eq!(text.metadata["language"], "de", "{name}");
+        }
+    }
+}
+
+// Hostile markup: environments, quotes, lists and blocks nested thousands
+// deep, and a megabyte of marks that never close, read in seconds in a
+// debug build (linear time, no stack run out), keeping their words.
+#[test]
+fn hostile_markup_reads_in_linear_time_without_running_the_stack_out() {
+    let deep = 20_000;
+    let cases: Vec<(&str, String)> = vec![
+        (
+            "deep.tex",
+            format!(
+                "{}deep words{}",
+                "\\begin{quote}".repeat(deep),
+                "\\end{quote}".repeat(deep)
+            ),
+        ),
+        (
+            "footnotes.tex",
+            format!("{}deep words", "\\footnote{".repeat(deep)),
+        ),
+        (
+            "envs.tex",
+            format!("{}deep words", "\\begin{a}".repeat(deep * 5)),
+        ),
+        (
+            "quotes.rst",
+            (0..2_000)
+                .map(|i| format!("{}deep words\n\n", " ".repeat(i)))
+                .collect(),
+        ),
+        ("lists.rst", format!("{}deep words", "* ".repeat(deep))),
+        ("marks.rst", "*a ``b `c :d: |e [f ".repeat(50_000)),
+        (
+            "table.rst",
+            format!("{}\n{}\n", "= ".repeat(deep * 5), "x ".repeat(deep * 5)),
+        ),
+        (
+            "blocks.org",
+            format!("{}deep words", "#+begin_quote\n".repeat(deep)),
+        ),
+        ("marks.org", "*a /b =c ~d [[e [fn: ".repeat(50_000)),
+        (
+            "blocks.adoc",
+            (4..deep / 4)
+                .map(|n| format!("{}\n", "=".repeat(n)))
+                .collect::<String>()
+                + "deep words",
+        ),
+        ("marks.adoc", "*a _b `c #d link:e[ <<f ".repeat(50_000)),
+    ];
+    for (name, source) in cases {
+        let started = std::time::Instant::now();
+        let result = run(source.as_bytes(), name);
+        let elapsed = started.elapsed();
+        assert!(elapsed.as_secs_f64() < 10.0, "{name}: {elapsed:?}");
+        let (_, text) = result.unwrap_or_else(|e| panic!("{name}: {e}"));
+        if source.contains("deep words") {
+            assert!(
+                text.blocks.iter().any(|b| b.text.contains("deep words")),
+                "{name}"
+            );
+        }
+    }
+}
