@@ -479,7 +479,7 @@ fn declared_columns(attributes: &str) -> Option<usize> {
 fn section_level(line: &str) -> Option<usize> {
     let marker = line.chars().next().filter(|c| *c == '=' || *c == '#')?;
     let count = line.chars().take_while(|c| *c == marker).count();
-    (count >= 2 && count <= 6 && line[count..].starts_with(' ')).then_some(count)
+    ((2..=6).contains(&count) && line[count..].starts_with(' ')).then_some(count)
 }
 
 fn is_cell_specifier(text: &str) -> bool {
@@ -556,12 +556,11 @@ fn list_item(line: &str) -> Option<&str> {
 fn inline(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    loop {
-        // `<<id,text>>` cross references.
-        let Some(start) = rest.find("<<") else { break };
-        let Some(end) = rest[start..].find(">>") else {
-            break;
-        };
+    // `<<id,text>>` cross references.
+    while let Some((start, end)) = rest
+        .find("<<")
+        .and_then(|start| Some((start, rest[start..].find(">>")?)))
+    {
         out.push_str(&rest[..start]);
         let inner = &rest[start + 2..start + end];
         out.push_str(inner.split_once(',').map_or(inner, |(_, t)| t.trim()));

@@ -21,7 +21,7 @@ pub fn extract(source: &str) -> StructuredText {
         None => ("", source.as_str()),
     };
     let mut metadata = Map::new();
-    let title = command_argument(&source, "title").map(|t| inline(t));
+    let title = command_argument(&source, "title").map(inline);
     let title = title.filter(|t| !t.is_empty());
     if let Some(title) = &title {
         metadata.insert("title".into(), title.clone().into());
@@ -31,7 +31,7 @@ pub fn extract(source: &str) -> StructuredText {
     {
         metadata.insert("authors".into(), authors.into());
     }
-    if let Some(date) = command_argument(&source, "date").map(|d| inline(d))
+    if let Some(date) = command_argument(&source, "date").map(inline)
         && !date.is_empty()
     {
         if let Some(year) = four_digit_year(&date) {
@@ -39,7 +39,7 @@ pub fn extract(source: &str) -> StructuredText {
         }
         metadata.insert("date".into(), date.into());
     }
-    if let Some(keywords) = command_argument(&source, "keywords").map(|k| inline(k))
+    if let Some(keywords) = command_argument(&source, "keywords").map(inline)
         && !keywords.is_empty()
     {
         metadata.insert("keywords".into(), keywords.into());
@@ -449,10 +449,10 @@ impl Reader {
         let mut at = 0;
         while at < source.len() {
             let rest = &source[at..];
-            if rest.starts_with('\n') {
-                let blank = rest[1..]
+            if let Some(after) = rest.strip_prefix('\n') {
+                let blank = after
                     .find('\n')
-                    .is_some_and(|i| rest[1..1 + i].trim().is_empty());
+                    .is_some_and(|i| after[..i].trim().is_empty());
                 if blank && !self.item {
                     self.flush();
                 } else {

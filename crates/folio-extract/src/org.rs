@@ -333,10 +333,8 @@ impl Reader {
                 }
                 self.metadata.insert("date".into(), value.into());
             }
-            "language" | "keywords" | "subtitle" | "description" | "email" => {
-                if !value.is_empty() {
-                    self.metadata.insert(key, value.into());
-                }
+            "language" | "keywords" | "subtitle" | "description" | "email" if !value.is_empty() => {
+                self.metadata.insert(key, value.into());
             }
             "caption" => {
                 // Affiliated to what follows; right under a table that has
