@@ -68,3 +68,39 @@ def test_a_cell_is_found_in_its_row_and_cited_by_its_table(data, tmp_path):
             assert hit["metadata"]["message_from"] == ["Lea Brandt <lea@example.org>"]
 
     run(go())
+
+
+def test_markup_sources_are_found_by_their_sections_tables_and_authors(data, tmp_path):
+    """The same memo as pandoc writes it in LaTeX, reStructuredText, Org and
+    AsciiDoc: each file is read with its structure, so a question about a
+    table row finds the row in every one, under the memo's title, its
+    section and the table's caption, cited by the memo's authors and year."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    names = {"memo.tex": "latex", "memo.rst": "rst", "memo.org": "org", "memo.adoc": "asciidoc"}
+    for name in names:
+        shutil.copy(FIXTURES / name, folder / name)
+
+    async def go():
+        async with stdio(data) as c:
+            report = await ok(c, "ingest", {"library": "notes", "paths": [str(folder)]})
+            assert report["indexed"] == 4 and report["failed"] == 0, report
+            assert {item["format"] for item in report["items"]} == set(names.values()), report
+
+            found = await ok(c, "search", {"library": "notes", "query": "weight of crate K-18", "top_k": 8,
+                                           "response_mode": "full"})
+            rows = {}
+            for hit in found["hits"]:
+                if "| K-18 | 198 |" in hit["text"]:
+                    rows.setdefault(hit["format"], hit)
+            assert set(rows) == set(names.values()), [(h["format"], h["text"][:60]) for h in found["hits"]]
+            for fmt, hit in rows.items():
+                path = hit["section_path"]
+                assert path[:3] == ["Shipping memo", "Shipments", "Weights"], (fmt, path)
+                assert any(part.endswith("Crates shipped") for part in path), (fmt, path)
+                assert hit["citation"]["authors"] == ["Lea Brandt", "Jonas Weber"], (fmt, hit["citation"])
+                assert hit["citation"]["year"] == 2026, (fmt, hit["citation"])
+                # No markup of the source reaches the text an agent reads.
+                assert not any(mark in hit["text"] for mark in ["\\", "#+", "|===", "==="]), (fmt, hit["text"])
+
+    run(go())
