@@ -6,7 +6,8 @@
     python3 scripts/table_corpus.py scale OUT --rows 20000
 
 `generate` writes, with the usual writers (python-docx, openpyxl, odfpy,
-fpdf2, python-pptx, pandoc through pypandoc_binary for RTF, the email
+fpdf2, python-pptx, pandoc through pypandoc_binary for RTF, LaTeX,
+reStructuredText, Org and AsciiDoc, the email
 package), one document per format holding captioned tables of 5 to 500 rows
 and a figure caption, and a question per sampled cell naming the cell's row
 (by its code) and column. `measure` ingests the folder into a fresh data
@@ -45,7 +46,8 @@ SUPPLIERS = ["Acme GmbH", "Globex Ltd", "Initech SA", "Umbrella BV", "Stark Srl"
              "Hooli Oy", "Vandelay AG", "Soylent NV", "Tyrell SpA", "Cyberdyne AS", "Wonka Kft"]
 SIZES = [5, 40, 500]
 QUESTIONS_PER_FORMAT = 100
-FORMATS = ["html", "md", "csv", "docx", "odt", "rtf", "xlsx", "ods", "pdf", "pptx", "eml"]
+FORMATS = ["html", "md", "csv", "docx", "odt", "rtf", "xlsx", "ods", "pdf", "pptx", "eml", "tex", "rst", "org",
+           "adoc"]
 
 
 class Corpus:
@@ -233,6 +235,20 @@ def write_rtf(path, tables):
     pypandoc.convert_text(text, "rtf", format="markdown", outputfile=str(path), extra_args=["--standalone"])
 
 
+def pandoc_writer(writer):
+    """The report as pandoc writes it from Markdown (captions below tables,
+    as pandoc's Markdown gives them)."""
+
+    def write(path, tables):
+        import pypandoc
+
+        text = "# Stock report\n\n" + INTRO + "\n\n" + "\n\n".join(markdown_table(t, caption_below=True) for t in tables)
+        text += "\n\n" + FIGURE + "\n"
+        pypandoc.convert_text(text, writer, format="markdown", outputfile=str(path), extra_args=["--standalone"])
+
+    return write
+
+
 def write_pdf(path, tables):
     from fpdf import FPDF
 
@@ -305,7 +321,9 @@ WRITERS = {
     "html": ("report.html", write_html), "md": ("report.md", write_md), "docx": ("report.docx", write_docx),
     "odt": ("report.odt", write_odt), "rtf": ("report.rtf", write_rtf), "xlsx": ("report.xlsx", write_xlsx),
     "ods": ("report.ods", write_ods), "pdf": ("report.pdf", write_pdf), "pptx": ("report.pptx", write_pptx),
-    "eml": ("report.eml", write_eml),
+    "eml": ("report.eml", write_eml), "tex": ("report.tex", pandoc_writer("latex")),
+    "rst": ("report.rst", pandoc_writer("rst")), "org": ("report.org", pandoc_writer("org")),
+    "adoc": ("report.adoc", pandoc_writer("asciidoc")),
 }
 
 
