@@ -1140,9 +1140,7 @@ fn write_inline(raw: &str, out: &mut String, depth: usize) {
                 let end = rest[open..]
                     .find(close)
                     .map_or(raw.len(), |i| at + open + i);
-                out.push(' ');
-                out.push_str(raw[at + open..end].trim());
-                out.push(' ');
+                push_math(&raw[at + open..end], out);
                 at = (end + close.len()).min(raw.len());
             }
             '~' => {
@@ -1175,6 +1173,41 @@ fn write_inline(raw: &str, out: &mut String, depth: usize) {
             }
         }
     }
+}
+
+/// Mathematics as its source, without what only lays it out: labels,
+/// `\nonumber`, alignment marks and line breaks.
+fn push_math(math: &str, out: &mut String) {
+    out.push(' ');
+    let mut at = 0;
+    while at < math.len() {
+        let rest = &math[at..];
+        if let Some(command) = rest.strip_prefix('\\') {
+            let name = command_name(command);
+            let after = at + 1 + name.len();
+            match name {
+                "label" | "tag" => {
+                    let next = skip_space(math, after);
+                    at = group(math, next).map_or(after, |(_, end)| end);
+                    continue;
+                }
+                "nonumber" | "notag" | "\\" => {
+                    out.push(' ');
+                    at = after;
+                    continue;
+                }
+                _ => {
+                    out.push_str(&math[at..after]);
+                    at = after;
+                    continue;
+                }
+            }
+        }
+        let c = rest.chars().next().unwrap_or(' ');
+        out.push(if c == '&' { ' ' } else { c });
+        at += c.len_utf8();
+    }
+    out.push(' ');
 }
 
 /// Reads the command at `at` (its backslash) into `out`; returns where it
@@ -1251,9 +1284,7 @@ fn command(raw: &str, at: usize, out: &mut String, depth: usize) -> usize {
             // Display or inline mathematics: its source.
             let close = if bare == "[" { "\\]" } else { "\\)" };
             let end = raw[after..].find(close).map_or(raw.len(), |i| after + i);
-            out.push(' ');
-            out.push_str(raw[after..end].trim());
-            out.push(' ');
+            push_math(&raw[after..end], out);
             (end + close.len()).min(raw.len())
         }
         "verb" => {
@@ -1664,6 +1695,20 @@ print(cop{1})
         ] {
             let _ = extract(broken);
         }
+    }
+
+    #[test]
+    fn mathematics_keeps_its_source_without_its_layout() {
+        let text = extract(
+            "The likelihood\n\\begin{align}\n\\label{eq:l} L &= \\prod_i p_i \\nonumber \\\\\n&= e^{x}\n\\end{align}\nwhere \\(\\nu \\& \\kappa\\) are given.",
+        );
+        assert_eq!(
+            texts(&text),
+            [(
+                BlockKind::Paragraph,
+                "The likelihood L = \\prod_i p_i = e^{x} where \\nu \\& \\kappa are given."
+            )]
+        );
     }
 
     #[test]
