@@ -157,17 +157,7 @@ impl Reader {
     }
 
     fn date(&mut self, date: &str) {
-        if date.is_empty() {
-            return;
-        }
-        if let Some(year) = date
-            .split(|c: char| !c.is_ascii_digit())
-            .find(|w| w.len() == 4)
-            .and_then(|w| w.parse::<i64>().ok())
-        {
-            self.metadata.insert("year".into(), year.into());
-        }
-        self.metadata.insert("date".into(), date.into());
+        crate::markup::set_date(&mut self.metadata, date);
     }
 
     /// `:name: value` (`:name!:` unsets): remembered; whether it was one.
@@ -289,11 +279,7 @@ impl Reader {
                         .unwrap_or("");
                     match self.title.take() {
                         Some(caption) => {
-                            let caption = if crate::docx::is_figure_caption(&caption) {
-                                caption
-                            } else {
-                                format!("Figure: {caption}")
-                            };
+                            let caption = crate::markup::figure_caption(&caption);
                             self.push(BlockKind::Paragraph, &caption);
                         }
                         None => {
@@ -696,13 +682,7 @@ fn emphasis(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn texts(text: &StructuredText) -> Vec<(BlockKind, &str)> {
-        text.blocks
-            .iter()
-            .map(|b| (b.kind, b.text.as_str()))
-            .collect()
-    }
+    use crate::markup::texts;
 
     #[test]
     fn an_asciidoc_document_reads_with_its_sections_lists_tables_and_code() {

@@ -34,10 +34,7 @@ pub fn extract(source: &str) -> StructuredText {
     if let Some(date) = command_argument(&source, "date").map(inline)
         && !date.is_empty()
     {
-        if let Some(year) = four_digit_year(&date) {
-            metadata.insert("year".into(), year.into());
-        }
-        metadata.insert("date".into(), date.into());
+        crate::markup::set_date(&mut metadata, &date);
     }
     if let Some(keywords) = command_argument(&source, "keywords").map(inline)
         && !keywords.is_empty()
@@ -238,13 +235,6 @@ fn drop_commands(raw: &str, names: &[&str]) -> String {
         at += c.len_utf8();
     }
     out
-}
-
-fn four_digit_year(text: &str) -> Option<i64> {
-    text.split(|c: char| !c.is_ascii_digit())
-        .find(|w| w.len() == 4)
-        .and_then(|w| w.parse().ok())
-        .filter(|y| (1000..3000).contains(y))
 }
 
 /// The document's main language as `polyglossia` (`\setdefaultlanguage`,
@@ -1561,13 +1551,7 @@ fn symbol(name: &str) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn texts(text: &StructuredText) -> Vec<(BlockKind, &str)> {
-        text.blocks
-            .iter()
-            .map(|b| (b.kind, b.text.as_str()))
-            .collect()
-    }
+    use crate::markup::texts;
 
     #[test]
     fn an_article_reads_as_its_reader_sees_it() {

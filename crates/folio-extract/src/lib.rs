@@ -15,6 +15,7 @@ mod image;
 mod latex;
 mod mail;
 mod markdown;
+mod markup;
 mod notebook;
 mod odf;
 mod org;

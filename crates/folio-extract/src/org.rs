@@ -205,12 +205,8 @@ impl Reader {
             }
             if self.caption.is_some() && trimmed.starts_with("[[") {
                 // A captioned link alone on its line: a figure.
-                let caption = self.caption.take().unwrap_or_default();
-                let caption = if crate::docx::is_figure_caption(&caption) {
-                    caption
-                } else {
-                    format!("Figure: {caption}")
-                };
+                let caption =
+                    crate::markup::figure_caption(&self.caption.take().unwrap_or_default());
                 self.push(BlockKind::Paragraph, &caption);
                 i += 1;
                 continue;
@@ -276,7 +272,7 @@ impl Reader {
             let inner = &lines[(i + 1).min(end)..end];
             match kind.as_str() {
                 "src" | "example" => {
-                    let code = dedent(inner);
+                    let code = crate::markup::dedent(inner);
                     // `,*` and `,#+` escape lines inside a block.
                     let code: Vec<String> = code
                         .iter()
@@ -291,7 +287,7 @@ impl Reader {
                 }
                 "comment" | "export" => {}
                 "verse" => {
-                    let text = inline(&dedent(inner).join("\n"));
+                    let text = inline(&crate::markup::dedent(inner).join("\n"));
                     self.push(BlockKind::Paragraph, &text);
                 }
                 _ => {
@@ -323,16 +319,7 @@ impl Reader {
                     self.metadata.insert("authors".into(), names.into());
                 }
             }
-            "date" => {
-                if let Some(year) = value
-                    .split(|c: char| !c.is_ascii_digit())
-                    .find(|w| w.len() == 4)
-                    .and_then(|w| w.parse::<i64>().ok())
-                {
-                    self.metadata.insert("year".into(), year.into());
-                }
-                self.metadata.insert("date".into(), value.into());
-            }
+            "date" => crate::markup::set_date(&mut self.metadata, &value),
             "language" | "keywords" | "subtitle" | "description" | "email" if !value.is_empty() => {
                 self.metadata.insert(key, value.into());
             }
@@ -444,19 +431,6 @@ fn list_item(line: &str) -> Option<&str> {
     )
 }
 
-fn dedent<'a>(lines: &[&'a str]) -> Vec<&'a str> {
-    let common = lines
-        .iter()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| l.len() - l.trim_start().len())
-        .min()
-        .unwrap_or(0);
-    lines
-        .iter()
-        .map(|l| l.get(common..).unwrap_or(""))
-        .collect()
-}
-
 /// The text of Org inline markup: links by their description, emphasis
 /// markers gone, footnote references gone, `term :: text` as `term: text`.
 fn inline(text: &str) -> String {
@@ -560,13 +534,7 @@ fn strip_emphasis(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn texts(text: &StructuredText) -> Vec<(BlockKind, &str)> {
-        text.blocks
-            .iter()
-            .map(|b| (b.kind, b.text.as_str()))
-            .collect()
-    }
+    use crate::markup::texts;
 
     #[test]
     fn an_org_file_reads_with_its_outline_lists_tables_and_code() {

@@ -145,8 +145,11 @@ fn list_marker(line: &str) -> Option<usize> {
     } else {
         close == '.' || close == ')'
     };
+    if !ok {
+        return None;
+    }
     let after = &body[label_len + 1..];
-    if !ok || !(after.starts_with(' ') || after.is_empty()) {
+    if !(after.starts_with(' ') || after.is_empty()) {
         return None;
     }
     let width = usize::from(open) + label_len + 1 + (after.len() - after.trim_start().len());
@@ -171,19 +174,7 @@ fn indented_block(lines: &[&str], start: usize, base: usize) -> usize {
     last
 }
 
-/// `lines` without their common indentation.
-fn dedent<'a>(lines: &[&'a str]) -> Vec<&'a str> {
-    let common = lines
-        .iter()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| indent(l))
-        .min()
-        .unwrap_or(0);
-    lines
-        .iter()
-        .map(|l| if l.len() >= common { &l[common..] } else { "" })
-        .collect()
-}
+use crate::markup::dedent;
 
 impl Reader {
     /// Reads the bibliographic fields a document opens with (after its
@@ -244,16 +235,7 @@ impl Reader {
                     all.extend(names.into_iter().map(Into::into));
                     self.metadata.insert("authors".into(), all.into());
                 }
-                "date" => {
-                    if let Some(year) = value
-                        .split(|c: char| !c.is_ascii_digit())
-                        .find(|w| w.len() == 4)
-                        .and_then(|w| w.parse::<i64>().ok())
-                    {
-                        self.metadata.insert("year".into(), year.into());
-                    }
-                    self.metadata.insert("date".into(), value.into());
-                }
+                "date" => crate::markup::set_date(&mut self.metadata, &value),
                 "language" | "lang" | "keywords" | "version" | "organization" | "status"
                 | "copyright" | "contact" | "address" | "revision" | "abstract" | "dedication"
                 | "description" => {
@@ -475,11 +457,7 @@ impl Reader {
         // Lines continuing the item at less than its width still belong.
         let mut body = vec![first];
         for line in &lines[i + 1..end] {
-            body.push(if line.len() >= width {
-                &line[width..]
-            } else {
-                line.trim_start()
-            });
+            body.push(line.get(width..).unwrap_or_else(|| line.trim_start()));
         }
         let before = self.blocks.len();
         self.read(&body, false);
@@ -611,9 +589,8 @@ impl Reader {
                 self.read(&content, false);
                 if let Some(caption) = self.blocks.get_mut(before)
                     && caption.kind == BlockKind::Paragraph
-                    && !crate::docx::is_figure_caption(&caption.text)
                 {
-                    caption.text = format!("Figure: {}", caption.text);
+                    caption.text = crate::markup::figure_caption(&caption.text);
                 }
             }
             "image" | "toctree" | "contents" | "sectnum" | "index" | "include"
@@ -1007,13 +984,7 @@ fn reference_text(inner: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn texts(text: &StructuredText) -> Vec<(BlockKind, &str)> {
-        text.blocks
-            .iter()
-            .map(|b| (b.kind, b.text.as_str()))
-            .collect()
-    }
+    use crate::markup::texts;
 
     #[test]
     fn a_sphinx_page_reads_with_its_sections_lists_and_code() {
@@ -1180,6 +1151,9 @@ Porto  3.1
             "[1]_",
             "\\",
             "Title\n=====\n\n   indented::\n",
+            "1é text",
+            "* item\n\u{a0}\u{a0}continued\n",
+            "  quote\n\u{3000}wide\n",
             "a\n  b\n    c",
         ] {
             let _ = extract(source);
