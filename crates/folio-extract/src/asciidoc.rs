@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 
+use crate::markup::{MAX_DEPTH, REACH};
 use folio_core::{Block, BlockKind, StructuredText, Table};
 use serde_json::Map;
 
@@ -32,11 +33,6 @@ pub fn extract(text: &str) -> StructuredText {
         ..Default::default()
     }
 }
-
-/// Blocks nested deeper than this (quotes in quotes, lists in lists) are
-/// read as one paragraph, not taken apart further: a hostile file cannot
-/// run the stack out.
-const MAX_DEPTH: usize = 64;
 
 #[derive(Default)]
 struct Reader {
@@ -640,11 +636,6 @@ fn macros(text: &str) -> String {
     out.push_str(rest);
     out
 }
-
-/// How far emphasis may reach for its closing marker (a phrase, not a
-/// page): no further, so that a long text full of unclosed markers reads
-/// in linear time.
-const REACH: usize = 300;
 
 /// `*strong*`, `_emphasis_`, `` `monospace` ``, `#mark#` and their doubled
 /// (unconstrained) forms without their markers.

@@ -9,6 +9,7 @@
 //! `\author`, `\date` and the language `babel` or `polyglossia` sets are
 //! metadata. Files a document `\input`s are documents of their own.
 
+use crate::markup::MAX_DEPTH;
 use folio_core::{Block, BlockKind, StructuredText, Table, is_table_caption};
 use serde_json::Map;
 
@@ -55,10 +56,6 @@ pub fn extract(source: &str) -> StructuredText {
         ..Default::default()
     }
 }
-
-/// Environments and groups nested deeper than this are read as text, not
-/// taken apart further (a hostile file cannot run the stack out).
-const MAX_DEPTH: usize = 64;
 
 /// Environments whose text is no markup.
 const VERBATIM: &[&str] = &[

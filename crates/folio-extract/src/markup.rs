@@ -3,6 +3,17 @@
 
 use serde_json::{Map, Value};
 
+/// Blocks nested deeper than this (environments in environments, quotes in
+/// quotes, lists in lists) are read as text, not taken apart further: a
+/// hostile file cannot run the stack out, and reads in time linear in its
+/// size.
+pub(crate) const MAX_DEPTH: usize = 64;
+
+/// How far an inline mark (emphasis, a literal, a role, a reference) looks
+/// for its closing mark: a phrase, not a page. No further, so that a long
+/// text full of unclosed marks reads in linear time.
+pub(crate) const REACH: usize = 300;
+
 /// Records a document's date as written, and its year when the date holds
 /// a four-digit one ("2024-03-01", "March 2021", "<2024-03-01 Fri>").
 pub(crate) fn set_date(metadata: &mut Map<String, Value>, date: &str) {

@@ -5,6 +5,7 @@
 //! nothing. `#+TITLE:`, `#+AUTHOR:`, `#+DATE:`, `#+LANGUAGE:` and
 //! `#+KEYWORDS:` are metadata.
 
+use crate::markup::{MAX_DEPTH, REACH};
 use folio_core::{Block, BlockKind, StructuredText, Table};
 use serde_json::Map;
 
@@ -48,11 +49,6 @@ const KEYWORDS: &[&str] = &[
     "STARTED",
     "SOMEDAY",
 ];
-
-/// Blocks nested deeper than this (quotes in quotes, lists in lists) are
-/// read as one paragraph, not taken apart further: a hostile file cannot
-/// run the stack out.
-const MAX_DEPTH: usize = 64;
 
 #[derive(Default)]
 struct Reader {
@@ -489,11 +485,6 @@ fn strip_footnote_references(text: &str) -> String {
     out.push_str(rest);
     out
 }
-
-/// How far emphasis may reach for its closing marker (a phrase, not a
-/// page): no further, so that a long text full of unclosed markers reads
-/// in linear time.
-const REACH: usize = 300;
 
 /// `*bold*`, `/italic/`, `_underline_`, `=verbatim=`, `~code~`,
 /// `+strike+` without their markers, where Org reads them as markup: the

@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 
+use crate::markup::{MAX_DEPTH, REACH};
 use folio_core::{Block, BlockKind, StructuredText, Table};
 use serde_json::Map;
 
@@ -75,11 +76,6 @@ fn substitutions(lines: &[&str]) -> HashMap<String, String> {
     }
     map
 }
-
-/// Blocks nested deeper than this (quotes in quotes, lists in lists) are
-/// read as one paragraph, not taken apart further: a hostile file cannot
-/// run the stack out.
-const MAX_DEPTH: usize = 64;
 
 #[derive(Default)]
 struct Reader {
@@ -949,10 +945,6 @@ fn inline(text: &str, substitutions: &HashMap<String, String>) -> String {
         .trim()
         .to_string()
 }
-
-/// How far inline markup may reach for its closing mark: no further, so
-/// that a long text full of unclosed marks reads in linear time.
-const REACH: usize = 1_000;
 
 /// Where `needle` next starts in `chars` from `from`, within `REACH`.
 fn find(chars: &[char], from: usize, needle: &str) -> Option<usize> {
