@@ -9,6 +9,9 @@
 //! `\author`, `\date` and the language `babel` or `polyglossia` sets are
 //! metadata. Files a document `\input`s are documents of their own.
 
+use std::cell::Cell;
+use std::collections::HashMap;
+
 use crate::markup::MAX_DEPTH;
 use folio_core::{Block, BlockKind, StructuredText, Table, is_table_caption};
 use serde_json::Map;
@@ -22,22 +25,23 @@ pub fn extract(source: &str) -> StructuredText {
         None => ("", source.as_str()),
     };
     let mut metadata = Map::new();
-    let title = command_argument(&source, "title").map(inline);
+    let macros = Macros::defined_in(&source);
+    let title = command_argument(&source, "title").map(|t| inline(t, &macros));
     let title = title.filter(|t| !t.is_empty());
     if let Some(title) = &title {
         metadata.insert("title".into(), title.clone().into());
     }
-    if let Some(authors) = command_argument(&source, "author").map(authors)
+    if let Some(authors) = command_argument(&source, "author").map(|a| authors(a, &macros))
         && !authors.is_empty()
     {
         metadata.insert("authors".into(), authors.into());
     }
-    if let Some(date) = command_argument(&source, "date").map(inline)
+    if let Some(date) = command_argument(&source, "date").map(|d| inline(d, &macros))
         && !date.is_empty()
     {
         crate::markup::set_date(&mut metadata, &date);
     }
-    if let Some(keywords) = command_argument(&source, "keywords").map(inline)
+    if let Some(keywords) = command_argument(&source, "keywords").map(|k| inline(k, &macros))
         && !keywords.is_empty()
     {
         metadata.insert("keywords".into(), keywords.into());
@@ -45,7 +49,10 @@ pub fn extract(source: &str) -> StructuredText {
     if let Some(language) = language(preamble) {
         metadata.insert("language".into(), language.into());
     }
-    let mut reader = Reader::default();
+    let mut reader = Reader {
+        macros,
+        ..Default::default()
+    };
     reader.scan(body, Context::Body);
     reader.flush();
     let blocks = reader.finish(title.as_deref());
@@ -173,14 +180,14 @@ fn command_argument<'a>(source: &'a str, name: &str) -> Option<&'a str> {
 
 /// Authors of an `\author{…}`: split at `\and`, each its first line
 /// (affiliations follow a `\\`), without `\thanks`, footnotes or marks.
-fn authors(raw: &str) -> Vec<String> {
+fn authors(raw: &str, macros: &Macros) -> Vec<String> {
     split_command(raw, "and")
         .into_iter()
         .flat_map(|part| split_command(part, "AND"))
         .filter_map(|part| {
             let first = part.split("\\\\").next().unwrap_or(part);
             let name = drop_commands(first, &["thanks", "footnote", "inst", "textsuperscript"]);
-            let name = inline(&name);
+            let name = inline(&name, macros);
             let name = name
                 .trim_matches(|c: char| c.is_whitespace() || c == ',' || c.is_ascii_digit())
                 .to_string();
@@ -380,6 +387,8 @@ const SECTIONS: [&str; 7] = [
 
 #[derive(Default)]
 struct Reader {
+    /// The macros the document defines.
+    macros: Macros,
     /// Blocks, headings at their sectioning depth (levels come at the end).
     blocks: Vec<(Block, Option<usize>)>,
     /// The raw LaTeX of the paragraph or list item being read.
@@ -400,7 +409,7 @@ struct Reader {
 impl Reader {
     fn flush(&mut self) {
         let raw = std::mem::take(&mut self.current);
-        let mut text = inline(&raw);
+        let mut text = inline(&raw, &self.macros);
         if let Some(label) = self.label.take()
             && !label.is_empty()
         {
@@ -419,7 +428,7 @@ impl Reader {
 
     fn heading(&mut self, raw: &str, depth: usize) {
         self.flush();
-        let text = inline(raw);
+        let text = inline(raw, &self.macros);
         if !text.is_empty() {
             let heading = Block::new(BlockKind::Heading(1), text, None);
             self.blocks.push((heading, Some(depth)));
@@ -482,7 +491,7 @@ impl Reader {
                     let next = skip_space(source, after);
                     at = match bracket(source, next) {
                         Some((label, end)) => {
-                            self.label = Some(inline(label));
+                            self.label = Some(inline(label, &self.macros));
                             end
                         }
                         None => after,
@@ -505,7 +514,7 @@ impl Reader {
                 "caption" => {
                     let next = skip_optionals(source, skip_space(source, after));
                     if let Some((caption, end)) = group(source, next) {
-                        self.captions.push(inline(caption));
+                        self.captions.push(inline(caption, &self.macros));
                         at = end;
                         continue;
                     }
@@ -574,7 +583,11 @@ impl Reader {
                 } else {
                     1
                 };
-                let rows = table_rows(skip_arguments(inner, skip), &mut self.captions);
+                let rows = table_rows(
+                    skip_arguments(inner, skip),
+                    &mut self.captions,
+                    &self.macros,
+                );
                 self.flush();
                 if let Some(block) = Table::from_rows(rows).into_block(None) {
                     self.blocks.push((block, None));
@@ -611,7 +624,7 @@ impl Reader {
                     .lines()
                     .map(|line| {
                         let mut out = String::new();
-                        write_inline(line, &mut out, 1);
+                        write_inline(line, &mut out, 1, &self.macros);
                         out.trim_end().to_string()
                     })
                     .collect();
@@ -768,7 +781,7 @@ fn numbered(caption: String, word: &str, number: usize, names: fn(&str) -> bool)
 /// `\tabularnewline`), cells at `&`; rules (`\hline`, booktabs') go; a
 /// `\multicolumn`'s text fills its first cell and leaves the others empty.
 /// A `\caption` inside (a longtable's) is kept in `captions`.
-fn table_rows(inner: &str, captions: &mut Vec<String>) -> Vec<Vec<String>> {
+fn table_rows(inner: &str, captions: &mut Vec<String>, macros: &Macros) -> Vec<Vec<String>> {
     let mut rows = Vec::new();
     let mut row: Vec<String> = Vec::new();
     let mut cell = String::new();
@@ -777,7 +790,7 @@ fn table_rows(inner: &str, captions: &mut Vec<String>) -> Vec<Vec<String>> {
     // or `\endfoot` start, and whether it had a first head.
     let (mut section_start, mut first_head) = (0, false);
     let end_cell = |cell: &mut String, row: &mut Vec<String>| {
-        row.push(inline(cell));
+        row.push(inline(cell, macros));
         cell.clear();
     };
     while at < inner.len() {
@@ -872,7 +885,7 @@ fn table_rows(inner: &str, captions: &mut Vec<String>) -> Vec<Vec<String>> {
                 "caption" => {
                     let next = skip_optionals(inner, skip_space(inner, after));
                     if let Some((caption, e)) = group(inner, next) {
-                        captions.push(inline(caption));
+                        captions.push(inline(caption, macros));
                         // A longtable's caption ends its row (`\\`,
                         // `\tabularnewline`).
                         let e = skip_space(inner, e);
@@ -1093,9 +1106,9 @@ fn is_citation(name: &str) -> bool {
 
 /// The text of a run of LaTeX: commands read for their text, accents
 /// composed, mathematics kept as its source, white space collapsed.
-pub(crate) fn inline(raw: &str) -> String {
+fn inline(raw: &str, macros: &Macros) -> String {
     let mut out = String::with_capacity(raw.len());
-    write_inline(raw, &mut out, 0);
+    write_inline(raw, &mut out, 0, macros);
     let mut text = String::with_capacity(out.len());
     for word in out.split_whitespace() {
         if !text.is_empty() {
@@ -1108,7 +1121,7 @@ pub(crate) fn inline(raw: &str) -> String {
         .replace("( ", "(")
 }
 
-fn write_inline(raw: &str, out: &mut String, depth: usize) {
+fn write_inline(raw: &str, out: &mut String, depth: usize, macros: &Macros) {
     if depth >= MAX_DEPTH {
         out.push_str(raw);
         return;
@@ -1118,7 +1131,7 @@ fn write_inline(raw: &str, out: &mut String, depth: usize) {
         let rest = &raw[at..];
         let c = rest.chars().next().unwrap_or(' ');
         match c {
-            '\\' => at = command(raw, at, out, depth),
+            '\\' => at = command(raw, at, out, depth, macros),
             '{' | '}' => at += 1,
             '$' => {
                 let display = rest.starts_with("$$");
@@ -1127,7 +1140,7 @@ fn write_inline(raw: &str, out: &mut String, depth: usize) {
                 let end = rest[open..]
                     .find(close)
                     .map_or(raw.len(), |i| at + open + i);
-                push_math(&raw[at + open..end], out);
+                push_math(&raw[at + open..end], out, depth, macros);
                 at = (end + close.len()).min(raw.len());
             }
             '~' => {
@@ -1164,7 +1177,7 @@ fn write_inline(raw: &str, out: &mut String, depth: usize) {
 
 /// Mathematics as its source, without what only lays it out: labels,
 /// `\nonumber`, alignment marks and line breaks.
-fn push_math(math: &str, out: &mut String) {
+fn push_math(math: &str, out: &mut String, depth: usize, macros: &Macros) {
     out.push(' ');
     let mut at = 0;
     while at < math.len() {
@@ -1184,8 +1197,18 @@ fn push_math(math: &str, out: &mut String) {
                     continue;
                 }
                 _ => {
-                    out.push_str(&math[at..after]);
-                    at = after;
+                    // The document's own macros read as their definitions
+                    // (`\R` as `\mathbb{R}`); the others as written.
+                    match macros.expand(name, math, after, depth) {
+                        Some((text, end)) => {
+                            push_math(&text, out, depth + 1, macros);
+                            at = end;
+                        }
+                        None => {
+                            out.push_str(&math[at..after]);
+                            at = after;
+                        }
+                    }
                     continue;
                 }
             }
@@ -1199,7 +1222,7 @@ fn push_math(math: &str, out: &mut String) {
 
 /// Reads the command at `at` (its backslash) into `out`; returns where it
 /// ends.
-fn command(raw: &str, at: usize, out: &mut String, depth: usize) -> usize {
+fn command(raw: &str, at: usize, out: &mut String, depth: usize, macros: &Macros) -> usize {
     let name = command_name(&raw[at + 1..]);
     let after = at + 1 + name.len();
     if name.is_empty() {
@@ -1224,7 +1247,7 @@ fn command(raw: &str, at: usize, out: &mut String, depth: usize) -> usize {
         if let (Some(letter), None) = (chars.next(), chars.next()) {
             out.push_str(&compose(letter, accent));
         } else {
-            write_inline(base, out, depth + 1);
+            write_inline(base, out, depth + 1, macros);
         }
         return end;
     }
@@ -1271,7 +1294,7 @@ fn command(raw: &str, at: usize, out: &mut String, depth: usize) -> usize {
             // Display or inline mathematics: its source.
             let close = if bare == "[" { "\\]" } else { "\\)" };
             let end = raw[after..].find(close).map_or(raw.len(), |i| after + i);
-            push_math(&raw[after..end], out);
+            push_math(&raw[after..end], out, depth, macros);
             (end + close.len()).min(raw.len())
         }
         "verb" => {
@@ -1297,7 +1320,7 @@ fn command(raw: &str, at: usize, out: &mut String, depth: usize) -> usize {
             match group(raw, next) {
                 Some((_, end)) => match group(raw, skip_space(raw, end)) {
                     Some((text, end)) => {
-                        write_inline(text, out, depth + 1);
+                        write_inline(text, out, depth + 1, macros);
                         end
                     }
                     None => end,
@@ -1310,7 +1333,7 @@ fn command(raw: &str, at: usize, out: &mut String, depth: usize) -> usize {
             match group(raw, skip_space(raw, next)) {
                 Some((text, end)) => {
                     out.push_str(" (");
-                    write_inline(text, out, depth + 1);
+                    write_inline(text, out, depth + 1, macros);
                     out.push_str(") ");
                     end
                 }
@@ -1334,7 +1357,7 @@ fn command(raw: &str, at: usize, out: &mut String, depth: usize) -> usize {
             }
             match group(raw, skip_space(raw, next)) {
                 Some((text, end)) => {
-                    write_inline(text, out, depth + 1);
+                    write_inline(text, out, depth + 1, macros);
                     end
                 }
                 None => next,
@@ -1396,10 +1419,166 @@ fn command(raw: &str, at: usize, out: &mut String, depth: usize) -> usize {
                     after
                 }
             }
-            // Any other command: its optional arguments go, its text
-            // stays (`\emph{x}`, `\textbf{x}`, `\section*{x}`).
-            None => skip_optionals(raw, after),
+            None => match macros.expand(name, raw, after, depth) {
+                Some((text, end)) => {
+                    write_inline(&text, out, depth + 1, macros);
+                    end
+                }
+                // Any other command: its optional arguments go, its text
+                // stays (`\emph{x}`, `\textbf{x}`, `\section*{x}`).
+                None => skip_optionals(raw, after),
+            },
         },
+    }
+}
+
+/// How deep macros expand within each other's expansions.
+const MACRO_DEPTH: usize = 16;
+
+/// The macros a document defines (`\newcommand{\sys}{\textsc{Folio}}`,
+/// `\newcommand{\todo}[1]{TODO: #1}`, `\def\eg{e.g.}`): a command folio does
+/// not know reads as its definition, its arguments in place. Expansion
+/// draws on a budget of text, so that macros that call each other cannot
+/// grow without end.
+#[derive(Default)]
+struct Macros {
+    /// Name → (arguments, the first one's default when it is optional,
+    /// body).
+    defined: HashMap<String, (usize, Option<String>, String)>,
+    /// Bytes of text expansions may still produce.
+    budget: Cell<usize>,
+}
+
+impl Macros {
+    fn defined_in(source: &str) -> Macros {
+        let mut defined = HashMap::new();
+        for (at, _) in source.match_indices('\\') {
+            let name = command_name(&source[at + 1..]);
+            if !matches!(
+                name.trim_end_matches('*'),
+                "newcommand"
+                    | "renewcommand"
+                    | "providecommand"
+                    | "DeclareRobustCommand"
+                    | "def"
+                    | "gdef"
+                    | "edef"
+                    | "xdef"
+            ) {
+                continue;
+            }
+            let mut next = skip_space(source, at + 1 + name.len());
+            // The macro's name: `{\name}` or `\name`.
+            let target = match group(source, next) {
+                Some((inner, end)) => {
+                    next = end;
+                    inner.trim()
+                }
+                None => {
+                    let target = source[next..]
+                        .strip_prefix('\\')
+                        .map_or("", |rest| command_name(rest));
+                    next += usize::from(!target.is_empty()) + target.len();
+                    target.strip_prefix('\\').unwrap_or(target)
+                }
+            };
+            let target = target.strip_prefix('\\').unwrap_or(target);
+            if target.is_empty() || !target.starts_with(|c: char| c.is_ascii_alphabetic()) {
+                continue;
+            }
+            let (count, default) = match name.trim_end_matches('*') {
+                "newcommand" | "renewcommand" | "providecommand" | "DeclareRobustCommand" => {
+                    let mut count = 0;
+                    let mut default = None;
+                    if let Some((n, end)) = bracket(source, skip_space(source, next)) {
+                        count = n.trim().parse::<usize>().unwrap_or(0).min(9);
+                        next = end;
+                        if let Some((d, end)) = bracket(source, skip_space(source, next)) {
+                            default = Some(d.to_string());
+                            next = end;
+                        }
+                    }
+                    (count, default)
+                }
+                "def" | "gdef" | "edef" | "xdef" => {
+                    // `\def\name#1#2{…}`: the parameters before the body.
+                    let Some(open) = source[next..].find('{') else {
+                        continue;
+                    };
+                    let parameters = &source[next..next + open];
+                    next += open;
+                    (parameters.matches('#').count().min(9), None)
+                }
+                _ => continue,
+            };
+            if let Some((body, _)) = group(source, skip_space(source, next)) {
+                defined
+                    .entry(target.to_string())
+                    .or_insert((count, default, body.to_string()));
+            }
+        }
+        Macros {
+            defined,
+            budget: Cell::new(source.len().saturating_mul(4).max(1 << 16)),
+        }
+    }
+
+    /// The text the macro `name` stands for where its arguments start at
+    /// `after`, and where they end; `None` for a name it does not define,
+    /// past `MACRO_DEPTH` expansions within expansions (a macro that calls
+    /// itself) or when the budget is spent.
+    fn expand(&self, name: &str, raw: &str, after: usize, depth: usize) -> Option<(String, usize)> {
+        if depth >= MACRO_DEPTH {
+            return None;
+        }
+        let (count, default, body) = self.defined.get(name)?;
+        if self.budget.get() < body.len() {
+            return None;
+        }
+        let mut at = after;
+        let mut arguments: Vec<&str> = Vec::with_capacity(*count);
+        for k in 0..*count {
+            let next = skip_space(raw, at);
+            if k == 0
+                && let Some(default) = default
+            {
+                match bracket(raw, next) {
+                    Some((argument, end)) => {
+                        arguments.push(argument);
+                        at = end;
+                    }
+                    None => arguments.push(default),
+                }
+                continue;
+            }
+            match group(raw, next) {
+                Some((argument, end)) => {
+                    arguments.push(argument);
+                    at = end;
+                }
+                None => match raw[next..].chars().next() {
+                    Some(c) => {
+                        arguments.push(&raw[next..next + c.len_utf8()]);
+                        at = next + c.len_utf8();
+                    }
+                    None => arguments.push(""),
+                },
+            }
+        }
+        let mut text = String::with_capacity(body.len());
+        let mut chars = body.char_indices().peekable();
+        while let Some((_, c)) = chars.next() {
+            match (c, chars.peek().and_then(|(_, d)| d.to_digit(10))) {
+                ('#', Some(k)) if k >= 1 && (k as usize) <= arguments.len() => {
+                    chars.next();
+                    text.push_str(arguments[k as usize - 1]);
+                }
+                _ => text.push(c),
+            }
+        }
+        let left = self.budget.get().checked_sub(text.len())?;
+        self.budget.set(left);
+        Some((text, at))
     }
 }
 
@@ -1689,6 +1868,31 @@ print(cop{1})
                 BlockKind::Paragraph,
                 "The likelihood L = \\prod_i p_i = e^{x} where \\nu \\& \\kappa are given."
             )]
+        );
+    }
+
+    #[test]
+    fn macros_the_document_defines_read_as_their_definitions() {
+        let text = extract(
+            r"\newcommand{\sys}{\textsc{Folio}\xspace}
+\newcommand\eg{e.g.}
+\newcommand{\todo}[1]{\textcolor{red}{TODO: #1}}
+\newcommand{\opt}[2][low]{#1 and #2}
+\def\R{\mathbb{R}}
+\def\pair#1#2{(#1, #2)}
+\def\x{\y\y}\def\y{\x\x}
+\begin{document}
+We present \sys{}, a server, \eg{} for papers. \todo{measure} \opt{high} \opt[mid]{high}
+over $\R$ and \pair{x}{y}.\x
+\end{document}",
+        );
+        assert_eq!(
+            texts(&text)[0],
+            (
+                BlockKind::Paragraph,
+                "We present Folio, a server, e.g. for papers. TODO: measure low and high mid and \
+                 high over \\mathbb{R} and (x, y)."
+            )
         );
     }
 

@@ -664,7 +664,8 @@ fn markup_sources_read_as_the_document_they_were_written_from() {
 }
 
 // Hostile markup: environments, quotes, lists and blocks nested thousands
-// deep, and a megabyte of marks that never close, read in seconds in a
+// deep, macros that call themselves, and a megabyte of marks that never
+// close, read in seconds in a
 // debug build (linear time, no stack run out), keeping their words.
 #[test]
 fn hostile_markup_reads_in_linear_time_without_running_the_stack_out() {
@@ -681,6 +682,15 @@ fn hostile_markup_reads_in_linear_time_without_running_the_stack_out() {
         (
             "footnotes.tex",
             format!("{}deep words", "\\footnote{".repeat(deep)),
+        ),
+        (
+            // Macros that call themselves and each other, 20,000 of each.
+            "macros.tex",
+            format!(
+                "{}\\def\\x{{\\y\\y}}\\def\\y{{\\x\\x}}{}deep words",
+                "\\newcommand{\\m}{\\m\\m}".repeat(deep),
+                "\\m\\x ".repeat(deep)
+            ),
         ),
         (
             "envs.tex",
