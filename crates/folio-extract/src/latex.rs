@@ -5,9 +5,10 @@
 //! caption of its table ("Table N: …") or a paragraph of its own ("Figure
 //! N: …"), `verbatim`/`lstlisting`/`minted` code, `thebibliography` a
 //! "References" section. Citations keep their keys (`\cite{knuth84}` reads
-//! "[knuth84]"), mathematics its source, accents their letters. `\title`,
-//! `\author`, `\date` and the language `babel` or `polyglossia` sets are
-//! metadata. Files a document `\input`s are documents of their own.
+//! "[knuth84]"), mathematics its source, accents their letters, the
+//! document's own macros their definitions. `\title`, `\author`, `\date`
+//! and the language `babel` or `polyglossia` sets are metadata. Files a
+//! document `\input`s are documents of their own.
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -352,8 +353,8 @@ fn known_language(name: &str) -> Option<&'static str> {
     Some(code)
 }
 
-/// Where a block-level scan is: the body, a list (whose `\item`s start
-/// list items), a float (whose `\caption` is kept for its table).
+/// Where a block-level scan is: the body, or a list (whose `\item`s start
+/// list items).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Context {
     Body,
