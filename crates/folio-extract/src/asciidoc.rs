@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 
 use crate::markup::{MAX_DEPTH, REACH};
-use folio_core::{Block, BlockKind, StructuredText, Table};
+use folio_core::{Block, BlockKind, StructuredText};
 use serde_json::Map;
 
 /// Extracts an AsciiDoc document. Never fails.
@@ -401,11 +401,7 @@ impl Reader {
             .chunks(columns)
             .map(|row| row.iter().map(|c| self.inline(c)).collect())
             .collect();
-        let mut table = Table::from_rows(rows);
-        table.caption = title;
-        if let Some(block) = table.into_block(None) {
-            self.blocks.push(block);
-        }
+        crate::markup::push_table(&mut self.blocks, rows, title);
     }
 
     /// The text of inline markup, with attribute references replaced.

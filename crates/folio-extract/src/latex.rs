@@ -94,10 +94,15 @@ fn strip_comments(source: &str) -> String {
             out.push('\n');
             continue;
         }
-        if let Some(name) = VERBATIM
-            .iter()
-            .find(|name| line.contains(&format!("\\begin{{{name}}}")))
-        {
+        // Only a line that begins an environment is looked at further.
+        let verbatim_begins = line.match_indices("\\begin{").find_map(|(at, begin)| {
+            let rest = &line[at + begin.len()..];
+            VERBATIM.iter().find(|name| {
+                rest.strip_prefix(**name)
+                    .is_some_and(|r| r.starts_with('}'))
+            })
+        });
+        if let Some(name) = verbatim_begins {
             let end = format!("\\end{{{name}}}");
             if !line.contains(&end) {
                 verbatim = Some(end);
@@ -590,11 +595,13 @@ impl Reader {
                     &self.macros,
                 );
                 self.flush();
+                let at = self.blocks.len();
                 if let Some(block) = Table::from_rows(rows).into_block(None) {
                     self.blocks.push((block, None));
                 }
                 if bare == "longtable" {
-                    self.end_float(Float::Table, self.blocks.len() - 1);
+                    // A longtable is its own float: its captions are its.
+                    self.end_float(Float::Table, at);
                 }
             }
             "table" | "figure" | "wrapfigure" | "wraptable" | "SCfigure" | "SCtable"
@@ -1850,6 +1857,7 @@ print(cop{1})
             "{",
             "\\begin{",
             "\\begin{tabular}{",
+            "\\begin{longtable}{l}\\caption{Only a caption}\\end{longtable}",
             "$",
             "\\verb",
             "\\'",

@@ -57,6 +57,18 @@ pub(crate) fn figure_caption(caption: &str) -> String {
     }
 }
 
+/// Ends a table: its rows (the first its header) as a table block under
+/// its caption; a table without text adds nothing.
+pub(crate) fn push_table(
+    blocks: &mut Vec<folio_core::Block>,
+    rows: Vec<Vec<String>>,
+    caption: Option<String>,
+) {
+    let mut table = folio_core::Table::from_rows(rows);
+    table.caption = caption;
+    blocks.extend(table.into_block(None));
+}
+
 /// Each block's kind and text, for tests.
 #[cfg(test)]
 pub(crate) fn texts(text: &folio_core::StructuredText) -> Vec<(folio_core::BlockKind, &str)> {

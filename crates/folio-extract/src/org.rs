@@ -6,7 +6,7 @@
 //! `#+KEYWORDS:` are metadata.
 
 use crate::markup::{MAX_DEPTH, REACH};
-use folio_core::{Block, BlockKind, StructuredText, Table};
+use folio_core::{Block, BlockKind, StructuredText};
 use serde_json::Map;
 
 /// Extracts an Org document. Never fails.
@@ -288,8 +288,7 @@ impl Reader {
                 }
                 _ => {
                     // Quote, center and special blocks: their content.
-                    let inner: Vec<&str> = inner.to_vec();
-                    self.read(&inner);
+                    self.read(inner);
                 }
             }
             return end + 1;
@@ -361,11 +360,7 @@ impl Reader {
             })
             .filter(|r: &Vec<String>| r.iter().any(|c| !c.is_empty()))
             .collect();
-        let mut table = Table::from_rows(rows);
-        table.caption = self.caption.take();
-        if let Some(block) = table.into_block(None) {
-            self.blocks.push(block);
-        }
+        crate::markup::push_table(&mut self.blocks, rows, self.caption.take());
     }
 }
 

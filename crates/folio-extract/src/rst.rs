@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 
 use crate::markup::{MAX_DEPTH, REACH};
-use folio_core::{Block, BlockKind, StructuredText, Table};
+use folio_core::{Block, BlockKind, StructuredText};
 use serde_json::Map;
 
 /// Extracts a reStructuredText document. Never fails: what it does not
@@ -260,11 +260,7 @@ impl Reader {
             .map(|r| r.iter().map(|c| self.inline(c)).collect::<Vec<String>>())
             .filter(|r| r.iter().any(|c| !c.is_empty()))
             .collect();
-        let mut table = Table::from_rows(rows);
-        table.caption = self.caption.take();
-        if let Some(block) = table.into_block(None) {
-            self.blocks.push(block);
-        }
+        crate::markup::push_table(&mut self.blocks, rows, self.caption.take());
     }
 
     /// Reads `lines`; section titles count only where `sections` (a
